@@ -1,0 +1,366 @@
+//! The typed Phi IR: an owned expression tree in which every node carries its type and the
+//! user's span, every index has an explicit size, and every array read says whether it was
+//! proven in bounds. Produced by `check` + `sizes`, consumed by `passes`, `interp` and `codegen`.
+//!
+//! Invariants of a checked [`Program`] (the contract later stages rely on):
+//! - every [`VarId`] in the tree is declared in [`Program::vars`] and bound by exactly one
+//!   binder (a parameter, `Let`, `For`, `Reduce` or `Fold`) that encloses every use;
+//! - every node's `ty` is the type given by the typing rule on its variant;
+//! - size and count expressions (`For::size`, `Reduce::size`, `Fold::count`) have type `i64`
+//!   and mention no index variable (regularity);
+//! - an `Index` with [`Bounds::Proven`] is in range for every input that passes the program's
+//!   `Assert`s.
+
+mod print;
+
+pub use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
+use proc_macro2::Span;
+
+/// A scalar type as the checker knows it: a concrete type, or the element type of a captured
+/// Rust local in the expression form, which rustc resolves (see [`TypeParam`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalarType {
+    Known(Scalar),
+    /// The `n`-th entry of [`Program::type_params`].
+    Param(usize),
+}
+
+impl ScalarType {
+    pub const I64: ScalarType = ScalarType::Known(Scalar::I64);
+    pub const USIZE: ScalarType = ScalarType::Known(Scalar::Usize);
+    pub const BOOL: ScalarType = ScalarType::Known(Scalar::Bool);
+}
+
+/// A value's type. Arrays never nest: `[[f32]]` is `Array { elem: f32, rank: 2 }`; an array of
+/// tuples is stored by generated code as a tuple of arrays (SoA).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Scalar(ScalarType),
+    /// `rank >= 1`; `elem` is a scalar or a tuple whose leaves are scalars.
+    Array { elem: Box<Type>, rank: usize },
+    /// Tuples and named records. `names` is empty for tuples, else one name per field.
+    Tuple { fields: Vec<Type>, names: Vec<String> },
+}
+
+impl Type {
+    pub const I64: Type = Type::Scalar(ScalarType::I64);
+    pub const BOOL: Type = Type::Scalar(ScalarType::BOOL);
+
+    pub fn scalar(s: Scalar) -> Type {
+        Type::Scalar(ScalarType::Known(s))
+    }
+
+    pub fn array(elem: Type, rank: usize) -> Type {
+        debug_assert!(rank >= 1 && !matches!(elem, Type::Array { .. }));
+        Type::Array { elem: Box::new(elem), rank }
+    }
+
+    pub fn tuple(fields: Vec<Type>) -> Type {
+        Type::Tuple { fields, names: Vec::new() }
+    }
+
+    /// Rank of an array type, 0 for anything else.
+    pub fn rank(&self) -> usize {
+        match self {
+            Type::Array { rank, .. } => *rank,
+            _ => 0,
+        }
+    }
+
+    /// The type of `a[i]` for `a: self` (one axis removed), if `self` is an array.
+    pub fn indexed(&self) -> Option<Type> {
+        match self {
+            Type::Array { elem, rank: 1 } => Some((**elem).clone()),
+            Type::Array { elem, rank } => Some(Type::Array { elem: elem.clone(), rank: rank - 1 }),
+            _ => None,
+        }
+    }
+
+    /// `[self]`: the type of a comprehension whose body has type `self`.
+    pub fn with_outer_axis(&self) -> Type {
+        match self {
+            Type::Array { elem, rank } => Type::Array { elem: elem.clone(), rank: rank + 1 },
+            other => Type::array(other.clone(), 1),
+        }
+    }
+
+    pub fn as_scalar(&self) -> Option<ScalarType> {
+        match self {
+            Type::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+}
+
+/// Index into [`Program::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// What binds a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// A function parameter or a captured Rust local.
+    Param,
+    Let,
+    /// An index of `For`, `Reduce` or `Fold`; always `i64`.
+    Index,
+    /// The accumulator of a `Fold`.
+    Accumulator,
+}
+
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    /// The user's name; generated code derives its identifiers from it.
+    pub name: String,
+    pub ty: Type,
+    pub kind: VarKind,
+    /// Where the variable is bound.
+    pub span: Span,
+}
+
+/// A checked program: one `ein!` expression or one `fn` of the item form.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Parameters (item form) or captured locals (expression form), in order of appearance.
+    pub params: Vec<VarId>,
+    /// Every variable of the program; `VarId(k)` is `vars[k]`.
+    pub vars: Vec<VarInfo>,
+    /// Element types left to rustc (expression form only).
+    pub type_params: Vec<TypeParam>,
+    pub body: Expr,
+}
+
+/// An element type the macro cannot see: that of a captured local, resolved by rustc.
+#[derive(Clone, Debug)]
+pub struct TypeParam {
+    /// The captured parameter whose (element) type this is; generated code names the type
+    /// through it.
+    pub witness: VarId,
+    pub class: NumberClass,
+}
+
+/// What the checker learned about a [`TypeParam`] from its uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberClass {
+    /// Used only where any element type works (copied, compared for equality).
+    Any,
+    /// Used in arithmetic.
+    Number,
+    Float,
+    Int,
+    Bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    /// An integer of the node's (integer or type-parameter) type.
+    Int(i64),
+    /// A float of the node's (float or type-parameter) type.
+    Float(f64),
+    Bool(bool),
+}
+
+/// Whether an array read is known to be in range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bounds {
+    /// The index is a plain index variable whose range equals the axis (by construction or by
+    /// a size assertion checked earlier): read without any check.
+    Proven,
+    /// Clamp the index into `0..len`; reading from an empty axis is a run-time error.
+    Clamped,
+}
+
+/// One equality between two sizes, checked at run time before the loops it guards.
+#[derive(Clone, Debug)]
+pub struct SizeCheck {
+    pub left: Expr,
+    pub right: Expr,
+    /// What the two sizes are, for the error: e.g. "axis 1 of `a`".
+    pub left_what: String,
+    pub right_what: String,
+    /// The index whose size they both define, e.g. "k".
+    pub index_name: String,
+    /// The user's token that made the check necessary (a use of the second array).
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// Type: the node's scalar type.
+    Literal(Literal),
+    /// Type: the variable's.
+    Var(VarId),
+    /// `for index in 0..size { body }`. Type: `[body.ty]`.
+    For { index: VarId, size: Box<Expr>, body: Box<Expr> },
+    /// Type: body's (`usize` for argmax/argmin; `bool` for all/any).
+    Reduce { op: ReduceOp, index: VarId, size: Box<Expr>, body: Box<Expr> },
+    /// `acc = init; for index in 0..count { acc = body }; acc`. Type: init's = body's.
+    Fold { index: VarId, count: Box<Expr>, acc: VarId, init: Box<Expr>, body: Box<Expr> },
+    /// Type: body's.
+    Let { var: VarId, value: Box<Expr>, body: Box<Expr> },
+    /// `array[index]` on the outermost axis; `index` has an integer type. Type: `array.ty`
+    /// with one axis removed.
+    Index { array: Box<Expr>, index: Box<Expr>, bounds: Bounds },
+    /// Both sides evaluated, one chosen. Type: then's = otherwise's.
+    Select { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Tuple(Vec<Expr>),
+    /// Field `field` of a tuple or record (or of each element of an array of them).
+    Project { tuple: Box<Expr>, field: usize },
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    /// Both operands have the same type (comparison/logical results are `bool`).
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Call { func: Func, args: Vec<Expr> },
+    /// Numeric/bool conversion with Rust `as` semantics.
+    Cast { operand: Box<Expr>, to: ScalarType },
+    /// Length of axis `axis` of an array, as `i64`.
+    Len { array: Box<Expr>, axis: usize },
+    /// Check every size equality, then evaluate `body`. Type: body's.
+    Assert { checks: Vec<SizeCheck>, body: Box<Expr> },
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, ty: Type, span: Span) -> Expr {
+        Expr { kind, ty, span }
+    }
+
+    /// Calls `f` on each direct child, in evaluation order.
+    pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Literal(_) | ExprKind::Var(_) => {}
+            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+                f(size);
+                f(body);
+            }
+            ExprKind::Fold { count, init, body, .. } => {
+                f(count);
+                f(init);
+                f(body);
+            }
+            ExprKind::Let { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            ExprKind::Index { array, index, .. } => {
+                f(array);
+                f(index);
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                f(cond);
+                f(then);
+                f(otherwise);
+            }
+            ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } => items.iter().for_each(f),
+            ExprKind::Project { tuple: operand, .. }
+            | ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::Len { array: operand, .. } => f(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::Assert { checks, body } => {
+                for check in checks {
+                    f(&check.left);
+                    f(&check.right);
+                }
+                f(body);
+            }
+        }
+    }
+
+    /// Calls `f` on each direct child, mutably, in evaluation order.
+    pub fn for_each_child_mut(&mut self, mut f: impl FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Literal(_) | ExprKind::Var(_) => {}
+            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+                f(size);
+                f(body);
+            }
+            ExprKind::Fold { count, init, body, .. } => {
+                f(count);
+                f(init);
+                f(body);
+            }
+            ExprKind::Let { value, body, .. } => {
+                f(value);
+                f(body);
+            }
+            ExprKind::Index { array, index, .. } => {
+                f(array);
+                f(index);
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                f(cond);
+                f(then);
+                f(otherwise);
+            }
+            ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } => items.iter_mut().for_each(f),
+            ExprKind::Project { tuple: operand, .. }
+            | ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::Len { array: operand, .. } => f(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::Assert { checks, body } => {
+                for check in checks {
+                    f(&mut check.left);
+                    f(&mut check.right);
+                }
+                f(body);
+            }
+        }
+    }
+}
+
+impl Program {
+    pub fn var(&self, id: VarId) -> &VarInfo {
+        &self.vars[id.0 as usize]
+    }
+}
+
+/// How a checked program is exposed to Rust.
+#[derive(Clone, Debug)]
+pub enum Form {
+    /// `ein!(expr)`: a block expression evaluating to the result; [`Program::params`] are
+    /// captured locals, named as in the user's code.
+    Expression,
+    /// `ein! { fn .. }`: a function taking the parameters in order (arrays by reference to any
+    /// storage implementing `AsView`, scalars by value) and returning the result.
+    Function(FunctionHeader),
+}
+
+/// The parts of an item-form function that pass straight through to Rust.
+#[derive(Clone, Debug)]
+pub struct FunctionHeader {
+    pub attrs: Vec<syn::Attribute>,
+    pub vis: syn::Visibility,
+    pub name: proc_macro2::Ident,
+    /// Span of the declared return type, for errors about the result.
+    pub ret_span: Span,
+}
+
+/// One checked unit of an `ein!` invocation, ready for the passes and code generation.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    pub program: Program,
+    pub form: Form,
+}
+
+impl Unit {
+    /// A name for `EIN_DUMP` output.
+    pub fn name_for_dump(&self) -> String {
+        match &self.form {
+            Form::Expression => "ein!(..)".to_string(),
+            Form::Function(header) => format!("fn {}", header.name),
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! ein-core: the ein compiler as an ordinary library. Tokens flow one way through named stages:
+//! `syntax` (tokens → AST) → `check` (AST → typed IR, with `sizes` inferring every size) →
+//! `passes` (IR → IR) → `codegen` (IR → Rust tokens). `interp` is the reference interpreter of
+//! the IR: the semantic oracle every other stage is tested against.
+
+pub mod check;
+pub mod codegen;
+pub mod interp;
+pub mod ir;
+pub mod ops;
+pub mod passes;
+pub mod sizes;
+pub mod syntax;
+
+use proc_macro2::TokenStream;
+
+/// The macro's entry point: compiles one `ein!` invocation, or returns its compile errors as
+/// tokens. Never panics on any input.
+pub fn expand(input: TokenStream) -> TokenStream {
+    match compile(input) {
+        Ok(tokens) => tokens,
+        Err(error) => error.to_compile_error(),
+    }
+}
+
+/// Compiles one `ein!` invocation to Rust tokens.
+pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
+    let units = check::check_input(syntax::parse_input(input)?)?;
+    let mut output = TokenStream::new();
+    for unit in units {
+        let program = passes::run_pipeline(unit.program, &unit.name_for_dump());
+        output.extend(codegen::generate(&program, &unit.form));
+    }
+    Ok(output)
+}

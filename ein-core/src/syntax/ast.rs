@@ -1,0 +1,138 @@
+//! The surface syntax tree: what the user wrote, with the span of every node, before any checking.
+
+use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
+use proc_macro2::{Ident, Span};
+
+/// Everything inside one `ein!` invocation.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// `ein!(expr)`: an expression over captured Rust locals.
+    Expression(Expr),
+    /// `ein! { fn a(..) -> T { .. } fn b(..) .. }`: one or more typed functions.
+    Functions(Vec<Function>),
+}
+
+/// `#[attrs] pub fn name(params) -> ret { body }`
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Outer attributes (doc comments, `#[inline]`, …) passed through to the generated function.
+    pub attrs: Vec<syn::Attribute>,
+    pub vis: syn::Visibility,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: TypeExpr,
+    /// The body block, as one expression (its `let`s desugared to [`ExprKind::Let`]).
+    pub body: Expr,
+    pub span: Span,
+}
+
+/// `name: type`
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+/// A type written by the user.
+#[derive(Clone, Debug)]
+pub enum TypeExpr {
+    /// `f32`, `f64`, `i32`, `i64`, `usize`, `bool`
+    Scalar(Scalar, Span),
+    /// `[T]`: one more axis around `T` (`[[f32]]` is a rank-2 array of `f32`).
+    Array(Box<TypeExpr>, Span),
+    /// `(A, B, ..)`
+    Tuple(Vec<TypeExpr>, Span),
+    /// `{ re: f64, im: f64 }`
+    Record(Vec<(Ident, TypeExpr)>, Span),
+}
+
+impl TypeExpr {
+    pub fn span(&self) -> Span {
+        match self {
+            TypeExpr::Scalar(_, s) | TypeExpr::Array(_, s) | TypeExpr::Tuple(_, s) | TypeExpr::Record(_, s) => *s,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    /// The whole expression; for binary operators the operator token is in the kind.
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    /// An integer literal; `suffix` is the type written after it (`3usize`), if any.
+    Int { value: u64, suffix: Option<Scalar> },
+    /// A float literal; `suffix` as above (`1.0f32`).
+    Float { value: f64, suffix: Option<Scalar> },
+    Bool(bool),
+}
+
+/// An index binder: `i` or `i in 0..n`.
+#[derive(Clone, Debug)]
+pub struct Binder {
+    pub name: Ident,
+    /// The `n` of `0..n`, when written.
+    pub size: Option<Box<Expr>>,
+}
+
+/// The left side of `let` and of a `fold` accumulator.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    Name(Ident),
+    /// `(a, b, ..)`, nested freely.
+    Tuple(Vec<Pattern>, Span),
+}
+
+impl Pattern {
+    pub fn span(&self) -> Span {
+        match self {
+            Pattern::Name(ident) => ident.span(),
+            Pattern::Tuple(_, span) => *span,
+        }
+    }
+}
+
+/// `.0` or `.name`
+#[derive(Clone, Debug)]
+pub enum Member {
+    Position(usize, Span),
+    Named(Ident),
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Literal(Literal),
+    /// A variable, parameter, captured local or index used as a value.
+    Name(Ident),
+    /// `for i, j in 0..n { body }`
+    For { binders: Vec<Binder>, body: Box<Expr> },
+    /// `sum k { body }`, `argmax k in 0..n { body }`, … (several binders nest).
+    Reduce { op: ReduceOp, op_span: Span, binders: Vec<Binder>, body: Box<Expr> },
+    /// `fold t in 0..n, acc = init { body }`; `index.size` is always present.
+    Fold { index: Binder, acc: Pattern, init: Box<Expr>, body: Box<Expr> },
+    /// `a[i, j]` (and `a[i][j]`, parsed as two nested nodes).
+    Index { array: Box<Expr>, indices: Vec<Expr> },
+    /// `t.0`, `r.re`
+    Field { base: Box<Expr>, member: Member },
+    /// `a.len()`
+    Len { array: Box<Expr> },
+    /// `a.shape(k)`; `axis` is a literal.
+    Shape { array: Box<Expr>, axis: usize, axis_span: Span },
+    /// `let pat = value; body` (a block's statements, nested).
+    Let { pattern: Pattern, value: Box<Expr>, body: Box<Expr> },
+    /// `if cond { then } else { otherwise }`: a select, both sides evaluated.
+    If { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    /// `(a, b)`; never a one-element tuple (that is a parenthesised expression).
+    Tuple(Vec<Expr>),
+    /// `{ re: x, im: y }`
+    Record(Vec<(Ident, Expr)>),
+    Unary { op: UnaryOp, op_span: Span, operand: Box<Expr> },
+    Binary { op: BinaryOp, op_span: Span, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `exp(x)` or `x.exp()`; `func_span` is the function name.
+    Call { func: Func, func_span: Span, args: Vec<Expr> },
+    /// `x as f32`
+    Cast { operand: Box<Expr>, to: Scalar, to_span: Span },
+}

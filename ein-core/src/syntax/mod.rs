@@ -1,0 +1,6 @@
+//! Stage 1, syntax: tokens to the surface tree ([`ast`]), every node keeping its span.
+
+pub mod ast;
+mod parse;
+
+pub use parse::parse_input;
