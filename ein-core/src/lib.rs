@@ -28,7 +28,8 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
     let units = check::check_input(syntax::parse_input(input)?)?;
     let mut output = TokenStream::new();
     for unit in units {
-        let program = passes::run_pipeline(unit.program, &unit.name_for_dump());
+        let name = unit.name_for_dump();
+        let program = passes::run_pipeline(unit.program, &name);
         output.extend(codegen::generate(&program, &unit.form));
     }
     Ok(output)

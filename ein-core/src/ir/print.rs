@@ -1,0 +1,1 @@
+//! IR pretty-printer stub (being written).

@@ -1,0 +1,1 @@
+//! Size inference stub (being written).
