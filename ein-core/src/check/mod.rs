@@ -1,8 +1,269 @@
-//! Checker stub (being written).
-use crate::ir::Unit;
-use crate::syntax::ast::Input;
+//! Stage 2, check: names, types, ranks, regularity and sizes. Turns the surface tree into the
+//! typed IR ([`crate::ir`]), reporting every user error it can find with the span of the
+//! offending token. After this stage, a failure is the compiler's fault, not the user's.
 
+mod captures;
+mod errors;
+mod expr;
+mod types;
+
+use crate::ir::{Expr, ExprKind, Form, FunctionHeader, Program, ScalarType, Type, Unit, VarId, VarInfo, VarKind};
+use crate::ir::{NumberClass, TypeParam};
+use crate::sizes::{self, LetValues, SizeUses};
+use crate::syntax::ast::{self, Input, TypeExpr};
+pub use errors::{Checked, Errors, Reported};
+use proc_macro2::Span;
+use types::{Origin, Resolved, Unifier};
+
+/// Checks every unit of an `ein!` invocation; all user errors are returned together.
 pub fn check_input(input: Input) -> syn::Result<Vec<Unit>> {
-    let _ = input;
-    Err(syn::Error::new(proc_macro2::Span::call_site(), "checker not written yet"))
+    match input {
+        Input::Expression(body) => Ok(vec![check_expression(&body)?]),
+        Input::Functions(functions) => {
+            let mut units = Vec::new();
+            let mut errors: Option<syn::Error> = None;
+            for function in &functions {
+                match check_function(function) {
+                    Ok(unit) => units.push(unit),
+                    Err(error) => match &mut errors {
+                        Some(existing) => existing.combine(error),
+                        None => errors = Some(error),
+                    },
+                }
+            }
+            match errors {
+                Some(error) => Err(error),
+                None => Ok(units),
+            }
+        }
+    }
+}
+
+fn check_expression(body: &ast::Expr) -> syn::Result<Unit> {
+    let mut checker = Checker::new(FormKind::Expression);
+    let mut params = Vec::new();
+    for capture in captures::find_captures(body) {
+        let element = checker.unifier.fresh(NumberClass::Any, Origin::Capture(VarId(checker.vars.len() as u32)));
+        let ty = if capture.rank == 0 { Type::Scalar(element) } else { Type::array(Type::Scalar(element), capture.rank) };
+        let var = checker.declare(&capture.name.to_string(), ty, VarKind::Param, capture.name.span());
+        checker.scope.push(var);
+        params.push(var);
+    }
+    let body = checker.expr(body);
+    checker.finish(params, body, Form::Expression, None)
+}
+
+fn check_function(function: &ast::Function) -> syn::Result<Unit> {
+    let mut checker = Checker::new(FormKind::Function);
+    let mut params = Vec::new();
+    for param in &function.params {
+        let name = param.name.to_string();
+        if let Some(previous) = params.iter().find(|var: &&VarId| checker.var(**var).name == name) {
+            let _ = previous;
+            checker.errors.push(param.name.span(), format!("parameter `{name}` is declared twice"));
+            continue;
+        }
+        let ty = match checker.parameter_type(&param.ty) {
+            Ok(ty) => ty,
+            Err(Reported) => continue,
+        };
+        let var = checker.declare(&name, ty, VarKind::Param, param.name.span());
+        checker.scope.push(var);
+        params.push(var);
+    }
+    let declared = checker.declared_type(&function.ret);
+    let body = checker.expr(&function.body);
+    if let (Ok(body), Ok(declared)) = (&body, &declared) {
+        if checker.unifier.unify_types(declared, &body.ty).is_err() {
+            let message = format!(
+                "the body has type `{}` but the function returns `{}`",
+                checker.unifier.describe_type(&body.ty),
+                checker.unifier.describe_type(declared)
+            );
+            checker.errors.push(function.ret.span(), message);
+        }
+    }
+    let header = FunctionHeader {
+        attrs: function.attrs.clone(),
+        vis: function.vis.clone(),
+        name: function.name.clone(),
+        ret_span: function.ret.span(),
+    };
+    let declared = declared.ok();
+    checker.finish(params, body, Form::Function(header), declared)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FormKind {
+    Expression,
+    Function,
+}
+
+/// The checker's state for one unit.
+struct Checker {
+    form: FormKind,
+    vars: Vec<VarInfo>,
+    /// Variables in lexical scope, innermost last.
+    scope: Vec<VarId>,
+    unifier: Unifier,
+    errors: Errors,
+    size_uses: SizeUses,
+    lets: LetValues,
+    /// Size checks over parameters only: run once, before everything.
+    global_checks: Vec<crate::ir::SizeCheck>,
+    /// Index names bound anywhere so far, for "used outside its comprehension" errors.
+    index_names: Vec<(String, Span)>,
+}
+
+impl Checker {
+    fn new(form: FormKind) -> Checker {
+        Checker {
+            form,
+            vars: Vec::new(),
+            scope: Vec::new(),
+            unifier: Unifier::default(),
+            errors: Errors::default(),
+            size_uses: SizeUses::default(),
+            lets: LetValues::new(),
+            global_checks: Vec::new(),
+            index_names: Vec::new(),
+        }
+    }
+
+    fn declare(&mut self, name: &str, ty: Type, kind: VarKind, span: Span) -> VarId {
+        self.vars.push(VarInfo { name: name.to_string(), ty, kind, span });
+        VarId(self.vars.len() as u32 - 1)
+    }
+
+    fn var(&self, var: VarId) -> &VarInfo {
+        &self.vars[var.0 as usize]
+    }
+
+    fn lookup(&self, name: &str) -> Option<VarId> {
+        self.scope.iter().rev().copied().find(|var| self.var(*var).name == name)
+    }
+
+    /// A parameter's declared type: a scalar or an array of scalars.
+    fn parameter_type(&mut self, ty: &TypeExpr) -> Checked<Type> {
+        let resolved = self.declared_type(ty)?;
+        match &resolved {
+            Type::Scalar(_) => Ok(resolved),
+            Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)) => Ok(resolved),
+            _ => {
+                self.errors.push(
+                    ty.span(),
+                    "parameters must be scalars or arrays of scalars; pass the fields of records as separate arrays",
+                );
+                Err(Reported)
+            }
+        }
+    }
+
+    fn declared_type(&mut self, ty: &TypeExpr) -> Checked<Type> {
+        match ty {
+            TypeExpr::Scalar(scalar, _) => Ok(Type::scalar(*scalar)),
+            TypeExpr::Array(inner, span) => {
+                let inner = self.declared_type(inner)?;
+                if matches!(&inner, Type::Tuple { fields, .. } if fields.iter().any(|f| !matches!(f, Type::Scalar(_)))) {
+                    self.errors.push(*span, "array elements must be numbers, booleans, or tuples/records of them");
+                    return Err(Reported);
+                }
+                Ok(inner.with_outer_axis())
+            }
+            TypeExpr::Tuple(items, _) => {
+                let fields = items.iter().map(|item| self.declared_type(item)).collect::<Vec<_>>();
+                Ok(Type::tuple(fields.into_iter().collect::<Checked<Vec<_>>>()?))
+            }
+            TypeExpr::Record(fields, _) => {
+                let mut names = Vec::new();
+                let mut types = Vec::new();
+                for (name, field) in fields {
+                    if names.contains(&name.to_string()) {
+                        self.errors.push(name.span(), format!("field `{name}` appears twice"));
+                    }
+                    names.push(name.to_string());
+                    types.push(self.declared_type(field));
+                }
+                let fields = types.into_iter().collect::<Checked<Vec<_>>>()?;
+                Ok(Type::Tuple { fields, names })
+            }
+        }
+    }
+
+    /// Resolves types, wraps global size checks, proves bounds: the last barrier.
+    fn finish(mut self, params: Vec<VarId>, body: Checked<Expr>, form: Form, declared: Option<Type>) -> syn::Result<Unit> {
+        let body = match body {
+            Ok(body) if self.errors.is_empty() => body,
+            _ => {
+                self.errors.finish()?;
+                return Err(syn::Error::new(Span::call_site(), "ein internal error: a check failed without a message"));
+            }
+        };
+        // The declared return type decides literal defaults before resolution.
+        if let Some(declared) = &declared {
+            let _ = self.unifier.unify_types(declared, &body.ty);
+        }
+        let mut type_params: Vec<TypeParam> = Vec::new();
+        let mut body = body;
+        let mut resolve = |ty: &mut Type| resolve_type(&self.unifier, &mut type_params, ty);
+        resolve_expr(&mut body, &mut resolve);
+        let mut global_checks = std::mem::take(&mut self.global_checks);
+        for check in &mut global_checks {
+            resolve_expr(&mut check.left, &mut resolve);
+            resolve_expr(&mut check.right, &mut resolve);
+        }
+        let mut vars = std::mem::take(&mut self.vars);
+        for info in &mut vars {
+            resolve(&mut info.ty);
+        }
+        let mut lets = std::mem::take(&mut self.lets);
+        for value in lets.values_mut() {
+            resolve_expr(value, &mut resolve);
+        }
+        if !global_checks.is_empty() {
+            let (ty, span) = (body.ty.clone(), body.span);
+            body = Expr::new(ExprKind::Assert { checks: global_checks, body: Box::new(body) }, ty, span);
+        }
+        let mut program = Program { params, vars, type_params, body };
+        sizes::prove_bounds(&mut program, &lets);
+        Ok(Unit { program, form })
+    }
+}
+
+/// Replaces checking-time slots by final types, registering a type parameter per captured
+/// element type that rustc decides.
+fn resolve_type(unifier: &Unifier, type_params: &mut Vec<TypeParam>, ty: &mut Type) {
+    match ty {
+        Type::Scalar(scalar) => *scalar = resolve_scalar(unifier, type_params, *scalar),
+        Type::Array { elem, .. } => resolve_type(unifier, type_params, elem),
+        Type::Tuple { fields, .. } => fields.iter_mut().for_each(|field| resolve_type(unifier, type_params, field)),
+    }
+}
+
+fn resolve_scalar(unifier: &Unifier, type_params: &mut Vec<TypeParam>, scalar: ScalarType) -> ScalarType {
+    match unifier.finish(scalar) {
+        Resolved::Known(known) => ScalarType::Known(known),
+        Resolved::Capture(witness, class) => {
+            let position = match type_params.iter().position(|param| param.witness == witness) {
+                Some(position) => position,
+                None => {
+                    type_params.push(TypeParam { witness, class });
+                    type_params.len() - 1
+                }
+            };
+            ScalarType::Param(position)
+        }
+    }
+}
+
+fn resolve_expr(expr: &mut Expr, resolve: &mut impl FnMut(&mut Type)) {
+    resolve(&mut expr.ty);
+    if let ExprKind::Cast { to, .. } = &mut expr.kind {
+        let mut ty = Type::Scalar(*to);
+        resolve(&mut ty);
+        if let Type::Scalar(scalar) = ty {
+            *to = scalar;
+        }
+    }
+    expr.for_each_child_mut(|child| resolve_expr(child, resolve));
 }

@@ -1,1 +1,108 @@
-//! Interpreter stub (being written).
+//! Reference interpreter of the typed Phi IR: the semantic oracle that the passes and the code
+//! generator are tested against. It implements /work/semantics.md literally (sequential
+//! reductions in index order, both sides of a select evaluated, clamped reads, wrapping
+//! integers) and never panics: every failure, including a program that breaks the IR's
+//! invariants ("internal error: …"), is a [`RuntimeError`].
+//!
+//! Speed is secondary, but arrays are shared views internally, so binding or indexing an array
+//! never copies it.
+
+mod datum;
+mod eval;
+mod scalar;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use value::{ArrayValue, RuntimeError, Value};
+
+use crate::ir::{Program, Type};
+use crate::ops::Scalar;
+use datum::Datum;
+use eval::Interpreter;
+
+/// Runs `program` on `args` (in the order of [`Program::params`]: arrays as [`Value::Array`],
+/// scalars as scalar values). `type_args[k]` is the concrete type of `ScalarType::Param(k)`.
+/// Arguments are checked against the parameter types (rank, element type, shape consistency)
+/// and a mismatch is an error naming the parameter.
+pub fn run(program: &Program, args: Vec<Value>, type_args: &[Scalar]) -> Result<Value, RuntimeError> {
+    if type_args.len() != program.type_params.len() {
+        return Err(RuntimeError::new(format!(
+            "the program has {} type parameters but {} type arguments were given",
+            program.type_params.len(),
+            type_args.len()
+        )));
+    }
+    if args.len() != program.params.len() {
+        return Err(RuntimeError::new(format!(
+            "the program takes {} arguments but {} were given",
+            program.params.len(),
+            args.len()
+        )));
+    }
+    let mut interpreter = Interpreter::new(program, type_args);
+    for (&param, argument) in program.params.iter().zip(args) {
+        let info = program
+            .vars
+            .get(param.0 as usize)
+            .ok_or_else(|| RuntimeError::internal(format!("parameter #{} is not declared", param.0)))?;
+        if let Some(problem) = mismatch(&interpreter, &argument, &info.ty)? {
+            return Err(RuntimeError::new(format!("argument `{}` should be {}: {problem}", info.name, info.ty)));
+        }
+        interpreter.bind(param, Datum::from_value(argument)?)?;
+    }
+    let result = interpreter.eval(&program.body)?;
+    Ok(result.to_value())
+}
+
+/// Why `value` does not have type `ty`, or `None` if it does.
+fn mismatch(interpreter: &Interpreter<'_>, value: &Value, ty: &Type) -> Result<Option<String>, RuntimeError> {
+    let got = || Some(format!("got {}", value.describe()));
+    Ok(match ty {
+        Type::Scalar(scalar) => {
+            let expected = interpreter.resolve(*scalar)?;
+            if value.scalar_type() == Some(expected) {
+                None
+            } else {
+                got()
+            }
+        }
+        Type::Tuple { fields, .. } => match value {
+            Value::Tuple(items) if items.len() == fields.len() => {
+                for (position, (item, field)) in items.iter().zip(fields).enumerate() {
+                    if let Some(problem) = mismatch(interpreter, item, field)? {
+                        return Ok(Some(format!("field {position}: {problem}")));
+                    }
+                }
+                None
+            }
+            _ => got(),
+        },
+        Type::Array { elem, rank } => match value {
+            Value::Array(array) if array.shape.len() != *rank => {
+                Some(format!("got an array of rank {} (shape {:?})", array.shape.len(), array.shape))
+            }
+            Value::Array(array) => {
+                let count = array.shape.iter().try_fold(1usize, |product, &length| product.checked_mul(length));
+                if count != Some(array.elements.len()) {
+                    return Ok(Some(format!(
+                        "shape {:?} does not match its {} elements",
+                        array.shape,
+                        array.elements.len()
+                    )));
+                }
+                for (position, element) in array.elements.iter().enumerate() {
+                    if matches!(element, Value::Array(_)) {
+                        return Ok(Some(format!("element {position} is an array")));
+                    }
+                    if let Some(problem) = mismatch(interpreter, element, elem)? {
+                        return Ok(Some(format!("element {position}: {problem}")));
+                    }
+                }
+                None
+            }
+            _ => got(),
+        },
+    })
+}

@@ -12,6 +12,8 @@
 //!   `Assert`s.
 
 mod print;
+pub mod shape;
+pub mod visit;
 
 pub use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
 use proc_macro2::Span;

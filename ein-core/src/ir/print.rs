@@ -1,1 +1,528 @@
-//! IR pretty-printer stub (being written).
+//! IR pretty-printer: a deterministic, readable text form of a [`Program`] (used by `EIN_DUMP`
+//! and by structure/snapshot tests, so the format is kept stable).
+//!
+//! The format, by example:
+//! ```text
+//! fn<T0: Float>(x: [[f32]], eps: T0) -> [[f32]]
+//! assert len(x, 0) == len(y, 0) (i)
+//! for i in 0..len(x, 0) {
+//!   let m: f32 = max k in 0..len(x, 1) { x[i][k] }
+//!   for j in 0..len(x, 1) {
+//!     exp(x[i][j]~ - m) / sum k in 0..len(x, 1) { exp(x[i][k] - m) }
+//!   }
+//! }
+//! ```
+//! - The first line is the signature: type parameters with their number class (only when there
+//!   are any), parameters with their types, and the result type. The body follows at indent 0.
+//! - Statement-like constructs get their own lines: `let`, `assert`, and `for`/`fold` (whose
+//!   body always opens an indented block, two spaces per level). A reduction, or an `if`,
+//!   opens a block only when its body contains a `let`, `assert`, `for` or `fold`; otherwise it
+//!   stays on one line. Inside an operand everything is printed on one line, with `let` and
+//!   `assert` as `{ let x: T = v; body }` and `{ assert l == r (k); body }`.
+//! - Variables print as the user's name, with a `#id` suffix (the `VarId`) only when two
+//!   variables of the program share that name, so the text is unambiguous.
+//! - `a[i]` is a read proven in bounds ([`Bounds::Proven`]); `a[i]~` is a clamped read
+//!   ([`Bounds::Clamped`]).
+//! - `assert l == r (k)` is one size check; `k` is the index whose size both sides define.
+//! - `fold t in 0..n, acc: T = init { body }`; `sum k in 0..n { body }` (likewise for every
+//!   reduction); `if c { a } else { b }` for a select (both sides are evaluated).
+//! - Types print as ein spells them: `f32`, `[[f32]]`, `(f32, i64)`, `{re: f64, im: f64}`, and
+//!   `T0` for the type parameter `ScalarType::Param(0)`.
+//! - Literals: integers in decimal, floats as Rust's `{:?}` of the stored `f64` (`1.0`, `inf`,
+//!   `NaN`), without a type suffix.
+//! - There is no trailing newline.
+//!
+//! The printer never panics, even on a malformed program (an undeclared variable prints as
+//! `?#id`).
+
+use super::{
+    Bounds, Expr, ExprKind, Literal, NumberClass, Program, ScalarType, Type, UnaryOp, VarId,
+};
+use crate::ops::BinaryOp;
+use std::collections::BTreeSet;
+use std::fmt::{self, Write};
+
+/// The multi-line text of `expr` as it would appear in the body of `program` (variable names
+/// are disambiguated against every variable of `program`). No trailing newline.
+pub fn expr_to_string(program: &Program, expr: &Expr) -> String {
+    let printer = Printer::new(program);
+    let mut text = String::new();
+    printer.statement(expr, 0, &mut text);
+    trim_final_newline(&mut text);
+    text
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let printer = Printer::new(self);
+        let mut text = String::from("fn");
+        if !self.type_params.is_empty() {
+            let params: Vec<String> = self
+                .type_params
+                .iter()
+                .enumerate()
+                .map(|(position, param)| format!("T{position}: {}", class_name(param.class)))
+                .collect();
+            let _ = write!(text, "<{}>", params.join(", "));
+        }
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|&param| {
+                let ty = self.vars.get(param.0 as usize).map(|info| info.ty.to_string());
+                format!("{}: {}", printer.var_name(param), ty.unwrap_or_else(|| "?".to_string()))
+            })
+            .collect();
+        let _ = writeln!(text, "({}) -> {}", params.join(", "), self.body.ty);
+        printer.statement(&self.body, 0, &mut text);
+        trim_final_newline(&mut text);
+        formatter.write_str(&text)
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarType::Known(scalar) => formatter.write_str(scalar.name()),
+            ScalarType::Param(position) => write!(formatter, "T{position}"),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Scalar(scalar) => write!(formatter, "{scalar}"),
+            Type::Array { elem, rank } => {
+                write!(formatter, "{}{elem}{}", "[".repeat(*rank), "]".repeat(*rank))
+            }
+            Type::Tuple { fields, names } if !names.is_empty() => {
+                formatter.write_str("{")?;
+                for (position, field) in fields.iter().enumerate() {
+                    if position > 0 {
+                        formatter.write_str(", ")?;
+                    }
+                    let name = names.get(position).map(String::as_str).unwrap_or("?");
+                    write!(formatter, "{name}: {field}")?;
+                }
+                formatter.write_str("}")
+            }
+            Type::Tuple { fields, .. } => {
+                formatter.write_str("(")?;
+                for (position, field) in fields.iter().enumerate() {
+                    if position > 0 {
+                        formatter.write_str(", ")?;
+                    }
+                    write!(formatter, "{field}")?;
+                }
+                if fields.len() == 1 {
+                    formatter.write_str(",")?;
+                }
+                formatter.write_str(")")
+            }
+        }
+    }
+}
+
+fn class_name(class: NumberClass) -> &'static str {
+    match class {
+        NumberClass::Any => "Any",
+        NumberClass::Number => "Number",
+        NumberClass::Float => "Float",
+        NumberClass::Int => "Int",
+        NumberClass::Bool => "Bool",
+    }
+}
+
+fn trim_final_newline(text: &mut String) {
+    if text.ends_with('\n') {
+        text.pop();
+    }
+}
+
+/// Binding strength of a printed construct; an operand weaker than its position requires is
+/// parenthesised. Mirrors Rust's precedence so the text reads as Rust would parse it.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Precedence {
+    /// `for`, reductions, `fold`, `if`: only safe unparenthesised at the top.
+    Construct,
+    Or,
+    And,
+    Compare,
+    Add,
+    Multiply,
+    Cast,
+    Prefix,
+    Postfix,
+}
+
+fn binary_precedence(op: BinaryOp) -> Precedence {
+    match op {
+        BinaryOp::Or => Precedence::Or,
+        BinaryOp::And => Precedence::And,
+        BinaryOp::Add | BinaryOp::Sub => Precedence::Add,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => Precedence::Multiply,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            Precedence::Compare
+        }
+    }
+}
+
+/// The next-stronger precedence (for right operands of left-associative operators and both
+/// operands of non-associative comparisons).
+fn stronger(precedence: Precedence) -> Precedence {
+    match precedence {
+        Precedence::Construct => Precedence::Or,
+        Precedence::Or => Precedence::And,
+        Precedence::And => Precedence::Compare,
+        Precedence::Compare => Precedence::Add,
+        Precedence::Add => Precedence::Multiply,
+        Precedence::Multiply => Precedence::Cast,
+        Precedence::Cast => Precedence::Prefix,
+        Precedence::Prefix | Precedence::Postfix => Precedence::Postfix,
+    }
+}
+
+/// Whether a construct in statement position spreads over several lines: its body holds a
+/// `let`, `assert`, `for` or `fold` somewhere.
+fn needs_block(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Let { .. } | ExprKind::Assert { .. } | ExprKind::For { .. } | ExprKind::Fold { .. } => true,
+        _ => {
+            let mut found = false;
+            expr.for_each_child(|child| found = found || needs_block(child));
+            found
+        }
+    }
+}
+
+const INDENT: &str = "  ";
+
+struct Printer<'p> {
+    program: &'p Program,
+    /// Names carried by more than one variable: those print with their `#id`.
+    shared_names: BTreeSet<&'p str>,
+}
+
+impl<'p> Printer<'p> {
+    fn new(program: &'p Program) -> Printer<'p> {
+        let mut seen = BTreeSet::new();
+        let mut shared_names = BTreeSet::new();
+        for info in &program.vars {
+            if !seen.insert(info.name.as_str()) {
+                shared_names.insert(info.name.as_str());
+            }
+        }
+        Printer { program, shared_names }
+    }
+
+    fn var_name(&self, var: VarId) -> String {
+        match self.program.vars.get(var.0 as usize) {
+            Some(info) if info.name.is_empty() => format!("_#{}", var.0),
+            Some(info) if self.shared_names.contains(info.name.as_str()) => format!("{}#{}", info.name, var.0),
+            Some(info) => info.name.clone(),
+            None => format!("?#{}", var.0),
+        }
+    }
+
+    fn var_type(&self, var: VarId) -> String {
+        match self.program.vars.get(var.0 as usize) {
+            Some(info) => info.ty.to_string(),
+            None => "?".to_string(),
+        }
+    }
+
+    fn line(&self, indent: usize, text: &str, out: &mut String) {
+        for _ in 0..indent {
+            out.push_str(INDENT);
+        }
+        out.push_str(text);
+        out.push('\n');
+    }
+
+    /// Writes `expr` in statement position: `let` and `assert` become lines of their own, and
+    /// the expression's value is the last line.
+    fn statement(&self, expr: &Expr, indent: usize, out: &mut String) {
+        match &expr.kind {
+            ExprKind::Let { var, value, body } => {
+                let prefix = format!("let {}: {} = ", self.var_name(*var), self.var_type(*var));
+                self.opened(&prefix, value, indent, out);
+                self.statement(body, indent, out);
+            }
+            ExprKind::Assert { checks, body } => {
+                for check in checks {
+                    let text = format!(
+                        "assert {} == {} ({})",
+                        self.inline_string(&check.left, Precedence::Compare),
+                        self.inline_string(&check.right, Precedence::Compare),
+                        check.index_name
+                    );
+                    self.line(indent, &text, out);
+                }
+                self.statement(body, indent, out);
+            }
+            _ => self.opened("", expr, indent, out),
+        }
+    }
+
+    /// Writes `prefix` followed by `expr`, opening an indented block when `expr` is a
+    /// construct whose body deserves its own lines.
+    fn opened(&self, prefix: &str, expr: &Expr, indent: usize, out: &mut String) {
+        match &expr.kind {
+            ExprKind::For { index, size, body } => {
+                let header = format!("{prefix}for {} in 0..{} {{", self.var_name(*index), self.inline_string(size, Precedence::Add));
+                self.nested(&header, body, indent, out);
+            }
+            ExprKind::Fold { index, count, acc, init, body } => {
+                let header = format!("{prefix}{} {{", self.fold_header(*index, count, *acc, init));
+                self.nested(&header, body, indent, out);
+            }
+            ExprKind::Reduce { op, index, size, body } if needs_block(body) => {
+                let header = format!(
+                    "{prefix}{} {} in 0..{} {{",
+                    op.name(),
+                    self.var_name(*index),
+                    self.inline_string(size, Precedence::Add)
+                );
+                self.nested(&header, body, indent, out);
+            }
+            ExprKind::Select { cond, then, otherwise } if needs_block(then) || needs_block(otherwise) => {
+                let header = format!("{prefix}if {} {{", self.inline_string(cond, Precedence::Or));
+                self.line(indent, &header, out);
+                self.statement(then, indent + 1, out);
+                self.line(indent, "} else {", out);
+                self.statement(otherwise, indent + 1, out);
+                self.line(indent, "}", out);
+            }
+            ExprKind::Let { .. } | ExprKind::Assert { .. } if !prefix.is_empty() => {
+                self.nested(&format!("{prefix}{{"), expr, indent, out);
+            }
+            ExprKind::Let { .. } | ExprKind::Assert { .. } => self.statement(expr, indent, out),
+            _ => {
+                let text = format!("{prefix}{}", self.inline_string(expr, Precedence::Construct));
+                self.line(indent, &text, out);
+            }
+        }
+    }
+
+    /// `header` line, `body` one level deeper, closing brace.
+    fn nested(&self, header: &str, body: &Expr, indent: usize, out: &mut String) {
+        self.line(indent, header, out);
+        self.statement(body, indent + 1, out);
+        self.line(indent, "}", out);
+    }
+
+    fn fold_header(&self, index: VarId, count: &Expr, acc: VarId, init: &Expr) -> String {
+        format!(
+            "fold {} in 0..{}, {}: {} = {}",
+            self.var_name(index),
+            self.inline_string(count, Precedence::Add),
+            self.var_name(acc),
+            self.var_type(acc),
+            self.inline_string(init, Precedence::Or)
+        )
+    }
+
+    fn inline_string(&self, expr: &Expr, required: Precedence) -> String {
+        let mut text = String::new();
+        self.inline(expr, required, &mut text);
+        text
+    }
+
+    /// Writes `expr` on one line, parenthesised if it binds less tightly than `required`.
+    fn inline(&self, expr: &Expr, required: Precedence, out: &mut String) {
+        let own = self.precedence(expr);
+        if own < required {
+            out.push('(');
+            self.inline_unparenthesised(expr, out);
+            out.push(')');
+        } else {
+            self.inline_unparenthesised(expr, out);
+        }
+    }
+
+    fn precedence(&self, expr: &Expr) -> Precedence {
+        match &expr.kind {
+            ExprKind::Literal(Literal::Int(value)) if *value < 0 => Precedence::Prefix,
+            ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() && !value.is_nan() => Precedence::Prefix,
+            ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Select { .. } => {
+                Precedence::Construct
+            }
+            ExprKind::Unary { .. } => Precedence::Prefix,
+            ExprKind::Binary { op, .. } => binary_precedence(*op),
+            ExprKind::Cast { .. } => Precedence::Cast,
+            // Literals, variables, braces, calls, indexing, projections, tuples.
+            _ => Precedence::Postfix,
+        }
+    }
+
+    fn inline_unparenthesised(&self, expr: &Expr, out: &mut String) {
+        match &expr.kind {
+            ExprKind::Literal(literal) => match literal {
+                Literal::Int(value) => {
+                    let _ = write!(out, "{value}");
+                }
+                Literal::Float(value) => {
+                    let _ = write!(out, "{value:?}");
+                }
+                Literal::Bool(value) => {
+                    let _ = write!(out, "{value}");
+                }
+            },
+            ExprKind::Var(var) => out.push_str(&self.var_name(*var)),
+            ExprKind::For { index, size, body } => {
+                let _ = write!(out, "for {} in 0..", self.var_name(*index));
+                self.inline(size, Precedence::Add, out);
+                out.push_str(" { ");
+                self.inline(body, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Reduce { op, index, size, body } => {
+                let _ = write!(out, "{} {} in 0..", op.name(), self.var_name(*index));
+                self.inline(size, Precedence::Add, out);
+                out.push_str(" { ");
+                self.inline(body, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Fold { index, count, acc, init, body } => {
+                out.push_str(&self.fold_header(*index, count, *acc, init));
+                out.push_str(" { ");
+                self.inline(body, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Let { .. } | ExprKind::Assert { .. } => {
+                out.push_str("{ ");
+                self.inline_statements(expr, out);
+                out.push_str(" }");
+            }
+            ExprKind::Index { array, index, bounds } => {
+                self.inline(array, Precedence::Postfix, out);
+                out.push('[');
+                self.inline(index, Precedence::Construct, out);
+                out.push(']');
+                if *bounds == Bounds::Clamped {
+                    out.push('~');
+                }
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                out.push_str("if ");
+                self.inline(cond, Precedence::Or, out);
+                out.push_str(" { ");
+                self.inline(then, Precedence::Construct, out);
+                out.push_str(" } else { ");
+                self.inline(otherwise, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Tuple(items) => match &expr.ty {
+                Type::Tuple { names, .. } if !names.is_empty() => {
+                    out.push('{');
+                    for (position, item) in items.iter().enumerate() {
+                        if position > 0 {
+                            out.push_str(", ");
+                        }
+                        let name = names.get(position).map(String::as_str).unwrap_or("?");
+                        let _ = write!(out, "{name}: ");
+                        self.inline(item, Precedence::Construct, out);
+                    }
+                    out.push('}');
+                }
+                _ => {
+                    out.push('(');
+                    self.comma_separated(items, out);
+                    if items.len() == 1 {
+                        out.push(',');
+                    }
+                    out.push(')');
+                }
+            },
+            ExprKind::Project { tuple, field } => {
+                self.inline(tuple, Precedence::Postfix, out);
+                out.push('.');
+                // A projection on an array of records projects each element.
+                let record = match &tuple.ty {
+                    Type::Array { elem, .. } => elem.as_ref(),
+                    other => other,
+                };
+                match record {
+                    Type::Tuple { names, .. } if !names.is_empty() => match names.get(*field) {
+                        Some(name) => out.push_str(name),
+                        None => {
+                            let _ = write!(out, "{field}");
+                        }
+                    },
+                    _ => {
+                        let _ = write!(out, "{field}");
+                    }
+                }
+            }
+            ExprKind::Unary { op, operand } => {
+                out.push_str(match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Not => "!",
+                });
+                // `--x` would read as a decrement; keep nested prefixes apart.
+                if self.precedence(operand) == Precedence::Prefix {
+                    out.push('(');
+                    self.inline_unparenthesised(operand, out);
+                    out.push(')');
+                } else {
+                    self.inline(operand, Precedence::Prefix, out);
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let own = binary_precedence(*op);
+                let left_required = if op.is_comparison() { stronger(own) } else { own };
+                self.inline(lhs, left_required, out);
+                let _ = write!(out, " {} ", op.symbol());
+                self.inline(rhs, stronger(own), out);
+            }
+            ExprKind::Call { func, args } => {
+                out.push_str(func.name());
+                out.push('(');
+                self.comma_separated(args, out);
+                out.push(')');
+            }
+            ExprKind::Cast { operand, to } => {
+                self.inline(operand, Precedence::Cast, out);
+                let _ = write!(out, " as {to}");
+            }
+            ExprKind::Len { array, axis } => {
+                out.push_str("len(");
+                self.inline(array, Precedence::Construct, out);
+                let _ = write!(out, ", {axis})");
+            }
+        }
+    }
+
+    /// The inside of an inline `{ .. }` block: `let`s and `assert`s separated by `; `.
+    fn inline_statements(&self, expr: &Expr, out: &mut String) {
+        match &expr.kind {
+            ExprKind::Let { var, value, body } => {
+                let _ = write!(out, "let {}: {} = ", self.var_name(*var), self.var_type(*var));
+                self.inline(value, Precedence::Construct, out);
+                out.push_str("; ");
+                self.inline_statements(body, out);
+            }
+            ExprKind::Assert { checks, body } => {
+                for check in checks {
+                    out.push_str("assert ");
+                    self.inline(&check.left, Precedence::Compare, out);
+                    out.push_str(" == ");
+                    self.inline(&check.right, Precedence::Compare, out);
+                    let _ = write!(out, " ({}); ", check.index_name);
+                }
+                self.inline_statements(body, out);
+            }
+            _ => self.inline(expr, Precedence::Construct, out),
+        }
+    }
+
+    fn comma_separated(&self, items: &[Expr], out: &mut String) {
+        for (position, item) in items.iter().enumerate() {
+            if position > 0 {
+                out.push_str(", ");
+            }
+            self.inline(item, Precedence::Construct, out);
+        }
+    }
+}

@@ -1,1 +1,288 @@
-//! Size inference stub (being written).
+//! Stage 3, sizes: size inference and bounds proofs (DESIGN §1). An index without an explicit
+//! size takes it from the arrays it directly indexes (`a[i]` → `len(a, 0)`); several distinct
+//! candidates become equality checks run once before the loops; sizes equal by construction
+//! (same array and axis, or the same definition reached through `let`s) need no check.
+//! Afterwards [`prove_bounds`] marks every read `a[i]` whose index range equals the axis as
+//! [`Bounds::Proven`], so generated code reads it without clamping.
+
+use crate::ir::shape::{raw_shape, simplify_lengths};
+use crate::ir::visit::free_vars;
+use crate::ir::{Bounds, Expr, ExprKind, Program, SizeCheck, VarId, VarInfo};
+use proc_macro2::Span;
+use std::collections::BTreeMap;
+
+/// One array axis that an index variable directly indexes.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// `len(array, axis)`, simplified.
+    pub size: Expr,
+    /// "axis 1 of `a`", for errors.
+    pub what: String,
+    /// The user's index token.
+    pub span: Span,
+}
+
+/// The candidates recorded so far, per index variable.
+#[derive(Default)]
+pub struct SizeUses {
+    uses: BTreeMap<VarId, Vec<Candidate>>,
+}
+
+impl SizeUses {
+    /// Records that `index` indexes axis `axis` of `array` (an expression of array type).
+    pub fn record(&mut self, vars: &[VarInfo], index: VarId, array: &Expr, axis: usize, span: Span) {
+        let size = simplify_lengths(crate::ir::shape::length(array.clone(), axis));
+        let what = describe(vars, &size);
+        self.uses.entry(index).or_default().push(Candidate { size, what, span });
+    }
+
+    pub fn take(&mut self, index: VarId) -> Vec<Candidate> {
+        self.uses.remove(&index).unwrap_or_default()
+    }
+}
+
+/// "axis 1 of `a`" for `len(a, 1)`; a generic phrase otherwise.
+pub fn describe(vars: &[VarInfo], size: &Expr) -> String {
+    if let ExprKind::Len { array, axis } = &size.kind {
+        if let ExprKind::Var(var) = array.kind {
+            if let Some(info) = vars.get(var.0 as usize) {
+                return format!("axis {axis} of `{}`", info.name);
+            }
+        }
+    }
+    "a computed array".to_string()
+}
+
+/// The `let`-bound values in scope, used to see through `let`s when comparing sizes.
+pub type LetValues = BTreeMap<VarId, Expr>;
+
+/// The chosen size of an index and the checks that make its other candidates agree.
+pub struct Resolved {
+    pub size: Expr,
+    pub checks: Vec<SizeCheck>,
+}
+
+/// Picks the size of `index` from its candidates. `usable` says whether a size expression can
+/// be evaluated at the binder (its variables are in scope there and none is an index).
+/// `None` when no candidate is usable.
+pub fn resolve(
+    index_name: &str,
+    candidates: Vec<Candidate>,
+    lets: &LetValues,
+    usable: impl Fn(&Expr) -> bool,
+) -> Option<Resolved> {
+    let mut chosen: Vec<(String, Candidate)> = Vec::new();
+    for candidate in candidates {
+        let canonical_size = canonical(&candidate.size, lets);
+        let size = if usable(&canonical_size) {
+            canonical_size
+        } else if usable(&candidate.size) {
+            candidate.size.clone()
+        } else {
+            continue;
+        };
+        let candidate_key = key(&canonical(&size, lets));
+        if chosen.iter().any(|(existing, _)| *existing == candidate_key) {
+            continue;
+        }
+        chosen.push((candidate_key, Candidate { size, ..candidate }));
+    }
+    let mut chosen = chosen.into_iter().map(|(_, candidate)| candidate);
+    let first = chosen.next()?;
+    let checks = chosen
+        .map(|other| SizeCheck {
+            left: first.size.clone(),
+            right: other.size,
+            left_what: first.what.clone(),
+            right_what: other.what,
+            index_name: index_name.to_string(),
+            span: other.span,
+        })
+        .collect();
+    Some(Resolved { size: first.size, checks })
+}
+
+/// A size expression with `let`s seen through: `len(b, 0)` for `let b = for i { a[i] }`
+/// becomes `len(a, 0)`, and a scalar `let n = len(a, 0)` becomes its value. Values that would
+/// need real work to recompute (reductions, reads) are left as the variable.
+pub fn canonical(size: &Expr, lets: &LetValues) -> Expr {
+    canonical_to_depth(size, lets, 0)
+}
+
+fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
+    if depth > 64 {
+        return size.clone();
+    }
+    match &size.kind {
+        ExprKind::Len { array, axis } => {
+            if let ExprKind::Var(var) = array.kind {
+                if let Some(value) = lets.get(&var) {
+                    if let Some(sizes) = raw_shape(value) {
+                        if let Some(axis_size) = sizes.into_iter().nth(*axis) {
+                            let axis_size = simplify_lengths(axis_size);
+                            if !has_opaque_length(&axis_size) {
+                                return canonical_to_depth(&axis_size, lets, depth + 1);
+                            }
+                        }
+                    }
+                }
+            }
+            size.clone()
+        }
+        ExprKind::Var(var) => match lets.get(var) {
+            Some(value) if value.ty.rank() == 0 && is_cheap(value) => canonical_to_depth(value, lets, depth + 1),
+            _ => size.clone(),
+        },
+        _ => {
+            let mut rebuilt = size.clone();
+            rebuilt.for_each_child_mut(|child| *child = canonical_to_depth(child, lets, depth + 1));
+            rebuilt
+        }
+    }
+}
+
+/// `len` of something other than a variable: would mean evaluating an array just for its size.
+fn has_opaque_length(expr: &Expr) -> bool {
+    let mut found = matches!(&expr.kind, ExprKind::Len { array, .. } if !matches!(array.kind, ExprKind::Var(_)));
+    expr.for_each_child(|child| found |= has_opaque_length(child));
+    found
+}
+
+/// Size arithmetic: literals, variables, lengths, casts and arithmetic over them.
+fn is_cheap(expr: &Expr) -> bool {
+    let own = matches!(
+        expr.kind,
+        ExprKind::Literal(_)
+            | ExprKind::Var(_)
+            | ExprKind::Len { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Unary { .. }
+    );
+    let mut children = true;
+    if !matches!(expr.kind, ExprKind::Len { .. }) {
+        expr.for_each_child(|child| children &= is_cheap(child));
+    }
+    own && children
+}
+
+/// A canonical text for an expression (spans ignored), to compare sizes.
+pub fn key(expr: &Expr) -> String {
+    let mut text = String::new();
+    write_key(expr, &mut text);
+    text
+}
+
+fn write_key(expr: &Expr, text: &mut String) {
+    use std::fmt::Write;
+    let _ = match &expr.kind {
+        ExprKind::Literal(literal) => write!(text, "{literal:?}"),
+        ExprKind::Var(var) => write!(text, "v{}", var.0),
+        ExprKind::For { index, .. } => write!(text, "for{}", index.0),
+        ExprKind::Reduce { op, index, .. } => write!(text, "{}{}", op.name(), index.0),
+        ExprKind::Fold { index, acc, .. } => write!(text, "fold{}/{}", index.0, acc.0),
+        ExprKind::Let { var, .. } => write!(text, "let{}", var.0),
+        ExprKind::Index { .. } => write!(text, "index"),
+        ExprKind::Select { .. } => write!(text, "select"),
+        ExprKind::Tuple(_) => write!(text, "tuple"),
+        ExprKind::Project { field, .. } => write!(text, "project{field}"),
+        ExprKind::Unary { op, .. } => write!(text, "{op:?}"),
+        ExprKind::Binary { op, .. } => write!(text, "{}", op.symbol()),
+        ExprKind::Call { func, .. } => write!(text, "{}", func.name()),
+        ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
+        ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
+        ExprKind::Assert { .. } => write!(text, "assert"),
+    };
+    text.push('(');
+    expr.for_each_child(|child| {
+        write_key(child, text);
+        text.push(',');
+    });
+    text.push(')');
+    text.push_str(&format!("{:?}", expr.ty));
+}
+
+/// Whether a size check's both sides can be evaluated before everything: they mention only
+/// parameters.
+pub fn is_global(program_params: &[VarId], check: &SizeCheck) -> bool {
+    let mut vars = free_vars(&check.left);
+    vars.extend(free_vars(&check.right));
+    vars.iter().all(|var| program_params.contains(var))
+}
+
+/// Marks reads `a[i]` as proven in bounds where the range of `i` equals the axis: by
+/// construction, or through a size check that dominates the read.
+pub fn prove_bounds(program: &mut Program, lets: &LetValues) {
+    let mut prover = Prover { lets, ranges: BTreeMap::new(), equalities: Vec::new() };
+    prover.walk(&mut program.body);
+}
+
+struct Prover<'a> {
+    lets: &'a LetValues,
+    /// Canonical key of the size of each index variable in scope.
+    ranges: BTreeMap<VarId, String>,
+    /// Size equalities established by enclosing checks.
+    equalities: Vec<(String, String)>,
+}
+
+impl Prover<'_> {
+    fn walk(&mut self, expr: &mut Expr) {
+        match &mut expr.kind {
+            ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
+                self.walk(size);
+                let range = key(&canonical(size, self.lets));
+                self.ranges.insert(*index, range);
+                self.walk(body);
+            }
+            ExprKind::Fold { index, count, init, body, .. } => {
+                self.walk(count);
+                self.walk(init);
+                let range = key(&canonical(count, self.lets));
+                self.ranges.insert(*index, range);
+                self.walk(body);
+            }
+            ExprKind::Assert { checks, body } => {
+                let before = self.equalities.len();
+                for check in checks.iter() {
+                    let left = key(&canonical(&check.left, self.lets));
+                    let right = key(&canonical(&check.right, self.lets));
+                    self.equalities.push((left, right));
+                }
+                self.walk(body);
+                self.equalities.truncate(before);
+            }
+            ExprKind::Index { array, index, bounds } => {
+                self.walk(array);
+                self.walk(index);
+                if let ExprKind::Var(var) = index.kind {
+                    if let Some(range) = self.ranges.get(&var) {
+                        let axis = simplify_lengths(crate::ir::shape::length((**array).clone(), 0));
+                        let axis = key(&canonical(&axis, self.lets));
+                        if self.equal(range, &axis) {
+                            *bounds = Bounds::Proven;
+                        }
+                    }
+                }
+            }
+            _ => expr.for_each_child_mut(|child| self.walk(child)),
+        }
+    }
+
+    /// Whether two size keys are equal under the checks in force (transitively).
+    fn equal(&self, left: &str, right: &str) -> bool {
+        let mut reached = vec![left.to_string()];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (a, b) in &self.equalities {
+                for (from, to) in [(a, b), (b, a)] {
+                    if reached.contains(from) && !reached.contains(to) {
+                        reached.push(to.clone());
+                        changed = true;
+                    }
+                }
+            }
+        }
+        reached.iter().any(|key| key == right)
+    }
+}

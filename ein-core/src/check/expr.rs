@@ -1,0 +1,652 @@
+//! The typing rules, one surface construct at a time: each returns the typed IR node or
+//! records an error at the smallest offending token and returns `Reported`.
+
+use super::{Checked, Checker, FormKind, Reported};
+use crate::ir::visit::free_vars;
+use crate::ir::{Bounds, Expr, ExprKind, Literal, NumberClass, ScalarType, SizeCheck, Type, VarId, VarKind};
+use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
+use crate::sizes;
+use crate::syntax::ast::{self, Binder, Member, Pattern};
+use proc_macro2::Span;
+
+/// Which construct binds an index, for choosing the IR node.
+#[derive(Clone, Copy)]
+enum Binding {
+    Comprehension,
+    Reduction(ReduceOp),
+}
+
+impl Checker {
+    pub(super) fn expr(&mut self, expr: &ast::Expr) -> Checked<Expr> {
+        let span = expr.span;
+        match &expr.kind {
+            ast::ExprKind::Literal(literal) => self.literal(*literal, span),
+            ast::ExprKind::Name(name) => self.name(name),
+            ast::ExprKind::For { binders, body } => self.binders(binders, body, Binding::Comprehension, span),
+            ast::ExprKind::Reduce { op, op_span, binders, body } => {
+                if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) && binders.len() > 1 {
+                    self.errors.push(binders[1].name.span(), format!("`{}` takes exactly one index", op.name()));
+                    return Err(Reported);
+                }
+                let _ = op_span;
+                self.binders(binders, body, Binding::Reduction(*op), span)
+            }
+            ast::ExprKind::Fold { index, acc, init, body } => self.fold(index, acc, init, body, span),
+            ast::ExprKind::Index { array, indices } => self.index(array, indices, span),
+            ast::ExprKind::Field { base, member } => self.field(base, member, span),
+            ast::ExprKind::Len { array } => self.length(array, 0, span, span),
+            ast::ExprKind::Shape { array, axis, axis_span } => self.length(array, *axis, *axis_span, span),
+            ast::ExprKind::Let { pattern, value, body } => {
+                let value = self.expr(value)?;
+                let depth = self.scope.len();
+                let bindings = self.bind_pattern(pattern, value, VarKind::Let);
+                let body = self.expr(body);
+                self.scope.truncate(depth);
+                let mut body = body?;
+                for (var, value) in bindings?.into_iter().rev() {
+                    body = let_node(var, value, body);
+                }
+                Ok(body)
+            }
+            ast::ExprKind::If { cond, then, otherwise } => {
+                let (cond, then, otherwise) = (self.expr(cond), self.expr(then), self.expr(otherwise));
+                let (cond, then, otherwise) = (cond?, then?, otherwise?);
+                if self.unifier.unify_types(&cond.ty, &Type::BOOL).is_err() {
+                    let found = self.unifier.describe_type(&cond.ty);
+                    self.errors.push(cond.span, format!("the condition of `if` must be a `bool`, found `{found}`"));
+                    return Err(Reported);
+                }
+                if let Err(mismatch) = self.unifier.unify_types(&then.ty, &otherwise.ty) {
+                    self.errors.push(
+                        otherwise.span,
+                        format!(
+                            "`if` branches have different types: `{}` and `{}`; both sides of a select must agree",
+                            mismatch.left, mismatch.right
+                        ),
+                    );
+                    return Err(Reported);
+                }
+                let ty = then.ty.clone();
+                let kind = ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) };
+                Ok(Expr::new(kind, ty, span))
+            }
+            ast::ExprKind::Tuple(items) => {
+                let items = self.all(items)?;
+                let ty = Type::tuple(items.iter().map(|item| item.ty.clone()).collect());
+                Ok(Expr::new(ExprKind::Tuple(items), ty, span))
+            }
+            ast::ExprKind::Record(fields) => {
+                let mut names: Vec<String> = Vec::new();
+                for (name, _) in fields {
+                    if names.contains(&name.to_string()) {
+                        self.errors.push(name.span(), format!("field `{name}` appears twice in this record"));
+                    }
+                    names.push(name.to_string());
+                }
+                let values: Vec<ast::Expr> = fields.iter().map(|(_, value)| value.clone()).collect();
+                let items = self.all(&values)?;
+                let ty = Type::Tuple { fields: items.iter().map(|item| item.ty.clone()).collect(), names };
+                Ok(Expr::new(ExprKind::Tuple(items), ty, span))
+            }
+            ast::ExprKind::Unary { op, op_span, operand } => self.unary(*op, *op_span, operand, span),
+            ast::ExprKind::Binary { op, op_span, lhs, rhs } => self.binary(*op, *op_span, lhs, rhs, span),
+            ast::ExprKind::Call { func, func_span, args } => self.call(*func, *func_span, args, span),
+            ast::ExprKind::Cast { operand, to, to_span } => self.cast(operand, *to, *to_span, span),
+        }
+    }
+
+    /// Checks every expression, so independent errors are all reported.
+    fn all(&mut self, exprs: &[ast::Expr]) -> Checked<Vec<Expr>> {
+        let checked: Vec<Checked<Expr>> = exprs.iter().map(|expr| self.expr(expr)).collect();
+        checked.into_iter().collect()
+    }
+
+    fn literal(&mut self, literal: ast::Literal, span: Span) -> Checked<Expr> {
+        let (value, ty) = match literal {
+            ast::Literal::Bool(value) => (Literal::Bool(value), ScalarType::BOOL),
+            ast::Literal::Int { value, suffix } => {
+                let Ok(value) = i64::try_from(value) else {
+                    self.errors.push(span, "integer literal too large: ein integers are at most 64-bit signed");
+                    return Err(Reported);
+                };
+                match suffix {
+                    Some(scalar) if scalar.is_float() => (Literal::Float(value as f64), ScalarType::Known(scalar)),
+                    Some(Scalar::Bool) => {
+                        self.errors.push(span, "a number cannot have the suffix `bool`");
+                        return Err(Reported);
+                    }
+                    Some(scalar) => (Literal::Int(value), ScalarType::Known(scalar)),
+                    None => (Literal::Int(value), self.unifier.fresh(NumberClass::Int, super::types::Origin::Literal)),
+                }
+            }
+            ast::Literal::Float { value, suffix } => match suffix {
+                Some(scalar) if scalar.is_float() => (Literal::Float(value), ScalarType::Known(scalar)),
+                Some(_) => {
+                    self.errors.push(span, "a float literal needs a float suffix (`f32` or `f64`)");
+                    return Err(Reported);
+                }
+                None => (Literal::Float(value), self.unifier.fresh(NumberClass::Float, super::types::Origin::Literal)),
+            },
+        };
+        Ok(Expr::new(ExprKind::Literal(value), Type::Scalar(ty), span))
+    }
+
+    fn name(&mut self, name: &proc_macro2::Ident) -> Checked<Expr> {
+        let text = name.to_string();
+        if let Some(var) = self.lookup(&text) {
+            return Ok(Expr::new(ExprKind::Var(var), self.var(var).ty.clone(), name.span()));
+        }
+        let message = if self.index_names.iter().any(|(index, _)| *index == text) {
+            format!("index `{text}` is used outside the comprehension, reduction or fold that binds it")
+        } else if Func::from_name(&text).is_some() {
+            format!("`{text}` is a function: call it, e.g. `{text}(x)`")
+        } else if self.form == FormKind::Function {
+            format!("unknown name `{text}`: not a parameter, `let` or index in scope")
+        } else {
+            format!("unknown name `{text}`")
+        };
+        self.errors.push(name.span(), message);
+        Err(Reported)
+    }
+
+    /// `for`/reductions: each binder nests one node around the rest.
+    fn binders(&mut self, binders: &[Binder], body: &ast::Expr, binding: Binding, span: Span) -> Checked<Expr> {
+        let Some((binder, rest)) = binders.split_first() else {
+            return self.binding_body(body, binding);
+        };
+        let explicit = match &binder.size {
+            Some(size) => Some(self.size_expr(size, &binder.name.to_string())),
+            None => None,
+        };
+        let index = self.bind_index(&binder.name);
+        let inner = self.binders(rest, body, binding, span);
+        self.scope.pop();
+        let candidates = self.size_uses.take(index);
+        let (inner, size) = (inner?, explicit.transpose()?);
+        let (size, checks) = match size {
+            Some(size) => (size, Vec::new()),
+            None => {
+                let name = binder.name.to_string();
+                let resolved = sizes::resolve(&name, candidates, &self.lets, |size| self.usable_at_binder(size));
+                match resolved {
+                    Some(resolved) => (resolved.size, resolved.checks),
+                    None => {
+                        self.errors.push(
+                            binder.name.span(),
+                            format!(
+                                "index `{name}` has no size: it never directly indexes an array; \
+                                 give it one with `{name} in 0..n`"
+                            ),
+                        );
+                        return Err(Reported);
+                    }
+                }
+            }
+        };
+        let node = match binding {
+            Binding::Comprehension => {
+                let ty = inner.ty.with_outer_axis();
+                Expr::new(ExprKind::For { index, size: Box::new(size), body: Box::new(inner) }, ty, span)
+            }
+            Binding::Reduction(op) => {
+                let ty = match op {
+                    ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
+                    _ => inner.ty.clone(),
+                };
+                Expr::new(ExprKind::Reduce { op, index, size: Box::new(size), body: Box::new(inner) }, ty, span)
+            }
+        };
+        Ok(self.place_checks(checks, node))
+    }
+
+    /// Checks over parameters only run once before everything; others guard their node.
+    fn place_checks(&mut self, checks: Vec<SizeCheck>, node: Expr) -> Expr {
+        let (global, local): (Vec<SizeCheck>, Vec<SizeCheck>) = checks.into_iter().partition(|check| {
+            let mut vars = free_vars(&check.left);
+            vars.extend(free_vars(&check.right));
+            vars.iter().all(|var| self.var(*var).kind == VarKind::Param)
+        });
+        self.global_checks.extend(global);
+        if local.is_empty() {
+            return node;
+        }
+        let (ty, span) = (node.ty.clone(), node.span);
+        Expr::new(ExprKind::Assert { checks: local, body: Box::new(node) }, ty, span)
+    }
+
+    fn binding_body(&mut self, body: &ast::Expr, binding: Binding) -> Checked<Expr> {
+        let body = self.expr(body)?;
+        match binding {
+            Binding::Comprehension => {
+                if !is_valid_element(&body.ty) {
+                    let found = self.unifier.describe_type(&body.ty);
+                    self.errors.push(
+                        body.span,
+                        format!(
+                            "array elements must be numbers, booleans, or tuples/records of them; \
+                             this comprehension's body is `{found}`"
+                        ),
+                    );
+                    return Err(Reported);
+                }
+            }
+            Binding::Reduction(op) => {
+                let class = match op {
+                    ReduceOp::All | ReduceOp::Any => NumberClass::Bool,
+                    _ => NumberClass::Number,
+                };
+                let ok = match body.ty.as_scalar() {
+                    Some(scalar) if class == NumberClass::Bool => self.unifier.unify(scalar, ScalarType::BOOL).is_ok(),
+                    Some(scalar) => self.unifier.require(scalar, class).is_ok(),
+                    None => false,
+                };
+                if !ok {
+                    let wanted = if class == NumberClass::Bool { "a `bool`" } else { "a number" };
+                    let found = self.unifier.describe_type(&body.ty);
+                    self.errors.push(body.span, format!("`{}` needs {wanted} body, found `{found}`", op.name()));
+                    return Err(Reported);
+                }
+            }
+        }
+        Ok(body)
+    }
+
+    fn bind_index(&mut self, name: &proc_macro2::Ident) -> VarId {
+        let text = name.to_string();
+        let index = self.declare(&text, Type::I64, VarKind::Index, name.span());
+        self.index_names.push((text, name.span()));
+        self.scope.push(index);
+        index
+    }
+
+    /// An explicit size or fold count: an integer not depending on any index, as `i64`.
+    fn size_expr(&mut self, size: &ast::Expr, index_name: &str) -> Checked<Expr> {
+        let size = self.expr(size)?;
+        let Some(scalar) = size.ty.as_scalar().filter(|scalar| self.unifier.require(*scalar, NumberClass::Int).is_ok())
+        else {
+            let found = self.unifier.describe_type(&size.ty);
+            self.errors.push(size.span, format!("the size of `{index_name}` must be an integer, found `{found}`"));
+            return Err(Reported);
+        };
+        if let Some(dependency) = self.index_dependency(&size) {
+            let dependency = self.var(dependency).name.clone();
+            self.errors.push(
+                size.span,
+                format!(
+                    "the size of `{index_name}` depends on `{dependency}`, which changes from one iteration \
+                     to the next; ein arrays are rectangular, so sizes must not depend on indices or accumulators"
+                ),
+            );
+            return Err(Reported);
+        }
+        Ok(to_i64(size, scalar, &mut self.unifier))
+    }
+
+    /// An index or accumulator that `expr` depends on, directly or through `let`s.
+    fn index_dependency(&self, expr: &Expr) -> Option<VarId> {
+        let mut pending: Vec<VarId> = free_vars(expr).into_iter().collect();
+        let mut seen = Vec::new();
+        while let Some(var) = pending.pop() {
+            if seen.contains(&var) {
+                continue;
+            }
+            seen.push(var);
+            match self.var(var).kind {
+                VarKind::Index | VarKind::Accumulator => return Some(var),
+                VarKind::Let => {
+                    if let Some(value) = self.lets.get(&var) {
+                        pending.extend(free_vars(value));
+                    }
+                }
+                VarKind::Param => {}
+            }
+        }
+        None
+    }
+
+    fn usable_at_binder(&self, size: &Expr) -> bool {
+        free_vars(size).iter().all(|var| self.scope.contains(var)) && self.index_dependency(size).is_none()
+    }
+
+    fn fold(&mut self, index: &Binder, acc: &Pattern, init: &ast::Expr, body: &ast::Expr, span: Span) -> Checked<Expr> {
+        let index_name = index.name.to_string();
+        let count = match &index.size {
+            Some(count) => self.size_expr(count, &index_name),
+            None => {
+                self.errors.push(index.name.span(), "a fold needs an explicit count: `fold t in 0..n, acc = init { .. }`");
+                Err(Reported)
+            }
+        };
+        let init = self.expr(init);
+        let (count, init) = (count?, init?);
+        let depth = self.scope.len();
+        let index_var = self.bind_index(&index.name);
+        let acc_name = match acc {
+            Pattern::Name(name) => name.to_string(),
+            Pattern::Tuple(..) => "__ein_acc".to_string(),
+        };
+        let acc_var = self.declare(&acc_name, init.ty.clone(), VarKind::Accumulator, acc.span());
+        self.scope.push(acc_var);
+        let bindings = match acc {
+            Pattern::Name(_) => Ok(Vec::new()),
+            Pattern::Tuple(..) => {
+                let whole = Expr::new(ExprKind::Var(acc_var), init.ty.clone(), acc.span());
+                self.bind_pattern(acc, whole, VarKind::Let)
+            }
+        };
+        let body = self.expr(body);
+        self.scope.truncate(depth);
+        self.size_uses.take(index_var);
+        let (mut body, bindings) = (body?, bindings?);
+        if let Err(mismatch) = self.unifier.unify_types(&init.ty, &body.ty) {
+            self.errors.push(
+                body.span,
+                format!(
+                    "the fold body has type `{}` but its initial value has type `{}`; they must be the same",
+                    mismatch.right, mismatch.left
+                ),
+            );
+            return Err(Reported);
+        }
+        for (var, value) in bindings.into_iter().rev() {
+            body = let_node(var, value, body);
+        }
+        let ty = init.ty.clone();
+        let kind = ExprKind::Fold {
+            index: index_var,
+            count: Box::new(count),
+            acc: acc_var,
+            init: Box::new(init),
+            body: Box::new(body),
+        };
+        Ok(Expr::new(kind, ty, span))
+    }
+
+    /// Binds a pattern to a value, pushing the names on the scope; returns the `let`s to wrap
+    /// around the body, outermost first.
+    fn bind_pattern(&mut self, pattern: &Pattern, value: Expr, kind: VarKind) -> Checked<Vec<(VarId, Expr)>> {
+        match pattern {
+            Pattern::Name(name) => {
+                let var = self.declare(&name.to_string(), value.ty.clone(), kind, name.span());
+                if kind == VarKind::Let {
+                    self.lets.insert(var, value.clone());
+                }
+                self.scope.push(var);
+                Ok(vec![(var, value)])
+            }
+            Pattern::Tuple(items, span) => {
+                let fields = match &value.ty {
+                    Type::Tuple { fields, .. } if fields.len() == items.len() => fields.clone(),
+                    other => {
+                        let found = self.unifier.describe_type(other);
+                        self.errors.push(
+                            *span,
+                            format!("this pattern takes a tuple of {} values, but the value is `{found}`", items.len()),
+                        );
+                        return Err(Reported);
+                    }
+                };
+                // A hidden variable holds the whole tuple, so it is evaluated once.
+                let whole = self.declare("__ein_tuple", value.ty.clone(), kind, *span);
+                self.lets.insert(whole, value.clone());
+                self.scope.push(whole);
+                let mut bindings = vec![(whole, value)];
+                for (position, (item, field_ty)) in items.iter().zip(fields).enumerate() {
+                    let tuple = Expr::new(ExprKind::Var(whole), self.var(whole).ty.clone(), *span);
+                    let projection =
+                        Expr::new(ExprKind::Project { tuple: Box::new(tuple), field: position }, field_ty, item.span());
+                    bindings.extend(self.bind_pattern(item, projection, kind)?);
+                }
+                Ok(bindings)
+            }
+        }
+    }
+
+    fn index(&mut self, array: &ast::Expr, indices: &[ast::Expr], span: Span) -> Checked<Expr> {
+        let base = self.expr(array);
+        let indices = self.all(indices);
+        let (base, indices) = (base?, indices?);
+        let rank = base.ty.rank();
+        if rank == 0 {
+            let found = self.unifier.describe_type(&base.ty);
+            self.errors.push(array.span, format!("only arrays can be indexed; this is `{found}`"));
+            return Err(Reported);
+        }
+        if indices.len() > rank {
+            self.errors.push(
+                indices[rank].span,
+                format!("too many indices: this array has rank {rank} but is indexed with {}", indices.len()),
+            );
+            return Err(Reported);
+        }
+        let mut current = base;
+        for index in indices {
+            let integer = index.ty.as_scalar().is_some_and(|scalar| self.unifier.require(scalar, NumberClass::Int).is_ok());
+            if !integer {
+                let found = self.unifier.describe_type(&index.ty);
+                self.errors.push(index.span, format!("array indices must be integers, found `{found}`"));
+                return Err(Reported);
+            }
+            if let ExprKind::Var(var) = index.kind {
+                if self.var(var).kind == VarKind::Index {
+                    self.size_uses.record(&self.vars, var, &current, 0, index.span);
+                }
+            }
+            let ty = current.ty.indexed().ok_or(Reported)?;
+            let kind = ExprKind::Index { array: Box::new(current), index: Box::new(index), bounds: Bounds::Clamped };
+            current = Expr::new(kind, ty, span);
+        }
+        Ok(current)
+    }
+
+    fn field(&mut self, base: &ast::Expr, member: &Member, span: Span) -> Checked<Expr> {
+        let base = self.expr(base)?;
+        let (fields, names) = match &base.ty {
+            Type::Tuple { fields, names } => (fields.clone(), names.clone()),
+            Type::Array { elem, .. } if matches!(**elem, Type::Tuple { .. }) => {
+                self.errors.push(span, "this is an array of tuples or records: index it first, e.g. `a[i].0`");
+                return Err(Reported);
+            }
+            other => {
+                let found = self.unifier.describe_type(other);
+                self.errors.push(span, format!("only tuples and records have fields; this is `{found}`"));
+                return Err(Reported);
+            }
+        };
+        let position = match member {
+            Member::Position(position, member_span) => {
+                if *position >= fields.len() {
+                    self.errors.push(
+                        *member_span,
+                        format!("no field {position}: this tuple has {} fields (0 to {})", fields.len(), fields.len() - 1),
+                    );
+                    return Err(Reported);
+                }
+                *position
+            }
+            Member::Named(name) => match names.iter().position(|field| *field == name.to_string()) {
+                Some(position) => position,
+                None => {
+                    let known = if names.is_empty() { "it is a tuple: use `.0`, `.1`, …".to_string() } else { format!("its fields are {}", names.join(", ")) };
+                    self.errors.push(name.span(), format!("no field `{name}` here; {known}"));
+                    return Err(Reported);
+                }
+            },
+        };
+        let ty = fields[position].clone();
+        Ok(Expr::new(ExprKind::Project { tuple: Box::new(base), field: position }, ty, span))
+    }
+
+    fn length(&mut self, array: &ast::Expr, axis: usize, axis_span: Span, span: Span) -> Checked<Expr> {
+        let array = self.expr(array)?;
+        let rank = array.ty.rank();
+        if rank == 0 {
+            let found = self.unifier.describe_type(&array.ty);
+            self.errors.push(array.span, format!("only arrays have a length; this is `{found}`"));
+            return Err(Reported);
+        }
+        if axis >= rank {
+            self.errors.push(axis_span, format!("axis {axis} does not exist: this array has rank {rank}"));
+            return Err(Reported);
+        }
+        Ok(Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span))
+    }
+
+    fn unary(&mut self, op: UnaryOp, op_span: Span, operand: &ast::Expr, span: Span) -> Checked<Expr> {
+        let operand = self.expr(operand)?;
+        let ok = match (op, operand.ty.as_scalar()) {
+            (UnaryOp::Neg, Some(scalar)) => self.unifier.require(scalar, NumberClass::Number).is_ok(),
+            (UnaryOp::Not, Some(scalar)) => self.unifier.unify(scalar, ScalarType::BOOL).is_ok(),
+            (_, None) => false,
+        };
+        if !ok {
+            let found = self.unifier.describe_type(&operand.ty);
+            let wanted = if op == UnaryOp::Neg { "`-` needs a number" } else { "`!` needs a `bool`" };
+            self.errors.push(op_span, format!("{wanted}, found `{found}`"));
+            return Err(Reported);
+        }
+        let ty = operand.ty.clone();
+        Ok(Expr::new(ExprKind::Unary { op, operand: Box::new(operand) }, ty, span))
+    }
+
+    fn binary(&mut self, op: BinaryOp, op_span: Span, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Checked<Expr> {
+        let (lhs, rhs) = (self.expr(lhs), self.expr(rhs));
+        let (lhs, rhs) = (lhs?, rhs?);
+        let symbol = op.symbol();
+        for side in [&lhs, &rhs] {
+            if side.ty.as_scalar().is_none() {
+                let found = self.unifier.describe_type(&side.ty);
+                let hint = if side.ty.rank() > 0 { "; index the array, e.g. `a[i]`" } else { "" };
+                self.errors.push(side.span, format!("`{symbol}` works on single values, not `{found}`{hint}"));
+                return Err(Reported);
+            }
+        }
+        let (Some(left), Some(right)) = (lhs.ty.as_scalar(), rhs.ty.as_scalar()) else {
+            return Err(Reported);
+        };
+        if op.is_logical() {
+            for side in [&lhs, &rhs] {
+                let scalar = side.ty.as_scalar().unwrap_or(ScalarType::BOOL);
+                if self.unifier.unify(scalar, ScalarType::BOOL).is_err() {
+                    let found = self.unifier.describe(scalar);
+                    self.errors.push(side.span, format!("`{symbol}` needs `bool` operands, found `{found}`"));
+                    return Err(Reported);
+                }
+            }
+            return Ok(Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, Type::BOOL, span));
+        }
+        if let Err(mismatch) = self.unifier.unify(left, right) {
+            self.errors.push(
+                op_span,
+                format!(
+                    "mismatched types: `{}` {symbol} `{}`; ein never converts numbers implicitly, \
+                     add a cast such as `x as f64`",
+                    mismatch.left, mismatch.right
+                ),
+            );
+            return Err(Reported);
+        }
+        let needs_number = op.is_arithmetic() || !matches!(op, BinaryOp::Eq | BinaryOp::Ne);
+        if needs_number && self.unifier.require(left, NumberClass::Number).is_err() {
+            let found = self.unifier.describe(left);
+            self.errors.push(op_span, format!("`{symbol}` needs numbers, found `{found}`"));
+            return Err(Reported);
+        }
+        let ty = if op.is_comparison() { Type::BOOL } else { lhs.ty.clone() };
+        Ok(Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, ty, span))
+    }
+
+    fn call(&mut self, func: Func, func_span: Span, args: &[ast::Expr], span: Span) -> Checked<Expr> {
+        let args = self.all(args)?;
+        if args.len() != func.arity() {
+            self.errors.push(
+                func_span,
+                format!("`{}` takes {} argument(s), found {}", func.name(), func.arity(), args.len()),
+            );
+            return Err(Reported);
+        }
+        let class = if func.float_only() { NumberClass::Float } else { NumberClass::Number };
+        let mut result: Option<ScalarType> = None;
+        for arg in &args {
+            let Some(scalar) = arg.ty.as_scalar() else {
+                let found = self.unifier.describe_type(&arg.ty);
+                self.errors.push(arg.span, format!("`{}` works on single values, not `{found}`", func.name()));
+                return Err(Reported);
+            };
+            if self.unifier.require(scalar, class).is_err() {
+                let found = self.unifier.describe(scalar);
+                let hint = if class == NumberClass::Float { "; cast with `as f64` first" } else { "" };
+                let wanted = if class == NumberClass::Float { "a float" } else { "a number" };
+                self.errors.push(arg.span, format!("`{}` needs {wanted}, found `{found}`{hint}", func.name()));
+                return Err(Reported);
+            }
+            if let Some(first) = result {
+                if let Err(mismatch) = self.unifier.unify(first, scalar) {
+                    self.errors.push(
+                        arg.span,
+                        format!("mismatched argument types: `{}` and `{}`; add a cast", mismatch.left, mismatch.right),
+                    );
+                    return Err(Reported);
+                }
+            }
+            result.get_or_insert(scalar);
+        }
+        let ty = args[0].ty.clone();
+        Ok(Expr::new(ExprKind::Call { func, args }, ty, span))
+    }
+
+    fn cast(&mut self, operand: &ast::Expr, to: Scalar, to_span: Span, span: Span) -> Checked<Expr> {
+        let operand = self.expr(operand)?;
+        let Some(from) = operand.ty.as_scalar() else {
+            let found = self.unifier.describe_type(&operand.ty);
+            self.errors.push(operand.span, format!("only single values can be cast, not `{found}`"));
+            return Err(Reported);
+        };
+        let from_class = self.unifier.class_of(from);
+        if to == Scalar::Bool && from_class != NumberClass::Bool {
+            self.errors.push(to_span, "numbers cannot be cast to `bool`; compare instead, e.g. `x != 0`");
+            return Err(Reported);
+        }
+        if from_class == NumberClass::Bool && to.is_float() {
+            self.errors.push(to_span, "`bool` cannot be cast to a float; use `if b { 1.0 } else { 0.0 }`");
+            return Err(Reported);
+        }
+        if from_class != NumberClass::Bool && self.unifier.require(from, NumberClass::Number).is_err() {
+            return Err(Reported);
+        }
+        let kind = ExprKind::Cast { operand: Box::new(operand), to: ScalarType::Known(to) };
+        Ok(Expr::new(kind, Type::scalar(to), span))
+    }
+}
+
+fn let_node(var: VarId, value: Expr, body: Expr) -> Expr {
+    let (ty, span) = (body.ty.clone(), value.span);
+    Expr::new(ExprKind::Let { var, value: Box::new(value), body: Box::new(body) }, ty, span)
+}
+
+/// Scalars and tuples of scalars (nested) may be array elements; arrays may gain an axis.
+fn is_valid_element(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) | Type::Array { .. } => true,
+        Type::Tuple { fields, .. } => fields.iter().all(|field| matches!(field, Type::Scalar(_)) || is_scalar_tuple(field)),
+    }
+}
+
+fn is_scalar_tuple(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) => true,
+        Type::Tuple { fields, .. } => fields.iter().all(is_scalar_tuple),
+        Type::Array { .. } => false,
+    }
+}
+
+/// Converts an integer expression to the `i64` that sizes are.
+fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types::Unifier) -> Expr {
+    // An unsuffixed literal simply becomes an i64.
+    let is_literal = matches!(expr.kind, ExprKind::Literal(_));
+    if unifier.shallow(scalar) == ScalarType::I64 || (is_literal && unifier.unify(scalar, ScalarType::I64).is_ok()) {
+        return expr;
+    }
+    let span = expr.span;
+    Expr::new(ExprKind::Cast { operand: Box::new(expr), to: ScalarType::I64 }, Type::I64, span)
+}

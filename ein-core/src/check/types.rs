@@ -1,0 +1,234 @@
+//! Scalar type inference: a union-find over scalar type slots. Literals without a suffix and
+//! the element types of captured locals start open; uses narrow them (to a number, a float, an
+//! integer) or bind them to a concrete type. While checking, the IR holds `ScalarType::Param(slot)`
+//! for open slots; [`Unifier::resolve`] maps them to their final types afterwards.
+
+use crate::ir::{NumberClass, ScalarType, Type, VarId};
+use crate::ops::Scalar;
+
+#[derive(Clone, Debug)]
+enum Slot {
+    Link(usize),
+    Known(Scalar),
+    Open { class: NumberClass, origin: Origin },
+}
+
+/// Why a slot exists; decides what it becomes if nothing binds it.
+#[derive(Clone, Copy, Debug)]
+pub enum Origin {
+    /// An unsuffixed literal: defaults to `i64` / `f64`, like rustc's fallback but 64-bit.
+    Literal,
+    /// The element type of a captured local: left to rustc.
+    Capture(VarId),
+}
+
+#[derive(Default)]
+pub struct Unifier {
+    slots: Vec<Slot>,
+}
+
+/// Two types that cannot be the same; rendered by the caller with the user's span.
+pub struct Mismatch {
+    pub left: String,
+    pub right: String,
+}
+
+impl Unifier {
+    pub fn fresh(&mut self, class: NumberClass, origin: Origin) -> ScalarType {
+        self.slots.push(Slot::Open { class, origin });
+        ScalarType::Param(self.slots.len() - 1)
+    }
+
+    fn root(&self, mut slot: usize) -> usize {
+        while let Some(Slot::Link(next)) = self.slots.get(slot) {
+            slot = *next;
+        }
+        slot
+    }
+
+    /// The most precise current knowledge of a scalar type.
+    pub fn shallow(&self, ty: ScalarType) -> ScalarType {
+        match ty {
+            ScalarType::Known(_) => ty,
+            ScalarType::Param(slot) => {
+                let root = self.root(slot);
+                match self.slots.get(root) {
+                    Some(Slot::Known(scalar)) => ScalarType::Known(*scalar),
+                    _ => ScalarType::Param(root),
+                }
+            }
+        }
+    }
+
+    pub fn class_of(&self, ty: ScalarType) -> NumberClass {
+        match self.shallow(ty) {
+            ScalarType::Known(s) if s.is_float() => NumberClass::Float,
+            ScalarType::Known(s) if s.is_int() => NumberClass::Int,
+            ScalarType::Known(_) => NumberClass::Bool,
+            ScalarType::Param(slot) => match self.slots.get(slot) {
+                Some(Slot::Open { class, .. }) => *class,
+                _ => NumberClass::Any,
+            },
+        }
+    }
+
+    /// A human name for a type in errors: `f32`, `float`, `integer`, `number`.
+    pub fn describe(&self, ty: ScalarType) -> String {
+        match self.shallow(ty) {
+            ScalarType::Known(s) => s.name().to_string(),
+            ScalarType::Param(_) => match self.class_of(ty) {
+                NumberClass::Any => "a value".to_string(),
+                NumberClass::Number => "a number".to_string(),
+                NumberClass::Float => "a float".to_string(),
+                NumberClass::Int => "an integer".to_string(),
+                NumberClass::Bool => "bool".to_string(),
+            },
+        }
+    }
+
+    pub fn describe_type(&self, ty: &Type) -> String {
+        match ty {
+            Type::Scalar(s) => self.describe(*s),
+            Type::Array { elem, rank } => {
+                let inner = self.describe_type(elem);
+                format!("{}{}{}", "[".repeat(*rank), inner, "]".repeat(*rank))
+            }
+            Type::Tuple { fields, names } if names.is_empty() => {
+                let fields: Vec<String> = fields.iter().map(|f| self.describe_type(f)).collect();
+                format!("({})", fields.join(", "))
+            }
+            Type::Tuple { fields, names } => {
+                let fields: Vec<String> =
+                    names.iter().zip(fields).map(|(n, f)| format!("{n}: {}", self.describe_type(f))).collect();
+                format!("{{ {} }}", fields.join(", "))
+            }
+        }
+    }
+
+    /// Narrows a type to a class (number, float, integer, bool); fails if it cannot be one.
+    pub fn require(&mut self, ty: ScalarType, class: NumberClass) -> Result<(), Mismatch> {
+        let have = self.class_of(ty);
+        let merged = merge_classes(have, class).ok_or_else(|| Mismatch {
+            left: self.describe(ty),
+            right: class_name(class).to_string(),
+        })?;
+        if let ScalarType::Param(slot) = self.shallow(ty) {
+            if let Some(Slot::Open { class, .. }) = self.slots.get_mut(slot) {
+                *class = merged;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn unify(&mut self, left: ScalarType, right: ScalarType) -> Result<(), Mismatch> {
+        let (left, right) = (self.shallow(left), self.shallow(right));
+        let mismatch = |unifier: &Unifier| Mismatch { left: unifier.describe(left), right: unifier.describe(right) };
+        match (left, right) {
+            (ScalarType::Known(l), ScalarType::Known(r)) => {
+                if l == r {
+                    Ok(())
+                } else {
+                    Err(mismatch(self))
+                }
+            }
+            (ScalarType::Param(slot), ScalarType::Known(known)) | (ScalarType::Known(known), ScalarType::Param(slot)) => {
+                let class = self.class_of(ScalarType::Param(slot));
+                if merge_classes(class, class_of_scalar(known)).is_none() {
+                    return Err(mismatch(self));
+                }
+                self.slots[slot] = Slot::Known(known);
+                Ok(())
+            }
+            (ScalarType::Param(l), ScalarType::Param(r)) => {
+                if l == r {
+                    return Ok(());
+                }
+                let merged =
+                    merge_classes(self.class_of(left), self.class_of(right)).ok_or_else(|| mismatch(self))?;
+                // Keep a capture as the representative: it names the type for rustc.
+                let (keep, drop) = match (&self.slots[l], &self.slots[r]) {
+                    (_, Slot::Open { origin: Origin::Capture(_), .. }) => (r, l),
+                    _ => (l, r),
+                };
+                self.slots[drop] = Slot::Link(keep);
+                if let Slot::Open { class, .. } = &mut self.slots[keep] {
+                    *class = merged;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Structural unification of whole types (arrays, tuples, records).
+    pub fn unify_types(&mut self, left: &Type, right: &Type) -> Result<(), Mismatch> {
+        let mismatch = |unifier: &Unifier| Mismatch {
+            left: unifier.describe_type(left),
+            right: unifier.describe_type(right),
+        };
+        match (left, right) {
+            (Type::Scalar(l), Type::Scalar(r)) => self.unify(*l, *r).map_err(|_| mismatch(self)),
+            (Type::Array { elem: le, rank: lr }, Type::Array { elem: re, rank: rr }) if lr == rr => {
+                self.unify_types(le, re).map_err(|_| mismatch(self))
+            }
+            (Type::Tuple { fields: lf, names: ln }, Type::Tuple { fields: rf, names: rn })
+                if lf.len() == rf.len() && (ln.is_empty() || rn.is_empty() || ln == rn) =>
+            {
+                for (l, r) in lf.iter().zip(rf) {
+                    self.unify_types(l, r).map_err(|_| mismatch(self))?;
+                }
+                Ok(())
+            }
+            _ => Err(mismatch(self)),
+        }
+    }
+
+    /// The final type of a slot: concrete, a type parameter (by capture), or a literal default.
+    pub fn finish(&self, ty: ScalarType) -> Resolved {
+        match self.shallow(ty) {
+            ScalarType::Known(s) => Resolved::Known(s),
+            ScalarType::Param(slot) => match self.slots.get(slot) {
+                Some(Slot::Open { origin: Origin::Capture(var), class }) => Resolved::Capture(*var, *class),
+                Some(Slot::Open { class: NumberClass::Float, .. }) => Resolved::Known(Scalar::F64),
+                Some(Slot::Open { class: NumberClass::Bool, .. }) => Resolved::Known(Scalar::Bool),
+                _ => Resolved::Known(Scalar::I64),
+            },
+        }
+    }
+}
+
+pub enum Resolved {
+    Known(Scalar),
+    Capture(VarId, NumberClass),
+}
+
+fn class_of_scalar(scalar: Scalar) -> NumberClass {
+    if scalar.is_float() {
+        NumberClass::Float
+    } else if scalar.is_int() {
+        NumberClass::Int
+    } else {
+        NumberClass::Bool
+    }
+}
+
+fn class_name(class: NumberClass) -> &'static str {
+    match class {
+        NumberClass::Any => "a value",
+        NumberClass::Number => "a number",
+        NumberClass::Float => "a float",
+        NumberClass::Int => "an integer",
+        NumberClass::Bool => "bool",
+    }
+}
+
+/// The meet of two classes: `Number` ∧ `Float` = `Float`; `Float` ∧ `Int` has none.
+fn merge_classes(left: NumberClass, right: NumberClass) -> Option<NumberClass> {
+    use NumberClass::*;
+    match (left, right) {
+        (Any, other) | (other, Any) => Some(other),
+        (Number, Float) | (Float, Number) => Some(Float),
+        (Number, Int) | (Int, Number) => Some(Int),
+        (l, r) if l == r => Some(l),
+        _ => None,
+    }
+}

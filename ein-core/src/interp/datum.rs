@@ -1,0 +1,161 @@
+//! The evaluator's internal values. Arrays are shared, immutable row-major storage plus a view
+//! (leading axes removed, offset), so binding, passing and indexing an array never copies its
+//! elements: `a[i]` on a matrix is a row view of `a`'s storage.
+
+use super::value::{ArrayValue, RuntimeError, Value};
+use crate::ops::Scalar;
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub(super) enum Datum {
+    F32(f32),
+    F64(f64),
+    I32(i32),
+    I64(i64),
+    Usize(usize),
+    Bool(bool),
+    Tuple(Rc<[Datum]>),
+    Array(ArrayView),
+}
+
+/// A view of a rectangular array: the axes `full_shape[first_axis..]` of `storage`, starting
+/// at element `offset`. Every view covers a contiguous block because only outermost axes are
+/// ever indexed.
+#[derive(Clone, Debug)]
+pub(super) struct ArrayView {
+    /// Elements are scalars or tuples of scalars, never arrays.
+    storage: Rc<[Datum]>,
+    full_shape: Rc<[usize]>,
+    first_axis: usize,
+    offset: usize,
+}
+
+impl Datum {
+    pub(super) fn scalar_type(&self) -> Option<Scalar> {
+        match self {
+            Datum::F32(_) => Some(Scalar::F32),
+            Datum::F64(_) => Some(Scalar::F64),
+            Datum::I32(_) => Some(Scalar::I32),
+            Datum::I64(_) => Some(Scalar::I64),
+            Datum::Usize(_) => Some(Scalar::Usize),
+            Datum::Bool(_) => Some(Scalar::Bool),
+            Datum::Tuple(_) | Datum::Array(_) => None,
+        }
+    }
+
+    /// A description for internal errors: the scalar type, `tuple` or `array`.
+    pub(super) fn kind_name(&self) -> &'static str {
+        match self {
+            Datum::Tuple(_) => "tuple",
+            Datum::Array(_) => "array",
+            scalar => scalar.scalar_type().map(Scalar::name).unwrap_or("?"),
+        }
+    }
+
+    /// An integer of any type as `i64`; `usize` values above `i64::MAX` saturate (an index
+    /// that large clamps to the end of any axis anyway).
+    pub(super) fn to_i64(&self) -> Option<i64> {
+        match self {
+            Datum::I32(value) => Some(i64::from(*value)),
+            Datum::I64(value) => Some(*value),
+            Datum::Usize(value) => Some(i64::try_from(*value).unwrap_or(i64::MAX)),
+            _ => None,
+        }
+    }
+
+    /// Converts a public value without checking it against a type (see `run` for that).
+    pub(super) fn from_value(value: Value) -> Result<Datum, RuntimeError> {
+        Ok(match value {
+            Value::F32(value) => Datum::F32(value),
+            Value::F64(value) => Datum::F64(value),
+            Value::I32(value) => Datum::I32(value),
+            Value::I64(value) => Datum::I64(value),
+            Value::Usize(value) => Datum::Usize(value),
+            Value::Bool(value) => Datum::Bool(value),
+            Value::Tuple(fields) => {
+                Datum::Tuple(fields.into_iter().map(Datum::from_value).collect::<Result<Rc<[Datum]>, _>>()?)
+            }
+            Value::Array(array) => {
+                let elements = array
+                    .elements
+                    .into_iter()
+                    .map(Datum::from_value)
+                    .collect::<Result<Vec<Datum>, _>>()?;
+                Datum::Array(ArrayView::new(array.shape, elements)?)
+            }
+        })
+    }
+
+    pub(super) fn to_value(&self) -> Value {
+        match self {
+            Datum::F32(value) => Value::F32(*value),
+            Datum::F64(value) => Value::F64(*value),
+            Datum::I32(value) => Value::I32(*value),
+            Datum::I64(value) => Value::I64(*value),
+            Datum::Usize(value) => Value::Usize(*value),
+            Datum::Bool(value) => Value::Bool(*value),
+            Datum::Tuple(fields) => Value::Tuple(fields.iter().map(Datum::to_value).collect()),
+            Datum::Array(view) => Value::Array(ArrayValue {
+                shape: view.shape().to_vec(),
+                elements: view.elements().iter().map(Datum::to_value).collect(),
+            }),
+        }
+    }
+}
+
+impl ArrayView {
+    /// An array of `shape` (rank >= 1) holding `elements` row-major; the count must match and
+    /// no element may be an array.
+    pub(super) fn new(shape: Vec<usize>, elements: Vec<Datum>) -> Result<ArrayView, RuntimeError> {
+        if shape.is_empty() {
+            return Err(RuntimeError::internal("an array must have at least one axis"));
+        }
+        let count = shape.iter().try_fold(1usize, |product, &length| product.checked_mul(length));
+        if count != Some(elements.len()) {
+            return Err(RuntimeError::new(format!(
+                "an array of shape {shape:?} needs {} elements but has {}",
+                count.map_or_else(|| "too many".to_string(), |count| count.to_string()),
+                elements.len()
+            )));
+        }
+        if elements.iter().any(|element| matches!(element, Datum::Array(_))) {
+            return Err(RuntimeError::internal("an array element is itself an array"));
+        }
+        Ok(ArrayView { storage: elements.into(), full_shape: shape.into(), first_axis: 0, offset: 0 })
+    }
+
+    pub(super) fn shape(&self) -> &[usize] {
+        self.full_shape.get(self.first_axis..).unwrap_or(&[])
+    }
+
+    /// Number of elements in the view. Cannot overflow: the storage holds the product of the
+    /// full shape, of which this is a factor.
+    pub(super) fn element_count(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// The view's elements, row-major.
+    pub(super) fn elements(&self) -> &[Datum] {
+        self.storage.get(self.offset..self.offset + self.element_count()).unwrap_or(&[])
+    }
+
+    /// `self[position]` on the outermost axis: an element for rank 1, else a sub-array view.
+    /// `None` when `position` is out of range.
+    pub(super) fn index(&self, position: usize) -> Option<Datum> {
+        let shape = self.shape();
+        let (&length, inner) = shape.split_first()?;
+        if position >= length {
+            return None;
+        }
+        if inner.is_empty() {
+            return self.storage.get(self.offset + position).cloned();
+        }
+        let stride: usize = inner.iter().product();
+        Some(Datum::Array(ArrayView {
+            storage: Rc::clone(&self.storage),
+            full_shape: Rc::clone(&self.full_shape),
+            first_axis: self.first_axis + 1,
+            offset: self.offset + position * stride,
+        }))
+    }
+}

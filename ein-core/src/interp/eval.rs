@@ -1,0 +1,370 @@
+//! The evaluator: a direct recursive walk of the IR with an environment indexed by `VarId`.
+//! Every failure, including a broken IR invariant, is a `RuntimeError`; nothing here panics.
+
+use super::datum::{ArrayView, Datum};
+use super::scalar;
+use super::value::RuntimeError;
+use crate::ir::{Bounds, Expr, ExprKind, Program, ReduceOp, Scalar, ScalarType, SizeCheck, Type, VarId};
+use std::rc::Rc;
+
+type Result<T> = std::result::Result<T, RuntimeError>;
+
+/// Deeper expression trees than this are refused rather than risking a stack overflow (a
+/// recursion of the evaluator per nesting level; real programs are far shallower).
+const MAXIMUM_NESTING: usize = 400;
+
+pub(super) struct Interpreter<'p> {
+    program: &'p Program,
+    /// Concrete types of `ScalarType::Param(k)`.
+    type_args: &'p [Scalar],
+    /// The current value of every variable, `None` while unbound.
+    environment: Vec<Option<Datum>>,
+    depth: usize,
+}
+
+impl<'p> Interpreter<'p> {
+    pub(super) fn new(program: &'p Program, type_args: &'p [Scalar]) -> Interpreter<'p> {
+        Interpreter { program, type_args, environment: vec![None; program.vars.len()], depth: 0 }
+    }
+
+    pub(super) fn resolve(&self, ty: ScalarType) -> Result<Scalar> {
+        match ty {
+            ScalarType::Known(scalar) => Ok(scalar),
+            ScalarType::Param(position) => self
+                .type_args
+                .get(position)
+                .copied()
+                .ok_or_else(|| RuntimeError::new(format!("no type argument given for T{position}"))),
+        }
+    }
+
+    pub(super) fn var_name(&self, var: VarId) -> String {
+        match self.program.vars.get(var.0 as usize) {
+            Some(info) => info.name.clone(),
+            None => format!("#{}", var.0),
+        }
+    }
+
+    /// Binds `var` to `value`, returning what it was bound to before (for restoring).
+    pub(super) fn bind(&mut self, var: VarId, value: Datum) -> Result<Option<Datum>> {
+        match self.environment.get_mut(var.0 as usize) {
+            Some(slot) => Ok(slot.replace(value)),
+            None => Err(RuntimeError::internal(format!("variable #{} is not declared", var.0))),
+        }
+    }
+
+    fn restore(&mut self, var: VarId, previous: Option<Datum>) {
+        if let Some(slot) = self.environment.get_mut(var.0 as usize) {
+            *slot = previous;
+        }
+    }
+
+    fn lookup(&self, var: VarId) -> Result<Datum> {
+        match self.environment.get(var.0 as usize) {
+            Some(Some(value)) => Ok(value.clone()),
+            Some(None) => Err(RuntimeError::internal(format!("variable `{}` is used unbound", self.var_name(var)))),
+            None => Err(RuntimeError::internal(format!("variable #{} is not declared", var.0))),
+        }
+    }
+
+    fn scalar_type_of(&self, ty: &Type) -> Result<Scalar> {
+        match ty {
+            Type::Scalar(scalar) => self.resolve(*scalar),
+            other => Err(RuntimeError::internal(format!("expected a scalar type, found {other}"))),
+        }
+    }
+
+    pub(super) fn eval(&mut self, expr: &Expr) -> Result<Datum> {
+        if self.depth >= MAXIMUM_NESTING {
+            return Err(RuntimeError::internal("expression nested too deeply to interpret"));
+        }
+        self.depth += 1;
+        let result = self.eval_node(expr);
+        self.depth -= 1;
+        result
+    }
+
+    fn eval_node(&mut self, expr: &Expr) -> Result<Datum> {
+        match &expr.kind {
+            ExprKind::Literal(literal) => scalar::literal(*literal, self.scalar_type_of(&expr.ty)?),
+            ExprKind::Var(var) => self.lookup(*var),
+            ExprKind::For { index, size, body } => self.eval_for(expr, *index, size, body),
+            ExprKind::Reduce { op, index, size, body } => self.eval_reduce(expr, *op, *index, size, body),
+            ExprKind::Fold { index, count, acc, init, body } => self.eval_fold(*index, count, *acc, init, body),
+            ExprKind::Let { var, value, body } => {
+                let value = self.eval(value)?;
+                let previous = self.bind(*var, value)?;
+                let result = self.eval(body)?;
+                self.restore(*var, previous);
+                Ok(result)
+            }
+            ExprKind::Index { array, index, bounds } => self.eval_index(array, index, *bounds),
+            ExprKind::Select { cond, then, otherwise } => {
+                let cond = self.eval(cond)?;
+                // Both sides are evaluated (predication): an error in either propagates.
+                let then = self.eval(then)?;
+                let otherwise = self.eval(otherwise)?;
+                match cond {
+                    Datum::Bool(true) => Ok(then),
+                    Datum::Bool(false) => Ok(otherwise),
+                    other => Err(RuntimeError::internal(format!("select on a {}", other.kind_name()))),
+                }
+            }
+            ExprKind::Tuple(items) => {
+                let fields = items.iter().map(|item| self.eval(item)).collect::<Result<Rc<[Datum]>>>()?;
+                Ok(Datum::Tuple(fields))
+            }
+            ExprKind::Project { tuple, field } => {
+                let tuple = self.eval(tuple)?;
+                project(tuple, *field)
+            }
+            ExprKind::Unary { op, operand } => {
+                let operand = self.eval(operand)?;
+                scalar::unary(*op, operand)
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let lhs = self.eval(lhs)?;
+                let rhs = self.eval(rhs)?;
+                scalar::binary(*op, lhs, rhs)
+            }
+            ExprKind::Call { func, args } => {
+                let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
+                scalar::call(*func, arguments)
+            }
+            ExprKind::Cast { operand, to } => {
+                let operand = self.eval(operand)?;
+                scalar::cast(operand, self.resolve(*to)?)
+            }
+            ExprKind::Len { array, axis } => match self.eval(array)? {
+                Datum::Array(view) => match view.shape().get(*axis) {
+                    Some(&length) => Ok(Datum::I64(length_to_i64(length))),
+                    None => Err(RuntimeError::internal(format!("`len` of axis {axis} of a rank-{} array", view.shape().len()))),
+                },
+                other => Err(RuntimeError::internal(format!("`len` of a {}", other.kind_name()))),
+            },
+            ExprKind::Assert { checks, body } => {
+                for check in checks {
+                    self.check_size(check)?;
+                }
+                self.eval(body)
+            }
+        }
+    }
+
+    fn check_size(&mut self, check: &SizeCheck) -> Result<()> {
+        let left = self.eval_integer(&check.left)?;
+        let right = self.eval_integer(&check.right)?;
+        if left == right {
+            return Ok(());
+        }
+        Err(RuntimeError::new(format!(
+            "size mismatch for index `{}`: {} has {left} elements but {} has {right}",
+            check.index_name, check.left_what, check.right_what
+        )))
+    }
+
+    fn eval_integer(&mut self, expr: &Expr) -> Result<i64> {
+        let value = self.eval(expr)?;
+        value
+            .to_i64()
+            .ok_or_else(|| RuntimeError::internal(format!("expected an integer, found a {}", value.kind_name())))
+    }
+
+    /// The iteration count of `index`; negative sizes are the user's error.
+    fn eval_size(&mut self, size: &Expr, index: VarId) -> Result<usize> {
+        let size = self.eval_integer(size)?;
+        usize::try_from(size)
+            .map_err(|_| RuntimeError::new(format!("size of index `{}` is {size}", self.var_name(index))))
+    }
+
+    fn eval_for(&mut self, whole: &Expr, index: VarId, size: &Expr, body: &Expr) -> Result<Datum> {
+        let count = self.eval_size(size, index)?;
+        if count == 0 {
+            let mut shape = vec![0];
+            if body.ty.rank() > 0 {
+                shape.extend(self.empty_comprehension_inner_shape(whole)?);
+            }
+            return Ok(Datum::Array(ArrayView::new(shape, Vec::new())?));
+        }
+        let mut elements = Vec::new();
+        // The shape of the body's value (empty for scalars and tuples), fixed by iteration 0.
+        let mut inner_shape: Option<Vec<usize>> = None;
+        let mut previous = None;
+        for position in 0..count {
+            let bound = self.bind(index, Datum::I64(length_to_i64(position)))?;
+            if position == 0 {
+                previous = bound;
+            }
+            let value = self.eval(body)?;
+            let value_shape = match &value {
+                Datum::Array(view) => view.shape(),
+                _ => &[],
+            };
+            match &inner_shape {
+                None => inner_shape = Some(value_shape.to_vec()),
+                Some(expected) if expected.as_slice() != value_shape => {
+                    return Err(RuntimeError::internal(format!(
+                        "irregular comprehension over `{}`: element 0 has shape {expected:?}, element {position} has shape {value_shape:?}",
+                        self.var_name(index)
+                    )));
+                }
+                Some(_) => {}
+            }
+            match value {
+                Datum::Array(view) => elements.extend_from_slice(view.elements()),
+                Datum::Tuple(fields) if fields.iter().any(|field| matches!(field, Datum::Array(_))) => {
+                    return Err(RuntimeError::internal("a comprehension of tuples holding arrays"));
+                }
+                element => elements.push(element),
+            }
+        }
+        self.restore(index, previous);
+        let mut shape = vec![count];
+        shape.extend(inner_shape.unwrap_or_default());
+        Ok(Datum::Array(ArrayView::new(shape, elements)?))
+    }
+
+    /// The axes of the body of an empty comprehension, which is never evaluated: its shape
+    /// expressions (regularity: sizes never depend on the index) evaluated in the enclosing
+    /// scope.
+    fn empty_comprehension_inner_shape(&mut self, whole: &Expr) -> Result<Vec<usize>> {
+        let unknown = || RuntimeError::internal("cannot determine the shape of an empty comprehension");
+        let sizes = crate::ir::shape::shape_of(self.program, whole).ok_or_else(unknown)?;
+        if sizes.len() != whole.ty.rank() {
+            return Err(unknown());
+        }
+        let mut shape = Vec::new();
+        for (axis, size) in sizes.iter().enumerate().skip(1) {
+            let length = self.eval_integer(size)?;
+            let length = usize::try_from(length).map_err(|_| {
+                RuntimeError::new(format!("size of axis {axis} of an empty comprehension is {length}"))
+            })?;
+            shape.push(length);
+        }
+        Ok(shape)
+    }
+
+    fn eval_reduce(&mut self, whole: &Expr, op: ReduceOp, index: VarId, size: &Expr, body: &Expr) -> Result<Datum> {
+        let count = self.eval_size(size, index)?;
+        let previous = self.bind(index, Datum::I64(0))?;
+        let result = match op {
+            ReduceOp::ArgMax | ReduceOp::ArgMin => {
+                if count == 0 {
+                    return Err(RuntimeError::new(format!(
+                        "{} over an empty range of index `{}`",
+                        op.name(),
+                        self.var_name(index)
+                    )));
+                }
+                let better = if op == ReduceOp::ArgMax { crate::ops::BinaryOp::Gt } else { crate::ops::BinaryOp::Lt };
+                let mut best = self.eval(body)?;
+                let mut best_position = 0usize;
+                for position in 1..count {
+                    self.bind(index, Datum::I64(length_to_i64(position)))?;
+                    let value = self.eval(body)?;
+                    // Strict comparison: ties keep the first index.
+                    if let Datum::Bool(true) = scalar::binary(better, value.clone(), best.clone())? {
+                        best = value;
+                        best_position = position;
+                    }
+                }
+                Datum::Usize(best_position)
+            }
+            _ => {
+                let mut accumulator = scalar::identity(op, self.scalar_type_of(&whole.ty)?)?;
+                for position in 0..count {
+                    self.bind(index, Datum::I64(length_to_i64(position)))?;
+                    let value = self.eval(body)?;
+                    accumulator = scalar::combine(op, accumulator, value)?;
+                }
+                accumulator
+            }
+        };
+        self.restore(index, previous);
+        Ok(result)
+    }
+
+    fn eval_fold(&mut self, index: VarId, count: &Expr, acc: VarId, init: &Expr, body: &Expr) -> Result<Datum> {
+        let count = self.eval_size(count, index)?;
+        let mut accumulator = self.eval(init)?;
+        let previous_index = self.bind(index, Datum::I64(0))?;
+        let previous_accumulator = self.bind(acc, accumulator.clone())?;
+        for position in 0..count {
+            self.bind(index, Datum::I64(length_to_i64(position)))?;
+            self.bind(acc, accumulator)?;
+            accumulator = self.eval(body)?;
+        }
+        self.restore(index, previous_index);
+        self.restore(acc, previous_accumulator);
+        Ok(accumulator)
+    }
+
+    fn eval_index(&mut self, array_expr: &Expr, index_expr: &Expr, bounds: Bounds) -> Result<Datum> {
+        let array = self.eval(array_expr)?;
+        let index = self.eval_integer(index_expr)?;
+        let Datum::Array(view) = array else {
+            return Err(RuntimeError::internal(format!("indexing a {}", array.kind_name())));
+        };
+        let length = view.shape().first().copied().unwrap_or(0);
+        let position = match bounds {
+            Bounds::Proven => match usize::try_from(index) {
+                Ok(position) if position < length => position,
+                _ => {
+                    return Err(RuntimeError::internal(format!(
+                        "index {index} out of range 0..{length} in {}, a read proven in bounds",
+                        self.describe_axis(array_expr)
+                    )));
+                }
+            },
+            Bounds::Clamped => {
+                if length == 0 {
+                    return Err(RuntimeError::new(format!("read from {}", self.describe_axis(array_expr))));
+                }
+                usize::try_from(index.max(0)).unwrap_or(usize::MAX).min(length - 1)
+            }
+        };
+        view.index(position)
+            .ok_or_else(|| RuntimeError::internal(format!("index {position} out of range of a view of length {length}")))
+    }
+
+    /// Names the axis that `array_expr[..]` reads: "empty axis 1 of `a`" for `a[i][j]`.
+    fn describe_axis(&self, array_expr: &Expr) -> String {
+        let mut axis = 0;
+        let mut current = array_expr;
+        loop {
+            match &current.kind {
+                ExprKind::Index { array, .. } => {
+                    axis += 1;
+                    current = array;
+                }
+                ExprKind::Var(var) => return format!("empty axis {axis} of `{}`", self.var_name(*var)),
+                _ => return format!("empty axis {axis} of a computed array"),
+            }
+        }
+    }
+}
+
+/// Field `field` of a tuple, or of every element of an array of tuples.
+fn project(value: Datum, field: usize) -> Result<Datum> {
+    let missing = |length: usize| RuntimeError::internal(format!("field {field} of a tuple of {length}"));
+    match value {
+        Datum::Tuple(fields) => fields.get(field).cloned().ok_or_else(|| missing(fields.len())),
+        Datum::Array(view) => {
+            let elements = view
+                .elements()
+                .iter()
+                .map(|element| match element {
+                    Datum::Tuple(fields) => fields.get(field).cloned().ok_or_else(|| missing(fields.len())),
+                    other => Err(RuntimeError::internal(format!("projection of a {}", other.kind_name()))),
+                })
+                .collect::<Result<Vec<Datum>>>()?;
+            Ok(Datum::Array(ArrayView::new(view.shape().to_vec(), elements)?))
+        }
+        other => Err(RuntimeError::internal(format!("projection of a {}", other.kind_name()))),
+    }
+}
+
+/// A length as `i64`: lengths of real arrays always fit.
+fn length_to_i64(length: usize) -> i64 {
+    i64::try_from(length).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,272 @@
+//! Scalar operations of the interpreter, exactly as /work/semantics.md fixes them: Rust float
+//! arithmetic, wrapping integer arithmetic, an error for integer division by zero, Rust `as`
+//! casts, and the std float methods for built-in functions.
+
+use super::datum::Datum;
+use super::value::RuntimeError;
+use crate::ir::Literal;
+use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
+use std::rc::Rc;
+
+type Result<T> = std::result::Result<T, RuntimeError>;
+
+/// A literal converted to its node's scalar type with Rust `as` semantics.
+pub(super) fn literal(literal: Literal, to: Scalar) -> Result<Datum> {
+    match literal {
+        Literal::Int(value) => cast(Datum::I64(value), to),
+        Literal::Float(value) if to != Scalar::Bool => cast(Datum::F64(value), to),
+        Literal::Bool(value) if to == Scalar::Bool => Ok(Datum::Bool(value)),
+        _ => Err(RuntimeError::internal(format!("literal {literal:?} cannot have type {to}"))),
+    }
+}
+
+pub(super) fn unary(op: UnaryOp, operand: Datum) -> Result<Datum> {
+    Ok(match (op, operand) {
+        (UnaryOp::Neg, Datum::F32(value)) => Datum::F32(-value),
+        (UnaryOp::Neg, Datum::F64(value)) => Datum::F64(-value),
+        (UnaryOp::Neg, Datum::I32(value)) => Datum::I32(value.wrapping_neg()),
+        (UnaryOp::Neg, Datum::I64(value)) => Datum::I64(value.wrapping_neg()),
+        (UnaryOp::Neg, Datum::Usize(value)) => Datum::Usize(value.wrapping_neg()),
+        (UnaryOp::Not, Datum::Bool(value)) => Datum::Bool(!value),
+        (op, operand) => {
+            return Err(RuntimeError::internal(format!("{op:?} applied to a {}", operand.kind_name())));
+        }
+    })
+}
+
+/// Arithmetic and comparison on two floats of one type.
+macro_rules! float_binary {
+    ($op:expr, $left:expr, $right:expr, $variant:ident) => {
+        match $op {
+            BinaryOp::Add => Datum::$variant($left + $right),
+            BinaryOp::Sub => Datum::$variant($left - $right),
+            BinaryOp::Mul => Datum::$variant($left * $right),
+            BinaryOp::Div => Datum::$variant($left / $right),
+            BinaryOp::Rem => Datum::$variant($left % $right),
+            BinaryOp::Eq => Datum::Bool($left == $right),
+            BinaryOp::Ne => Datum::Bool($left != $right),
+            BinaryOp::Lt => Datum::Bool($left < $right),
+            BinaryOp::Le => Datum::Bool($left <= $right),
+            BinaryOp::Gt => Datum::Bool($left > $right),
+            BinaryOp::Ge => Datum::Bool($left >= $right),
+            BinaryOp::And | BinaryOp::Or => return Err(operator_mismatch($op, stringify!($variant))),
+        }
+    };
+}
+
+/// Wrapping arithmetic and comparison on two integers of one type.
+macro_rules! int_binary {
+    ($op:expr, $left:expr, $right:expr, $variant:ident) => {
+        match $op {
+            BinaryOp::Add => Datum::$variant($left.wrapping_add($right)),
+            BinaryOp::Sub => Datum::$variant($left.wrapping_sub($right)),
+            BinaryOp::Mul => Datum::$variant($left.wrapping_mul($right)),
+            BinaryOp::Div if $right == 0 => return Err(division_by_zero()),
+            BinaryOp::Div => Datum::$variant($left.wrapping_div($right)),
+            BinaryOp::Rem if $right == 0 => return Err(division_by_zero()),
+            BinaryOp::Rem => Datum::$variant($left.wrapping_rem($right)),
+            BinaryOp::Eq => Datum::Bool($left == $right),
+            BinaryOp::Ne => Datum::Bool($left != $right),
+            BinaryOp::Lt => Datum::Bool($left < $right),
+            BinaryOp::Le => Datum::Bool($left <= $right),
+            BinaryOp::Gt => Datum::Bool($left > $right),
+            BinaryOp::Ge => Datum::Bool($left >= $right),
+            BinaryOp::And | BinaryOp::Or => return Err(operator_mismatch($op, stringify!($variant))),
+        }
+    };
+}
+
+fn division_by_zero() -> RuntimeError {
+    RuntimeError::new("integer division by zero")
+}
+
+fn operator_mismatch(op: BinaryOp, operands: &str) -> RuntimeError {
+    RuntimeError::internal(format!("`{}` applied to {operands} operands", op.symbol()))
+}
+
+pub(super) fn binary(op: BinaryOp, left: Datum, right: Datum) -> Result<Datum> {
+    Ok(match (left, right) {
+        (Datum::F32(left), Datum::F32(right)) => float_binary!(op, left, right, F32),
+        (Datum::F64(left), Datum::F64(right)) => float_binary!(op, left, right, F64),
+        (Datum::I32(left), Datum::I32(right)) => int_binary!(op, left, right, I32),
+        (Datum::I64(left), Datum::I64(right)) => int_binary!(op, left, right, I64),
+        (Datum::Usize(left), Datum::Usize(right)) => int_binary!(op, left, right, Usize),
+        (Datum::Bool(left), Datum::Bool(right)) => match op {
+            BinaryOp::And => Datum::Bool(left && right),
+            BinaryOp::Or => Datum::Bool(left || right),
+            BinaryOp::Eq => Datum::Bool(left == right),
+            BinaryOp::Ne => Datum::Bool(left != right),
+            BinaryOp::Lt => Datum::Bool(!left & right),
+            BinaryOp::Le => Datum::Bool(left <= right),
+            BinaryOp::Gt => Datum::Bool(left & !right),
+            BinaryOp::Ge => Datum::Bool(left >= right),
+            _ => return Err(operator_mismatch(op, "bool")),
+        },
+        // Tuples compare for (in)equality field by field, like Rust's tuple `PartialEq`.
+        (Datum::Tuple(left), Datum::Tuple(right)) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
+            let equal = tuples_equal(&left, &right)?;
+            Datum::Bool(if op == BinaryOp::Eq { equal } else { !equal })
+        }
+        (left, right) => {
+            return Err(RuntimeError::internal(format!(
+                "`{}` applied to {} and {}",
+                op.symbol(),
+                left.kind_name(),
+                right.kind_name()
+            )));
+        }
+    })
+}
+
+fn tuples_equal(left: &Rc<[Datum]>, right: &Rc<[Datum]>) -> Result<bool> {
+    if left.len() != right.len() {
+        return Err(RuntimeError::internal("`==` applied to tuples of different lengths"));
+    }
+    for (l, r) in left.iter().zip(right.iter()) {
+        if !matches!(binary(BinaryOp::Eq, l.clone(), r.clone())?, Datum::Bool(true)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// One-argument float functions, by the std method of the same name.
+macro_rules! float_function {
+    ($func:expr, $value:expr, $variant:ident) => {
+        Datum::$variant(match $func {
+            Func::Exp => $value.exp(),
+            Func::Ln => $value.ln(),
+            Func::Sqrt => $value.sqrt(),
+            Func::Sin => $value.sin(),
+            Func::Cos => $value.cos(),
+            Func::Tan => $value.tan(),
+            Func::Tanh => $value.tanh(),
+            Func::Abs => $value.abs(),
+            Func::Floor => $value.floor(),
+            Func::Ceil => $value.ceil(),
+            Func::Pow | Func::Min | Func::Max => return Err(arity_mismatch($func, 1)),
+        })
+    };
+}
+
+fn arity_mismatch(func: Func, given: usize) -> RuntimeError {
+    RuntimeError::internal(format!("`{}` takes {} arguments, given {given}", func.name(), func.arity()))
+}
+
+pub(super) fn call(func: Func, arguments: Vec<Datum>) -> Result<Datum> {
+    let count = arguments.len();
+    let mut arguments = arguments.into_iter();
+    match (arguments.next(), arguments.next(), arguments.next()) {
+        (Some(argument), None, None) => call_unary(func, argument),
+        (Some(left), Some(right), None) => call_binary(func, left, right),
+        _ => Err(arity_mismatch(func, count)),
+    }
+}
+
+fn call_unary(func: Func, argument: Datum) -> Result<Datum> {
+    Ok(match (func, argument) {
+        (func, Datum::F32(value)) => float_function!(func, value, F32),
+        (func, Datum::F64(value)) => float_function!(func, value, F64),
+        (Func::Abs, Datum::I32(value)) => Datum::I32(value.wrapping_abs()),
+        (Func::Abs, Datum::I64(value)) => Datum::I64(value.wrapping_abs()),
+        (Func::Abs, Datum::Usize(value)) => Datum::Usize(value),
+        (func, argument) => return Err(function_mismatch(func, &argument)),
+    })
+}
+
+fn call_binary(func: Func, left: Datum, right: Datum) -> Result<Datum> {
+    Ok(match (func, left, right) {
+        (Func::Pow, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.powf(right)),
+        (Func::Pow, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.powf(right)),
+        (Func::Min, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.min(right)),
+        (Func::Min, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.min(right)),
+        (Func::Min, Datum::I32(left), Datum::I32(right)) => Datum::I32(left.min(right)),
+        (Func::Min, Datum::I64(left), Datum::I64(right)) => Datum::I64(left.min(right)),
+        (Func::Min, Datum::Usize(left), Datum::Usize(right)) => Datum::Usize(left.min(right)),
+        (Func::Max, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.max(right)),
+        (Func::Max, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.max(right)),
+        (Func::Max, Datum::I32(left), Datum::I32(right)) => Datum::I32(left.max(right)),
+        (Func::Max, Datum::I64(left), Datum::I64(right)) => Datum::I64(left.max(right)),
+        (Func::Max, Datum::Usize(left), Datum::Usize(right)) => Datum::Usize(left.max(right)),
+        (func @ (Func::Pow | Func::Min | Func::Max), left, _) => return Err(function_mismatch(func, &left)),
+        (func, _, _) => return Err(arity_mismatch(func, 2)),
+    })
+}
+
+fn function_mismatch(func: Func, argument: &Datum) -> RuntimeError {
+    RuntimeError::internal(format!("`{}` applied to {}", func.name(), argument.kind_name()))
+}
+
+/// Every numeric `as` conversion from one source value.
+macro_rules! cast_number {
+    ($value:expr, $to:expr) => {
+        match $to {
+            Scalar::F32 => Datum::F32($value as f32),
+            Scalar::F64 => Datum::F64($value as f64),
+            Scalar::I32 => Datum::I32($value as i32),
+            Scalar::I64 => Datum::I64($value as i64),
+            Scalar::Usize => Datum::Usize($value as usize),
+            Scalar::Bool => return Err(RuntimeError::internal("a number cannot be cast to bool")),
+        }
+    };
+}
+
+/// Rust `as`: float → int saturates (NaN → 0), int → int wraps or extends, bool → number is
+/// 0 or 1 (floats included, as `b as u8 as f32`).
+pub(super) fn cast(value: Datum, to: Scalar) -> Result<Datum> {
+    Ok(match value {
+        Datum::F32(value) => cast_number!(value, to),
+        Datum::F64(value) => cast_number!(value, to),
+        Datum::I32(value) => cast_number!(value, to),
+        Datum::I64(value) => cast_number!(value, to),
+        Datum::Usize(value) => cast_number!(value, to),
+        Datum::Bool(value) if to == Scalar::Bool => Datum::Bool(value),
+        Datum::Bool(value) => cast_number!(u8::from(value), to),
+        other => return Err(RuntimeError::internal(format!("cannot cast a {} to {to}", other.kind_name()))),
+    })
+}
+
+/// The starting accumulator of `sum`, `prod`, `max`, `min`, `all` and `any` at type `ty`.
+pub(super) fn identity(op: ReduceOp, ty: Scalar) -> Result<Datum> {
+    use Scalar as S;
+    Ok(match (op, ty) {
+        (ReduceOp::Sum, S::F32) => Datum::F32(0.0),
+        (ReduceOp::Sum, S::F64) => Datum::F64(0.0),
+        (ReduceOp::Sum, S::I32) => Datum::I32(0),
+        (ReduceOp::Sum, S::I64) => Datum::I64(0),
+        (ReduceOp::Sum, S::Usize) => Datum::Usize(0),
+        (ReduceOp::Prod, S::F32) => Datum::F32(1.0),
+        (ReduceOp::Prod, S::F64) => Datum::F64(1.0),
+        (ReduceOp::Prod, S::I32) => Datum::I32(1),
+        (ReduceOp::Prod, S::I64) => Datum::I64(1),
+        (ReduceOp::Prod, S::Usize) => Datum::Usize(1),
+        (ReduceOp::Max, S::F32) => Datum::F32(f32::NEG_INFINITY),
+        (ReduceOp::Max, S::F64) => Datum::F64(f64::NEG_INFINITY),
+        (ReduceOp::Max, S::I32) => Datum::I32(i32::MIN),
+        (ReduceOp::Max, S::I64) => Datum::I64(i64::MIN),
+        (ReduceOp::Max, S::Usize) => Datum::Usize(usize::MIN),
+        (ReduceOp::Min, S::F32) => Datum::F32(f32::INFINITY),
+        (ReduceOp::Min, S::F64) => Datum::F64(f64::INFINITY),
+        (ReduceOp::Min, S::I32) => Datum::I32(i32::MAX),
+        (ReduceOp::Min, S::I64) => Datum::I64(i64::MAX),
+        (ReduceOp::Min, S::Usize) => Datum::Usize(usize::MAX),
+        (ReduceOp::All, S::Bool) => Datum::Bool(true),
+        (ReduceOp::Any, S::Bool) => Datum::Bool(false),
+        (op, ty) => return Err(RuntimeError::internal(format!("`{}` reduction of type {ty}", op.name()))),
+    })
+}
+
+/// One step of `sum`, `prod`, `max`, `min`, `all` or `any`: `accumulator ⊕ value`.
+pub(super) fn combine(op: ReduceOp, accumulator: Datum, value: Datum) -> Result<Datum> {
+    match op {
+        ReduceOp::Sum => binary(BinaryOp::Add, accumulator, value),
+        ReduceOp::Prod => binary(BinaryOp::Mul, accumulator, value),
+        ReduceOp::Max => call_binary(Func::Max, accumulator, value),
+        ReduceOp::Min => call_binary(Func::Min, accumulator, value),
+        ReduceOp::All => binary(BinaryOp::And, accumulator, value),
+        ReduceOp::Any => binary(BinaryOp::Or, accumulator, value),
+        ReduceOp::ArgMax | ReduceOp::ArgMin => {
+            Err(RuntimeError::internal(format!("`{}` has no accumulator step", op.name())))
+        }
+    }
+}

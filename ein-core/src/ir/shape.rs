@@ -1,0 +1,135 @@
+//! Symbolic shapes: the size of every axis of an array-typed expression as `i64` IR
+//! expressions that can be evaluated before the expression itself (regularity makes this
+//! possible: a size never depends on a comprehension index). Used by size inference, by code
+//! generation (to allocate before looping) and by the interpreter (empty comprehensions).
+
+use super::visit::{bound_vars, free_vars, substitute};
+use super::{Expr, ExprKind, Literal, Program, Type};
+
+/// The sizes of every axis of `expr` (empty for non-arrays), valid in the scope that encloses
+/// `expr`: they mention no variable bound inside it. `None` when a size can only be known by
+/// evaluating something bound inside `expr`.
+pub fn shape_of(program: &Program, expr: &Expr) -> Option<Vec<Expr>> {
+    let inside = bound_vars(expr);
+    let _ = program;
+    let sizes = raw_shape(expr)?;
+    sizes
+        .into_iter()
+        .map(|size| {
+            let size = simplify_lengths(size);
+            free_vars(&size).is_disjoint(&inside).then_some(size)
+        })
+        .collect()
+}
+
+/// `len(array, axis)` as an IR expression.
+pub fn length(array: Expr, axis: usize) -> Expr {
+    let span = array.span;
+    Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span)
+}
+
+/// An `i64` literal.
+pub fn int(value: i64, span: proc_macro2::Span) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Int(value)), Type::I64, span)
+}
+
+pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
+    let rank = expr.ty.rank();
+    if rank == 0 {
+        return Some(Vec::new());
+    }
+    let sizes = match &expr.kind {
+        ExprKind::For { size, body, .. } => {
+            let mut sizes = vec![(**size).clone()];
+            sizes.extend(raw_shape(body)?);
+            sizes
+        }
+        ExprKind::Index { array, .. } => raw_shape(array)?.into_iter().skip(1).collect(),
+        ExprKind::Let { var, value, body } => {
+            let mut sizes = raw_shape(body)?;
+            for size in &mut sizes {
+                substitute(size, *var, value);
+            }
+            sizes
+        }
+        ExprKind::Assert { body, .. } => raw_shape(body)?,
+        ExprKind::Select { then, .. } => raw_shape(then)?,
+        ExprKind::Fold { init, .. } => raw_shape(init)?,
+        ExprKind::Project { tuple, field } => match &tuple.kind {
+            ExprKind::Tuple(items) => raw_shape(items.get(*field)?)?,
+            _ => lengths_of(expr, rank),
+        },
+        _ => lengths_of(expr, rank),
+    };
+    (sizes.len() == rank).then_some(sizes)
+}
+
+fn lengths_of(expr: &Expr, rank: usize) -> Vec<Expr> {
+    (0..rank).map(|axis| length(expr.clone(), axis)).collect()
+}
+
+/// Rewrites `len(e, k)` for any `e` that is not a plain variable into the `k`-th symbolic size
+/// of `e`, so sizes end up in terms of parameters and outer variables.
+pub fn simplify_lengths(size: Expr) -> Expr {
+    simplify_lengths_to_depth(size, 0)
+}
+
+fn simplify_lengths_to_depth(mut size: Expr, depth: usize) -> Expr {
+    if depth > 64 {
+        return size;
+    }
+    if let ExprKind::Len { array, axis } = &size.kind {
+        if !matches!(array.kind, ExprKind::Var(_)) {
+            let replacement = match &array.kind {
+                // Falling back to `len` of the same expression would loop forever.
+                ExprKind::Project { tuple, .. } if !matches!(tuple.kind, ExprKind::Tuple(_)) => None,
+                ExprKind::Call { .. } | ExprKind::Var(_) => None,
+                _ => raw_shape(array).and_then(|sizes| sizes.into_iter().nth(*axis)),
+            };
+            if let Some(replacement) = replacement {
+                return simplify_lengths_to_depth(replacement, depth + 1);
+            }
+        }
+        return size;
+    }
+    size.for_each_child_mut(|child| {
+        let taken = std::mem::replace(child, int(0, child.span));
+        *child = simplify_lengths_to_depth(taken, depth + 1);
+    });
+    size
+}
+
+/// Structural equality of two expressions, ignoring spans (and types, which follow from the
+/// structure for well-typed terms).
+pub fn same_expr(left: &Expr, right: &Expr) -> bool {
+    use ExprKind as K;
+    let same_children = || {
+        let mut left_children = Vec::new();
+        left.for_each_child(|child| left_children.push(child));
+        let mut right_children = Vec::new();
+        right.for_each_child(|child| right_children.push(child));
+        left_children.len() == right_children.len()
+            && left_children.iter().zip(&right_children).all(|(l, r)| same_expr(l, r))
+    };
+    let same_node = match (&left.kind, &right.kind) {
+        (K::Literal(l), K::Literal(r)) => match (l, r) {
+            (Literal::Float(l), Literal::Float(r)) => l.to_bits() == r.to_bits(),
+            _ => l == r,
+        },
+        (K::Var(l), K::Var(r)) => l == r,
+        (K::For { index: l, .. }, K::For { index: r, .. }) => l == r,
+        (K::Reduce { op: lo, index: l, .. }, K::Reduce { op: ro, index: r, .. }) => lo == ro && l == r,
+        (K::Fold { index: li, acc: la, .. }, K::Fold { index: ri, acc: ra, .. }) => li == ri && la == ra,
+        (K::Let { var: l, .. }, K::Let { var: r, .. }) => l == r,
+        (K::Index { bounds: l, .. }, K::Index { bounds: r, .. }) => l == r,
+        (K::Select { .. }, K::Select { .. }) | (K::Tuple(_), K::Tuple(_)) | (K::Assert { .. }, K::Assert { .. }) => true,
+        (K::Project { field: l, .. }, K::Project { field: r, .. }) => l == r,
+        (K::Unary { op: l, .. }, K::Unary { op: r, .. }) => l == r,
+        (K::Binary { op: l, .. }, K::Binary { op: r, .. }) => l == r,
+        (K::Call { func: l, .. }, K::Call { func: r, .. }) => l == r,
+        (K::Cast { to: l, .. }, K::Cast { to: r, .. }) => l == r,
+        (K::Len { axis: l, .. }, K::Len { axis: r, .. }) => l == r,
+        _ => false,
+    };
+    same_node && left.ty == right.ty && same_children()
+}

@@ -1,0 +1,574 @@
+//! Building outputs: an uninitialised [`Buffer`] is filled row by row, each row through an
+//! [`Out`] that writes sequentially, on rayon's pool when the output is large ([`fill_rows`]).
+//! Arrays of tuples are tuples of buffers ([`Columns`]), written with [`Push`] and
+//! [`CopyInto`].
+//!
+//! Soundness rests on three facts: rows are disjoint chunks, so every row's `Out` may be
+//! handed to a different thread; an `Out` can only ever write inside its row; and a buffer
+//! only becomes an [`Array`] once `fill_rows` has seen every row written in full.
+
+use std::mem::{ManuallyDrop, MaybeUninit};
+
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::errors::internal_error;
+use crate::view::{element_count, View};
+
+/// Rows are filled in parallel once an output has at least this many elements, and each
+/// parallel task gets at least this many (so tiny outputs never touch the thread pool).
+pub const GRAIN: usize = 1 << 14;
+
+/// An uninitialised output buffer of `len` elements, filled row by row.
+pub struct Buffer<T> {
+    elements: Vec<MaybeUninit<T>>,
+    /// The elements `0..initialised` have been written.
+    initialised: usize,
+}
+
+impl<T: Copy> Buffer<T> {
+    /// A buffer of `len` uninitialised elements.
+    pub fn new(len: usize) -> Self {
+        let mut elements = Vec::with_capacity(len);
+        // SAFETY: the capacity is `len`, and MaybeUninit needs no initialisation.
+        unsafe { elements.set_len(len) };
+        Buffer { elements, initialised: 0 }
+    }
+
+    /// Panics unless every element was written exactly (each row's Out finished full).
+    pub fn into_array<const N: usize>(self, shape: [usize; N]) -> Array<T, N> {
+        let len = self.elements.len();
+        if element_count(shape) != Some(len) {
+            internal_error(format_args!(
+                "a buffer of {len} elements cannot become an array of shape {shape:?}"
+            ));
+        }
+        if self.initialised != len {
+            internal_error(format_args!(
+                "only {} of the {len} elements of an output buffer were written",
+                self.initialised
+            ));
+        }
+        let mut elements = ManuallyDrop::new(self.elements);
+        // SAFETY: all `len` elements are initialised, and MaybeUninit<T> has T's layout, so the
+        // allocation is a valid Vec<T> of the same length and capacity.
+        let data = unsafe {
+            Vec::from_raw_parts(elements.as_mut_ptr().cast::<T>(), len, elements.capacity())
+        };
+        Array::from_vec(shape, data)
+    }
+}
+
+impl<T> Buffer<T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.elements.len()
+    }
+
+    /// True if the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+}
+
+/// Sequential writer over one row (a contiguous chunk) of a Buffer.
+pub struct Out<'a, T> {
+    row: &'a mut [MaybeUninit<T>],
+    /// The elements `row[..written]` have been written.
+    written: usize,
+}
+
+impl<'a, T> Out<'a, T> {
+    /// A writer that fills `row` from its start.
+    #[inline]
+    pub fn new(row: &'a mut [MaybeUninit<T>]) -> Self {
+        Out { row, written: 0 }
+    }
+
+    /// Writes the next element; panics if the row is already full.
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        if self.written < self.row.len() {
+            // SAFETY: just checked that the position is inside the row.
+            unsafe { self.row.get_unchecked_mut(self.written) }.write(value);
+            self.written += 1;
+        } else {
+            row_overflow(self.row.len());
+        }
+    }
+
+    /// Writes `values` as the next elements; panics if they do not fit in the row.
+    #[inline]
+    pub fn push_slice(&mut self, values: &[T])
+    where
+        T: Copy,
+    {
+        let end = self.written + values.len();
+        if end > self.row.len() {
+            row_overflow(self.row.len());
+        }
+        for (slot, &value) in self.row[self.written..end].iter_mut().zip(values) {
+            slot.write(value);
+        }
+        self.written = end;
+    }
+
+    /// How many elements have been written.
+    #[inline]
+    pub fn written(&self) -> usize {
+        self.written
+    }
+
+    /// True once every element of the row has been written.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.written == self.row.len()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn row_overflow(row_len: usize) -> ! {
+    internal_error(format_args!("more than {row_len} elements written to an output row of {row_len}"))
+}
+
+#[cold]
+#[inline(never)]
+fn short_row(row: usize, row_len: usize) -> ! {
+    internal_error(format_args!(
+        "output row {row} was not filled: its code wrote fewer than its {row_len} elements"
+    ))
+}
+
+/// A pointer to a buffer's first element that may cross threads: [`fill_rows`] only ever
+/// turns it into disjoint rows.
+#[derive(Debug)]
+pub struct RowsPointer<T>(*mut MaybeUninit<T>);
+
+impl<T> Clone for RowsPointer<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RowsPointer<T> {}
+
+// SAFETY: the pointer is only used to build `Out`s over disjoint rows, each used by one thread
+// at a time, which is what `&mut [T]` allows across threads when T: Send.
+unsafe impl<T: Send> Send for RowsPointer<T> {}
+// SAFETY: as above; sharing the pointer itself gives no access.
+unsafe impl<T: Send> Sync for RowsPointer<T> {}
+
+mod sealed {
+    /// Only this crate implements [`super::Columns`]: `fill_rows` trusts its implementations.
+    pub trait Sealed {}
+}
+
+/// A buffer, or a (nested) tuple of buffers for arrays of tuples (SoA). Implemented for
+/// Buffer<T> and for tuples (A,), (A, B), … up to 8 of Columns.
+pub trait Columns: Send + sealed::Sealed {
+    /// The writers for one row: an [`Out`] per buffer, in the same tuple structure.
+    type Outs<'a>: Send
+    where
+        Self: 'a;
+
+    /// The start of every buffer, shareable across threads.
+    #[doc(hidden)]
+    type Pointers: Copy + Send + Sync;
+
+    /// True if every buffer has exactly `len` elements.
+    #[doc(hidden)]
+    fn has_len(&self, len: usize) -> bool;
+
+    /// The start of every buffer.
+    #[doc(hidden)]
+    fn pointers(&mut self) -> Self::Pointers;
+
+    /// The writers for elements `start..start + row_len` of every buffer.
+    ///
+    /// # Safety
+    /// `pointers` must come from a buffer of at least `start + row_len` elements that is not
+    /// otherwise accessed for `'a`, and no two live `Outs` may cover the same element.
+    #[doc(hidden)]
+    unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, row_len: usize) -> Self::Outs<'a>
+    where
+        Self: 'a;
+
+    /// True if every writer is full.
+    #[doc(hidden)]
+    fn is_full(outs: &Self::Outs<'_>) -> bool;
+
+    /// Records that elements `0..len` of every buffer are written.
+    #[doc(hidden)]
+    fn mark_initialised(&mut self, len: usize);
+}
+
+impl<T> sealed::Sealed for Buffer<T> {}
+
+impl<T: Copy + Send> Columns for Buffer<T> {
+    type Outs<'a> = Out<'a, T> where Self: 'a;
+    type Pointers = RowsPointer<T>;
+
+    fn has_len(&self, len: usize) -> bool {
+        self.elements.len() == len
+    }
+
+    fn pointers(&mut self) -> RowsPointer<T> {
+        RowsPointer(self.elements.as_mut_ptr())
+    }
+
+    #[inline]
+    unsafe fn outs<'a>(pointers: RowsPointer<T>, start: usize, row_len: usize) -> Out<'a, T>
+    where
+        Self: 'a,
+    {
+        // SAFETY: the caller promises the row lies inside the buffer and is not aliased.
+        Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), row_len) })
+    }
+
+    #[inline]
+    fn is_full(outs: &Out<'_, T>) -> bool {
+        outs.is_full()
+    }
+
+    fn mark_initialised(&mut self, len: usize) {
+        self.initialised = self.initialised.max(len);
+    }
+}
+
+/// Pushes a value (a scalar into an Out, a tuple into a tuple of Outs, recursively).
+pub trait Push<V> {
+    /// Writes `value` as the next element of every column.
+    fn push(&mut self, value: V);
+}
+
+impl<T> Push<T> for Out<'_, T> {
+    #[inline]
+    fn push(&mut self, value: T) {
+        Out::push(self, value);
+    }
+}
+
+/// Copies a view's elements in row-major order into the outs (views and tuples of views).
+pub trait CopyInto<O> {
+    /// Appends all of `self`'s elements, in row-major order, to `outs`.
+    fn copy_into(&self, outs: &mut O);
+}
+
+impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for View<'_, T, N> {
+    #[inline]
+    fn copy_into(&self, outs: &mut Out<'a, T>) {
+        match self.as_slice() {
+            Some(elements) => outs.push_slice(elements),
+            None => self.for_each(|value| outs.push(value)),
+        }
+    }
+}
+
+macro_rules! impl_tuples {
+    ($(($($column:ident $value:ident $position:tt),+))+) => {$(
+        impl<$($column),+> sealed::Sealed for ($($column,)+) {}
+
+        impl<$($column: Columns),+> Columns for ($($column,)+) {
+            type Outs<'a> = ($($column::Outs<'a>,)+) where Self: 'a;
+            type Pointers = ($($column::Pointers,)+);
+
+            fn has_len(&self, len: usize) -> bool {
+                $(self.$position.has_len(len))&&+
+            }
+
+            fn pointers(&mut self) -> Self::Pointers {
+                ($(self.$position.pointers(),)+)
+            }
+
+            #[inline]
+            unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, row_len: usize) -> Self::Outs<'a>
+            where
+                Self: 'a,
+            {
+                // SAFETY: the caller's promise holds for every column.
+                unsafe { ($($column::outs(pointers.$position, start, row_len),)+) }
+            }
+
+            #[inline]
+            fn is_full(outs: &Self::Outs<'_>) -> bool {
+                $($column::is_full(&outs.$position))&&+
+            }
+
+            fn mark_initialised(&mut self, len: usize) {
+                $(self.$position.mark_initialised(len);)+
+            }
+        }
+
+        impl<$($column: Push<$value>, $value),+> Push<($($value,)+)> for ($($column,)+) {
+            #[inline]
+            fn push(&mut self, value: ($($value,)+)) {
+                $(self.$position.push(value.$position);)+
+            }
+        }
+
+        impl<$($column: CopyInto<$value>, $value),+> CopyInto<($($value,)+)> for ($($column,)+) {
+            #[inline]
+            fn copy_into(&self, outs: &mut ($($value,)+)) {
+                $(self.$position.copy_into(&mut outs.$position);)+
+            }
+        }
+    )+};
+}
+
+impl_tuples! {
+    (A0 V0 0)
+    (A0 V0 0, A1 V1 1)
+    (A0 V0 0, A1 V1 1, A2 V2 2)
+    (A0 V0 0, A1 V1 1, A2 V2 2, A3 V3 3)
+    (A0 V0 0, A1 V1 1, A2 V2 2, A3 V3 3, A4 V4 4)
+    (A0 V0 0, A1 V1 1, A2 V2 2, A3 V3 3, A4 V4 4, A5 V5 5)
+    (A0 V0 0, A1 V1 1, A2 V2 2, A3 V3 3, A4 V4 4, A5 V5 5, A6 V6 6)
+    (A0 V0 0, A1 V1 1, A2 V2 2, A3 V3 3, A4 V4 4, A5 V5 5, A6 V6 6, A7 V7 7)
+}
+
+/// Fill `rows` rows of `row_len` elements each, calling `f(row, outs)` once per row, where
+/// `outs` writes exactly `row_len` elements into every column. Runs on rayon's pool when
+/// rows * row_len >= GRAIN (and rows > 1), otherwise serially on the calling thread.
+/// Each row's outs are checked full after `f` returns (panic otherwise).
+///
+/// Every column must have exactly `rows * row_len` elements. When `row_len` is 0 there is
+/// nothing to write and `f` is not called (so it cannot, for instance, read from an axis
+/// that only an element of the empty output would have read).
+pub fn fill_rows<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, f: F)
+where
+    F: for<'a> Fn(usize, &mut C::Outs<'a>) + Sync + Send,
+{
+    let Some(len) = rows.checked_mul(row_len) else {
+        internal_error(format_args!("{rows} rows of {row_len} elements overflow usize"));
+    };
+    if !columns.has_len(len) {
+        internal_error(format_args!(
+            "fill_rows of {rows} rows of {row_len} elements given buffers of another length"
+        ));
+    }
+    if len == 0 {
+        return;
+    }
+    let pointers = columns.pointers();
+    let fill_row = |row: usize| {
+        // SAFETY: row < rows, so the row lies inside every buffer (of `rows * row_len`
+        // elements); each row index is visited once, so rows are never aliased; and `columns`
+        // is mutably borrowed, hence not otherwise accessed, until every row is done.
+        let mut outs = unsafe { C::outs(pointers, row * row_len, row_len) };
+        f(row, &mut outs);
+        if !C::is_full(&outs) {
+            short_row(row, row_len);
+        }
+    };
+    if rows > 1 && len >= GRAIN {
+        let minimum_rows_per_task = GRAIN.div_ceil(row_len);
+        (0..rows)
+            .into_par_iter()
+            .with_min_len(minimum_rows_per_task)
+            .for_each(fill_row);
+    } else {
+        (0..rows).for_each(fill_row);
+    }
+    // Only reached if no row panicked, and every row that did not panic was checked full.
+    columns.mark_initialised(len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::panic_message;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn fills_a_small_buffer_serially() {
+        let mut buffer = Buffer::<i64>::new(6);
+        let caller = std::thread::current().id();
+        fill_rows(&mut buffer, 2, 3, |row, out| {
+            assert_eq!(std::thread::current().id(), caller);
+            for column in 0..3 {
+                out.push((row * 10 + column) as i64);
+            }
+        });
+        let array = buffer.into_array([2, 3]);
+        assert_eq!(array.as_slice(), &[0, 1, 2, 10, 11, 12]);
+        assert_eq!(array.shape(), [2, 3]);
+    }
+
+    #[test]
+    fn fills_a_large_buffer_in_parallel() {
+        let rows = 1000;
+        let row_len = 100;
+        assert!(rows * row_len > GRAIN);
+        let calls = AtomicUsize::new(0);
+        let mut buffer = Buffer::<f64>::new(rows * row_len);
+        fill_rows(&mut buffer, rows, row_len, |row, out| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            for column in 0..row_len {
+                out.push((row * row_len + column) as f64);
+            }
+        });
+        assert_eq!(calls.into_inner(), rows);
+        let array = buffer.into_array([rows, row_len]);
+        assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position as f64));
+    }
+
+    #[test]
+    fn fills_a_tuple_of_two_buffers() {
+        for (rows, row_len) in [(3, 4), (300, 200)] {
+            let mut columns = (Buffer::<i32>::new(rows * row_len), Buffer::<f32>::new(rows * row_len));
+            fill_rows(&mut columns, rows, row_len, |row, outs| {
+                for column in 0..row_len {
+                    outs.push(((row + column) as i32, (row * column) as f32));
+                }
+            });
+            let (first, second) = columns;
+            let first = first.into_array([rows, row_len]);
+            let second = second.into_array([rows, row_len]);
+            for row in 0..rows {
+                for column in 0..row_len {
+                    assert_eq!(first[[row, column]], (row + column) as i32);
+                    assert_eq!(second[[row, column]], (row * column) as f32);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fills_nested_tuples() {
+        let mut columns = (Buffer::<i64>::new(4), (Buffer::<bool>::new(4), Buffer::<usize>::new(4)));
+        fill_rows(&mut columns, 1, 4, |_, outs| {
+            for position in 0..4 {
+                outs.push((position as i64, (position % 2 == 0, position * 2)));
+            }
+        });
+        let (numbers, (flags, doubles)) = columns;
+        assert_eq!(numbers.into_array([4]).as_slice(), &[0, 1, 2, 3]);
+        assert_eq!(flags.into_array([4]).as_slice(), &[true, false, true, false]);
+        assert_eq!(doubles.into_array([2, 2]).as_slice(), &[0, 2, 4, 6]);
+    }
+
+    #[test]
+    fn copy_into_copies_views_and_tuples_of_views() {
+        let data: Vec<i32> = (0..12).collect();
+        let matrix = View::from_slice(&data, [3, 4]);
+        // SAFETY: a transposed view over the same 12 elements.
+        let transposed = unsafe { View::from_raw_parts(data.as_ptr(), [4, 3], [1, 4]) };
+        let mut columns = (Buffer::<i32>::new(24), Buffer::<i32>::new(24));
+        fill_rows(&mut columns, 2, 12, |row, outs| {
+            if row == 0 {
+                (matrix, transposed).copy_into(outs);
+            } else {
+                (transposed, matrix).copy_into(outs);
+            }
+        });
+        let (first, second) = columns;
+        let transposed_data: Vec<i32> = (0..4).flat_map(|j| (0..3).map(move |i| i * 4 + j)).collect();
+        let first = first.into_array([2, 12]).into_vec();
+        let second = second.into_array([2, 12]).into_vec();
+        assert_eq!(&first[..12], &data[..]);
+        assert_eq!(&first[12..], &transposed_data[..]);
+        assert_eq!(&second[..12], &transposed_data[..]);
+        assert_eq!(&second[12..], &data[..]);
+    }
+
+    #[test]
+    fn zero_rows_or_empty_rows_call_nothing() {
+        let mut buffer = Buffer::<f32>::new(0);
+        fill_rows(&mut buffer, 0, 5, |_, _| panic!("no rows"));
+        assert_eq!(buffer.into_array([0, 5]).shape(), [0, 5]);
+        let mut buffer = Buffer::<f32>::new(0);
+        fill_rows(&mut buffer, 1_000_000, 0, |_, _| panic!("no elements"));
+        assert_eq!(buffer.into_array([1_000_000, 0]).shape(), [1_000_000, 0]);
+    }
+
+    #[test]
+    fn a_short_row_panics_as_an_internal_error() {
+        for rows in [2, 1000] {
+            let message = panic_message(move || {
+                let mut buffer = Buffer::<i32>::new(rows * 100);
+                fill_rows(&mut buffer, rows, 100, |row, out| {
+                    let count = if row == 1 { 99 } else { 100 };
+                    (0..count).for_each(|value| out.push(value));
+                });
+            });
+            assert_eq!(
+                message,
+                "ein: internal error: output row 1 was not filled: its code wrote fewer than its 100 elements (this is a bug in ein; please report it)"
+            );
+        }
+    }
+
+    #[test]
+    fn a_short_column_of_a_tuple_panics() {
+        let message = panic_message(|| {
+            let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
+            fill_rows(&mut columns, 1, 2, |_, outs| {
+                outs.push((1, 1));
+                outs.0.push(2);
+            });
+        });
+        assert!(message.starts_with("ein: internal error: output row 0 was not filled"));
+    }
+
+    #[test]
+    fn pushing_past_the_end_panics() {
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i32>::new(2);
+            fill_rows(&mut buffer, 1, 2, |_, out| (0..3).for_each(|value| out.push(value)));
+        });
+        assert_eq!(
+            message,
+            "ein: internal error: more than 2 elements written to an output row of 2 (this is a bug in ein; please report it)"
+        );
+        let message = panic_message(|| {
+            let data = [1, 2, 3];
+            let mut buffer = Buffer::<i32>::new(2);
+            fill_rows(&mut buffer, 1, 2, |_, out| View::from_slice(&data, [3]).copy_into(out));
+        });
+        assert!(message.starts_with("ein: internal error: more than 2 elements"));
+    }
+
+    #[test]
+    fn an_unfilled_buffer_cannot_become_an_array() {
+        let message = panic_message(|| Buffer::<i32>::new(3).into_array([3]));
+        assert_eq!(
+            message,
+            "ein: internal error: only 0 of the 3 elements of an output buffer were written (this is a bug in ein; please report it)"
+        );
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i32>::new(4);
+            fill_rows(&mut buffer, 2, 2, |_, out| {
+                out.push(1);
+                out.push(2);
+            });
+            buffer.into_array([4, 1, 2])
+        });
+        assert!(message.starts_with("ein: internal error: a buffer of 4 elements cannot become an array of shape [4, 1, 2]"));
+    }
+
+    #[test]
+    fn a_buffer_left_unfinished_by_a_panic_stays_unfinished() {
+        let mut buffer = Buffer::<i32>::new(4);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fill_rows(&mut buffer, 2, 2, |row, out| {
+                if row == 1 {
+                    panic!("user code panicked");
+                }
+                out.push(1);
+                out.push(2);
+            })
+        }));
+        assert!(outcome.is_err());
+        assert!(panic_message(move || buffer.into_array([4])).contains("only 0 of the 4"));
+    }
+
+    #[test]
+    fn fill_rows_rejects_buffers_of_the_wrong_length() {
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i32>::new(5);
+            fill_rows(&mut buffer, 2, 2, |_, _| {});
+        });
+        assert!(message.starts_with("ein: internal error: fill_rows of 2 rows of 2 elements"));
+    }
+}

@@ -1,0 +1,279 @@
+//! Run-time checks on sizes and indices, and the panics that report their failures.
+//!
+//! Every user-facing message starts with `ein: ` and names the user's source location (a
+//! [`Site`]). The checks are `#[inline]` with the failing branch moved into a `#[cold]`,
+//! never-inlined function, so the code generated around them stays small and fast.
+
+use std::fmt;
+
+/// A location in the user's source, built by generated code from `file!()`, `line!()` and
+/// `column!()` spanned at the user's tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Site {
+    /// The source file, as `file!()` gives it.
+    pub file: &'static str,
+    /// The 1-based line.
+    pub line: u32,
+    /// The 1-based column.
+    pub column: u32,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// A captured Rust integer of any width accepted as an ein size or count (ein sizes are `i64`).
+pub trait IntoSize {
+    /// Converts to `i64`; panics with an `ein: ` message if the value does not fit.
+    fn into_size(self) -> i64;
+}
+
+macro_rules! impl_into_size {
+    ($($integer:ty),+ $(,)?) => {$(
+        impl IntoSize for $integer {
+            #[inline]
+            fn into_size(self) -> i64 {
+                match i64::try_from(self) {
+                    Ok(size) => size,
+                    Err(_) => size_does_not_fit(&self),
+                }
+            }
+        }
+    )+};
+}
+
+impl_into_size!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+#[cold]
+#[inline(never)]
+fn size_does_not_fit(value: &dyn fmt::Display) -> ! {
+    panic!("ein: the size {value} does not fit in a 64-bit signed integer (i64), the type of ein sizes")
+}
+
+/// Validates a size or fold count and returns it as `usize`; panics if it is negative.
+///
+/// `what` names the thing sized, e.g. "index `i`". A bare identifier such as `i` is taken to
+/// be an index name and printed as "index `i`", so both spellings give the same message:
+/// "ein: size of index `i` is -3 (at src/x.rs:4:9); sizes must be >= 0".
+#[inline]
+pub fn check_size(size: i64, what: &str, site: &Site) -> usize {
+    match usize::try_from(size) {
+        Ok(size) => size,
+        Err(_) => invalid_size(size, what, site),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_size(size: i64, what: &str, site: &Site) -> ! {
+    let what = describe_sized(what);
+    if size < 0 {
+        panic!("ein: size of {what} is {size} (at {site}); sizes must be >= 0")
+    }
+    // Only reachable where usize is narrower than i64.
+    panic!("ein: size of {what} is {size} (at {site}), which does not fit in usize on this target")
+}
+
+/// Wraps a bare identifier as "index `name`"; leaves a phrase as it is.
+fn describe_sized(what: &str) -> String {
+    let is_identifier = !what.is_empty()
+        && what.chars().all(|character| character.is_alphanumeric() || character == '_');
+    if is_identifier {
+        format!("index `{what}`")
+    } else {
+        what.to_owned()
+    }
+}
+
+/// Panics unless two sizes that must agree (both giving the size of `index`) are equal:
+/// "ein: size mismatch for index `k` (at file:line:col): axis 1 of `a` has 3 elements but
+/// axis 0 of `b` has 4".
+#[inline]
+pub fn check_same_size(
+    left: i64,
+    right: i64,
+    index: &str,
+    left_what: &str,
+    right_what: &str,
+    site: &Site,
+) {
+    if left != right {
+        size_mismatch(left, right, index, left_what, right_what, site);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn size_mismatch(
+    left: i64,
+    right: i64,
+    index: &str,
+    left_what: &str,
+    right_what: &str,
+    site: &Site,
+) -> ! {
+    let noun = if left == 1 { "element" } else { "elements" };
+    panic!(
+        "ein: size mismatch for index `{index}` (at {site}): {left_what} has {left} {noun} but {right_what} has {right}"
+    )
+}
+
+/// Clamps `index` into `0..len` (ein's rule for out-of-range reads such as `a[i + 1]` at the
+/// edge); panics if `len == 0`, since there is nothing to clamp to:
+/// "ein: read from empty axis 0 of `a` (at file:line:col)".
+///
+/// Branch-free apart from the empty check, which LLVM can hoist out of a loop, so loops that
+/// clamp still vectorise.
+#[inline]
+pub fn clamp_index(index: i64, len: usize, array: &str, axis: usize, site: &Site) -> usize {
+    if len == 0 {
+        read_from_empty_axis(array, axis, site);
+    }
+    // Lengths of real arrays fit in isize; saturate anyway so a clamp can never go negative.
+    let last = i64::try_from(len - 1).unwrap_or(i64::MAX);
+    index.max(0).min(last) as usize
+}
+
+#[cold]
+#[inline(never)]
+fn read_from_empty_axis(array: &str, axis: usize, site: &Site) -> ! {
+    panic!("ein: read from empty axis {axis} of `{array}` (at {site})")
+}
+
+/// Panics for `argmax`/`argmin` over an empty range, which has no answer:
+/// "ein: argmax over an empty range of index `k` (at file:line:col)".
+#[cold]
+#[inline(never)]
+pub fn empty_arg_reduction(op: &str, index: &str, site: &Site) -> ! {
+    panic!("ein: {op} over an empty range of index `{index}` (at {site})")
+}
+
+/// Panics for an integer division or remainder by zero.
+#[cold]
+#[inline(never)]
+pub(crate) fn integer_division_by_zero() -> ! {
+    panic!("ein: integer division by zero")
+}
+
+/// Panics for a broken invariant of generated code: a bug in ein, not in the user's program.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn internal_error(message: fmt::Arguments<'_>) -> ! {
+    panic!("ein: internal error: {message} (this is a bug in ein; please report it)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::panic_message;
+
+    const SITE: Site = Site { file: "src/x.rs", line: 4, column: 9 };
+
+    #[test]
+    fn site_displays_as_file_line_column() {
+        assert_eq!(SITE.to_string(), "src/x.rs:4:9");
+    }
+
+    #[test]
+    fn check_size_accepts_non_negative_sizes() {
+        assert_eq!(check_size(0, "index `i`", &SITE), 0);
+        assert_eq!(check_size(17, "index `i`", &SITE), 17);
+    }
+
+    #[test]
+    fn check_size_reports_negative_sizes() {
+        let expected = "ein: size of index `i` is -3 (at src/x.rs:4:9); sizes must be >= 0";
+        assert_eq!(panic_message(|| check_size(-3, "index `i`", &SITE)), expected);
+        assert_eq!(panic_message(|| check_size(-3, "i", &SITE)), expected);
+        assert_eq!(
+            panic_message(|| check_size(-1, "the fold count", &SITE)),
+            "ein: size of the fold count is -1 (at src/x.rs:4:9); sizes must be >= 0"
+        );
+    }
+
+    #[test]
+    fn check_same_size_passes_equal_sizes_and_reports_mismatches() {
+        check_same_size(3, 3, "k", "axis 1 of `a`", "axis 0 of `b`", &SITE);
+        assert_eq!(
+            panic_message(|| check_same_size(3, 4, "k", "axis 1 of `a`", "axis 0 of `b`", &SITE)),
+            "ein: size mismatch for index `k` (at src/x.rs:4:9): axis 1 of `a` has 3 elements but axis 0 of `b` has 4"
+        );
+        assert_eq!(
+            panic_message(|| check_same_size(1, 0, "k", "axis 0 of `a`", "axis 0 of `b`", &SITE)),
+            "ein: size mismatch for index `k` (at src/x.rs:4:9): axis 0 of `a` has 1 element but axis 0 of `b` has 0"
+        );
+    }
+
+    #[test]
+    fn clamp_index_keeps_in_range_indices() {
+        for index in 0..5 {
+            assert_eq!(clamp_index(index, 5, "a", 0, &SITE), index as usize);
+        }
+    }
+
+    #[test]
+    fn clamp_index_clamps_out_of_range_indices() {
+        assert_eq!(clamp_index(-1, 5, "a", 0, &SITE), 0);
+        assert_eq!(clamp_index(i64::MIN, 5, "a", 0, &SITE), 0);
+        assert_eq!(clamp_index(5, 5, "a", 0, &SITE), 4);
+        assert_eq!(clamp_index(i64::MAX, 5, "a", 0, &SITE), 4);
+        assert_eq!(clamp_index(-7, 1, "a", 0, &SITE), 0);
+        assert_eq!(clamp_index(7, 1, "a", 0, &SITE), 0);
+        assert_eq!(clamp_index(i64::MAX, usize::MAX, "a", 0, &SITE), i64::MAX as usize);
+    }
+
+    #[test]
+    fn clamp_index_reports_reads_from_empty_axes() {
+        assert_eq!(
+            panic_message(|| clamp_index(0, 0, "a", 0, &SITE)),
+            "ein: read from empty axis 0 of `a` (at src/x.rs:4:9)"
+        );
+        assert_eq!(
+            panic_message(|| clamp_index(-2, 0, "weights", 2, &SITE)),
+            "ein: read from empty axis 2 of `weights` (at src/x.rs:4:9)"
+        );
+    }
+
+    #[test]
+    fn empty_arg_reduction_message() {
+        assert_eq!(
+            panic_message(|| empty_arg_reduction("argmax", "k", &SITE)),
+            "ein: argmax over an empty range of index `k` (at src/x.rs:4:9)"
+        );
+    }
+
+    #[test]
+    fn into_size_accepts_every_integer_type() {
+        assert_eq!(7i8.into_size(), 7);
+        assert_eq!((-7i16).into_size(), -7);
+        assert_eq!(7i32.into_size(), 7);
+        assert_eq!(i64::MIN.into_size(), i64::MIN);
+        assert_eq!((-7i128).into_size(), -7);
+        assert_eq!((-7isize).into_size(), -7);
+        assert_eq!(u8::MAX.into_size(), 255);
+        assert_eq!(7u16.into_size(), 7);
+        assert_eq!(u32::MAX.into_size(), u32::MAX as i64);
+        assert_eq!((i64::MAX as u64).into_size(), i64::MAX);
+        assert_eq!(7u128.into_size(), 7);
+        assert_eq!(7usize.into_size(), 7);
+    }
+
+    #[test]
+    fn into_size_reports_values_that_do_not_fit() {
+        assert_eq!(
+            panic_message(|| u64::MAX.into_size()),
+            "ein: the size 18446744073709551615 does not fit in a 64-bit signed integer (i64), the type of ein sizes"
+        );
+        assert!(panic_message(|| i128::MIN.into_size()).starts_with("ein: the size -170141183460469231731687303715884105728 "));
+        assert!(panic_message(|| (u64::MAX as usize).into_size()).starts_with("ein: "));
+    }
+
+    #[test]
+    fn internal_errors_say_so() {
+        let message = panic_message(|| internal_error(format_args!("row 3 is short")));
+        assert_eq!(message, "ein: internal error: row 3 is short (this is a bug in ein; please report it)");
+    }
+}

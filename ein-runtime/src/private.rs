@@ -1,0 +1,18 @@
+//! Everything generated code calls, behind one door: the facade re-exports this module as
+//! `::ein::__private`, and generated code names items only through that absolute path.
+
+pub use rayon;
+// Contractions are lowered to ndarray's matrix multiplication.
+pub use ndarray;
+
+pub use crate::array::Array;
+pub use crate::as_view::AsView;
+pub use crate::build::{fill_rows, Buffer, Columns, CopyInto, Out, Push, GRAIN};
+pub use crate::errors::{
+    check_same_size, check_size, clamp_index, empty_arg_reduction, IntoSize, Site,
+};
+pub use crate::reduce::{reduce, REDUCE_CHUNK};
+pub use crate::scalar::{
+    highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Float, Num,
+};
+pub use crate::view::View;

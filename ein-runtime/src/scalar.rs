@@ -1,0 +1,329 @@
+//! Scalar arithmetic for generated code whose element types rustc decides: the [`Num`],
+//! [`Float`] and [`CastTo`] traits over f32 f64 i32 i64 usize (and bool for casts), and the
+//! type markers that let generated code name "the element type of that array".
+//!
+//! Integer arithmetic wraps (as in a release build of Rust, but also in debug builds, so the
+//! answer does not depend on the profile); integer division or remainder by zero panics.
+
+use std::marker::PhantomData;
+
+use crate::errors::integer_division_by_zero;
+use crate::view::View;
+
+/// The element type of a view, as a value generated code can pass to [`zero`] and friends.
+#[inline]
+pub fn marker_of_view<T, const N: usize>(_: &View<'_, T, N>) -> PhantomData<T> {
+    PhantomData
+}
+
+/// The type of a value, as a marker.
+#[inline]
+pub fn marker_of<T>(_: &T) -> PhantomData<T> {
+    PhantomData
+}
+
+/// A numeric element type: f32, f64, i32, i64 or usize.
+pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
+    /// Additive identity.
+    const ZERO: Self;
+    /// Multiplicative identity.
+    const ONE: Self;
+    /// The smallest value (-inf for floats, MIN for integers): the identity of `max`.
+    const LOWEST: Self;
+    /// The largest value (+inf for floats, MAX for integers): the identity of `min`.
+    const HIGHEST: Self;
+    /// `self + other`, wrapping for integers.
+    fn add(self, other: Self) -> Self;
+    /// `self - other`, wrapping for integers.
+    fn sub(self, other: Self) -> Self;
+    /// `self * other`, wrapping for integers.
+    fn mul(self, other: Self) -> Self;
+    /// `self / other`; integers wrap (MIN / -1 == MIN) and panic on a zero divisor.
+    fn div(self, other: Self) -> Self;
+    /// `self % other`; integers wrap (MIN % -1 == 0) and panic on a zero divisor.
+    fn rem(self, other: Self) -> Self;
+    /// `-self`, wrapping for integers (for usize, `0 - self` modulo 2^64).
+    fn neg(self) -> Self;
+    /// The smaller value; for floats Rust's `min`, which ignores a NaN operand.
+    fn min(self, other: Self) -> Self;
+    /// The larger value; for floats Rust's `max`, which ignores a NaN operand.
+    fn max(self, other: Self) -> Self;
+    /// Absolute value, wrapping for integers (`abs(MIN) == MIN`).
+    fn abs(self) -> Self;
+    /// `value as Self`, for integer literals.
+    fn from_i64(value: i64) -> Self;
+    /// `value as Self`, for float literals.
+    fn from_f64(value: f64) -> Self;
+}
+
+macro_rules! impl_num_for_float {
+    ($($float:ident),+) => {$(
+        impl Num for $float {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = $float::NEG_INFINITY;
+            const HIGHEST: Self = $float::INFINITY;
+            #[inline] fn add(self, other: Self) -> Self { self + other }
+            #[inline] fn sub(self, other: Self) -> Self { self - other }
+            #[inline] fn mul(self, other: Self) -> Self { self * other }
+            #[inline] fn div(self, other: Self) -> Self { self / other }
+            #[inline] fn rem(self, other: Self) -> Self { self % other }
+            #[inline] fn neg(self) -> Self { -self }
+            #[inline] fn min(self, other: Self) -> Self { $float::min(self, other) }
+            #[inline] fn max(self, other: Self) -> Self { $float::max(self, other) }
+            #[inline] fn abs(self) -> Self { $float::abs(self) }
+            #[inline] fn from_i64(value: i64) -> Self { value as $float }
+            #[inline] fn from_f64(value: f64) -> Self { value as $float }
+        }
+    )+};
+}
+
+macro_rules! impl_num_for_integer {
+    ($($integer:ident: abs = |$value:ident| $abs:expr),+ $(,)?) => {$(
+        impl Num for $integer {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const LOWEST: Self = $integer::MIN;
+            const HIGHEST: Self = $integer::MAX;
+            #[inline] fn add(self, other: Self) -> Self { self.wrapping_add(other) }
+            #[inline] fn sub(self, other: Self) -> Self { self.wrapping_sub(other) }
+            #[inline] fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
+            #[inline]
+            fn div(self, other: Self) -> Self {
+                if other == 0 {
+                    integer_division_by_zero();
+                }
+                self.wrapping_div(other)
+            }
+            #[inline]
+            fn rem(self, other: Self) -> Self {
+                if other == 0 {
+                    integer_division_by_zero();
+                }
+                self.wrapping_rem(other)
+            }
+            #[inline] fn neg(self) -> Self { self.wrapping_neg() }
+            #[inline] fn min(self, other: Self) -> Self { Ord::min(self, other) }
+            #[inline] fn max(self, other: Self) -> Self { Ord::max(self, other) }
+            #[inline] fn abs(self) -> Self { let $value = self; $abs }
+            #[inline] fn from_i64(value: i64) -> Self { value as $integer }
+            #[inline] fn from_f64(value: f64) -> Self { value as $integer }
+        }
+    )+};
+}
+
+impl_num_for_float!(f32, f64);
+impl_num_for_integer! {
+    i32: abs = |value| value.wrapping_abs(),
+    i64: abs = |value| value.wrapping_abs(),
+    usize: abs = |value| value,
+}
+
+/// Zero of the marked type.
+#[inline]
+pub fn zero<T: Num>(_: PhantomData<T>) -> T {
+    T::ZERO
+}
+
+/// One of the marked type.
+#[inline]
+pub fn one<T: Num>(_: PhantomData<T>) -> T {
+    T::ONE
+}
+
+/// The lowest value of the marked type (identity of `max`).
+#[inline]
+pub fn lowest<T: Num>(_: PhantomData<T>) -> T {
+    T::LOWEST
+}
+
+/// The highest value of the marked type (identity of `min`).
+#[inline]
+pub fn highest<T: Num>(_: PhantomData<T>) -> T {
+    T::HIGHEST
+}
+
+/// Integer division for generated code: wraps, panics on a zero divisor.
+#[inline]
+pub fn int_div<T: Num>(dividend: T, divisor: T) -> T {
+    dividend.div(divisor)
+}
+
+/// Integer remainder for generated code: wraps, panics on a zero divisor.
+#[inline]
+pub fn int_rem<T: Num>(dividend: T, divisor: T) -> T {
+    dividend.rem(divisor)
+}
+
+/// A floating-point element type: f32 or f64. Each method is the std method of that name.
+pub trait Float: Num {
+    /// e^self.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Sine (radians).
+    fn sin(self) -> Self;
+    /// Cosine (radians).
+    fn cos(self) -> Self;
+    /// Tangent (radians).
+    fn tan(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Largest integer <= self.
+    fn floor(self) -> Self;
+    /// Smallest integer >= self.
+    fn ceil(self) -> Self;
+    /// self^exponent (`powf`).
+    fn pow(self, exponent: Self) -> Self;
+}
+
+macro_rules! impl_float {
+    ($($float:ident),+) => {$(
+        impl Float for $float {
+            #[inline] fn exp(self) -> Self { $float::exp(self) }
+            #[inline] fn ln(self) -> Self { $float::ln(self) }
+            #[inline] fn sqrt(self) -> Self { $float::sqrt(self) }
+            #[inline] fn sin(self) -> Self { $float::sin(self) }
+            #[inline] fn cos(self) -> Self { $float::cos(self) }
+            #[inline] fn tan(self) -> Self { $float::tan(self) }
+            #[inline] fn tanh(self) -> Self { $float::tanh(self) }
+            #[inline] fn floor(self) -> Self { $float::floor(self) }
+            #[inline] fn ceil(self) -> Self { $float::ceil(self) }
+            #[inline] fn pow(self, exponent: Self) -> Self { $float::powf(self, exponent) }
+        }
+    )+};
+}
+
+impl_float!(f32, f64);
+
+/// An `as` cast from `Self` to `U`, for every pair of scalar types that Rust's `as` allows
+/// (bool converts to the integer types; nothing converts to bool except bool).
+pub trait CastTo<U> {
+    /// `self as U`.
+    fn cast_to(self) -> U;
+}
+
+macro_rules! impl_cast_to {
+    ($($source:ty => [$($target:ty),+];)+) => {$($(
+        impl CastTo<$target> for $source {
+            #[inline]
+            #[allow(clippy::unnecessary_cast)]
+            fn cast_to(self) -> $target {
+                self as $target
+            }
+        }
+    )+)+};
+}
+
+impl_cast_to! {
+    f32 => [f32, f64, i32, i64, usize];
+    f64 => [f32, f64, i32, i64, usize];
+    i32 => [f32, f64, i32, i64, usize];
+    i64 => [f32, f64, i32, i64, usize];
+    usize => [f32, f64, i32, i64, usize];
+    bool => [i32, i64, usize, bool];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::panic_message;
+
+    fn cast<S: CastTo<U>, U>(value: S) -> U {
+        value.cast_to()
+    }
+
+    #[test]
+    fn integers_wrap() {
+        assert_eq!(Num::add(i32::MAX, 1), i32::MIN);
+        assert_eq!(Num::sub(i64::MIN, 1), i64::MAX);
+        assert_eq!(Num::mul(i32::MAX, 2), -2);
+        assert_eq!(Num::sub(0usize, 1), usize::MAX);
+        assert_eq!(Num::neg(i32::MIN), i32::MIN);
+        assert_eq!(Num::neg(1usize), usize::MAX);
+        assert_eq!(Num::abs(i64::MIN), i64::MIN);
+        assert_eq!(Num::abs(-5i32), 5);
+        assert_eq!(Num::abs(5usize), 5);
+        assert_eq!(Num::div(i32::MIN, -1), i32::MIN);
+        assert_eq!(Num::rem(i64::MIN, -1), 0);
+        assert_eq!(int_div(-7i64, 2), -3);
+        assert_eq!(int_rem(-7i64, 2), -1);
+        assert_eq!(int_div(7usize, 2), 3);
+    }
+
+    #[test]
+    fn integer_division_by_zero_panics() {
+        let expected = "ein: integer division by zero";
+        assert_eq!(panic_message(|| int_div(1i32, 0)), expected);
+        assert_eq!(panic_message(|| int_rem(1i64, 0)), expected);
+        assert_eq!(panic_message(|| Num::div(1usize, 0)), expected);
+        assert_eq!(panic_message(|| Num::rem(0usize, 0)), expected);
+    }
+
+    #[test]
+    fn float_arithmetic_follows_ieee() {
+        assert_eq!(Num::div(1.0f64, 0.0), f64::INFINITY);
+        assert!(Num::rem(1.0f32, 0.0).is_nan());
+        assert_eq!(Num::neg(0.0f64).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(Num::abs(-2.5f32), 2.5);
+        assert_eq!(Num::min(f64::NAN, 1.0), 1.0);
+        assert_eq!(Num::max(1.0f32, f32::NAN), 1.0);
+        assert_eq!(Num::max(-1.0f32, 2.0), 2.0);
+        assert_eq!(Num::min(3i32, -4), -4);
+    }
+
+    #[test]
+    fn identities() {
+        assert_eq!(lowest(marker_of(&1.0f32)), f32::NEG_INFINITY);
+        assert_eq!(highest(marker_of(&1.0f64)), f64::INFINITY);
+        assert_eq!(lowest(marker_of(&1i32)), i32::MIN);
+        assert_eq!(highest(marker_of(&1i64)), i64::MAX);
+        assert_eq!(lowest(marker_of(&1usize)), 0);
+        assert_eq!(zero(marker_of(&1.0f32)), 0.0);
+        assert_eq!(one(marker_of(&1usize)), 1);
+        let data = [1.5f64, 2.5];
+        let view = View::from_slice(&data, [2]);
+        assert_eq!(zero(marker_of_view(&view)), 0.0f64);
+    }
+
+    #[test]
+    fn literals_use_as_semantics() {
+        assert_eq!(i32::from_i64(1 << 40), 0);
+        assert_eq!(usize::from_i64(-1), usize::MAX);
+        assert_eq!(i64::from_f64(2.9), 2);
+        assert_eq!(i32::from_f64(f64::NAN), 0);
+        assert_eq!(f32::from_f64(0.1), 0.1f32);
+        assert_eq!(f64::from_i64(3), 3.0);
+    }
+
+    #[test]
+    fn float_functions_are_the_std_ones() {
+        assert_eq!(Float::exp(0.0f64), 1.0);
+        assert_eq!(Float::ln(1.0f32), 0.0);
+        assert_eq!(Float::sqrt(9.0f64), 3.0);
+        assert_eq!(Float::sin(0.0f32), 0.0);
+        assert_eq!(Float::cos(0.0f64), 1.0);
+        assert_eq!(Float::tan(0.0f64), 0.0);
+        assert_eq!(Float::tanh(0.0f32), 0.0);
+        assert_eq!(Float::floor(-1.5f64), -2.0);
+        assert_eq!(Float::ceil(-1.5f32), -1.0);
+        assert_eq!(Float::pow(2.0f64, 10.0), 1024.0);
+    }
+
+    #[test]
+    fn casts_follow_as() {
+        assert_eq!(cast::<f64, i32>(1e20), i32::MAX);
+        assert_eq!(cast::<f32, usize>(-3.0), 0);
+        assert_eq!(cast::<f64, i64>(f64::NAN), 0);
+        assert_eq!(cast::<i64, i32>(1 << 32), 0);
+        assert_eq!(cast::<i32, usize>(-1), usize::MAX);
+        assert_eq!(cast::<usize, f64>(3), 3.0);
+        assert_eq!(cast::<i32, f32>(16_777_217), 16_777_216.0);
+        assert_eq!(cast::<bool, i32>(true), 1);
+        assert_eq!(cast::<bool, usize>(false), 0);
+        assert!(cast::<bool, bool>(true));
+        assert_eq!(cast::<f32, f32>(1.5), 1.5);
+    }
+}

@@ -1,0 +1,325 @@
+//! [`View`]: a borrowed, strided, N-dimensional window onto elements owned elsewhere (an
+//! [`Array`], an ndarray, a `Vec` or a slice), which is how every ein input is read.
+//!
+//! A view is a pointer to the element at index `[0, …, 0]`, a shape and strides counted in
+//! elements. Strides may be negative (reversed axes) or zero (broadcast axes), so element
+//! addresses may lie before the pointer; the only promise is that every in-range index
+//! addresses an element that lives, unchanged, for `'a`.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::array::Array;
+use crate::errors::internal_error;
+
+/// Borrowed strided view; strides are in elements and may be negative or zero.
+pub struct View<'a, T, const N: usize> {
+    /// Address of the element at index `[0; N]` (meaningless if the view has no elements).
+    ptr: *const T,
+    shape: [usize; N],
+    strides: [isize; N],
+    _marker: PhantomData<&'a T>,
+}
+
+// A view is a shared borrow: copying it copies the borrow, whatever T is.
+impl<T, const N: usize> Clone for View<'_, T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, const N: usize> Copy for View<'_, T, N> {}
+
+// SAFETY: a view only reads through `ptr`, like `&'a T`, which is Send and Sync when T: Sync.
+unsafe impl<T: Sync, const N: usize> Send for View<'_, T, N> {}
+// SAFETY: as above.
+unsafe impl<T: Sync, const N: usize> Sync for View<'_, T, N> {}
+
+/// Row-major (C order) strides for `shape`, in elements.
+pub(crate) fn row_major_strides<const N: usize>(shape: [usize; N]) -> [isize; N] {
+    let mut strides = [0isize; N];
+    let mut step = 1usize;
+    for axis in (0..N).rev() {
+        strides[axis] = step as isize;
+        step = step.wrapping_mul(shape[axis]);
+    }
+    strides
+}
+
+/// Number of elements of `shape`, or None if it overflows usize.
+pub(crate) fn element_count<const N: usize>(shape: [usize; N]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |count, &length| count.checked_mul(length))
+}
+
+impl<'a, T, const N: usize> View<'a, T, N> {
+    /// A view of the elements at `ptr + Σ index[k] * strides[k]` for `index < shape`.
+    ///
+    /// # Safety
+    /// `ptr` must be non-null and aligned. For every index in range, the addressed element must
+    /// be valid to read, and not mutated, for `'a`; if the view is contiguous in row-major order
+    /// that includes forming a slice over them ([`View::as_slice`]). The number of elements must
+    /// fit in `isize`.
+    #[inline]
+    pub unsafe fn from_raw_parts(ptr: *const T, shape: [usize; N], strides: [isize; N]) -> Self {
+        View { ptr, shape, strides, _marker: PhantomData }
+    }
+
+    /// A row-major view of `data`; panics unless `data.len()` is the product of `shape`.
+    pub fn from_slice(data: &'a [T], shape: [usize; N]) -> Self {
+        if element_count(shape) != Some(data.len()) {
+            panic!(
+                "ein: a slice of {} elements cannot be viewed with shape {shape:?}",
+                data.len()
+            );
+        }
+        // SAFETY: row-major strides over a slice of exactly product(shape) elements address
+        // only elements of that slice, which is borrowed for 'a.
+        unsafe { View::from_raw_parts(data.as_ptr(), shape, row_major_strides(shape)) }
+    }
+
+    /// The length of every axis.
+    #[inline]
+    pub fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+
+    /// The distance in elements between neighbours along every axis.
+    #[inline]
+    pub fn strides(&self) -> [isize; N] {
+        self.strides
+    }
+
+    /// The address of the element at index `[0; N]` (dangling if the view is empty).
+    #[inline]
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
+    /// The length of `axis`.
+    #[inline]
+    pub fn len_of(&self, axis: usize) -> usize {
+        self.shape[axis]
+    }
+
+    /// Axis length as i64 (what ein sizes are).
+    #[inline]
+    pub fn size(&self, axis: usize) -> i64 {
+        // Lengths of views over real memory fit in isize, hence in i64.
+        self.shape[axis] as i64
+    }
+
+    /// The total number of elements.
+    #[inline]
+    pub fn element_count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Offset in elements of `index` from `ptr`.
+    #[inline]
+    fn offset_of<const K: usize>(&self, index: [usize; K]) -> isize {
+        let mut offset = 0isize;
+        for axis in 0..K {
+            offset += index[axis] as isize * self.strides[axis];
+        }
+        offset
+    }
+
+    /// Sub-array at the outermost `K` axes; `M` must equal `N - K` (asserted).
+    ///
+    /// # Safety
+    /// Every index must be in range: `index[k] < self.shape()[k]`.
+    #[inline]
+    pub unsafe fn sub_unchecked<const K: usize, const M: usize>(
+        &self,
+        index: [usize; K],
+    ) -> View<'a, T, M> {
+        if K + M != N {
+            internal_error(format_args!(
+                "sub-view of rank {M} taken at {K} axes of a view of rank {N}"
+            ));
+        }
+        debug_assert!(
+            (0..K).all(|axis| index[axis] < self.shape[axis]),
+            "ein: internal error: sub-view index {index:?} out of range for shape {:?}",
+            self.shape
+        );
+        let mut shape = [0usize; M];
+        let mut strides = [0isize; M];
+        shape.copy_from_slice(&self.shape[K..]);
+        strides.copy_from_slice(&self.strides[K..]);
+        // Wrapping: the sub-view may be empty, so its first element need not exist.
+        let ptr = self.ptr.wrapping_offset(self.offset_of(index));
+        View { ptr, shape, strides, _marker: PhantomData }
+    }
+
+    /// The elements as a slice, if they lie contiguously in row-major order.
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        let count = self.element_count();
+        if count == 0 {
+            return Some(&[]);
+        }
+        let mut expected_stride = 1isize;
+        for axis in (0..N).rev() {
+            // The stride of an axis of length 1 is never used, so it may be anything.
+            if self.shape[axis] != 1 && self.strides[axis] != expected_stride {
+                return None;
+            }
+            expected_stride *= self.shape[axis] as isize;
+        }
+        // SAFETY: the view has `count` elements at ptr, ptr + 1, …, all valid for 'a.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr, count) })
+    }
+}
+
+impl<'a, T: Copy, const N: usize> View<'a, T, N> {
+    /// The element at `index`.
+    ///
+    /// # Safety
+    /// Every index must be in range: `index[k] < self.shape()[k]`.
+    #[inline]
+    pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
+        debug_assert!(
+            (0..N).all(|axis| index[axis] < self.shape[axis]),
+            "ein: internal error: index {index:?} out of range for shape {:?}",
+            self.shape
+        );
+        // SAFETY: in-range indices address valid elements (the caller's promise).
+        unsafe { *self.ptr.offset(self.offset_of(index)) }
+    }
+
+    /// The element at `index`, or None if any index is out of range.
+    #[inline]
+    pub fn get(&self, index: [usize; N]) -> Option<T> {
+        if (0..N).all(|axis| index[axis] < self.shape[axis]) {
+            // SAFETY: just checked.
+            Some(unsafe { self.get_unchecked(index) })
+        } else {
+            None
+        }
+    }
+
+    /// Copy into a new row-major Array.
+    pub fn to_array(&self) -> Array<T, N> {
+        let mut data = Vec::with_capacity(self.element_count());
+        self.for_each(|value| data.push(value));
+        Array::from_vec(self.shape, data)
+    }
+
+    /// Row-major iteration over elements (by value).
+    pub fn iter(&self) -> impl Iterator<Item = T> + 'a {
+        Elements { view: *self, index: [0; N], remaining: self.element_count() }
+    }
+
+    /// Calls `visit` on every element in row-major order; faster than [`View::iter`] because
+    /// the innermost axis is a plain strided loop.
+    pub(crate) fn for_each(&self, mut visit: impl FnMut(T)) {
+        if let Some(elements) = self.as_slice() {
+            elements.iter().for_each(|&value| visit(value));
+            return;
+        }
+        // Not contiguous, so N >= 1 and no axis is empty.
+        let inner_axis = N - 1;
+        let inner_length = self.shape[inner_axis];
+        let inner_stride = self.strides[inner_axis];
+        let mut outer_index = [0usize; N];
+        loop {
+            let row = self.ptr.wrapping_offset(self.offset_of(outer_index));
+            for position in 0..inner_length {
+                // SAFETY: outer_index (with 0 on the inner axis) plus `position` on the inner
+                // axis is an in-range index.
+                visit(unsafe { *row.offset(position as isize * inner_stride) });
+            }
+            // Advance the odometer over the outer axes; finished when it wraps around.
+            let mut axis = inner_axis;
+            loop {
+                if axis == 0 {
+                    return;
+                }
+                axis -= 1;
+                outer_index[axis] += 1;
+                if outer_index[axis] < self.shape[axis] {
+                    break;
+                }
+                outer_index[axis] = 0;
+            }
+        }
+    }
+}
+
+/// Row-major iterator over a view's elements.
+struct Elements<'a, T, const N: usize> {
+    view: View<'a, T, N>,
+    /// Index of the next element (meaningless once `remaining` is 0).
+    index: [usize; N],
+    remaining: usize,
+}
+
+impl<T: Copy, const N: usize> Iterator for Elements<'_, T, N> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        if self.remaining == 0 {
+            return None;
+        }
+        // SAFETY: while elements remain, `index` is in range.
+        let value = unsafe { self.view.get_unchecked(self.index) };
+        self.remaining -= 1;
+        for axis in (0..N).rev() {
+            self.index[axis] += 1;
+            if self.index[axis] < self.view.shape[axis] {
+                break;
+            }
+            self.index[axis] = 0;
+        }
+        Some(value)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl<T: Copy, const N: usize> ExactSizeIterator for Elements<'_, T, N> {}
+
+/// Formats a view's elements as nested lists: the sub-array at `index` with its first `axis`
+/// axes fixed.
+pub(crate) struct Nested<'view, 'a, T, const N: usize> {
+    view: &'view View<'a, T, N>,
+    index: [usize; N],
+    axis: usize,
+}
+
+impl<'view, 'a, T, const N: usize> Nested<'view, 'a, T, N> {
+    /// All of `view`.
+    pub(crate) fn new(view: &'view View<'a, T, N>) -> Self {
+        Nested { view, index: [0; N], axis: 0 }
+    }
+}
+
+impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for Nested<'_, '_, T, N> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.axis == N {
+            // SAFETY: every axis of `index` was set below its length by an enclosing level.
+            return fmt::Debug::fmt(&unsafe { self.view.get_unchecked(self.index) }, formatter);
+        }
+        let mut list = formatter.debug_list();
+        for position in 0..self.view.shape[self.axis] {
+            let mut index = self.index;
+            index[self.axis] = position;
+            list.entry(&Nested { view: self.view, index, axis: self.axis + 1 });
+        }
+        list.finish()
+    }
+}
+
+impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for View<'_, T, N> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("View")
+            .field("shape", &self.shape)
+            .field("strides", &self.strides)
+            .field("elements", &Nested::new(self))
+            .finish()
+    }
+}
