@@ -29,8 +29,17 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
     let mut output = TokenStream::new();
     for unit in units {
         let name = unit.name_for_dump();
-        let program = passes::run_pipeline(unit.program, &name);
-        output.extend(codegen::generate(&program, &unit.form));
+        let span = match &unit.form {
+            ir::Form::Function(header) => header.name.span(),
+            ir::Form::Expression => unit.program.body.span,
+        };
+        let program = passes::run_pipeline(unit.program, &name)
+            .map_err(|message| syn::Error::new(span, format!("ein internal error: {message}")))?;
+        let generated = codegen::generate(&program, &unit.form);
+        if passes::dump_enabled() {
+            eprintln!("== ein: {name}: generated Rust ==\n{generated}");
+        }
+        output.extend(generated);
     }
     Ok(output)
 }

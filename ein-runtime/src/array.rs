@@ -70,11 +70,11 @@ impl<T, const N: usize> Array<T, N> {
     #[inline]
     fn position(&self, index: [usize; N]) -> Option<usize> {
         let mut position = 0;
-        for axis in 0..N {
-            if index[axis] >= self.shape[axis] {
+        for (&index_on_axis, &length) in index.iter().zip(&self.shape) {
+            if index_on_axis >= length {
                 return None;
             }
-            position = position * self.shape[axis] + index[axis];
+            position = position * length + index_on_axis;
         }
         Some(position)
     }

@@ -22,10 +22,4 @@ mod tests;
 
 pub use array::Array;
 pub use as_view::AsView;
-pub use build::{fill_rows, Buffer, Columns, CopyInto, Out, Push, RowsPointer, GRAIN};
-pub use errors::{check_same_size, check_size, clamp_index, empty_arg_reduction, IntoSize, Site};
-pub use reduce::{reduce, REDUCE_CHUNK};
-pub use scalar::{
-    highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Float, Num,
-};
 pub use view::View;

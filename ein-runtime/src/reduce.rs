@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn argmax_style_reduction_keeps_the_first_tie() {
-        let values: Vec<i32> = (0..50_000).map(|k| (k % 1000) as i32).collect();
+        let values: Vec<i32> = (0..50_000).map(|k| k % 1000).collect();
         let best = reduce(
             values.len(),
             || (i32::MIN, usize::MAX),

@@ -117,11 +117,12 @@ impl<'a, T, const N: usize> View<'a, T, N> {
     /// Offset in elements of `index` from `ptr`.
     #[inline]
     fn offset_of<const K: usize>(&self, index: [usize; K]) -> isize {
-        let mut offset = 0isize;
-        for axis in 0..K {
-            offset += index[axis] as isize * self.strides[axis];
-        }
-        offset
+        // K <= N, so zip stops after the K indexed axes.
+        index
+            .iter()
+            .zip(&self.strides)
+            .map(|(&index_on_axis, &stride)| index_on_axis as isize * stride)
+            .sum()
     }
 
     /// Sub-array at the outermost `K` axes; `M` must equal `N - K` (asserted).

@@ -267,3 +267,6 @@ fn resolve_expr(expr: &mut Expr, resolve: &mut impl FnMut(&mut Type)) {
     }
     expr.for_each_child_mut(|child| resolve_expr(child, resolve));
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,456 @@
-//! Codegen stub (being written).
-use crate::ir::{Form, Program};
-use proc_macro2::TokenStream;
+//! Stage 5, codegen: a checked, typed IR [`Program`] → Rust tokens that call the runtime
+//! through `::ein::__private` (absolute paths only, so user items named `f32`, `Vec`, `core`…
+//! cannot capture anything). Never panics: an IR shape it cannot translate is reported as an
+//! "ein internal error in codegen" (`syn::Error`), which is always a bug in an earlier stage.
+//!
+//! How values are represented (see [`code::Value`]):
+//! - scalars and tuples of scalars are Rust expressions ([`code::Code`]), placed so that they
+//!   are evaluated in the IR's order wherever evaluation could panic;
+//! - an array is a `View` per column (arrays of tuples are tuples of arrays, SoA), always a
+//!   cheap local; the owned `Array` behind a computed array lives in a hidden local declared
+//!   in the block that uses it, so it outlives every view of it;
+//! - a tuple that contains arrays is a tuple of such values.
+//!
+//! Statements go into a [`code::Block`] per Rust block (function or closure body, loop body).
+//! Comprehensions are filled row by row through `fill_rows` (parallel over the outermost
+//! axis); reductions are serial loops inside other loops and `reduce` (parallel,
+//! deterministic) at the top level; folds are plain loops. Reads the checker proved in bounds
+//! are `get_unchecked`; all others are clamped by `clamp_index` first.
+//!
+//! Files: `names` (identifiers), `code` (expressions, blocks, values), `expr` (scalar and tuple
+//! expressions, `let`, `if`), `arrays` (comprehensions, reads, storage), `reduce` (reductions
+//! and folds).
 
-pub fn generate(program: &Program, form: &Form) -> TokenStream {
-    let _ = (program, form);
-    TokenStream::new()
+mod arrays;
+mod code;
+mod expr;
+mod names;
+mod reduce;
+#[cfg(test)]
+mod tests;
+
+use crate::ir::{Form, FunctionHeader, Program, Scalar, ScalarType, Type, VarId};
+use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
+use names::Names;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
+
+/// Generates the Rust item (function form) or block expression (expression form) for one
+/// checked program.
+pub fn generate(program: &Program, form: &Form) -> syn::Result<TokenStream> {
+    let mut generator = Gen::new(program)?;
+    match form {
+        Form::Expression => generator.expression_form(),
+        Form::Function(header) => generator.function_form(header),
+    }
+}
+
+/// An internal error: the IR broke an invariant code generation relies on.
+pub(crate) fn internal(span: Span, message: impl Display) -> syn::Error {
+    syn::Error::new(span, format!("ein internal error in codegen: {message}"))
+}
+
+/// How parameters reach the generated code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamStyle {
+    /// Function form: arrays arrive as `&impl AsView<T, N>`.
+    Reference,
+    /// Expression form: arrays are captured locals of any storage implementing `AsView`.
+    Captured,
+}
+
+/// The generator's state for one program.
+struct Gen<'p> {
+    program: &'p Program,
+    names: Names,
+    /// The generated value of every variable in scope.
+    env: BTreeMap<VarId, Value>,
+    /// The marker local of each type parameter, once needed.
+    markers: Vec<Option<Ident>>,
+    /// `let __ein_site_N = Site { .. };` statements, emitted at the top.
+    sites: Vec<TokenStream>,
+    /// How many loop bodies (comprehension rows, reduction and fold bodies) enclose the
+    /// code being generated: at 0, a reduction is the top-level kind that runs in parallel.
+    loop_depth: usize,
+    /// How many Rust blocks (closures, loop bodies) enclose the code being generated.
+    level: usize,
+    /// Stores already moved out (by their path's text).
+    moved: BTreeSet<String>,
+    /// Identifiers reused by every comprehension / reduction (each use is in its own closure).
+    row: Ident,
+    outs: Ident,
+}
+
+impl<'p> Gen<'p> {
+    fn new(program: &'p Program) -> syn::Result<Gen<'p>> {
+        let mut names = Names::new(program)?;
+        let row = names.fresh("row");
+        let outs = names.fresh("outs");
+        let mut generator = Gen {
+            program,
+            names,
+            env: BTreeMap::new(),
+            markers: vec![None; program.type_params.len()],
+            sites: Vec::new(),
+            loop_depth: 0,
+            level: 0,
+            moved: BTreeSet::new(),
+            row,
+            outs,
+        };
+        for &param in &program.params {
+            let name = generator.names.var(param).to_token_stream();
+            let ty = generator.program.var(param).ty.clone();
+            let value = generator.value_at(&ty, name, program.var(param).span)?;
+            generator.env.insert(param, value);
+        }
+        Ok(generator)
+    }
+
+    fn function_form(&mut self, header: &FunctionHeader) -> syn::Result<TokenStream> {
+        if !self.program.type_params.is_empty() {
+            return Err(internal(header.name.span(), "a function has element types left to rustc"));
+        }
+        let body = self.body()?;
+        let mut params = Vec::new();
+        let mut rebinds = Vec::new();
+        for &param in &self.program.params {
+            let info = self.program.var(param);
+            let mut name = self.names.var(param).clone();
+            let ty = param_type(&info.ty, info.span)?;
+            if mentions(&body, &name) {
+                if let Some(views) = rebind(&info.ty, &name.to_token_stream(), ParamStyle::Reference) {
+                    rebinds.push(quote!(let #name = #views;));
+                }
+            } else if !name.to_string().starts_with('_') {
+                name = Ident::new(&format!("_{name}"), name.span());
+            }
+            params.push(quote!(#name: #ty));
+        }
+        let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
+        let sites = &self.sites;
+        let FunctionHeader { attrs, vis, name, .. } = header;
+        Ok(quote! {
+            #(#attrs)*
+            #vis fn #name(#(#params),*) -> #ret_type {
+                #(#rebinds)*
+                #(#sites)*
+                #body
+            }
+        })
+    }
+
+    fn expression_form(&mut self) -> syn::Result<TokenStream> {
+        let body = self.body()?;
+        let mut prologue = Vec::new();
+        let witnesses: BTreeSet<VarId> = self
+            .markers
+            .iter()
+            .zip(&self.program.type_params)
+            .filter(|(marker, _)| marker.is_some())
+            .map(|(_, param)| param.witness)
+            .collect();
+        for &param in &self.program.params {
+            let info = self.program.var(param);
+            let name = self.names.var(param);
+            if mentions(&body, name) || witnesses.contains(&param) {
+                if let Some(views) = rebind(&info.ty, &name.to_token_stream(), ParamStyle::Captured) {
+                    prologue.push(quote!(let #name = #views;));
+                }
+            }
+        }
+        for (marker, param) in self.markers.iter().zip(&self.program.type_params) {
+            let Some(marker) = marker else { continue };
+            let info = self.program.var(param.witness);
+            let witness = self.names.var(param.witness).to_token_stream();
+            let of = match &info.ty {
+                Type::Array { elem, .. } => {
+                    let views = tree_at(elem, &witness);
+                    let first = views.first().ok_or_else(|| internal(info.span, "empty element tuple"))?;
+                    quote!(::ein::__private::marker_of_view(&#first))
+                }
+                _ => quote!(::ein::__private::marker_of(&#witness)),
+            };
+            prologue.push(quote!(let #marker = #of;));
+        }
+        let sites = &self.sites;
+        Ok(quote! {
+            {
+                #(#prologue)*
+                #(#sites)*
+                #body
+            }
+        })
+    }
+
+    /// The program's statements and its result, converted to owned storage.
+    fn body(&mut self) -> syn::Result<TokenStream> {
+        let mut block = Block::new();
+        let body = &self.program.body;
+        let value = self.value(body, &mut block)?;
+        let result = self.owned(&value, &body.ty, body.span, &mut block)?;
+        Ok(block.finish(Some(&result)))
+    }
+
+    /// The value of a variable, path or field of type `ty` (views for arrays).
+    fn value_at(&self, ty: &Type, path: TokenStream, span: Span) -> syn::Result<Value> {
+        Ok(match ty {
+            Type::Array { elem, .. } => Value::Array(ArrayValue { views: tree_at(elem, &path), store: None }),
+            Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(position, field)| {
+                        let position = syn::Index::from(position);
+                        self.value_at(field, quote!(#path.#position), span)
+                    })
+                    .collect::<syn::Result<_>>()?,
+            ),
+            _ => Value::Plain(Code { simple: true, ..Code::expr(path, Prec::Atom) }),
+        })
+    }
+
+    /// The tokens of a value as one Rust expression (views for arrays).
+    fn value_tokens(value: &Value) -> TokenStream {
+        match value {
+            Value::Plain(code) => code.tokens.clone(),
+            Value::Array(array) => array.views.tuple(),
+            Value::Tuple(fields) => tuple_tokens(fields.iter().map(Gen::value_tokens).collect()),
+        }
+    }
+
+    /// Converts a value to owned storage (arrays become `Array`s: moved out of their store
+    /// when it is ours to move, copied otherwise). Copies are made by statements first, so
+    /// that no view is used after its store was moved.
+    fn owned(&mut self, value: &Value, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Code> {
+        match (value, ty) {
+            (Value::Plain(code), _) => Ok(code.clone()),
+            (Value::Array(array), _) => {
+                if let Some(store) = &array.store {
+                    let key = store.path.to_string();
+                    if store.level == self.level && !self.moved.contains(&key) {
+                        self.moved.insert(key);
+                        return Ok(Code { simple: true, ..Code::expr(store.path.clone(), Prec::Atom) });
+                    }
+                }
+                let copy = array.views.map(&mut |view| quote!(#view.to_array())).tuple();
+                let name = self.names.fresh("copy");
+                block.push_let(name.clone(), Code::expr(copy, Prec::Atom));
+                Ok(Code::name(&name))
+            }
+            (Value::Tuple(values), Type::Tuple { fields, .. }) if values.len() == fields.len() => {
+                let mut items = Vec::new();
+                for (value, field) in values.iter().zip(fields) {
+                    items.push(self.owned(value, field, span, block)?.tokens);
+                }
+                Ok(Code::expr(tuple_tokens(items), Prec::Atom))
+            }
+            (Value::Tuple(_), _) => Err(internal(span, format!("a tuple value of type {ty:?}"))),
+        }
+    }
+
+    /// Binds `code` to a fresh local at position `at` of `block` if statements were added to
+    /// the block since it was generated and it could panic: the IR evaluates it before them.
+    fn settle(&mut self, code: &mut Code, at: usize, block: &mut Block) {
+        if block.len() > at && code.may_panic && !code.simple {
+            let name = self.names.fresh("operand");
+            block.insert_let(at, name.clone(), code.clone());
+            *code = Code::name(&name);
+        }
+    }
+
+    /// Generates scalar operands in order: if a later one needs statements, earlier ones that
+    /// could panic are bound to locals before those statements (the IR's evaluation order).
+    fn operands(&mut self, exprs: &[&crate::ir::Expr], block: &mut Block) -> syn::Result<Vec<Code>> {
+        let mut codes: Vec<Code> = Vec::new();
+        for expr in exprs {
+            let at = block.len();
+            let code = self.scalar(expr, block)?;
+            if block.len() > at {
+                let mut offset = 0;
+                for earlier in codes.iter_mut() {
+                    let before = block.len();
+                    self.settle(earlier, at + offset, block);
+                    offset += block.len() - before;
+                }
+            }
+            codes.push(code);
+        }
+        Ok(codes)
+    }
+
+    /// A local holding the user's source location `span`, for run-time error messages.
+    fn site(&mut self, span: Span) -> Ident {
+        let name = self.names.fresh("site");
+        let site = quote_spanned! {span=>
+            ::ein::__private::Site { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+        };
+        self.sites.push(quote!(let #name = #site;));
+        name
+    }
+
+    /// The marker local of type parameter `index` (a `PhantomData` of its element type).
+    fn marker(&mut self, index: usize, span: Span) -> syn::Result<Ident> {
+        let slot = self
+            .markers
+            .get(index)
+            .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
+        if let Some(marker) = slot {
+            return Ok(marker.clone());
+        }
+        let witness = self
+            .program
+            .type_params
+            .get(index)
+            .map(|param| param.witness)
+            .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
+        let name = self.names.var(witness).to_string();
+        let marker = self.names.fresh(&format!("marker_{}", name.trim_start_matches('_')));
+        self.markers[index] = Some(marker.clone());
+        Ok(marker)
+    }
+
+    /// Generates `body` in a new block one level deeper (a closure or loop body).
+    fn nested<T>(
+        &mut self,
+        in_loop: bool,
+        body: impl FnOnce(&mut Self, &mut Block) -> syn::Result<T>,
+    ) -> syn::Result<(Block, T)> {
+        let mut block = Block::new();
+        self.level += 1;
+        self.loop_depth += usize::from(in_loop);
+        let result = body(self, &mut block);
+        self.level -= 1;
+        self.loop_depth -= usize::from(in_loop);
+        Ok((block, result?))
+    }
+}
+
+/// Whether a type contains an array.
+fn has_array(ty: &Type) -> bool {
+    match ty {
+        Type::Array { .. } => true,
+        Type::Tuple { fields, .. } => fields.iter().any(has_array),
+        Type::Scalar(_) => false,
+    }
+}
+
+/// The column tree of an array with element type `elem` stored at `path`.
+fn tree_at(elem: &Type, path: &TokenStream) -> Tree {
+    match elem {
+        Type::Tuple { fields, .. } => Tree::Node(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(position, field)| {
+                    let position = syn::Index::from(position);
+                    tree_at(field, &quote!(#path.#position))
+                })
+                .collect(),
+        ),
+        _ => Tree::Leaf(path.clone()),
+    }
+}
+
+/// The absolute path of a concrete scalar type.
+fn primitive(scalar: Scalar) -> TokenStream {
+    let name = Ident::new(scalar.name(), Span::call_site());
+    quote!(::core::primitive::#name)
+}
+
+/// The concrete scalar type of `ty`, for places where Rust needs it spelled.
+fn known_scalar(ty: &ScalarType, span: Span) -> syn::Result<Scalar> {
+    match ty {
+        ScalarType::Known(scalar) => Ok(*scalar),
+        ScalarType::Param(_) => Err(internal(span, "an element type left to rustc must be spelled")),
+    }
+}
+
+/// The type of a function parameter: arrays by reference to any storage.
+fn param_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
+    match ty {
+        Type::Scalar(scalar) => Ok(primitive(known_scalar(scalar, span)?)),
+        Type::Array { elem, rank } => {
+            let rank = Literal::usize_unsuffixed(*rank);
+            column_types(elem, span, &mut |scalar| {
+                let scalar = primitive(scalar);
+                quote!(&(impl ?::core::marker::Sized + ::ein::__private::AsView<#scalar, #rank>))
+            })
+        }
+        Type::Tuple { fields, .. } => {
+            Ok(tuple_tokens(fields.iter().map(|field| param_type(field, span)).collect::<syn::Result<_>>()?))
+        }
+    }
+}
+
+/// The owned Rust type of a result: `::ein::Array` for arrays (a tuple of them for arrays of
+/// tuples).
+fn owned_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
+    match ty {
+        Type::Scalar(scalar) => Ok(primitive(known_scalar(scalar, span)?)),
+        Type::Array { elem, rank } => {
+            let rank = Literal::usize_unsuffixed(*rank);
+            column_types(elem, span, &mut |scalar| {
+                let scalar = primitive(scalar);
+                quote!(::ein::Array<#scalar, #rank>)
+            })
+        }
+        Type::Tuple { fields, .. } => {
+            Ok(tuple_tokens(fields.iter().map(|field| owned_type(field, span)).collect::<syn::Result<_>>()?))
+        }
+    }
+}
+
+/// One type per column of an element type, in its tuple structure.
+fn column_types(
+    elem: &Type,
+    span: Span,
+    column: &mut impl FnMut(Scalar) -> TokenStream,
+) -> syn::Result<TokenStream> {
+    match elem {
+        Type::Scalar(scalar) => Ok(column(known_scalar(scalar, span)?)),
+        Type::Tuple { fields, .. } => Ok(tuple_tokens(
+            fields.iter().map(|field| column_types(field, span, column)).collect::<syn::Result<_>>()?,
+        )),
+        Type::Array { .. } => Err(internal(span, "an array of arrays")),
+    }
+}
+
+/// The statement value that turns a parameter into views (`None` if it has no array).
+fn rebind(ty: &Type, path: &TokenStream, style: ParamStyle) -> Option<TokenStream> {
+    match ty {
+        Type::Scalar(_) => None,
+        Type::Array { elem, rank } => {
+            let rank = Literal::usize_unsuffixed(*rank);
+            let views = tree_at(elem, path).map(&mut |column| match style {
+                ParamStyle::Captured => quote!(::ein::__private::AsView::<_, #rank>::view(&#column)),
+                ParamStyle::Reference => quote!(::ein::__private::AsView::<_, #rank>::view(#column)),
+            });
+            Some(views.tuple())
+        }
+        Type::Tuple { fields, .. } if has_array(ty) => {
+            let items = fields
+                .iter()
+                .enumerate()
+                .map(|(position, field)| {
+                    let position = syn::Index::from(position);
+                    let field_path = quote!(#path.#position);
+                    rebind(field, &field_path, style).unwrap_or(field_path)
+                })
+                .collect();
+            Some(tuple_tokens(items))
+        }
+        Type::Tuple { .. } => None,
+    }
+}
+
+/// Whether `tokens` use the identifier `ident` anywhere.
+fn mentions(tokens: &TokenStream, ident: &Ident) -> bool {
+    tokens.clone().into_iter().any(|tree| match tree {
+        proc_macro2::TokenTree::Ident(found) => found == *ident,
+        proc_macro2::TokenTree::Group(group) => mentions(&group.stream(), ident),
+        _ => false,
+    })
 }

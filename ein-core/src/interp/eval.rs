@@ -4,7 +4,10 @@
 use super::datum::{ArrayView, Datum};
 use super::scalar;
 use super::value::RuntimeError;
-use crate::ir::{Bounds, Expr, ExprKind, Program, ReduceOp, Scalar, ScalarType, SizeCheck, Type, VarId};
+use crate::ir::{
+    BinaryOp, Bounds, Expr, ExprKind, Func, Literal, Program, ReduceOp, Scalar, ScalarType, SizeCheck, Type, UnaryOp,
+    VarId,
+};
 use std::rc::Rc;
 
 type Result<T> = std::result::Result<T, RuntimeError>;
@@ -84,71 +87,99 @@ impl<'p> Interpreter<'p> {
         result
     }
 
+    /// One node. Every arm is its own function so that this frame, which every level of
+    /// recursion carries, stays small (debug builds do not share stack slots between arms).
     fn eval_node(&mut self, expr: &Expr) -> Result<Datum> {
         match &expr.kind {
-            ExprKind::Literal(literal) => scalar::literal(*literal, self.scalar_type_of(&expr.ty)?),
+            ExprKind::Literal(literal) => self.eval_literal(*literal, &expr.ty),
             ExprKind::Var(var) => self.lookup(*var),
             ExprKind::For { index, size, body } => self.eval_for(expr, *index, size, body),
             ExprKind::Reduce { op, index, size, body } => self.eval_reduce(expr, *op, *index, size, body),
             ExprKind::Fold { index, count, acc, init, body } => self.eval_fold(*index, count, *acc, init, body),
-            ExprKind::Let { var, value, body } => {
-                let value = self.eval(value)?;
-                let previous = self.bind(*var, value)?;
-                let result = self.eval(body)?;
-                self.restore(*var, previous);
-                Ok(result)
-            }
+            ExprKind::Let { var, value, body } => self.eval_let(*var, value, body),
             ExprKind::Index { array, index, bounds } => self.eval_index(array, index, *bounds),
-            ExprKind::Select { cond, then, otherwise } => {
-                let cond = self.eval(cond)?;
-                // Both sides are evaluated (predication): an error in either propagates.
-                let then = self.eval(then)?;
-                let otherwise = self.eval(otherwise)?;
-                match cond {
-                    Datum::Bool(true) => Ok(then),
-                    Datum::Bool(false) => Ok(otherwise),
-                    other => Err(RuntimeError::internal(format!("select on a {}", other.kind_name()))),
-                }
-            }
-            ExprKind::Tuple(items) => {
-                let fields = items.iter().map(|item| self.eval(item)).collect::<Result<Rc<[Datum]>>>()?;
-                Ok(Datum::Tuple(fields))
-            }
-            ExprKind::Project { tuple, field } => {
-                let tuple = self.eval(tuple)?;
-                project(tuple, *field)
-            }
-            ExprKind::Unary { op, operand } => {
-                let operand = self.eval(operand)?;
-                scalar::unary(*op, operand)
-            }
-            ExprKind::Binary { op, lhs, rhs } => {
-                let lhs = self.eval(lhs)?;
-                let rhs = self.eval(rhs)?;
-                scalar::binary(*op, lhs, rhs)
-            }
-            ExprKind::Call { func, args } => {
-                let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
-                scalar::call(*func, arguments)
-            }
-            ExprKind::Cast { operand, to } => {
-                let operand = self.eval(operand)?;
-                scalar::cast(operand, self.resolve(*to)?)
-            }
-            ExprKind::Len { array, axis } => match self.eval(array)? {
-                Datum::Array(view) => match view.shape().get(*axis) {
-                    Some(&length) => Ok(Datum::I64(length_to_i64(length))),
-                    None => Err(RuntimeError::internal(format!("`len` of axis {axis} of a rank-{} array", view.shape().len()))),
-                },
-                other => Err(RuntimeError::internal(format!("`len` of a {}", other.kind_name()))),
-            },
-            ExprKind::Assert { checks, body } => {
-                for check in checks {
-                    self.check_size(check)?;
-                }
-                self.eval(body)
-            }
+            ExprKind::Select { cond, then, otherwise } => self.eval_select(cond, then, otherwise),
+            ExprKind::Tuple(items) => self.eval_tuple(items),
+            ExprKind::Project { tuple, field } => self.eval_project(tuple, *field),
+            ExprKind::Unary { op, operand } => self.eval_unary(*op, operand),
+            ExprKind::Binary { op, lhs, rhs } => self.eval_binary(*op, lhs, rhs),
+            ExprKind::Call { func, args } => self.eval_call(*func, args),
+            ExprKind::Cast { operand, to } => self.eval_cast(operand, *to),
+            ExprKind::Len { array, axis } => self.eval_len(array, *axis),
+            ExprKind::Assert { checks, body } => self.eval_assert(checks, body),
         }
+    }
+
+    fn eval_literal(&self, literal: Literal, ty: &Type) -> Result<Datum> {
+        scalar::literal(literal, self.scalar_type_of(ty)?)
+    }
+
+    fn eval_let(&mut self, var: VarId, value: &Expr, body: &Expr) -> Result<Datum> {
+        let value = self.eval(value)?;
+        let previous = self.bind(var, value)?;
+        let result = self.eval(body)?;
+        self.restore(var, previous);
+        Ok(result)
+    }
+
+    fn eval_select(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> Result<Datum> {
+        let cond = self.eval(cond)?;
+        // Both sides are evaluated (predication): an error in either propagates.
+        let then = self.eval(then)?;
+        let otherwise = self.eval(otherwise)?;
+        match cond {
+            Datum::Bool(true) => Ok(then),
+            Datum::Bool(false) => Ok(otherwise),
+            other => Err(RuntimeError::internal(format!("select on a {}", other.kind_name()))),
+        }
+    }
+
+    fn eval_tuple(&mut self, items: &[Expr]) -> Result<Datum> {
+        let fields = items.iter().map(|item| self.eval(item)).collect::<Result<Rc<[Datum]>>>()?;
+        Ok(Datum::Tuple(fields))
+    }
+
+    fn eval_project(&mut self, tuple: &Expr, field: usize) -> Result<Datum> {
+        let tuple = self.eval(tuple)?;
+        project(tuple, field)
+    }
+
+    fn eval_unary(&mut self, op: UnaryOp, operand: &Expr) -> Result<Datum> {
+        let operand = self.eval(operand)?;
+        scalar::unary(op, operand)
+    }
+
+    fn eval_binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> Result<Datum> {
+        let lhs = self.eval(lhs)?;
+        let rhs = self.eval(rhs)?;
+        scalar::binary(op, lhs, rhs)
+    }
+
+    fn eval_call(&mut self, func: Func, args: &[Expr]) -> Result<Datum> {
+        let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
+        scalar::call(func, arguments)
+    }
+
+    fn eval_cast(&mut self, operand: &Expr, to: ScalarType) -> Result<Datum> {
+        let operand = self.eval(operand)?;
+        scalar::cast(operand, self.resolve(to)?)
+    }
+
+    fn eval_len(&mut self, array: &Expr, axis: usize) -> Result<Datum> {
+        match self.eval(array)? {
+            Datum::Array(view) => match view.shape().get(axis) {
+                Some(&length) => Ok(Datum::I64(length_to_i64(length))),
+                None => Err(RuntimeError::internal(format!("`len` of axis {axis} of a rank-{} array", view.shape().len()))),
+            },
+            other => Err(RuntimeError::internal(format!("`len` of a {}", other.kind_name()))),
+        }
+    }
+
+    fn eval_assert(&mut self, checks: &[SizeCheck], body: &Expr) -> Result<Datum> {
+        for check in checks {
+            self.check_size(check)?;
+        }
+        self.eval(body)
     }
 
     fn check_size(&mut self, check: &SizeCheck) -> Result<()> {
@@ -256,7 +287,7 @@ impl<'p> Interpreter<'p> {
                         self.var_name(index)
                     )));
                 }
-                let better = if op == ReduceOp::ArgMax { crate::ops::BinaryOp::Gt } else { crate::ops::BinaryOp::Lt };
+                let better = if op == ReduceOp::ArgMax { BinaryOp::Gt } else { BinaryOp::Lt };
                 let mut best = self.eval(body)?;
                 let mut best_position = 0usize;
                 for position in 1..count {

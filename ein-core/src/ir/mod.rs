@@ -12,6 +12,7 @@
 //!   `Assert`s.
 
 mod print;
+pub use print::expr_to_string;
 pub mod shape;
 pub mod visit;
 

@@ -144,7 +144,7 @@ fn trim_final_newline(text: &mut String) {
 /// parenthesised. Mirrors Rust's precedence so the text reads as Rust would parse it.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Precedence {
-    /// `for`, reductions, `fold`, `if`: only safe unparenthesised at the top.
+    /// `if`: only unparenthesised at the top of an expression.
     Construct,
     Or,
     And,
@@ -345,13 +345,14 @@ impl<'p> Printer<'p> {
         match &expr.kind {
             ExprKind::Literal(Literal::Int(value)) if *value < 0 => Precedence::Prefix,
             ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() && !value.is_nan() => Precedence::Prefix,
-            ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Select { .. } => {
-                Precedence::Construct
-            }
+            // An `if` as an operand is parenthesised (`if c { a } else { b } + 1` would read as
+            // if `+ 1` belonged to the else branch); the brace-closed loops are atoms.
+            ExprKind::Select { .. } => Precedence::Construct,
             ExprKind::Unary { .. } => Precedence::Prefix,
             ExprKind::Binary { op, .. } => binary_precedence(*op),
             ExprKind::Cast { .. } => Precedence::Cast,
-            // Literals, variables, braces, calls, indexing, projections, tuples.
+            // Literals, variables, braces, calls, indexing, projections, tuples, and `for`,
+            // reductions and `fold`, which end with their closing brace.
             _ => Precedence::Postfix,
         }
     }

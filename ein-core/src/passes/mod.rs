@@ -1,9 +1,51 @@
-//! Stage 4, passes: the optimisation pipeline, a list of named IR → IR functions. With
-//! `EIN_DUMP=1` in the build environment, the IR after every pass is printed to stderr.
+//! Stage 4, passes: the optimisation pipeline, a plain list of named IR → IR functions
+//! (Futhark's habit: that list is what makes dumping, disabling and bisecting passes cheap).
+//! With `EIN_DUMP=1` in the environment of the build, the IR before and after every pass is
+//! printed to stderr. In debug builds of the compiler the IR is validated after every pass,
+//! and a failure names the pass.
+
+mod validate;
 
 use crate::ir::Program;
+pub use validate::validate;
 
-pub fn run_pipeline(program: Program, unit_name: &str) -> Program {
-    let _ = unit_name;
-    program
+/// One optimisation: a name (for dumps and errors) and the rewrite.
+pub struct Pass {
+    pub name: &'static str,
+    pub run: fn(Program) -> Program,
+}
+
+/// The standard pipeline, in order. Empty for now: the first version of ein compiles the
+/// checked IR directly; the optimiser (fusion, let-lifting, CSE, SoA) lands here pass by pass.
+pub const PIPELINE: &[Pass] = &[];
+
+/// Whether `EIN_DUMP` asks for dumps.
+pub fn dump_enabled() -> bool {
+    std::env::var_os("EIN_DUMP").is_some_and(|value| !value.is_empty() && value != "0")
+}
+
+/// Runs every pass of [`PIPELINE`] on a checked program.
+pub fn run_pipeline(program: Program, unit_name: &str) -> Result<Program, String> {
+    run_passes(program, unit_name, PIPELINE)
+}
+
+/// Runs the given passes, dumping and validating as described in the module docs.
+pub fn run_passes(mut program: Program, unit_name: &str, passes: &[Pass]) -> Result<Program, String> {
+    let dump = dump_enabled();
+    if dump {
+        eprintln!("== ein: {unit_name}: checked IR ==\n{program}");
+    }
+    if cfg!(debug_assertions) {
+        validate(&program).map_err(|error| format!("the checker produced invalid IR: {error}"))?;
+    }
+    for pass in passes {
+        program = (pass.run)(program);
+        if dump {
+            eprintln!("== ein: {unit_name}: after {} ==\n{program}", pass.name);
+        }
+        if cfg!(debug_assertions) {
+            validate(&program).map_err(|error| format!("pass `{}` produced invalid IR: {error}", pass.name))?;
+        }
+    }
+    Ok(program)
 }

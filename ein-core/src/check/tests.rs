@@ -1,0 +1,227 @@
+//! Unit tests of the checker and size inference: source text in, IR facts or errors out.
+
+use crate::ir::{Bounds, Expr, ExprKind, Form, Program, ScalarType, Type, Unit};
+use crate::ops::Scalar;
+use crate::sizes::key;
+
+fn check(source: &str) -> syn::Result<Vec<Unit>> {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    super::check_input(crate::syntax::parse_input(tokens)?)
+}
+
+fn program(source: &str) -> Program {
+    match check(source) {
+        Ok(mut units) => units.remove(0).program,
+        Err(error) => panic!("unexpected error: {error}"),
+    }
+}
+
+/// Every error message, in order.
+fn errors(source: &str) -> Vec<String> {
+    match check(source) {
+        Ok(_) => panic!("expected errors for {source}"),
+        Err(error) => error.into_iter().map(|error| error.to_string()).collect(),
+    }
+}
+
+fn visit<'a>(expr: &'a Expr, found: &mut Vec<&'a Expr>) {
+    found.push(expr);
+    expr.for_each_child(|child| visit(child, found));
+}
+
+fn nodes(program: &Program) -> Vec<&Expr> {
+    let mut found = Vec::new();
+    visit(&program.body, &mut found);
+    found
+}
+
+/// `(index name, size as text)` of every comprehension and reduction.
+fn sizes(program: &Program) -> Vec<(String, String)> {
+    nodes(program)
+        .into_iter()
+        .filter_map(|expr| match &expr.kind {
+            ExprKind::For { index, size, .. } | ExprKind::Reduce { index, size, .. } => {
+                Some((program.var(*index).name.clone(), describe_size(program, size)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn describe_size(program: &Program, size: &Expr) -> String {
+    match &size.kind {
+        ExprKind::Len { array, axis } => match &array.kind {
+            ExprKind::Var(var) => format!("len({}, {axis})", program.var(*var).name),
+            _ => "len(?)".to_string(),
+        },
+        _ => key(size),
+    }
+}
+
+fn checks(program: &Program) -> Vec<(String, String, String)> {
+    nodes(program)
+        .into_iter()
+        .flat_map(|expr| match &expr.kind {
+            ExprKind::Assert { checks, .. } => checks
+                .iter()
+                .map(|check| (check.index_name.clone(), check.left_what.clone(), check.right_what.clone()))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+fn bounds(program: &Program) -> Vec<Bounds> {
+    nodes(program)
+        .into_iter()
+        .filter_map(|expr| match &expr.kind {
+            ExprKind::Index { bounds, .. } => Some(*bounds),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn matmul_sizes_come_from_the_arrays_with_one_check() {
+    let checked = program("fn mm(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } } }");
+    assert_eq!(
+        sizes(&checked),
+        vec![
+            ("i".to_string(), "len(a, 0)".to_string()),
+            ("j".to_string(), "len(b, 1)".to_string()),
+            ("k".to_string(), "len(a, 1)".to_string()),
+        ]
+    );
+    assert_eq!(checks(&checked), vec![("k".to_string(), "axis 1 of `a`".to_string(), "axis 0 of `b`".to_string())]);
+    // The check sits at the top, before every loop.
+    assert!(matches!(checked.body.kind, ExprKind::Assert { .. }));
+    assert!(bounds(&checked).iter().all(|b| *b == Bounds::Proven));
+    assert_eq!(checked.body.ty, Type::array(Type::scalar(Scalar::F32), 2));
+}
+
+#[test]
+fn equal_by_construction_needs_no_check() {
+    let checked = program("fn f(a: [f64]) -> [f64] { for i { a[i] + a[i] * a[i] } }");
+    assert!(checks(&checked).is_empty());
+    let checked = program_through_let();
+    assert!(checks(&checked).is_empty(), "{:?}", checks(&checked));
+    assert!(bounds(&checked).iter().all(|b| *b == Bounds::Proven));
+}
+
+fn program_through_let() -> Program {
+    program("fn f(a: [f64]) -> [f64] { let b = for i { a[i] * 2.0 }; for j { b[j] + a[j] } }")
+}
+
+#[test]
+fn explicit_sizes_win_and_clamp() {
+    let checked = program("fn f(a: [f64], n: usize) -> [f64] { for i in 0..n { a[i] } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped]);
+    let checked = program_with_shift();
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped, Bounds::Proven]);
+}
+
+fn program_with_shift() -> Program {
+    program("fn f(a: [f64]) -> [f64] { for i { a[i + 1] - a[i] } }")
+}
+
+#[test]
+fn partial_indexing_sizes_and_proofs() {
+    let checked = program("fn f(x: [[f32]]) -> [f32] { for i { let row = x[i]; sum j { row[j] } } }");
+    assert_eq!(sizes(&checked)[1], ("j".to_string(), "len(x, 1)".to_string()));
+    assert!(bounds(&checked).iter().all(|b| *b == Bounds::Proven));
+}
+
+#[test]
+fn literals_default_and_follow_context() {
+    let checked = program("fn f(a: [f32]) -> [f32] { for i { a[i] * 2.0 + 1.0 } }");
+    assert_eq!(checked.body.ty, Type::array(Type::scalar(Scalar::F32), 1));
+    let checked = program("fn f(a: [f32]) -> i64 { sum i in 0..a.len() { i * 2 } }");
+    assert_eq!(checked.body.ty, Type::I64);
+    let checked = program("fn f(a: [f32]) -> usize { argmax i { a[i] } }");
+    assert_eq!(checked.body.ty, Type::Scalar(ScalarType::USIZE));
+}
+
+#[test]
+fn records_and_tuples() {
+    let checked =
+        program("fn f(a: [f64], b: [f64]) -> [{re: f64, im: f64}] { for i { let z = { re: a[i], im: b[i] }; { re: z.re * 2.0, im: z.im } } }");
+    assert_eq!(checked.body.ty.rank(), 1);
+    let checked = program("fn f(a: [f64]) -> (f64, f64) { let (s, m) = (sum i { a[i] }, max i { a[i] }); (m, s) }");
+    assert!(matches!(checked.body.ty, Type::Tuple { .. }));
+}
+
+#[test]
+fn fold_with_array_accumulator() {
+    let checked = program(
+        "fn path(w: [[i64]]) -> [i64] {
+            fold t in 0..w.len(), acc = for j { w[0, j] } {
+                for j { min(acc[j - 1], min(acc[j], acc[j + 1])) + w[t, j] }
+            }
+        }",
+    );
+    assert_eq!(checked.body.ty, Type::array(Type::scalar(Scalar::I64), 1));
+}
+
+#[test]
+fn expression_form_captures_with_ranks() {
+    let units = check("for i { sum k { a[i, k] * b[k] } * s }").expect("checks");
+    let program = &units[0].program;
+    assert!(matches!(units[0].form, Form::Expression));
+    let params: Vec<(String, usize)> =
+        program.params.iter().map(|p| (program.var(*p).name.clone(), program.var(*p).ty.rank())).collect();
+    assert_eq!(params, vec![("a".to_string(), 2), ("b".to_string(), 1), ("s".to_string(), 0)]);
+    // a, b and s are used together: one element type, left to rustc.
+    assert_eq!(program.type_params.len(), 1);
+}
+
+#[test]
+fn irregular_sizes_are_rejected() {
+    let messages = errors("fn f(a: [f64]) -> [[f64]] { for i { for j in 0..i { a[j] } } }");
+    assert!(messages[0].contains("depends on `i`"), "{messages:?}");
+    let messages = errors("fn f(a: [i64]) -> [[i64]] { for i { for j in 0..a[i] { a[j] } } }");
+    assert!(messages[0].contains("depends on `i`"), "{messages:?}");
+}
+
+#[test]
+fn an_index_without_a_size_is_rejected() {
+    let messages = errors("fn f(a: [f64]) -> [f64] { for i { a[0] + 1.0 } }");
+    assert!(messages[0].contains("index `i` has no size"), "{messages:?}");
+}
+
+#[test]
+fn no_implicit_conversions() {
+    let messages = errors("fn f(a: [f32]) -> [f32] { for i { a[i] * i } }");
+    assert!(messages[0].contains("mismatched types"), "{messages:?}");
+    let messages = errors("fn f(a: [f32]) -> [f32] { for i { a[i] * 2 } }");
+    assert!(messages[0].contains("mismatched types"), "{messages:?}");
+}
+
+#[test]
+fn rank_misuse_is_rejected() {
+    let messages = errors("fn f(a: [f32]) -> f32 { sum i { a[i, i] } }");
+    assert!(messages[0].contains("too many indices"), "{messages:?}");
+    let messages = errors("fn f(s: f32) -> f32 { s[0] }");
+    assert!(messages[0].contains("only arrays can be indexed"), "{messages:?}");
+    let messages = errors("fn f(a: [f32]) -> [f32] { for i { a + 1.0 } }");
+    assert!(messages[0].contains("index the array"), "{messages:?}");
+}
+
+#[test]
+fn independent_errors_are_all_reported() {
+    let messages = errors("fn f(a: [f32]) -> [f32] { for i { (x[i] + y, a[i] * 2) } }");
+    assert!(messages.iter().any(|m| m.contains("unknown name `x`")), "{messages:?}");
+    assert!(messages.iter().any(|m| m.contains("unknown name `y`")), "{messages:?}");
+    assert!(messages.iter().any(|m| m.contains("mismatched types")), "{messages:?}");
+}
+
+#[test]
+fn indices_do_not_escape_their_comprehension() {
+    let messages = errors("fn f(a: [f32]) -> f32 { (sum i { a[i] }) + a[i] }");
+    assert!(messages[0].contains("outside the comprehension"), "{messages:?}");
+}
+
+#[test]
+fn return_type_must_match() {
+    let messages = errors("fn f(a: [f32]) -> [[f32]] { for i { a[i] } }");
+    assert!(messages[0].contains("the body has type"), "{messages:?}");
+}

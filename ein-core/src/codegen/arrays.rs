@@ -1,0 +1,427 @@
+//! Arrays: comprehensions (allocated once, filled row by row through `fill_rows`, the
+//! outermost axis in parallel), array reads (a chain of `Index` nodes folded into one access)
+//! and sizes.
+
+use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
+use super::expr::{call, scalar_type};
+use super::{has_array, internal, primitive, tree_at, Gen};
+use crate::ir::{shape, visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, ToTokens};
+use std::collections::BTreeSet;
+
+/// One axis of an output: its length as a `usize` (a local or a literal) and the matching
+/// `i64` loop bound.
+struct Dim {
+    len: Code,
+    end: Code,
+}
+
+impl Gen<'_> {
+    /// A size as a `usize`, checked non-negative (`what`: the index it sizes, for the error).
+    pub(super) fn size_usize(&mut self, size: &Expr, what: &str, block: &mut Block) -> syn::Result<Code> {
+        match &size.kind {
+            ExprKind::Len { array, axis } => {
+                // An axis length is never negative: no check.
+                let array = self.array(array, block, None)?;
+                let first = array.views.first().ok_or_else(|| internal(size.span, "an array with no column"))?;
+                let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
+                Ok(Code::expr(quote!(#first.len_of(#axis)), Prec::Atom))
+            }
+            ExprKind::Literal(Literal::Int(value)) if *value >= 0 => {
+                let literal = proc_macro2::Literal::usize_suffixed(*value as usize);
+                Ok(Code::literal(literal.into_token_stream(), Prec::Atom))
+            }
+            _ => {
+                let code = self.scalar(size, block)?;
+                let site = self.site(size.span);
+                let tokens = &code.tokens;
+                let check = quote!(::ein::__private::check_size(#tokens, #what, &#site));
+                Ok(Code::from_parts(check, Prec::Atom, &[&code], None).panics(true))
+            }
+        }
+    }
+
+    /// A size as the `i64` end of a loop range, checked non-negative.
+    pub(super) fn size_end(&mut self, size: &Expr, what: &str, block: &mut Block) -> syn::Result<Code> {
+        match &size.kind {
+            ExprKind::Len { array, axis } => {
+                let array = self.array(array, block, None)?;
+                let first = array.views.first().ok_or_else(|| internal(size.span, "an array with no column"))?;
+                let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
+                Ok(Code::expr(quote!(#first.size(#axis)), Prec::Atom))
+            }
+            ExprKind::Literal(Literal::Int(value)) if *value >= 0 => {
+                let literal = proc_macro2::Literal::i64_suffixed(*value);
+                Ok(Code::literal(literal.into_token_stream(), Prec::Atom))
+            }
+            _ => {
+                let checked = self.size_usize(size, what, block)?;
+                let tokens = &checked.tokens;
+                Ok(Code::from_parts(quote!(#tokens as ::core::primitive::i64), Prec::Cast, &[&checked], None))
+            }
+        }
+    }
+
+    /// A dimension of an output, computed once (before the loops that fill it).
+    fn dim(&mut self, size: &Expr, what: &str, block: &mut Block) -> syn::Result<Dim> {
+        let len = self.size_usize(size, what, block)?;
+        if len.simple {
+            let end = match &size.kind {
+                ExprKind::Literal(Literal::Int(value)) => {
+                    Code::literal(proc_macro2::Literal::i64_suffixed(*value).into_token_stream(), Prec::Atom)
+                }
+                _ => Code::from_parts(quote!(#len as ::core::primitive::i64), Prec::Cast, &[&len], None),
+            };
+            return Ok(Dim { len, end });
+        }
+        let name = self.names.fresh(&format!("size_{what}"));
+        block.push_let(name.clone(), len);
+        let end = Code::expr(quote!(#name as ::core::primitive::i64), Prec::Cast);
+        Ok(Dim { len: Code::name(&name), end })
+    }
+
+    /// Materialises a comprehension: the maximal chain of directly nested `for`s gives the
+    /// outer axes, the body's symbolic shape the inner ones; every size is computed and
+    /// checked before any loop runs (sizes never depend on indices). One buffer per column
+    /// is filled by `fill_rows`, a row per value of the outermost index.
+    pub(super) fn comprehension(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<ArrayValue> {
+        let mut chain: Vec<(VarId, &Expr)> = Vec::new();
+        let mut body = expr;
+        while let ExprKind::For { index, size, body: inner } = &body.kind {
+            chain.push((*index, size));
+            body = inner;
+        }
+        let Type::Array { elem, rank } = &expr.ty else {
+            return Err(internal(expr.span, "a comprehension that is not an array"));
+        };
+        let mut dims = Vec::new();
+        for (index, size) in &chain {
+            let name = self.program.var(*index).name.clone();
+            dims.push(self.dim(size, &name, block)?);
+        }
+        if body.ty.rank() > 0 {
+            let sizes = shape::shape_of(self.program, body).ok_or_else(|| {
+                internal(body.span, "the shape of a comprehension body cannot be computed before its loops")
+            })?;
+            let indices: BTreeSet<VarId> = chain.iter().map(|(index, _)| *index).collect();
+            let names = self.inner_index_names(body);
+            for (axis, size) in sizes.iter().enumerate() {
+                if !visit::free_vars(size).is_disjoint(&indices) {
+                    return Err(internal(size.span, "a size depends on a comprehension index"));
+                }
+                let what = names.get(axis).cloned().unwrap_or_else(|| format!("axis {}", chain.len() + axis));
+                dims.push(self.dim(size, &what, block)?);
+            }
+        }
+        if dims.len() != *rank {
+            return Err(internal(expr.span, format!("a comprehension of rank {rank} with {} axes", dims.len())));
+        }
+
+        // The buffers: one per column, of the product of all lengths.
+        let lens: Vec<&TokenStream> = dims.iter().map(|dim| &dim.len.tokens).collect();
+        let columns = column_scalars(elem);
+        let mut total = quote!(#(#lens)*#*);
+        if columns.len() > 1 && dims.len() > 1 {
+            let name = self.names.fresh("len");
+            block.push_let(name.clone(), Code::expr(total, Prec::Mul));
+            total = name.into_token_stream();
+        }
+        let buffers = column_tree(elem, &mut |scalar| match scalar {
+            ScalarType::Known(scalar) => {
+                let ty = primitive(scalar);
+                quote!(::ein::__private::Buffer::<#ty>::new(#total))
+            }
+            // rustc infers the element type from what the rows push.
+            ScalarType::Param(_) => quote!(::ein::__private::Buffer::new(#total)),
+        });
+        let buffer = self.names.fresh("buffer");
+        block.push(quote!(let mut #buffer = #buffers;));
+
+        // The rows.
+        let rows = &dims[0].len.tokens;
+        let row_len = match &lens[1..] {
+            [] => quote!(1),
+            rest => quote!(#(#rest)*#*),
+        };
+        let (outer, _) = chain[0];
+        let outer_name = self.names.var(outer).clone();
+        let outer_used = self.names.is_referenced(outer);
+        let row = self.row.clone();
+        let outs = self.outs.clone();
+        let (row_block, ()) = self.nested(true, |generator, row_block| {
+            if outer_used {
+                row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
+            }
+            generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
+            generator.write_axes(&chain[1..], &dims[1..chain.len()], body, row_block)
+        })?;
+        let row_param = if outer_used { row.into_token_stream() } else { quote!(_) };
+        let row_tokens = row_block.finish(None);
+        block.push(quote! {
+            ::ein::__private::fill_rows(&mut #buffer, #rows, #row_len, |#row_param, #outs| {
+                #row_tokens
+            });
+        });
+
+        // The arrays and their views.
+        let shape = quote!([#(#lens),*]);
+        let store = self.names.fresh("store");
+        let arrays = tree_at(elem, &buffer.into_token_stream()).map(&mut |column| quote!(#column.into_array(#shape)));
+        block.push_let(store.clone(), Code::expr(arrays.tuple(), Prec::Atom));
+        Ok(self.views_of_store(elem, store.into_token_stream(), hint, block))
+    }
+
+    /// `let name = store.view();` (per column) and the array value over it.
+    pub(super) fn views_of_store(
+        &mut self,
+        elem: &Type,
+        store: TokenStream,
+        hint: Option<Ident>,
+        block: &mut Block,
+    ) -> ArrayValue {
+        let name = hint.unwrap_or_else(|| self.names.fresh("view"));
+        let views = tree_at(elem, &store).map(&mut |column| quote!(#column.view()));
+        block.push_view(name.clone(), views.tuple());
+        ArrayValue { views: tree_at(elem, &name.into_token_stream()), store: Some(Store { path: store, level: self.level }) }
+    }
+
+    /// The loops of the remaining directly nested axes (their lengths computed already), then
+    /// the body's elements.
+    fn write_axes(&mut self, chain: &[(VarId, &Expr)], dims: &[Dim], body: &Expr, block: &mut Block) -> syn::Result<()> {
+        let Some(((index, _), rest)) = chain.split_first() else {
+            return self.write_elements(body, block);
+        };
+        let name = self.names.var(*index).clone();
+        let (inner, ()) = self.nested(true, |generator, inner| {
+            generator.env.insert(*index, Value::Plain(Code::name(&name)));
+            generator.write_axes(rest, &dims[1..], body, inner)
+        })?;
+        let end = &dims[0].end.tokens;
+        let inner = inner.finish(None);
+        block.push(quote!(for #name in 0..#end { #inner }));
+        Ok(())
+    }
+
+    /// Writes the elements of `body`, in row-major order, into the current row's outs:
+    /// loops for nested comprehensions, a push for a scalar or tuple, a copy for an array.
+    fn write_elements(&mut self, body: &Expr, block: &mut Block) -> syn::Result<()> {
+        let outs = self.outs.clone();
+        match &body.kind {
+            ExprKind::For { index, size, body: inner } => {
+                let what = self.program.var(*index).name.clone();
+                let end = self.size_end(size, &what, block)?;
+                let name = self.names.var(*index).clone();
+                let (inner, ()) = self.nested(true, |generator, inner_block| {
+                    generator.env.insert(*index, Value::Plain(Code::name(&name)));
+                    generator.write_elements(inner, inner_block)
+                })?;
+                let (end, inner) = (&end.tokens, inner.finish(None));
+                block.push(quote!(for #name in 0..#end { #inner }));
+                Ok(())
+            }
+            ExprKind::Let { var, value, body } => {
+                self.bind_let(*var, value, block)?;
+                self.write_elements(body, block)
+            }
+            ExprKind::Assert { checks, body } => {
+                self.size_checks(checks, block)?;
+                self.write_elements(body, block)
+            }
+            _ if !has_array(&body.ty) => {
+                let value = self.scalar(body, block)?;
+                let value = &value.tokens;
+                block.push(quote!(::ein::__private::Push::push(#outs, #value);));
+                Ok(())
+            }
+            _ => {
+                let array = self.array(body, block, None)?;
+                let views = array.views.tuple();
+                block.push(quote!(::ein::__private::CopyInto::copy_into(&#views, #outs);));
+                Ok(())
+            }
+        }
+    }
+
+    /// A read `a[i][j]…`: the chain of `Index` nodes over one base becomes one access, of the
+    /// columns selected by `projection` (`p[i].re` reads only the `re` column).
+    pub(super) fn read(
+        &mut self,
+        expr: &Expr,
+        projection: &[usize],
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Value> {
+        let mut indices: Vec<(&Expr, Bounds)> = Vec::new();
+        let mut base = expr;
+        while let ExprKind::Index { array, index, bounds } = &base.kind {
+            indices.push((index, *bounds));
+            base = array;
+        }
+        indices.reverse();
+        let Type::Array { elem, rank } = &base.ty else {
+            return Err(internal(base.span, "indexing a value that is not an array"));
+        };
+        if indices.len() > *rank {
+            return Err(internal(expr.span, format!("{} indices into an array of rank {rank}", indices.len())));
+        }
+        let array = self.array(base, block, None)?;
+        let first = array.views.first().ok_or_else(|| internal(base.span, "an array with no column"))?.clone();
+        let (mut views, mut elem) = (array.views, (**elem).clone());
+        for &field in projection {
+            (views, elem) = match (views, elem) {
+                (Tree::Node(mut columns), Type::Tuple { mut fields, .. }) if field < columns.len() && field < fields.len() => {
+                    (columns.swap_remove(field), fields.swap_remove(field))
+                }
+                _ => return Err(internal(expr.span, format!("field {field} of an element without it"))),
+            };
+        }
+
+        let array_name = match &base.kind {
+            ExprKind::Var(var) => self.program.var(*var).name.clone(),
+            _ => "array".to_string(),
+        };
+        let exprs: Vec<&Expr> = indices.iter().map(|(index, _)| *index).collect();
+        let codes = self.operands(&exprs, block)?;
+        let mut positions = Vec::new();
+        for (axis, ((index, bounds), code)) in indices.iter().zip(codes).enumerate() {
+            let ty = scalar_type(&index.ty, index.span)?;
+            let position = match bounds {
+                // Safety argument for `get_unchecked`/`sub_unchecked` below: a `Proven` index
+                // is one the checker proved in `0..len` of this axis (a plain index variable
+                // whose range equals the axis, by construction or by an `Assert` that ran
+                // before the loop), so it is in range and the conversion to usize is exact.
+                Bounds::Proven => self.proven_position(code, ty, index.span)?,
+                // A `Clamped` index goes through `clamp_index`, which returns a value in
+                // `0..len` of this axis or panics (empty axis): also in range.
+                Bounds::Clamped => {
+                    let index_i64 = self.index_i64(code, ty, index.span)?;
+                    let site = self.site(index.span);
+                    let axis_literal = proc_macro2::Literal::usize_unsuffixed(axis);
+                    let tokens = &index_i64.tokens;
+                    let clamp = quote! {
+                        ::ein::__private::clamp_index(#tokens, #first.len_of(#axis_literal), #array_name, #axis_literal, &#site)
+                    };
+                    Code::from_parts(clamp, Prec::Atom, &[&index_i64], None).panics(true)
+                }
+            };
+            positions.push(position);
+        }
+        // `unsafe` blocks must not nest, and several columns must not clamp twice: such
+        // positions are computed first, in order.
+        let columns = views.leaves().len();
+        if positions.iter().any(|position| position.has_unsafe || columns > 1 && position.may_panic) {
+            for position in positions.iter_mut().filter(|position| !position.simple) {
+                let name = self.names.fresh("at");
+                block.push_let(name.clone(), position.clone());
+                *position = Code::name(&name);
+            }
+        }
+        let may_panic = positions.iter().any(|position| position.may_panic);
+        let position_tokens = positions.iter().map(|position| &position.tokens);
+        let at = quote!([#(#position_tokens),*]);
+
+        let remaining = rank - indices.len();
+        if remaining == 0 {
+            let reads = views.map(&mut |view| quote!(unsafe { #view.get_unchecked(#at) }));
+            let (tokens, block_start) = match &reads {
+                Tree::Leaf(read) => (read.clone(), true),
+                node => (node.tuple(), false),
+            };
+            return Ok(Value::Plain(Code {
+                tokens,
+                prec: Prec::Atom,
+                simple: false,
+                may_panic,
+                has_unsafe: true,
+                block_start,
+            }));
+        }
+        let (k, m) = (proc_macro2::Literal::usize_unsuffixed(indices.len()), proc_macro2::Literal::usize_unsuffixed(remaining));
+        let subs = views.map(&mut |view| quote!(unsafe { #view.sub_unchecked::<#k, #m>(#at) }));
+        let name = hint.unwrap_or_else(|| self.names.fresh("sub"));
+        if may_panic {
+            // Clamping can fail: the read happens here even if the view is never used.
+            block.push_let(name.clone(), Code::expr(subs.tuple(), Prec::Atom));
+        } else {
+            block.push_view(name.clone(), subs.tuple());
+        }
+        Ok(Value::Array(ArrayValue { views: tree_at(&elem, &name.into_token_stream()), store: None }))
+    }
+
+    /// The names of the indices of the comprehensions nested (through `let`s and asserts)
+    /// in an array-typed body, outermost first: what its inner axes are called in errors.
+    fn inner_index_names(&self, body: &Expr) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut current = body;
+        loop {
+            match &current.kind {
+                ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => current = body,
+                ExprKind::For { index, body, .. } => {
+                    names.push(self.program.var(*index).name.clone());
+                    current = body;
+                }
+                _ => return names,
+            }
+        }
+    }
+
+    /// A proven-in-range index as a `usize` position.
+    fn proven_position(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
+        Ok(match ty {
+            ScalarType::Known(Scalar::Usize) => code,
+            ScalarType::Known(Scalar::I64 | Scalar::I32) => {
+                let tokens = code.operand(Prec::Cast);
+                Code::from_parts(quote!(#tokens as ::core::primitive::usize), Prec::Cast, &[&code], code.leads(Prec::Cast))
+            }
+            ScalarType::Param(_) => call(quote!(::ein::__private::CastTo::<::core::primitive::usize>::cast_to), &[&code]),
+            ScalarType::Known(other) => return Err(internal(span, format!("an index of type {other}"))),
+        })
+    }
+
+    /// An index of any integer type as the `i64` that `clamp_index` takes (`usize` values
+    /// above `i64::MAX` saturate, as the semantics says).
+    fn index_i64(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
+        Ok(match ty {
+            ScalarType::Known(Scalar::I64) => code,
+            ScalarType::Known(Scalar::I32) => {
+                let tokens = code.operand(Prec::Cast);
+                Code::from_parts(quote!(#tokens as ::core::primitive::i64), Prec::Cast, &[&code], code.leads(Prec::Cast))
+            }
+            ScalarType::Known(Scalar::Usize) => {
+                let tokens = &code.tokens;
+                let saturated = quote! {
+                    ::core::cmp::Ord::min(#tokens, ::core::primitive::i64::MAX as ::core::primitive::usize) as ::core::primitive::i64
+                };
+                Code::from_parts(saturated, Prec::Cast, &[&code], None)
+            }
+            ScalarType::Param(index) => {
+                if self.class(index, span)? != NumberClass::Int {
+                    return Err(internal(span, "an index of a non-integer element type"));
+                }
+                call(quote!(::ein::__private::IntoSize::into_size), &[&code]).panics(true)
+            }
+            ScalarType::Known(other) => return Err(internal(span, format!("an index of type {other}"))),
+        })
+    }
+}
+
+/// The scalar type of every column of an element type, in order.
+fn column_scalars(elem: &Type) -> Vec<ScalarType> {
+    match elem {
+        Type::Scalar(scalar) => vec![*scalar],
+        Type::Tuple { fields, .. } => fields.iter().flat_map(column_scalars).collect(),
+        Type::Array { elem, .. } => column_scalars(elem),
+    }
+}
+
+/// One expression per column, in the element type's tuple structure.
+fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) -> TokenStream {
+    match elem {
+        Type::Scalar(scalar) => column(*scalar),
+        Type::Tuple { fields, .. } => {
+            super::code::tuple_tokens(fields.iter().map(|field| column_tree(field, column)).collect())
+        }
+        Type::Array { elem, .. } => column_tree(elem, column),
+    }
+}

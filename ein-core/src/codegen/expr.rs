@@ -1,0 +1,587 @@
+//! Scalar and tuple expressions: literals, operators, scalar functions, casts, `let`, `if`
+//! (select), tuples, projections and size assertions. Arithmetic follows the shared
+//! semantics: floats use Rust's operators, integers wrap (division by zero is an ein error),
+//! and element types left to rustc go through the runtime's `Num`/`Float`/`CastTo` traits.
+
+use super::code::{tuple_tokens, ArrayValue, Block, Code, Prec, Value};
+use super::{has_array, internal, primitive, Gen};
+use crate::ir::{
+    BinaryOp, Expr, ExprKind, Func, Literal, NumberClass, Scalar, ScalarType, SizeCheck, Type, UnaryOp, VarId,
+};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, ToTokens};
+
+impl Gen<'_> {
+    /// Generates any expression.
+    pub(super) fn value(&mut self, expr: &Expr, block: &mut Block) -> syn::Result<Value> {
+        self.value_named(expr, block, None)
+    }
+
+    /// Generates any expression; a view local it introduces for an array result is named
+    /// `hint` (the variable of the `let` it is bound to) when given.
+    pub(super) fn value_named(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
+        let plain = Value::Plain;
+        match &expr.kind {
+            ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
+            ExprKind::Var(var) => self.lookup(*var, expr.span),
+            ExprKind::For { .. } => Ok(Value::Array(self.comprehension(expr, block, hint)?)),
+            ExprKind::Reduce { .. } => Ok(plain(self.reduce(expr, block)?)),
+            ExprKind::Fold { .. } => self.fold(expr, block, hint),
+            ExprKind::Let { var, value, body } => {
+                self.bind_let(*var, value, block)?;
+                self.value_named(body, block, hint)
+            }
+            ExprKind::Index { .. } => self.read(expr, &[], block, hint),
+            ExprKind::Select { cond, then, otherwise } => self.select(expr, cond, then, otherwise, block, hint),
+            ExprKind::Tuple(items) => self.tuple(expr, items, block),
+            ExprKind::Project { .. } => self.project(expr, block, hint),
+            ExprKind::Unary { op, operand } => Ok(plain(self.unary(*op, operand, block)?)),
+            ExprKind::Binary { op, lhs, rhs } => Ok(plain(self.binary(*op, lhs, rhs, block)?)),
+            ExprKind::Call { func, args } => Ok(plain(self.call(expr, *func, args, block)?)),
+            ExprKind::Cast { operand, to } => Ok(plain(self.cast(operand, *to, block)?)),
+            ExprKind::Len { array, axis } => {
+                let array = self.array(array, block, None)?;
+                let first = array.views.first().ok_or_else(|| internal(expr.span, "an array with no column"))?;
+                let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
+                Ok(plain(Code::expr(quote!(#first.size(#axis)), Prec::Atom)))
+            }
+            ExprKind::Assert { checks, body } => {
+                self.size_checks(checks, block)?;
+                self.value_named(body, block, hint)
+            }
+        }
+    }
+
+    /// Generates an expression of scalar or tuple type (no array inside).
+    pub(super) fn scalar(&mut self, expr: &Expr, block: &mut Block) -> syn::Result<Code> {
+        match self.value(expr, block)? {
+            Value::Plain(code) => Ok(code),
+            _ => Err(internal(expr.span, format!("expected a scalar or tuple, found type {:?}", expr.ty))),
+        }
+    }
+
+    /// Generates an array-typed expression.
+    pub(super) fn array(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<ArrayValue> {
+        match self.value_named(expr, block, hint)? {
+            Value::Array(array) => Ok(array),
+            _ => Err(internal(expr.span, format!("expected an array, found type {:?}", expr.ty))),
+        }
+    }
+
+    pub(super) fn lookup(&self, var: VarId, span: Span) -> syn::Result<Value> {
+        self.env.get(&var).cloned().ok_or_else(|| {
+            let name = self.program.vars.get(var.0 as usize).map_or("?", |info| info.name.as_str());
+            internal(span, format!("variable `{name}` (#{}) used out of scope", var.0))
+        })
+    }
+
+    /// `let var = value;` for the body that follows.
+    pub(super) fn bind_let(&mut self, var: VarId, value: &Expr, block: &mut Block) -> syn::Result<()> {
+        let name = self.names.var(var).clone();
+        if has_array(&value.ty) {
+            // Arrays are cheap views: an array that is already a local is aliased rather than
+            // copied into another one.
+            let generated = self.value_named(value, block, Some(name))?;
+            self.env.insert(var, generated);
+        } else {
+            let code = self.scalar(value, block)?;
+            block.push_let(name.clone(), code);
+            self.env.insert(var, Value::Plain(Code::name(&name)));
+        }
+        Ok(())
+    }
+
+    fn literal(&mut self, literal: &Literal, expr: &Expr) -> syn::Result<Code> {
+        match scalar_type(&expr.ty, expr.span)? {
+            ScalarType::Known(scalar) => {
+                let value = Const::of(literal, scalar)
+                    .ok_or_else(|| internal(expr.span, format!("literal {literal:?} of type {scalar}")))?;
+                Ok(value.code(scalar))
+            }
+            ScalarType::Param(index) => {
+                let class = self
+                    .program
+                    .type_params
+                    .get(index)
+                    .map(|param| param.class)
+                    .ok_or_else(|| internal(expr.span, format!("type parameter {index} is not declared")))?;
+                Ok(param_literal(literal, class))
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, operand: &Expr, block: &mut Block) -> syn::Result<Code> {
+        let code = self.scalar(operand, block)?;
+        let ty = scalar_type(&operand.ty, operand.span)?;
+        Ok(match (op, ty) {
+            (UnaryOp::Not, _) => prefix(quote!(!), &code),
+            (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_float() => {
+                if let ExprKind::Literal(literal) = &operand.kind {
+                    if let Some(value) = Const::of(literal, scalar) {
+                        return Ok(value.negate().code(scalar));
+                    }
+                }
+                prefix(quote!(-), &code)
+            }
+            (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_int() => method(&code, "wrapping_neg", &[]),
+            (UnaryOp::Neg, ScalarType::Known(scalar)) => {
+                return Err(internal(operand.span, format!("negation of a {scalar}")));
+            }
+            (UnaryOp::Neg, ScalarType::Param(_)) => call(quote!(::ein::__private::Num::neg), &[&code]),
+        })
+    }
+
+    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Code> {
+        let codes = self.operands(&[lhs, rhs], block)?;
+        let (left, right) = (&codes[0], &codes[1]);
+        let ty = scalar_type(&lhs.ty, lhs.span)?;
+        let symbol: TokenStream = match op.symbol().parse() {
+            Ok(symbol) => symbol,
+            Err(_) => return Err(internal(lhs.span, format!("operator {op:?}"))),
+        };
+        if op.is_comparison() {
+            return Ok(infix(left, symbol, right, Prec::Compare));
+        }
+        if op.is_logical() {
+            // Both sides are evaluated (ein has no short circuit): `&`/`|` when the right
+            // side could panic, the familiar `&&`/`||` when skipping it changes nothing.
+            return Ok(match (op, right.may_panic) {
+                (BinaryOp::And, false) => infix(left, quote!(&&), right, Prec::And),
+                (BinaryOp::Or, false) => infix(left, quote!(||), right, Prec::Or),
+                (BinaryOp::And, true) => infix(left, quote!(&), right, Prec::BitAnd),
+                _ => infix(left, quote!(|), right, Prec::BitOr),
+            });
+        }
+        let division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
+        Ok(match ty {
+            ScalarType::Known(scalar) if scalar.is_float() => {
+                let prec = if matches!(op, BinaryOp::Add | BinaryOp::Sub) { Prec::Add } else { Prec::Mul };
+                infix(left, symbol, right, prec)
+            }
+            ScalarType::Known(scalar) if scalar.is_int() => {
+                let nonzero_divisor = match &rhs.kind {
+                    ExprKind::Literal(literal) => Const::of(literal, scalar).is_some_and(|value| !value.is_zero()),
+                    _ => false,
+                };
+                match op {
+                    BinaryOp::Add => method(left, "wrapping_add", &[right]),
+                    BinaryOp::Sub => method(left, "wrapping_sub", &[right]),
+                    BinaryOp::Mul => method(left, "wrapping_mul", &[right]),
+                    // A literal divisor that is not zero cannot fail: the wrapping method is
+                    // exactly ein's semantics (`MIN / -1 == MIN`).
+                    BinaryOp::Div if nonzero_divisor => method(left, "wrapping_div", &[right]),
+                    BinaryOp::Rem if nonzero_divisor => method(left, "wrapping_rem", &[right]),
+                    BinaryOp::Div => call(quote!(::ein::__private::int_div), &[left, right]).panics(true),
+                    _ => call(quote!(::ein::__private::int_rem), &[left, right]).panics(true),
+                }
+            }
+            ScalarType::Known(scalar) => return Err(internal(lhs.span, format!("arithmetic on {scalar}"))),
+            ScalarType::Param(index) => {
+                let name = match op {
+                    BinaryOp::Add => "add",
+                    BinaryOp::Sub => "sub",
+                    BinaryOp::Mul => "mul",
+                    BinaryOp::Div => "div",
+                    _ => "rem",
+                };
+                let name = Ident::new(name, Span::call_site());
+                let float = self.class(index, lhs.span)? == NumberClass::Float;
+                call(quote!(::ein::__private::Num::#name), &[left, right]).panics(division && !float)
+            }
+        })
+    }
+
+    fn call(&mut self, expr: &Expr, func: Func, args: &[Expr], block: &mut Block) -> syn::Result<Code> {
+        if args.len() != func.arity() {
+            return Err(internal(expr.span, format!("`{}` with {} arguments", func.name(), args.len())));
+        }
+        let refs: Vec<&Expr> = args.iter().collect();
+        let codes = self.operands(&refs, block)?;
+        let codes: Vec<&Code> = codes.iter().collect();
+        let ty = scalar_type(&args[0].ty, args[0].span)?;
+        let std_name = match func {
+            Func::Pow => "powf",
+            other => other.name(),
+        };
+        Ok(match ty {
+            ScalarType::Known(scalar) if scalar.is_float() => {
+                let (ty, name) = (primitive(scalar), Ident::new(std_name, Span::call_site()));
+                call(quote!(#ty::#name), &codes)
+            }
+            ScalarType::Known(scalar) => match func {
+                Func::Abs if scalar == Scalar::Usize => codes[0].clone(),
+                Func::Abs if scalar.is_int() => {
+                    let ty = primitive(scalar);
+                    call(quote!(#ty::wrapping_abs), &codes)
+                }
+                Func::Min => call(quote!(::core::cmp::Ord::min), &codes),
+                Func::Max => call(quote!(::core::cmp::Ord::max), &codes),
+                _ => return Err(internal(expr.span, format!("`{}` on {scalar}", func.name()))),
+            },
+            ScalarType::Param(_) => {
+                let name = Ident::new(func.name(), Span::call_site());
+                match func {
+                    Func::Abs | Func::Min | Func::Max => call(quote!(::ein::__private::Num::#name), &codes),
+                    _ => call(quote!(::ein::__private::Float::#name), &codes),
+                }
+            }
+        })
+    }
+
+    fn cast(&mut self, operand: &Expr, to: ScalarType, block: &mut Block) -> syn::Result<Code> {
+        let from = scalar_type(&operand.ty, operand.span)?;
+        if from == to {
+            return self.scalar(operand, block);
+        }
+        if let (ExprKind::Literal(literal), ScalarType::Known(from), ScalarType::Known(to)) = (&operand.kind, from, to) {
+            if let Some(value) = Const::of(literal, from).and_then(|value| value.cast(to)) {
+                return Ok(value.code(to));
+            }
+        }
+        let code = self.scalar(operand, block)?;
+        Ok(match (from, to) {
+            (ScalarType::Known(from), ScalarType::Known(to)) => {
+                if to == Scalar::Bool {
+                    return Err(internal(operand.span, format!("cast from {from} to bool")));
+                }
+                let ty = primitive(to);
+                if from == Scalar::Bool && to.is_float() {
+                    // Rust has no `bool as f32`: go through an integer (0 or 1, exactly).
+                    let tokens = code.operand(Prec::Cast);
+                    Code::from_parts(quote!(#tokens as ::core::primitive::u8 as #ty), Prec::Cast, &[&code], code.leads(Prec::Cast))
+                } else {
+                    let tokens = code.operand(Prec::Cast);
+                    Code::from_parts(quote!(#tokens as #ty), Prec::Cast, &[&code], code.leads(Prec::Cast))
+                }
+            }
+            (ScalarType::Param(index), ScalarType::Known(Scalar::I64))
+                if self.class(index, operand.span)? == NumberClass::Int =>
+            {
+                // A captured integer used as a size or index: any width is accepted.
+                call(quote!(::ein::__private::IntoSize::into_size), &[&code]).panics(true)
+            }
+            (ScalarType::Param(_), ScalarType::Known(to)) => {
+                let ty = primitive(to);
+                call(quote!(::ein::__private::CastTo::<#ty>::cast_to), &[&code])
+            }
+            (_, ScalarType::Param(_)) => call(quote!(::ein::__private::CastTo::cast_to), &[&code]),
+        })
+    }
+
+    /// `if c { a } else { b }`: both sides are evaluated, one is chosen.
+    fn select(
+        &mut self,
+        expr: &Expr,
+        cond: &Expr,
+        then: &Expr,
+        otherwise: &Expr,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Value> {
+        if !has_array(&expr.ty) {
+            let mut codes = self.operands(&[cond, then, otherwise], block)?;
+            if codes[1].may_panic || codes[2].may_panic {
+                // Evaluate both sides whatever the condition, in order (errors propagate).
+                for (code, base) in codes.iter_mut().zip(["condition", "then", "else"]) {
+                    if code.may_panic && !code.simple {
+                        let name = self.names.fresh(base);
+                        block.push_let(name.clone(), code.clone());
+                        *code = Code::name(&name);
+                    }
+                }
+            }
+            let (condition, then, otherwise) = (&codes[0].tokens, codes[1].tail(), codes[2].tail());
+            let tokens = quote!(if #condition { #then } else { #otherwise });
+            let mut code = Code::from_parts(tokens, Prec::Block, &[&codes[0], &codes[1], &codes[2]], None);
+            code.block_start = true;
+            return Ok(Value::Plain(code));
+        }
+        let mut condition = self.scalar(cond, block)?;
+        let at = block.len();
+        let then = self.value(then, block)?;
+        let otherwise = self.value(otherwise, block)?;
+        self.settle(&mut condition, at, block);
+        let name = hint.unwrap_or_else(|| self.names.fresh("select"));
+        let (then, otherwise) = (Gen::value_tokens(&then), Gen::value_tokens(&otherwise));
+        let condition = &condition.tokens;
+        block.push_let(name.clone(), Code::expr(quote!(if #condition { #then } else { #otherwise }), Prec::Block));
+        self.value_at(&expr.ty, name.to_token_stream(), expr.span)
+    }
+
+    fn tuple(&mut self, expr: &Expr, items: &[Expr], block: &mut Block) -> syn::Result<Value> {
+        if !has_array(&expr.ty) {
+            let refs: Vec<&Expr> = items.iter().collect();
+            let codes = self.operands(&refs, block)?;
+            let tokens = tuple_tokens(codes.iter().map(|code| code.tokens.clone()).collect());
+            let parts: Vec<&Code> = codes.iter().collect();
+            let mut code = Code::from_parts(tokens, Prec::Atom, &parts, None);
+            code.simple = codes.iter().all(|code| code.simple);
+            return Ok(Value::Plain(code));
+        }
+        let mut values = Vec::new();
+        for item in items {
+            let value = match self.value(item, block)? {
+                // Fields are evaluated here, in order, even if a projection drops them later.
+                Value::Plain(code) if !code.simple => {
+                    let name = self.names.fresh("field");
+                    block.push_let(name.clone(), code);
+                    Value::Plain(Code::name(&name))
+                }
+                value => value,
+            };
+            values.push(value);
+        }
+        Ok(Value::Tuple(values))
+    }
+
+    /// `t.0` / `r.re`; on an element read (`p[i].re`) only the projected columns are read.
+    fn project(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
+        let mut path = Vec::new();
+        let mut inner = expr;
+        while let ExprKind::Project { tuple, field } = &inner.kind {
+            path.push(*field);
+            inner = tuple;
+        }
+        path.reverse();
+        if matches!(inner.kind, ExprKind::Index { .. }) {
+            return self.read(inner, &path, block, hint);
+        }
+        let mut value = self.value(inner, block)?;
+        for field in path {
+            value = project_value(value, field, expr.span)?;
+        }
+        Ok(value)
+    }
+
+    /// One `check_same_size` call per check, in order.
+    pub(super) fn size_checks(&mut self, checks: &[SizeCheck], block: &mut Block) -> syn::Result<()> {
+        for check in checks {
+            let codes = self.operands(&[&check.left, &check.right], block)?;
+            let (left, right) = (&codes[0].tokens, &codes[1].tokens);
+            let site = self.site(check.span);
+            let (index, left_what, right_what) = (&check.index_name, &check.left_what, &check.right_what);
+            block.push(quote! {
+                ::ein::__private::check_same_size(#left, #right, #index, #left_what, #right_what, &#site);
+            });
+        }
+        Ok(())
+    }
+
+    /// What the checker learned about type parameter `index`.
+    pub(super) fn class(&self, index: usize, span: Span) -> syn::Result<NumberClass> {
+        self.program
+            .type_params
+            .get(index)
+            .map(|param| param.class)
+            .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))
+    }
+}
+
+/// The scalar type of a scalar-typed node.
+pub(super) fn scalar_type(ty: &Type, span: Span) -> syn::Result<ScalarType> {
+    ty.as_scalar().ok_or_else(|| internal(span, format!("expected a scalar, found type {ty:?}")))
+}
+
+/// Field `field` of a value.
+fn project_value(value: Value, field: usize, span: Span) -> syn::Result<Value> {
+    match value {
+        Value::Plain(code) => {
+            let receiver = code.operand(Prec::Atom);
+            let position = syn::Index::from(field);
+            let mut projected = Code::from_parts(quote!(#receiver.#position), Prec::Atom, &[&code], code.leads(Prec::Atom));
+            projected.simple = code.simple;
+            Ok(Value::Plain(projected))
+        }
+        Value::Tuple(mut values) if field < values.len() => Ok(values.swap_remove(field)),
+        // A field of every element of an array of tuples: its columns.
+        Value::Array(ArrayValue { views: super::code::Tree::Node(mut columns), .. }) if field < columns.len() => {
+            Ok(Value::Array(ArrayValue { views: columns.swap_remove(field), store: None }))
+        }
+        _ => Err(internal(span, format!("field {field} of a value without it"))),
+    }
+}
+
+/// `op x`
+fn prefix(op: TokenStream, code: &Code) -> Code {
+    let operand = code.operand(Prec::Unary);
+    Code::from_parts(quote!(#op #operand), Prec::Unary, &[code], None)
+}
+
+/// `left op right` for a left-associative operator of precedence `prec` (comparisons do not
+/// associate at all).
+pub(super) fn infix(left: &Code, op: TokenStream, right: &Code, prec: Prec) -> Code {
+    let left_min = if prec == Prec::Compare { Prec::Compare.tighter() } else { prec };
+    // `x as T < y` would parse `T<` as the start of generic arguments.
+    let starts_with_less = op.to_string().starts_with('<');
+    let (left_tokens, leftmost) = if starts_with_less && left.prec == Prec::Cast {
+        let tokens = &left.tokens;
+        (quote!((#tokens)), None)
+    } else {
+        (left.operand(left_min), left.leads(left_min))
+    };
+    let right_tokens = right.operand(prec.tighter());
+    Code::from_parts(quote!(#left_tokens #op #right_tokens), prec, &[left, right], leftmost)
+}
+
+/// `receiver.name(args)`
+pub(super) fn method(receiver: &Code, name: &str, args: &[&Code]) -> Code {
+    let tokens = receiver.operand(Prec::Atom);
+    let name = Ident::new(name, Span::call_site());
+    let arg_tokens = args.iter().map(|arg| &arg.tokens);
+    let mut parts = vec![receiver];
+    parts.extend_from_slice(args);
+    Code::from_parts(quote!(#tokens.#name(#(#arg_tokens),*)), Prec::Atom, &parts, receiver.leads(Prec::Atom))
+}
+
+/// `path(args)`
+pub(super) fn call(path: TokenStream, args: &[&Code]) -> Code {
+    let arg_tokens = args.iter().map(|arg| &arg.tokens);
+    Code::from_parts(quote!(#path(#(#arg_tokens),*)), Prec::Atom, args, None)
+}
+
+/// A literal whose type rustc decides: unsuffixed where any type of its class accepts it,
+/// else through `Num::from_i64`/`from_f64` (`as` semantics, exactly as the interpreter).
+fn param_literal(literal: &Literal, class: NumberClass) -> Code {
+    match *literal {
+        Literal::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
+        Literal::Int(value) if class == NumberClass::Int && (0..=i64::from(i32::MAX)).contains(&value) => {
+            Code::literal(proc_macro2::Literal::i64_unsuffixed(value).into_token_stream(), Prec::Atom)
+        }
+        Literal::Int(value) if class == NumberClass::Float && value.unsigned_abs() <= 1 << 24 => {
+            unsuffixed_float(value as f64)
+        }
+        Literal::Int(value) => {
+            let value = Const::Int(i128::from(value)).code(Scalar::I64);
+            call(quote!(::ein::__private::Num::from_i64), &[&value])
+        }
+        // Exactly representable in f32: the same number whichever float rustc picks.
+        Literal::Float(value) if class == NumberClass::Float && value.is_finite() && f64::from(value as f32) == value => {
+            unsuffixed_float(value)
+        }
+        Literal::Float(value) => {
+            let value = Const::F64(value).code(Scalar::F64);
+            call(quote!(::ein::__private::Num::from_f64), &[&value])
+        }
+    }
+}
+
+fn unsuffixed_float(value: f64) -> Code {
+    let literal = proc_macro2::Literal::f64_unsuffixed(value.abs());
+    if value.is_sign_negative() {
+        Code::literal(quote!(-#literal), Prec::Unary)
+    } else {
+        Code::literal(literal.into_token_stream(), Prec::Atom)
+    }
+}
+
+/// A constant of a concrete scalar type, to spell literals and fold casts of literals with
+/// Rust's `as` semantics.
+#[derive(Clone, Copy, Debug)]
+enum Const {
+    /// The value of an integer type (i32, i64 or usize), exactly.
+    Int(i128),
+    F32(f32),
+    F64(f64),
+    Bool(bool),
+}
+
+impl Const {
+    /// The value of `literal` as a `ty`.
+    fn of(literal: &Literal, ty: Scalar) -> Option<Const> {
+        match *literal {
+            Literal::Int(value) => Const::Int(i128::from(value)).cast(ty),
+            Literal::Float(value) => Const::F64(value).cast(ty),
+            Literal::Bool(value) if ty == Scalar::Bool => Some(Const::Bool(value)),
+            Literal::Bool(_) => None,
+        }
+    }
+
+    /// `self as ty`; `None` where Rust has no such cast.
+    fn cast(self, ty: Scalar) -> Option<Const> {
+        Some(match self {
+            Const::Int(value) => match ty {
+                Scalar::F32 => Const::F32(value as f32),
+                Scalar::F64 => Const::F64(value as f64),
+                Scalar::I32 => Const::Int(i128::from(value as i32)),
+                Scalar::I64 => Const::Int(i128::from(value as i64)),
+                // Generated code targets 64-bit `usize`.
+                Scalar::Usize => Const::Int(i128::from(value as u64)),
+                Scalar::Bool => return None,
+            },
+            Const::F32(value) => match ty {
+                Scalar::F32 => Const::F32(value),
+                Scalar::F64 => Const::F64(f64::from(value)),
+                Scalar::I32 => Const::Int(i128::from(value as i32)),
+                Scalar::I64 => Const::Int(i128::from(value as i64)),
+                Scalar::Usize => Const::Int(i128::from(value as u64)),
+                Scalar::Bool => return None,
+            },
+            Const::F64(value) => match ty {
+                Scalar::F32 => Const::F32(value as f32),
+                Scalar::F64 => Const::F64(value),
+                Scalar::I32 => Const::Int(i128::from(value as i32)),
+                Scalar::I64 => Const::Int(i128::from(value as i64)),
+                Scalar::Usize => Const::Int(i128::from(value as u64)),
+                Scalar::Bool => return None,
+            },
+            Const::Bool(value) if ty == Scalar::Bool => Const::Bool(value),
+            Const::Bool(value) => return Const::Int(i128::from(value)).cast(ty),
+        })
+    }
+
+    fn is_zero(self) -> bool {
+        match self {
+            Const::Int(value) => value == 0,
+            Const::F32(value) => value == 0.0,
+            Const::F64(value) => value == 0.0,
+            Const::Bool(value) => !value,
+        }
+    }
+
+    /// `-self` (floats only; used to fold `-1.5`).
+    fn negate(self) -> Const {
+        match self {
+            Const::F32(value) => Const::F32(-value),
+            Const::F64(value) => Const::F64(-value),
+            other => other,
+        }
+    }
+
+    /// The constant spelled for type `ty`.
+    fn code(self, ty: Scalar) -> Code {
+        let path = |name: &str| {
+            let ty = primitive(ty);
+            let name = Ident::new(name, Span::call_site());
+            Code::literal(quote!(#ty::#name), Prec::Atom)
+        };
+        let signed = |literal: proc_macro2::Literal, negative: bool| {
+            if negative {
+                Code::literal(quote!(-#literal), Prec::Unary)
+            } else {
+                Code::literal(literal.into_token_stream(), Prec::Atom)
+            }
+        };
+        match self {
+            Const::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
+            Const::F32(value) if value.is_nan() => path("NAN"),
+            Const::F32(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
+            Const::F32(value) => signed(proc_macro2::Literal::f32_suffixed(value.abs()), value.is_sign_negative()),
+            Const::F64(value) if value.is_nan() => path("NAN"),
+            Const::F64(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
+            Const::F64(value) => signed(proc_macro2::Literal::f64_suffixed(value.abs()), value.is_sign_negative()),
+            Const::Int(value) => match ty {
+                Scalar::I32 if value == i128::from(i32::MIN) => path("MIN"),
+                Scalar::I64 if value == i128::from(i64::MIN) => path("MIN"),
+                Scalar::I32 => signed(proc_macro2::Literal::i32_suffixed(value.unsigned_abs() as i32), value < 0),
+                Scalar::I64 => signed(proc_macro2::Literal::i64_suffixed(value.unsigned_abs() as i64), value < 0),
+                Scalar::Usize => {
+                    Code::literal(proc_macro2::Literal::usize_suffixed(value as usize).into_token_stream(), Prec::Atom)
+                }
+                // An integer value of a float type only arises from a cast, handled above.
+                Scalar::F32 => Const::F32(value as f32).code(ty),
+                Scalar::F64 => Const::F64(value as f64).code(ty),
+                Scalar::Bool => Code::literal(quote!(false), Prec::Atom),
+            },
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Rust identifiers for generated code: one per IR variable, derived from the user's name, plus
+//! fresh `__ein_`-prefixed names for everything the generator introduces.
+//!
+//! Rules (see the module docs of `codegen` for why they are enough):
+//! - a parameter keeps its exact name (in the expression form it *is* the captured local);
+//! - any other variable keeps its name unless it would be confused with another variable of
+//!   the same name, in which case it becomes `name_<id>`. Two index variables may share a
+//!   name when neither is bound inside the other's scope (each lives in its own loop body or
+//!   closure); a `let` or accumulator never shares a name, because its Rust `let` lives in the
+//!   enclosing block, whose scope is wider than the IR's;
+//! - a variable that is never read is prefixed with `_` (no `unused_variables` warning);
+//! - generated names start with `__ein_` and never equal a variable's name.
+
+use super::internal;
+use crate::ir::{shape, visit, Expr, ExprKind, Program, VarId, VarKind};
+use proc_macro2::{Ident, Span};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(super) struct Names {
+    /// The Rust identifier of every variable, indexed by `VarId`.
+    vars: Vec<Ident>,
+    /// Whether the variable is read anywhere (a `Var` node refers to it).
+    referenced: Vec<bool>,
+    /// Every identifier handed out so far.
+    taken: BTreeSet<String>,
+}
+
+impl Names {
+    pub(super) fn new(program: &Program) -> syn::Result<Names> {
+        let count = program.vars.len();
+        let mut referenced = vec![false; count];
+        let mut enclosing: Vec<Vec<VarId>> = vec![Vec::new(); count];
+        let mut scan = Scan { program, referenced: &mut referenced, enclosing: &mut enclosing, scope: Vec::new() };
+        scan.expr(&program.body)?;
+
+        // Parameters first (they must keep their names), then every other variable by id.
+        let mut order: Vec<VarId> = program.params.clone();
+        let params: BTreeSet<VarId> = program.params.iter().copied().collect();
+        order.extend((0..count as u32).map(VarId).filter(|id| !params.contains(id)));
+
+        let mut taken = BTreeSet::new();
+        let mut assigned: BTreeMap<String, Vec<VarId>> = BTreeMap::new();
+        let mut vars: Vec<Option<Ident>> = vec![None; count];
+        for id in order {
+            let info = program.var(id);
+            let is_param = params.contains(&id);
+            let used = referenced[id.0 as usize] || info.kind == VarKind::Accumulator;
+            let mut base = bare_name(&info.name).unwrap_or_else(|| format!("var_{}", id.0));
+            if !used && !base.starts_with('_') {
+                base = format!("_{base}");
+            }
+            let conflicts = |other: &VarId| {
+                let other_info = program.var(*other);
+                let both_indices = info.kind == VarKind::Index && other_info.kind == VarKind::Index;
+                !both_indices
+                    || enclosing[id.0 as usize].contains(other)
+                    || enclosing[other.0 as usize].contains(&id)
+            };
+            let clashes = |name: &String| assigned.get(name).is_some_and(|others| others.iter().any(conflicts));
+            let mut name = base.clone();
+            if !is_param && (clashes(&name) || name.starts_with("__ein_")) {
+                name = format!("{base}_{}", id.0);
+                while clashes(&name) {
+                    name.push('_');
+                }
+            }
+            taken.insert(name.clone());
+            vars[id.0 as usize] = Some(make_ident(&name).ok_or_else(|| {
+                internal(info.span, format!("cannot name variable `{}` in Rust", info.name))
+            })?);
+            assigned.entry(name).or_default().push(id);
+        }
+        let vars = vars.into_iter().map(|name| name.expect("every variable was named")).collect();
+        Ok(Names { vars, referenced, taken })
+    }
+
+    /// The Rust identifier of a variable.
+    pub(super) fn var(&self, id: VarId) -> &Ident {
+        &self.vars[id.0 as usize]
+    }
+
+    /// Whether the program reads the variable anywhere.
+    pub(super) fn is_referenced(&self, id: VarId) -> bool {
+        self.referenced[id.0 as usize]
+    }
+
+    /// A fresh generated identifier `__ein_<base>` (with a numeric suffix when taken).
+    pub(super) fn fresh(&mut self, base: &str) -> Ident {
+        let base: String = base
+            .trim_start_matches("r#")
+            .chars()
+            .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' })
+            .collect();
+        let mut name = format!("__ein_{base}");
+        let mut suffix = 2;
+        while self.taken.contains(&name) {
+            name = format!("__ein_{base}_{suffix}");
+            suffix += 1;
+        }
+        self.taken.insert(name.clone());
+        Ident::new(&name, Span::call_site())
+    }
+}
+
+/// The user's name without a raw-identifier prefix, if it can name a Rust local at all.
+fn bare_name(name: &str) -> Option<String> {
+    let bare = name.strip_prefix("r#").unwrap_or(name);
+    let valid = !bare.is_empty()
+        && bare != "_"
+        && bare.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && bare.chars().all(|c| c.is_alphanumeric() || c == '_');
+    valid.then(|| bare.to_string())
+}
+
+/// An identifier for `name`, raw when `name` is a keyword that allows it.
+fn make_ident(name: &str) -> Option<Ident> {
+    if let Ok(ident) = syn::parse_str::<Ident>(name) {
+        return Some(ident);
+    }
+    let raw = format!("r#{name}");
+    syn::parse_str::<Ident>(&raw).ok()
+}
+
+/// One walk over the program: which variables are read, and which binders enclose each binder.
+struct Scan<'a> {
+    program: &'a Program,
+    referenced: &'a mut Vec<bool>,
+    enclosing: &'a mut Vec<Vec<VarId>>,
+    scope: Vec<VarId>,
+}
+
+impl Scan<'_> {
+    fn mark(&mut self, var: VarId, span: Span) -> syn::Result<()> {
+        match self.referenced.get_mut(var.0 as usize) {
+            Some(flag) => {
+                *flag = true;
+                Ok(())
+            }
+            None => Err(internal(span, format!("variable #{} is not declared", var.0))),
+        }
+    }
+
+    fn bind(&mut self, var: VarId, span: Span) -> syn::Result<()> {
+        match self.enclosing.get_mut(var.0 as usize) {
+            Some(enclosing) => {
+                *enclosing = self.scope.clone();
+                self.scope.push(var);
+                Ok(())
+            }
+            None => Err(internal(span, format!("variable #{} is not declared", var.0))),
+        }
+    }
+
+    fn expr(&mut self, expr: &Expr) -> syn::Result<()> {
+        match &expr.kind {
+            ExprKind::Var(var) => self.mark(*var, expr.span),
+            ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
+                self.expr(size)?;
+                self.bind(*index, expr.span)?;
+                self.expr(body)?;
+                self.scope.pop();
+                if matches!(expr.kind, ExprKind::For { .. }) && body.ty.rank() > 0 {
+                    self.shape_reads(body)?;
+                }
+                Ok(())
+            }
+            ExprKind::Let { var, value, body } => {
+                self.expr(value)?;
+                self.bind(*var, expr.span)?;
+                self.expr(body)?;
+                self.scope.pop();
+                Ok(())
+            }
+            ExprKind::Fold { index, count, acc, init, body } => {
+                self.expr(count)?;
+                self.expr(init)?;
+                self.bind(*index, expr.span)?;
+                self.bind(*acc, expr.span)?;
+                self.expr(body)?;
+                self.scope.pop();
+                self.scope.pop();
+                Ok(())
+            }
+            _ => {
+                let mut result = Ok(());
+                expr.for_each_child(|child| {
+                    if result.is_ok() {
+                        result = self.expr(child);
+                    }
+                });
+                result
+            }
+        }
+    }
+
+    /// Code generation evaluates the symbolic shape of an array-typed comprehension body
+    /// before the loops: the variables it reads are read by the generated code too.
+    fn shape_reads(&mut self, body: &Expr) -> syn::Result<()> {
+        if let Some(sizes) = shape::shape_of(self.program, body) {
+            for size in &sizes {
+                for var in visit::free_vars(size) {
+                    self.mark(var, size.span)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

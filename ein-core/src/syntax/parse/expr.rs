@@ -1,0 +1,506 @@
+//! Expressions: blocks, binary operators by precedence climbing, casts, prefix operators and
+//! postfix forms (`[..]`, `.0`, `.name`, `.method(..)`). Primary forms are in `primary`.
+//!
+//! Precedence, lowest first, as in Rust: `||`, `&&`, comparisons (non-associative), `+ -`,
+//! `* / %`, `as`, prefix `- !`, postfix, primary.
+//!
+//! Note on stack frames: proc macros usually run unoptimised, where every temporary gets its own
+//! stack slot. So the functions on the recursive path pass `Box<Expr>` around (not 112-byte
+//! `Expr`s) and leave messages and node building to helpers off that path; nesting costs a few
+//! kilobytes of stack per level, and `MAX_NESTING` levels stay well inside rustc's stack.
+
+use super::primary::parse_primary;
+use super::types::parse_pattern;
+use super::{consume_punctuation, describe_next, expected, Context, MAX_TREE_DEPTH};
+use crate::ops::{BinaryOp, Func, Scalar, UnaryOp};
+use crate::syntax::ast::{Expr, ExprKind, Member, Pattern};
+use proc_macro2::extra::DelimSpan;
+use proc_macro2::{Ident, Span};
+use syn::parse::ParseStream;
+use syn::{token, LitFloat, LitInt, Token};
+
+/// The binding power of `+` and `-`: the upper bound of a range is parsed from here, so
+/// `0..n + 1` works and nothing looser (a comparison, `&&`) is swallowed.
+pub(super) const ADDITIVE_PRECEDENCE: u8 = 4;
+
+fn precedence(op: BinaryOp) -> u8 {
+    match op {
+        BinaryOp::Or => 1,
+        BinaryOp::And => 2,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => 3,
+        BinaryOp::Add | BinaryOp::Sub => ADDITIVE_PRECEDENCE,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 5,
+    }
+}
+
+pub(super) fn node(kind: ExprKind, span: Span) -> Box<Expr> {
+    Box::new(Expr { kind, span })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blocks.
+
+/// `(let pattern = value;)* value`: the inside of every `{ .. }` block, and the whole input of
+/// the expression form. The `let`s nest into [`ExprKind::Let`], each one's body being the rest.
+pub(super) fn parse_block_body(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let statements = parse_let_statements(input, context)?;
+    if input.is_empty() {
+        if let Some(last) = statements.last() {
+            return Err(missing_block_value(last.semicolon));
+        }
+    }
+    let body = parse_expression(input, context)?;
+    if !input.is_empty() {
+        return Err(trailing_token_error(input));
+    }
+    nest_let_statements(context, statements, body)
+}
+
+struct LetStatement {
+    let_span: Span,
+    pattern: Pattern,
+    value: Box<Expr>,
+    semicolon: Span,
+}
+
+fn parse_let_statements(input: ParseStream, context: &Context) -> syn::Result<Vec<LetStatement>> {
+    let mut statements = Vec::new();
+    while input.peek(Token![let]) {
+        let let_token: Token![let] = input.parse()?;
+        let pattern = parse_pattern(input, context)?;
+        expect_let_equals(input)?;
+        let value = parse_expression(input, context)?;
+        let semicolon = expect_let_semicolon(input)?;
+        statements.push(LetStatement { let_span: let_token.span, pattern, value, semicolon });
+    }
+    Ok(statements)
+}
+
+fn expect_let_equals(input: ParseStream) -> syn::Result<()> {
+    if input.peek(Token![:]) && !input.peek(Token![::]) {
+        return Err(syn::Error::new(input.span(), "ein `let` takes no type annotation: the type is inferred"));
+    }
+    if !input.peek(Token![=]) || input.peek(Token![==]) || input.peek(Token![=>]) {
+        return Err(expected(input, "`=` after the pattern of `let`"));
+    }
+    input.parse::<Token![=]>()?;
+    Ok(())
+}
+
+fn expect_let_semicolon(input: ParseStream) -> syn::Result<Span> {
+    if !input.peek(Token![;]) {
+        return Err(expected(input, "`;` after the value of `let`"));
+    }
+    let semicolon: Token![;] = input.parse()?;
+    Ok(semicolon.span)
+}
+
+fn missing_block_value(semicolon: Span) -> syn::Error {
+    syn::Error::new(semicolon, "expected an expression after this `;`: an ein block ends with its value")
+}
+
+fn trailing_token_error(input: ParseStream) -> syn::Error {
+    if input.peek(Token![;]) {
+        syn::Error::new(
+            input.span(),
+            "unexpected `;`: an ein block ends with its value, and only `let` statements end with `;`",
+        )
+    } else {
+        expected(input, "an operator or the end of the expression")
+    }
+}
+
+fn nest_let_statements(context: &Context, statements: Vec<LetStatement>, body: Box<Expr>) -> syn::Result<Box<Expr>> {
+    let mut body = body;
+    let mut depth = tree_depth(&body);
+    for LetStatement { let_span, pattern, value, .. } in statements.into_iter().rev() {
+        depth = 1 + depth.max(tree_depth(&value));
+        context.check_tree_depth(depth, let_span)?;
+        let span = let_span.join(body.span).unwrap_or(let_span);
+        body = node(ExprKind::Let { pattern, value, body }, span);
+    }
+    Ok(body)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators.
+
+/// A whole expression, at the lowest precedence.
+pub(super) fn parse_expression(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    parse_binary(input, context, 0)
+}
+
+/// Binary operators binding at least as tightly as `minimum` (precedence climbing: a loop per
+/// level keeps chains left-associative without recursing once per operator).
+pub(super) fn parse_binary(input: ParseStream, context: &Context, minimum: u8) -> syn::Result<Box<Expr>> {
+    let mut chain = Chain { lhs: parse_cast(input, context)?, lhs_depth: None, lhs_is_comparison: false };
+    while let Some(op) = peek_binary_operator(input) {
+        if precedence(op) < minimum {
+            break;
+        }
+        let op_span = consume_binary_operator(input, op, &chain)?;
+        let rhs = parse_binary(input, context, precedence(op) + 1)?;
+        chain = chain.extend(context, op, op_span, rhs)?;
+    }
+    Ok(chain.lhs)
+}
+
+/// A left-associative chain of binary operators, built so far.
+struct Chain {
+    lhs: Box<Expr>,
+    /// Measured at the first operator, then tracked.
+    lhs_depth: Option<usize>,
+    /// Whether `lhs` is a comparison made at this level, which another comparison may not extend.
+    lhs_is_comparison: bool,
+}
+
+impl Chain {
+    fn extend(self, context: &Context, op: BinaryOp, op_span: Span, rhs: Box<Expr>) -> syn::Result<Chain> {
+        let Chain { lhs, lhs_depth, .. } = self;
+        let depth = 1 + lhs_depth.unwrap_or_else(|| tree_depth(&lhs)).max(tree_depth(&rhs));
+        context.check_tree_depth(depth, op_span)?;
+        let span = lhs.span.join(rhs.span).unwrap_or(op_span);
+        let lhs = node(ExprKind::Binary { op, op_span, lhs, rhs }, span);
+        Ok(Chain { lhs, lhs_depth: Some(depth), lhs_is_comparison: op.is_comparison() })
+    }
+}
+
+fn consume_binary_operator(input: ParseStream, op: BinaryOp, chain: &Chain) -> syn::Result<Span> {
+    if op.is_comparison() && chain.lhs_is_comparison {
+        return Err(syn::Error::new(input.span(), "comparison operators cannot be chained: write `a < b && b < c`"));
+    }
+    consume_punctuation(input, op.symbol().len())
+}
+
+/// The binary operator at the head of `input`, if any. Longer tokens are tested first, and Rust
+/// operators ein lacks (`+=`, `<<`, `->`, ..) are not mistaken for their first character.
+fn peek_binary_operator(input: ParseStream) -> Option<BinaryOp> {
+    let not_ein = input.peek(Token![+=])
+        || input.peek(Token![-=])
+        || input.peek(Token![*=])
+        || input.peek(Token![/=])
+        || input.peek(Token![%=])
+        || input.peek(Token![->])
+        || input.peek(Token![<<])
+        || input.peek(Token![>>]);
+    if not_ein {
+        return None;
+    }
+    let candidates = [
+        (input.peek(Token![||]), BinaryOp::Or),
+        (input.peek(Token![&&]), BinaryOp::And),
+        (input.peek(Token![==]), BinaryOp::Eq),
+        (input.peek(Token![!=]), BinaryOp::Ne),
+        (input.peek(Token![<=]), BinaryOp::Le),
+        (input.peek(Token![>=]), BinaryOp::Ge),
+        (input.peek(Token![<]), BinaryOp::Lt),
+        (input.peek(Token![>]), BinaryOp::Gt),
+        (input.peek(Token![+]), BinaryOp::Add),
+        (input.peek(Token![-]), BinaryOp::Sub),
+        (input.peek(Token![*]), BinaryOp::Mul),
+        (input.peek(Token![/]), BinaryOp::Div),
+        (input.peek(Token![%]), BinaryOp::Rem),
+    ];
+    candidates.into_iter().find(|(present, _)| *present).map(|(_, op)| op)
+}
+
+/// `operand as f32 as i64 ..`: binds tighter than `*`, looser than prefix `-` (as in Rust).
+fn parse_cast(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let operand = parse_unary(input, context)?;
+    if input.peek(Token![as]) {
+        return apply_casts(input, context, operand);
+    }
+    Ok(operand)
+}
+
+fn apply_casts(input: ParseStream, context: &Context, operand: Box<Expr>) -> syn::Result<Box<Expr>> {
+    let mut operand = operand;
+    let mut depth = tree_depth(&operand);
+    while input.peek(Token![as]) {
+        let as_token: Token![as] = input.parse()?;
+        let (to, to_span) = parse_cast_target(input)?;
+        depth += 1;
+        context.check_tree_depth(depth, as_token.span)?;
+        let span = operand.span.join(to_span).unwrap_or(as_token.span);
+        operand = node(ExprKind::Cast { operand, to, to_span }, span);
+    }
+    Ok(operand)
+}
+
+fn parse_cast_target(input: ParseStream) -> syn::Result<(Scalar, Span)> {
+    const MESSAGE: &str = "`as` converts to a scalar type: f32, f64, i32, i64, usize or bool";
+    if !input.peek(syn::Ident) {
+        return Err(syn::Error::new(
+            input.span(),
+            format!("expected a type after `as`, found {}; {MESSAGE}", describe_next(input)),
+        ));
+    }
+    let name: Ident = input.parse()?;
+    match Scalar::from_name(&name.to_string()) {
+        Some(scalar) => Ok((scalar, name.span())),
+        None => Err(syn::Error::new(name.span(), format!("cannot convert to `{name}`: {MESSAGE}"))),
+    }
+}
+
+/// Prefix `-` and `!`, then a postfix expression. Every nested expression passes through here,
+/// so this is where nesting is counted.
+fn parse_unary(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let _guard = context.enter(input)?;
+    let Some(op) = peek_unary_operator(input) else {
+        return parse_postfix(input, context);
+    };
+    let op_span = consume_punctuation(input, 1)?;
+    let operand = parse_unary(input, context)?;
+    let span = op_span.join(operand.span).unwrap_or(op_span);
+    Ok(node(ExprKind::Unary { op, op_span, operand }, span))
+}
+
+fn peek_unary_operator(input: ParseStream) -> Option<UnaryOp> {
+    if input.peek(Token![-]) && !input.peek(Token![-=]) && !input.peek(Token![->]) {
+        Some(UnaryOp::Neg)
+    } else if input.peek(Token![!]) && !input.peek(Token![!=]) {
+        Some(UnaryOp::Not)
+    } else {
+        None
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Postfix forms.
+
+/// A primary expression followed by any number of `[..]`, `.0`, `.name`, `.method(..)`.
+fn parse_postfix(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let primary = parse_primary(input, context)?;
+    if input.peek(token::Bracket) || (input.peek(Token![.]) && !input.peek(Token![..])) {
+        return apply_postfix(input, context, primary);
+    }
+    Ok(primary)
+}
+
+fn apply_postfix(input: ParseStream, context: &Context, primary: Box<Expr>) -> syn::Result<Box<Expr>> {
+    let mut expr = primary;
+    let mut depth = tree_depth(&expr);
+    // The second position of `t.0.1`, which the lexer delivered as one float literal `0.1`.
+    let mut pending_position = None;
+    loop {
+        expr = if let Some((position, span)) = pending_position.take() {
+            field(expr, Member::Position(position, span))
+        } else if input.peek(token::Bracket) {
+            parse_index(input, context, expr)?
+        } else if input.peek(Token![.]) && !input.peek(Token![..]) {
+            let (member_expr, second_position) = parse_member(input, context, expr)?;
+            pending_position = second_position;
+            member_expr
+        } else {
+            return Ok(expr);
+        };
+        depth = depth_on_spine(&expr, depth);
+        context.check_tree_depth(depth, expr.span)?;
+    }
+}
+
+/// `array[i, j]`: one node for all the positions inside one pair of brackets.
+fn parse_index(input: ParseStream, context: &Context, array: Box<Expr>) -> syn::Result<Box<Expr>> {
+    let content;
+    let brackets = syn::bracketed!(content in input);
+    if content.is_empty() {
+        return Err(syn::Error::new(brackets.span.join(), "an index needs at least one position, e.g. `a[i]`"));
+    }
+    let indices = parse_comma_separated(&content, context, "`]`")?;
+    let span = array.span.join(brackets.span.close()).unwrap_or(brackets.span.join());
+    Ok(node(ExprKind::Index { array, indices }, span))
+}
+
+/// The second position of `t.0.1`, still to be applied.
+type PendingPosition = Option<(usize, Span)>;
+
+/// After `base`: `.0`, `.0.1`, `.name` or `.method(..)`. For `.0.1` the second position is
+/// returned separately, for the caller to apply as the next postfix step.
+fn parse_member(input: ParseStream, context: &Context, base: Box<Expr>) -> syn::Result<(Box<Expr>, PendingPosition)> {
+    input.parse::<Token![.]>()?;
+    if input.peek(LitInt) {
+        let literal: LitInt = input.parse()?;
+        let position = tuple_position(&literal.to_string(), literal.span())?;
+        return Ok((field(base, Member::Position(position, literal.span())), None));
+    }
+    if input.peek(LitFloat) {
+        let literal: LitFloat = input.parse()?;
+        let text = literal.to_string();
+        let span = literal.span();
+        let Some((first, second)) = text.split_once('.') else {
+            return Err(syn::Error::new(span, format!("expected a tuple position like `.0`, found `{text}`")));
+        };
+        let first = tuple_position(first, span)?;
+        let second = tuple_position(second, span)?;
+        return Ok((field(base, Member::Position(first, span)), Some((second, span))));
+    }
+    if input.peek(syn::Ident) {
+        let name: Ident = input.parse()?;
+        if input.peek(token::Paren) {
+            return parse_method(input, context, base, name).map(|call| (call, None));
+        }
+        return Ok((field(base, Member::Named(name)), None));
+    }
+    Err(expected(input, "a field name, a tuple position or a method after `.`"))
+}
+
+fn tuple_position(text: &str, span: Span) -> syn::Result<usize> {
+    if text.is_empty() || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(syn::Error::new(span, format!("expected a tuple position like `.0`, found `{text}`")));
+    }
+    text.parse().map_err(|_| syn::Error::new(span, format!("tuple position `{text}` is too large")))
+}
+
+fn field(base: Box<Expr>, member: Member) -> Box<Expr> {
+    let member_span = match &member {
+        Member::Position(_, span) => *span,
+        Member::Named(name) => name.span(),
+    };
+    let span = base.span.join(member_span).unwrap_or(member_span);
+    node(ExprKind::Field { base, member }, span)
+}
+
+/// `receiver.len()`, `receiver.shape(k)`, or a scalar function with the receiver as its first
+/// argument (`x.exp()`, `x.pow(y)`).
+fn parse_method(input: ParseStream, context: &Context, receiver: Box<Expr>, name: Ident) -> syn::Result<Box<Expr>> {
+    let text = name.to_string();
+    let func = Func::from_name(&text);
+    if func.is_none() && text != "len" && text != "shape" {
+        return Err(syn::Error::new(
+            name.span(),
+            format!("unknown method `{text}`; ein knows `len`, `shape` and the functions {}", function_list()),
+        ));
+    }
+    let content;
+    let parentheses = syn::parenthesized!(content in input);
+    let span = receiver.span.join(parentheses.span.close()).unwrap_or(name.span());
+    let kind = match func {
+        Some(func) => {
+            let arguments = parse_comma_separated(&content, context, "`)`")?;
+            check_method_arity(func, &name, parentheses.span, arguments.len())?;
+            let mut args = Vec::with_capacity(arguments.len() + 1);
+            args.push(*receiver);
+            args.extend(arguments);
+            ExprKind::Call { func, func_span: name.span(), args }
+        }
+        None if text == "len" => {
+            if !content.is_empty() {
+                return Err(syn::Error::new(content.span(), "`len` takes no arguments: write `a.len()`"));
+            }
+            ExprKind::Len { array: receiver }
+        }
+        None => {
+            let (axis, axis_span) = parse_axis(&content, parentheses.span)?;
+            ExprKind::Shape { array: receiver, axis, axis_span }
+        }
+    };
+    Ok(node(kind, span))
+}
+
+fn check_method_arity(func: Func, name: &Ident, parentheses: DelimSpan, found: usize) -> syn::Result<()> {
+    let expected_count = func.arity().saturating_sub(1);
+    if found == expected_count {
+        return Ok(());
+    }
+    let takes = match expected_count {
+        0 => "no arguments".to_owned(),
+        1 => "1 argument".to_owned(),
+        count => format!("{count} arguments"),
+    };
+    let call_span = name.span().join(parentheses.close()).unwrap_or(name.span());
+    Err(syn::Error::new(call_span, format!("`.{name}()` takes {takes} besides its receiver, found {found}")))
+}
+
+/// The inside of `.shape(k)`: one integer literal.
+fn parse_axis(content: ParseStream, parentheses: DelimSpan) -> syn::Result<(usize, Span)> {
+    const MESSAGE: &str = "the axis of `shape` must be an integer literal, e.g. `a.shape(1)`";
+    if content.is_empty() {
+        return Err(syn::Error::new(parentheses.join(), MESSAGE));
+    }
+    if !content.peek(LitInt) {
+        return Err(syn::Error::new(content.span(), MESSAGE));
+    }
+    let literal: LitInt = content.parse()?;
+    let axis = match literal.suffix() {
+        "" | "usize" => literal.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    let Some(axis) = axis else {
+        return Err(syn::Error::new(literal.span(), MESSAGE));
+    };
+    if !content.is_empty() {
+        return Err(expected(content, "`)` after the axis of `shape`"));
+    }
+    Ok((axis, literal.span()))
+}
+
+/// "exp, ln, sqrt, …": the scalar functions, for messages.
+pub(super) fn function_list() -> String {
+    let names: Vec<&str> = Func::ALL.iter().map(|func| func.name()).collect();
+    names.join(", ")
+}
+
+/// Expressions separated by commas up to the end of `content` (a trailing comma is fine);
+/// `closing` names the delimiter for messages.
+pub(super) fn parse_comma_separated(content: ParseStream, context: &Context, closing: &str) -> syn::Result<Vec<Expr>> {
+    let mut items = Vec::new();
+    while !content.is_empty() {
+        items.push(*parse_expression(content, context)?);
+        if content.is_empty() {
+            break;
+        }
+        if !content.peek(Token![,]) {
+            return Err(expected(content, &format!("`,` or {closing}")));
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(items)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tree depth.
+
+/// The depth of a node built on a left-hand "spine" child whose depth is known (the array of an
+/// index, the base of a field, the receiver of a method): only the other children are measured.
+fn depth_on_spine(node: &Expr, spine_depth: usize) -> usize {
+    let side_depth = match &node.kind {
+        ExprKind::Index { indices, .. } => indices.iter().map(tree_depth).max(),
+        ExprKind::Call { args, .. } => args.iter().skip(1).map(tree_depth).max(),
+        _ => None,
+    };
+    1 + spine_depth.max(side_depth.unwrap_or(0))
+}
+
+/// The depth of `expr`'s tree, measured no deeper than just past the limit, so the walk itself
+/// stays shallow.
+fn tree_depth(expr: &Expr) -> usize {
+    fn measure(expr: &Expr, budget: usize) -> usize {
+        if budget == 0 {
+            return 0;
+        }
+        1 + children(&expr.kind).into_iter().map(|child| measure(child, budget - 1)).max().unwrap_or(0)
+    }
+    measure(expr, MAX_TREE_DEPTH + 1)
+}
+
+fn children(kind: &ExprKind) -> Vec<&Expr> {
+    match kind {
+        ExprKind::Literal(_) | ExprKind::Name(_) => Vec::new(),
+        ExprKind::For { binders, body } | ExprKind::Reduce { binders, body, .. } => {
+            binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
+        }
+        ExprKind::Fold { index, init, body, .. } => {
+            index.size.as_deref().into_iter().chain([&**init, &**body]).collect()
+        }
+        ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
+        ExprKind::Field { base, .. } => vec![&**base],
+        ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],
+        ExprKind::Let { value, body, .. } => vec![&**value, &**body],
+        ExprKind::If { cond, then, otherwise } => vec![&**cond, &**then, &**otherwise],
+        ExprKind::Tuple(elements) => elements.iter().collect(),
+        ExprKind::Record(fields) => fields.iter().map(|(_, value)| value).collect(),
+        ExprKind::Unary { operand, .. } | ExprKind::Cast { operand, .. } => vec![&**operand],
+        ExprKind::Binary { lhs, rhs, .. } => vec![&**lhs, &**rhs],
+        ExprKind::Call { args, .. } => args.iter().collect(),
+    }
+}

@@ -1,0 +1,379 @@
+//! Primary expressions: literals, names, calls, comprehensions, reductions, folds, `if`,
+//! parentheses and tuples, records and blocks, with ein's disambiguations (a reduction, a call or
+//! a plain name; a record or a block).
+
+use super::expr::{
+    function_list, node, parse_binary, parse_block_body, parse_comma_separated, parse_expression, ADDITIVE_PRECEDENCE,
+};
+use super::types::parse_pattern;
+use super::{expected, Context};
+use crate::ops::{Func, ReduceOp, Scalar};
+use crate::syntax::ast::{Binder, Expr, ExprKind, Literal};
+use proc_macro2::extra::DelimSpan;
+use proc_macro2::{Ident, Span};
+use syn::parse::ParseStream;
+use syn::{token, LitFloat, LitInt, Token};
+
+pub(super) fn parse_primary(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    if input.peek(syn::Lit) {
+        return parse_literal(input);
+    }
+    if input.peek(Token![for]) {
+        return parse_for(input, context);
+    }
+    if input.peek(Token![if]) {
+        return parse_if(input, context);
+    }
+    if input.peek(token::Paren) {
+        return parse_parenthesized(input, context);
+    }
+    if input.peek(token::Brace) {
+        return parse_braces(input, context).map(|(expr, _)| expr);
+    }
+    if input.peek(syn::Ident) {
+        return parse_named(input, context);
+    }
+    Err(not_an_expression(input))
+}
+
+fn not_an_expression(input: ParseStream) -> syn::Error {
+    if input.peek(token::Bracket) {
+        return syn::Error::new(input.span(), "ein has no array literals: build an array with `for i in 0..n { .. }`");
+    }
+    expected(input, "an expression")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Literals.
+
+fn parse_literal(input: ParseStream) -> syn::Result<Box<Expr>> {
+    let (literal, span) = match input.parse::<syn::Lit>()? {
+        syn::Lit::Bool(literal) => (Literal::Bool(literal.value), literal.span),
+        syn::Lit::Int(literal) => (int_literal(&literal)?, literal.span()),
+        syn::Lit::Float(literal) => (float_literal(&literal)?, literal.span()),
+        syn::Lit::Verbatim(literal) => {
+            return Err(syn::Error::new(literal.span(), format!("unsupported literal `{literal}`")));
+        }
+        other => {
+            return Err(syn::Error::new(
+                other.span(),
+                "ein has no string, character or byte literals: its values are numbers and booleans",
+            ));
+        }
+    };
+    Ok(node(ExprKind::Literal(literal), span))
+}
+
+fn int_literal(literal: &LitInt) -> syn::Result<Literal> {
+    let span = literal.span();
+    let value = literal
+        .base10_parse::<u64>()
+        .map_err(|_| syn::Error::new(span, "integer literal too large: ein integers have 64 bits"))?;
+    Ok(match literal_suffix(literal.suffix(), span)? {
+        // `1f32` is a float written without a fractional part.
+        Some(suffix) if suffix.is_float() => Literal::Float { value: value as f64, suffix: Some(suffix) },
+        suffix => Literal::Int { value, suffix },
+    })
+}
+
+fn float_literal(literal: &LitFloat) -> syn::Result<Literal> {
+    let span = literal.span();
+    let value = literal.base10_parse::<f64>().ok().filter(|value| value.is_finite());
+    let Some(value) = value else {
+        return Err(syn::Error::new(span, "float literal out of range"));
+    };
+    let suffix = literal_suffix(literal.suffix(), span)?;
+    if let Some(suffix) = suffix.filter(|suffix| !suffix.is_float()) {
+        return Err(syn::Error::new(span, format!("a literal with a fractional part cannot be `{suffix}`")));
+    }
+    Ok(Literal::Float { value, suffix })
+}
+
+fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {
+    if suffix.is_empty() {
+        return Ok(None);
+    }
+    match Scalar::from_name(suffix) {
+        Some(scalar) if scalar != Scalar::Bool => Ok(Some(scalar)),
+        _ => Err(syn::Error::new(
+            span,
+            format!("unsupported literal suffix `{suffix}`: ein numbers are f32, f64, i32, i64 or usize"),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names, calls, reductions and folds.
+
+/// An identifier starts a reduction (`sum k { .. }`), a fold (`fold t in 0..n, ..`), a call
+/// (`exp(x)`), or is a plain name. A reduction's name followed by anything but a binder is a
+/// plain name, so a variable may be called `sum`.
+fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let name: Ident = input.parse()?;
+    let text = name.to_string();
+    if input.peek(syn::Ident) {
+        if let Some(op) = ReduceOp::from_name(&text) {
+            return parse_reduction(input, context, op, name);
+        }
+        if text == "fold" {
+            return parse_fold(input, context, name);
+        }
+    }
+    if input.peek(token::Paren) {
+        return parse_call(input, context, name);
+    }
+    Ok(node(ExprKind::Name(name.clone()), name.span()))
+}
+
+/// `exp(x)`, `pow(x, y)`, `max(a, b)`: `name` is already consumed, `(` is next.
+fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result<Box<Expr>> {
+    let Some(func) = Func::from_name(&name.to_string()) else {
+        return Err(unknown_function(&name));
+    };
+    let content;
+    let parentheses = syn::parenthesized!(content in input);
+    let args = parse_comma_separated(&content, context, "`)`")?;
+    let span = name.span().join(parentheses.span.close()).unwrap_or(name.span());
+    if args.len() != func.arity() {
+        return Err(arity_error(func, span, args.len()));
+    }
+    Ok(node(ExprKind::Call { func, func_span: name.span(), args }, span))
+}
+
+fn unknown_function(name: &Ident) -> syn::Error {
+    let text = name.to_string();
+    let hint = if ReduceOp::from_name(&text).is_some() {
+        format!("; `{text}` is a reduction: write `{text} k {{ .. }}`")
+    } else {
+        String::new()
+    };
+    syn::Error::new(name.span(), format!("unknown function `{text}`; ein knows {}{hint}", function_list()))
+}
+
+fn arity_error(func: Func, span: Span, found: usize) -> syn::Error {
+    let plural = if func.arity() == 1 { "" } else { "s" };
+    syn::Error::new(span, format!("`{}` takes {} argument{plural}, found {found}", func.name(), func.arity()))
+}
+
+/// `for i, j in 0..n { body }`
+fn parse_for(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let for_token: Token![for] = input.parse()?;
+    let binders = parse_binders(input, context, "`for`")?;
+    let (body, braces) = parse_body(input, context, "`for`")?;
+    let span = for_token.span.join(braces.close()).unwrap_or(for_token.span);
+    Ok(node(ExprKind::For { binders, body }, span))
+}
+
+/// `sum k, l in 0..n { body }`: `op_name` is already consumed, the first binder is next.
+fn parse_reduction(input: ParseStream, context: &Context, op: ReduceOp, op_name: Ident) -> syn::Result<Box<Expr>> {
+    let owner = format!("`{}`", op.name());
+    let binders = parse_binders(input, context, &owner)?;
+    let (body, braces) = parse_body(input, context, &owner)?;
+    let op_span = op_name.span();
+    let span = op_span.join(braces.close()).unwrap_or(op_span);
+    Ok(node(ExprKind::Reduce { op, op_span, binders, body }, span))
+}
+
+/// `fold t in 0..n, acc = init { body }`: `fold` is already consumed, the index is next.
+fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::Result<Box<Expr>> {
+    let name: Ident = input.parse()?;
+    if !input.peek(Token![in]) {
+        return Err(syn::Error::new(
+            name.span(),
+            "a fold needs an explicit count: `fold t in 0..n, acc = init { .. }`",
+        ));
+    }
+    input.parse::<Token![in]>()?;
+    let size = parse_range(input, context)?;
+    if !input.peek(Token![,]) {
+        return Err(expected(
+            input,
+            "`,` and the accumulator after the fold's range: `fold t in 0..n, acc = init { .. }`",
+        ));
+    }
+    input.parse::<Token![,]>()?;
+    let acc = parse_pattern(input, context)?;
+    if !input.peek(Token![=]) || input.peek(Token![==]) || input.peek(Token![=>]) {
+        return Err(expected(input, "`=` and the accumulator's initial value"));
+    }
+    input.parse::<Token![=]>()?;
+    let init = parse_expression(input, context)?;
+    let (body, braces) = parse_body(input, context, "`fold`")?;
+    let fold_span = fold_name.span();
+    let span = fold_span.join(braces.close()).unwrap_or(fold_span);
+    let index = Binder { name, size: Some(size) };
+    Ok(node(ExprKind::Fold { index, acc, init, body }, span))
+}
+
+/// `i`, `i in 0..n`, comma separated, at least one; `owner` names the construct for messages.
+fn parse_binders(input: ParseStream, context: &Context, owner: &str) -> syn::Result<Vec<Binder>> {
+    let mut binders = Vec::new();
+    loop {
+        if !input.peek(syn::Ident) {
+            let after = if binders.is_empty() { owner } else { "`,`" };
+            return Err(expected(input, &format!("an index name after {after}")));
+        }
+        let name: Ident = input.parse()?;
+        let size = if input.peek(Token![in]) {
+            input.parse::<Token![in]>()?;
+            Some(parse_range(input, context)?)
+        } else {
+            None
+        };
+        binders.push(Binder { name, size });
+        if !input.peek(Token![,]) {
+            return Ok(binders);
+        }
+        input.parse::<Token![,]>()?;
+    }
+}
+
+/// `0..n`, returning `n`. Ranges always start at 0 (they give sizes, not intervals). `n` is
+/// parsed at the additive level and never takes a `{`, which starts the body.
+fn parse_range(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    const MESSAGE: &str = "ranges start at 0: write `0..n`";
+    if !input.peek(LitInt) {
+        return Err(syn::Error::new(input.span(), MESSAGE));
+    }
+    let start: LitInt = input.parse()?;
+    if start.base10_digits() != "0" {
+        return Err(syn::Error::new(start.span(), MESSAGE));
+    }
+    if input.peek(Token![..=]) {
+        return Err(syn::Error::new(input.span(), "ein ranges exclude their end: write `0..n`"));
+    }
+    if !input.peek(Token![..]) || input.peek(Token![...]) {
+        return Err(expected(input, "`..` after `0`, as in `0..n`"));
+    }
+    input.parse::<Token![..]>()?;
+    if input.is_empty() || input.peek(token::Brace) || input.peek(Token![,]) {
+        return Err(syn::Error::new(input.span(), "a range needs an end: `0..n`"));
+    }
+    parse_binary(input, context, ADDITIVE_PRECEDENCE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `if`, parentheses, braces.
+
+/// `if c { a } else { b }` and `else if` chains; the `else` is required (a select).
+fn parse_if(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    // `else if` recurses here directly, so the chain is counted as nesting.
+    let _guard = context.enter(input)?;
+    let if_token: Token![if] = input.parse()?;
+    let cond = parse_expression(input, context)?;
+    let (then, _) = parse_body(input, context, "`if`")?;
+    if !input.peek(Token![else]) {
+        return Err(syn::Error::new(if_token.span, "`if` in ein is a select and needs an `else` branch"));
+    }
+    input.parse::<Token![else]>()?;
+    let (otherwise, end) = parse_else(input, context)?;
+    let span = if_token.span.join(end).unwrap_or(if_token.span);
+    Ok(node(ExprKind::If { cond, then, otherwise }, span))
+}
+
+/// What follows `else`, and the span of its last token.
+fn parse_else(input: ParseStream, context: &Context) -> syn::Result<(Box<Expr>, Span)> {
+    if input.peek(Token![if]) {
+        let nested = parse_if(input, context)?;
+        let end = nested.span;
+        return Ok((nested, end));
+    }
+    if input.peek(token::Brace) {
+        let (otherwise, braces) = parse_body(input, context, "`else`")?;
+        return Ok((otherwise, braces.close()));
+    }
+    Err(expected(input, "`{` or `if` after `else`"))
+}
+
+/// `(e)` groups (its span widened to the parentheses); `(a, b, ..)` is a tuple.
+fn parse_parenthesized(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
+    let content;
+    let parentheses = syn::parenthesized!(content in input);
+    let span = parentheses.span.join();
+    if content.is_empty() {
+        return Err(syn::Error::new(span, "`()` is not an ein value: ein has no unit type"));
+    }
+    let mut first = parse_expression(&content, context)?;
+    if content.is_empty() {
+        first.span = span;
+        return Ok(first);
+    }
+    parse_tuple_rest(&content, context, *first, span)
+}
+
+/// After `(first`: `, b, ..)`.
+fn parse_tuple_rest(content: ParseStream, context: &Context, first: Expr, span: Span) -> syn::Result<Box<Expr>> {
+    if !content.peek(Token![,]) {
+        return Err(expected(content, "`,` or `)`"));
+    }
+    let comma: Token![,] = content.parse()?;
+    if content.is_empty() {
+        return Err(syn::Error::new(comma.span, "one-element tuples are not supported"));
+    }
+    let mut elements = vec![first];
+    elements.extend(parse_comma_separated(content, context, "`)`")?);
+    Ok(node(ExprKind::Tuple(elements), span))
+}
+
+/// A braced body after `for`, a reduction, `fold`, `if`/`else` or a function signature;
+/// `owner` names it for messages. Returns the body and the braces.
+pub(super) fn parse_body(input: ParseStream, context: &Context, owner: &str) -> syn::Result<(Box<Expr>, DelimSpan)> {
+    if !input.peek(token::Brace) {
+        return Err(expected(input, &format!("`{{` to start the body of {owner}")));
+    }
+    parse_braces(input, context)
+}
+
+/// `{ .. }`: a record when it starts with `name:` (a block cannot: ein has no type ascription,
+/// and `name::` is a path), otherwise a block. So `for i { re: x, im: y }` is a record body.
+fn parse_braces(input: ParseStream, context: &Context) -> syn::Result<(Box<Expr>, DelimSpan)> {
+    let content;
+    let braces = syn::braced!(content in input);
+    if content.is_empty() {
+        return Err(syn::Error::new(
+            braces.span.join(),
+            "empty braces: a block needs a value, and a record at least one field",
+        ));
+    }
+    let is_record = content.peek(syn::Ident) && content.peek2(Token![:]) && !content.peek2(Token![::]);
+    let expr = if is_record {
+        parse_record(&content, context, braces.span.join())?
+    } else {
+        parse_block_body(&content, context)?
+    };
+    Ok((expr, braces.span))
+}
+
+/// The inside of `{ name: value, .. }` (a trailing comma is fine).
+fn parse_record(content: ParseStream, context: &Context, span: Span) -> syn::Result<Box<Expr>> {
+    let mut fields: Vec<(Ident, Expr)> = Vec::new();
+    while !content.is_empty() {
+        let name = parse_field_name(content, &fields)?;
+        let value = parse_expression(content, context)?;
+        fields.push((name, *value));
+        if content.is_empty() {
+            break;
+        }
+        if !content.peek(Token![,]) {
+            return Err(expected(content, "`,` or `}`"));
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(node(ExprKind::Record(fields), span))
+}
+
+/// `name:` inside a record literal.
+fn parse_field_name(content: ParseStream, fields: &[(Ident, Expr)]) -> syn::Result<Ident> {
+    if !content.peek(syn::Ident) {
+        return Err(expected(content, "a field name"));
+    }
+    let name: Ident = content.parse()?;
+    if fields.iter().any(|(existing, _)| *existing == name) {
+        return Err(syn::Error::new(name.span(), format!("duplicate field `{name}` in this record")));
+    }
+    if !content.peek(Token![:]) || content.peek(Token![::]) {
+        return Err(expected(content, &format!("`:` and a value after the field `{name}`")));
+    }
+    content.parse::<Token![:]>()?;
+    Ok(name)
+}

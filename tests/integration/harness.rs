@@ -1,0 +1,731 @@
+//! Differential-testing harness: runs each `ein!` program compiled and through the reference
+//! interpreter (`ein_core::interp`) on the same random inputs, in several memory layouts, and
+//! asserts that both give the same answer (or both fail with the same run-time error).
+//!
+//! Pieces, in the order a test uses them:
+//! - [`Rng`]: a tiny deterministic PRNG (splitmix64), so every failure is reproducible from the
+//!   seed printed with it.
+//! - [`Elem`]: the element types ein accepts, with random generation and conversion to
+//!   interpreter [`Value`]s.
+//! - [`Layout`]: how an input's elements sit in memory. Every array argument is handed to the
+//!   compiled code as an ndarray `ArrayViewD` over storage that is row-major, transposed,
+//!   stepped (every other element of a longer buffer), reversed (negative strides) or broadcast
+//!   (a zero stride).
+//! - [`array`] / [`scalar`]: argument specifications, instantiated per run into
+//!   [`ArrayInput`] / [`ScalarInput`].
+//! - [`Oracle`]: the program parsed and checked by `ein_core` for the interpreter; it starts a
+//!   [`Run`] per (shape case, layout plan) and checks its outcome.
+//!
+//! The `differential!` and `differential_expr!` macros (in `main.rs`) tie these together so
+//! that a test states its program once.
+
+use std::collections::BTreeSet;
+use std::fmt::{self, Debug};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use ein_core::interp::{self, ArrayValue, Value};
+use ein_core::ir::{Program, ScalarType, Type, Unit};
+use ein_core::ops::Scalar;
+use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
+
+// ---------------------------------------------------------------------------------------------
+// Random numbers
+
+/// splitmix64: tiny, fast, and good enough to fill test arrays.
+pub struct Rng {
+    state: u64,
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform integer in `low..=high` (`low <= high`).
+    pub fn integer(&mut self, low: i128, high: i128) -> i128 {
+        let span = (high - low + 1) as u128;
+        low + (u128::from(self.next_u64()) % span) as i128
+    }
+}
+
+/// FNV-1a, to turn a test name into a seed.
+fn hash_name(name: &str) -> u64 {
+    name.bytes().fold(0xCBF2_9CE4_8422_2325, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01B3))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element types
+
+/// An element type of ein arrays and scalars.
+pub trait Elem: Copy + Debug + Send + Sync + 'static {
+    const SCALAR: Scalar;
+    /// The range [`array`] draws from unless told otherwise (inclusive for integers).
+    const DEFAULT_RANGE: (f64, f64);
+    /// A random value in `low..high` (floats) or `low..=high` (integers, bounds rounded
+    /// towards the inside and clamped to the type). Booleans ignore the range.
+    fn random(rng: &mut Rng, low: f64, high: f64) -> Self;
+    fn to_value(self) -> Value;
+}
+
+macro_rules! float_elem {
+    ($t:ty, $scalar:ident, $variant:ident) => {
+        impl Elem for $t {
+            const SCALAR: Scalar = Scalar::$scalar;
+            const DEFAULT_RANGE: (f64, f64) = (-1.0, 1.0);
+            fn random(rng: &mut Rng, low: f64, high: f64) -> Self {
+                (low + (high - low) * rng.unit()) as $t
+            }
+            fn to_value(self) -> Value {
+                Value::$variant(self)
+            }
+        }
+    };
+}
+
+macro_rules! int_elem {
+    ($t:ty, $scalar:ident, $variant:ident, $range:expr) => {
+        impl Elem for $t {
+            const SCALAR: Scalar = Scalar::$scalar;
+            const DEFAULT_RANGE: (f64, f64) = $range;
+            fn random(rng: &mut Rng, low: f64, high: f64) -> Self {
+                let low = (low.ceil() as i128).max(<$t>::MIN as i128);
+                let high = (high.floor() as i128).min(<$t>::MAX as i128);
+                assert!(low <= high, "empty integer range {low}..={high}");
+                rng.integer(low, high) as $t
+            }
+            fn to_value(self) -> Value {
+                Value::$variant(self)
+            }
+        }
+    };
+}
+
+float_elem!(f32, F32, F32);
+float_elem!(f64, F64, F64);
+int_elem!(i32, I32, I32, (-9.0, 9.0));
+int_elem!(i64, I64, I64, (-9.0, 9.0));
+int_elem!(usize, Usize, Usize, (0.0, 9.0));
+
+impl Elem for bool {
+    const SCALAR: Scalar = Scalar::Bool;
+    const DEFAULT_RANGE: (f64, f64) = (0.0, 1.0);
+    fn random(rng: &mut Rng, _low: f64, _high: f64) -> Self {
+        rng.next_u64() & 1 == 1
+    }
+    fn to_value(self) -> Value {
+        Value::Bool(self)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layouts
+
+/// How an array argument is laid out in memory. Its logical contents are always random; only
+/// the strides and the storage around them change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Row-major and contiguous.
+    Standard,
+    /// Stored with the axes reversed (column-major for rank 2) and viewed through
+    /// `reversed_axes`, like `a.t()`.
+    Transposed,
+    /// Stored with every axis twice as long and viewed with step 2: the skipped elements are
+    /// garbage that a wrong stride would read.
+    Stepped,
+    /// Viewed with step -1 on every axis: negative strides.
+    Reversed,
+    /// Axis 0 has stride 0: one stored row broadcast to every row.
+    Broadcast,
+}
+
+impl Layout {
+    /// The four layouts every test runs every case in, uniformly for all arguments.
+    pub const UNIFORM: [Layout; 4] = [Layout::Standard, Layout::Transposed, Layout::Stepped, Layout::Reversed];
+    /// Every layout, for the mixed plan.
+    pub const ALL: [Layout; 5] =
+        [Layout::Standard, Layout::Transposed, Layout::Stepped, Layout::Reversed, Layout::Broadcast];
+}
+
+/// Which layout each array argument of one run gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutPlan {
+    /// Every array argument in the same layout.
+    Uniform(Layout),
+    /// Argument `k` gets `Layout::ALL[(k + offset) % 5]`: arguments in different layouts,
+    /// including broadcast (zero-stride) ones.
+    Mixed(usize),
+}
+
+impl LayoutPlan {
+    /// The plans every case runs under: the four uniform layouts, then one mixed plan.
+    pub fn all(case_index: usize) -> Vec<LayoutPlan> {
+        let mut plans: Vec<LayoutPlan> = Layout::UNIFORM.iter().map(|&layout| LayoutPlan::Uniform(layout)).collect();
+        plans.push(LayoutPlan::Mixed(case_index));
+        plans
+    }
+
+    fn layout_of(self, argument: usize) -> Layout {
+        match self {
+            LayoutPlan::Uniform(layout) => layout,
+            LayoutPlan::Mixed(offset) => Layout::ALL[(argument + offset) % Layout::ALL.len()],
+        }
+    }
+}
+
+/// Random storage for an array of logical shape `shape` in `layout`; [`view_in_layout`] turns
+/// it into the view the compiled code sees.
+fn storage_for<T: Elem>(shape: &[usize], layout: Layout, rng: &mut Rng, range: (f64, f64)) -> ArrayD<T> {
+    let storage_shape: Vec<usize> = match layout {
+        Layout::Standard | Layout::Reversed => shape.to_vec(),
+        Layout::Transposed => shape.iter().rev().copied().collect(),
+        Layout::Stepped => shape.iter().map(|&length| 2 * length).collect(),
+        Layout::Broadcast => {
+            let mut storage = shape.to_vec();
+            if let Some(first) = storage.first_mut() {
+                *first = (*first).min(1);
+            }
+            storage
+        }
+    };
+    ArrayD::from_shape_fn(IxDyn(&storage_shape), |_| T::random(rng, range.0, range.1))
+}
+
+fn view_in_layout<'a, T>(storage: &'a ArrayD<T>, shape: &[usize], layout: Layout) -> ArrayViewD<'a, T> {
+    let view = storage.view();
+    let view = match layout {
+        Layout::Standard => view,
+        Layout::Transposed => view.reversed_axes(),
+        Layout::Stepped => view.slice_each_axis_move(|_| Slice::new(0, None, 2)),
+        Layout::Reversed => view.slice_each_axis_move(|_| Slice::new(0, None, -1)),
+        Layout::Broadcast => match view.broadcast(IxDyn(shape)) {
+            Some(broadcast) => broadcast,
+            None => panic!("cannot broadcast storage of shape {:?} to {shape:?}", storage.shape()),
+        },
+    };
+    assert_eq!(view.shape(), shape, "layout {layout:?} built the wrong shape");
+    view
+}
+
+/// The interpreter's value of an ndarray view: its elements in logical row-major order.
+pub fn view_to_value<T: Elem>(view: &ArrayViewD<'_, T>) -> Value {
+    Value::Array(ArrayValue { shape: view.shape().to_vec(), elements: view.iter().map(|&x| x.to_value()).collect() })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument specifications and their instances
+
+/// An array argument of the given logical shape, with random elements.
+pub fn array<T: Elem>(shape: impl AsRef<[usize]>) -> ArraySpec<T> {
+    ArraySpec { shape: shape.as_ref().to_vec(), range: T::DEFAULT_RANGE, _elem: std::marker::PhantomData }
+}
+
+/// A scalar argument with a fixed value.
+pub fn scalar<T: Elem>(value: T) -> ScalarSpec<T> {
+    ScalarSpec { value }
+}
+
+pub struct ArraySpec<T> {
+    shape: Vec<usize>,
+    range: (f64, f64),
+    _elem: std::marker::PhantomData<T>,
+}
+
+impl<T: Elem> ArraySpec<T> {
+    /// Draw elements from `low..high` (floats) or `low..=high` (integers) instead of the
+    /// type's default range.
+    pub fn within(mut self, low: f64, high: f64) -> Self {
+        self.range = (low, high);
+        self
+    }
+
+    /// Random storage in the layout the run's plan gives this argument.
+    pub fn instantiate(&self, run: &mut Run<'_>, name: &'static str) -> ArrayInput<T> {
+        let layout = run.plan.layout_of(run.array_count);
+        run.array_count += 1;
+        let storage = storage_for::<T>(&self.shape, layout, &mut run.rng, self.range);
+        run.inputs.push(format!("{name}: {}{:?} {layout:?}", T::SCALAR, self.shape));
+        ArrayInput { name, storage, shape: self.shape.clone(), layout }
+    }
+}
+
+pub struct ScalarSpec<T> {
+    value: T,
+}
+
+impl<T: Elem> ScalarSpec<T> {
+    pub fn instantiate(&self, run: &mut Run<'_>, name: &'static str) -> ScalarInput<T> {
+        run.inputs.push(format!("{name}: {} = {:?}", T::SCALAR, self.value));
+        ScalarInput { name, value: self.value }
+    }
+}
+
+/// The storage of one array argument.
+pub struct ArrayInput<T> {
+    name: &'static str,
+    storage: ArrayD<T>,
+    shape: Vec<usize>,
+    layout: Layout,
+}
+
+impl<T: Elem> ArrayInput<T> {
+    /// The argument as the compiled code sees it.
+    pub fn arg(&self) -> ArrayArg<'_, T> {
+        ArrayArg { name: self.name, view: view_in_layout(&self.storage, &self.shape, self.layout) }
+    }
+}
+
+/// A view of one array argument in its layout.
+pub struct ArrayArg<'a, T> {
+    name: &'static str,
+    view: ArrayViewD<'a, T>,
+}
+
+impl<'a, T: Elem> ArrayArg<'a, T> {
+    /// What a compiled item-form function receives.
+    pub fn pass(&self) -> &ArrayViewD<'a, T> {
+        &self.view
+    }
+
+    /// What an expression-form `ein!` captures: the view itself.
+    pub fn local(&self) -> ArrayViewD<'a, T> {
+        self.view.clone()
+    }
+
+    pub fn input(&self) -> NamedValue {
+        NamedValue { name: self.name, value: view_to_value(&self.view), elem: T::SCALAR }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct ScalarInput<T> {
+    name: &'static str,
+    value: T,
+}
+
+impl<T: Elem> ScalarInput<T> {
+    pub fn arg(&self) -> ScalarInput<T> {
+        *self
+    }
+
+    pub fn pass(&self) -> T {
+        self.value
+    }
+
+    pub fn local(&self) -> T {
+        self.value
+    }
+
+    pub fn input(&self) -> NamedValue {
+        NamedValue { name: self.name, value: self.value.to_value(), elem: T::SCALAR }
+    }
+}
+
+/// An argument for the interpreter, with its name (matched against the program's parameters)
+/// and element type (for the expression form's type arguments).
+pub struct NamedValue {
+    name: &'static str,
+    value: Value,
+    elem: Scalar,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiled results as interpreter values
+
+/// A result of compiled ein code, converted to the interpreter's representation.
+pub trait ToValue {
+    fn to_value(&self) -> Value;
+}
+
+macro_rules! scalar_to_value {
+    ($($t:ty),*) => {
+        $(impl ToValue for $t {
+            fn to_value(&self) -> Value {
+                Elem::to_value(*self)
+            }
+        })*
+    };
+}
+
+scalar_to_value!(f32, f64, i32, i64, usize, bool);
+
+impl<T: Elem, const N: usize> ToValue for ein::Array<T, N> {
+    fn to_value(&self) -> Value {
+        let shape = self.shape().to_vec();
+        let elements: Vec<Value> = self.as_slice().iter().map(|&x| x.to_value()).collect();
+        Value::Array(ArrayValue { shape, elements })
+    }
+}
+
+macro_rules! tuple_to_value {
+    ($($name:ident),+) => {
+        impl<$($name: ToValue),+> ToValue for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn to_value(&self) -> Value {
+                let ($($name,)+) = self;
+                Value::Tuple(vec![$($name.to_value()),+])
+            }
+        }
+    };
+}
+
+tuple_to_value!(A);
+tuple_to_value!(A, B);
+tuple_to_value!(A, B, C);
+tuple_to_value!(A, B, C, D);
+tuple_to_value!(A, B, C, D, E);
+tuple_to_value!(A, B, C, D, E, F);
+
+/// Turns compiled output into the interpreter's shape of the same value: ein returns an array
+/// of tuples or records as a tuple of arrays (one per field, recursively); the interpreter
+/// returns one array of tuples.
+pub fn structure_of_arrays_to_value(value: Value, ty: &Type) -> Result<Value, String> {
+    match ty {
+        Type::Array { elem, rank } if matches!(**elem, Type::Tuple { .. }) => {
+            let Type::Tuple { fields, .. } = &**elem else { unreachable!() };
+            let Value::Tuple(columns) = value else {
+                return Err(format!("expected a tuple of {} arrays for an array of {}, got {}", fields.len(), elem_name(elem), value.describe()));
+            };
+            if columns.len() != fields.len() {
+                return Err(format!("expected {} columns, got {}", fields.len(), columns.len()));
+            }
+            let mut arrays = Vec::new();
+            for (column, field) in columns.into_iter().zip(fields) {
+                match structure_of_arrays_to_value(column, &Type::Array { elem: Box::new(field.clone()), rank: *rank })? {
+                    Value::Array(array) => arrays.push(array),
+                    other => return Err(format!("a column is {}, not an array", other.describe())),
+                }
+            }
+            let shape = arrays[0].shape.clone();
+            if let Some(odd) = arrays.iter().find(|array| array.shape != shape) {
+                return Err(format!("columns have different shapes: {:?} and {:?}", shape, odd.shape));
+            }
+            let count = arrays[0].elements.len();
+            let elements =
+                (0..count).map(|k| Value::Tuple(arrays.iter().map(|array| array.elements[k].clone()).collect())).collect();
+            Ok(Value::Array(ArrayValue { shape, elements }))
+        }
+        Type::Tuple { fields, .. } => {
+            let Value::Tuple(items) = value else {
+                return Err(format!("expected a tuple of {}, got {}", fields.len(), value.describe()));
+            };
+            if items.len() != fields.len() {
+                return Err(format!("expected a tuple of {}, got a tuple of {}", fields.len(), items.len()));
+            }
+            let items = items
+                .into_iter()
+                .zip(fields)
+                .map(|(item, field)| structure_of_arrays_to_value(item, field))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Value::Tuple(items))
+        }
+        _ => Ok(value),
+    }
+}
+
+fn elem_name(ty: &Type) -> String {
+    match ty {
+        Type::Tuple { names, .. } if !names.is_empty() => format!("records {{{}}}", names.join(", ")),
+        _ => "tuples".to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison and reporting
+
+/// Where two values first differ, for the failure message.
+pub fn first_difference(expected: &Value, actual: &Value, rel_tol: f64) -> String {
+    match (expected, actual) {
+        (Value::Array(left), Value::Array(right)) if left.shape != right.shape => {
+            format!("shapes differ: interpreter {:?}, compiled {:?}", left.shape, right.shape)
+        }
+        (Value::Array(left), Value::Array(right)) => {
+            let position = left.elements.iter().zip(&right.elements).position(|(l, r)| !l.approx_eq(r, rel_tol));
+            match position {
+                Some(position) => format!(
+                    "element {:?} (row-major #{position}) differs: interpreter {:?}, compiled {:?}",
+                    multi_index(position, &left.shape),
+                    left.elements[position],
+                    right.elements[position]
+                ),
+                None => "arrays differ in length".to_string(),
+            }
+        }
+        (Value::Tuple(left), Value::Tuple(right)) if left.len() == right.len() => {
+            let position = left.iter().zip(right).position(|(l, r)| !l.approx_eq(r, rel_tol));
+            match position {
+                Some(position) => {
+                    format!("field {position}: {}", first_difference(&left[position], &right[position], rel_tol))
+                }
+                None => "tuples differ".to_string(),
+            }
+        }
+        _ => format!("interpreter {}, compiled {}", abbreviate(expected), abbreviate(actual)),
+    }
+}
+
+fn multi_index(mut position: usize, shape: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for axis in (0..shape.len()).rev() {
+        index[axis] = position % shape[axis];
+        position /= shape[axis];
+    }
+    index
+}
+
+/// `Debug` of a value, cut short for messages.
+fn abbreviate(value: &Value) -> String {
+    let text = format!("{value:?}");
+    if text.chars().count() > 600 {
+        format!("{}… ({})", text.chars().take(600).collect::<String>(), value.describe())
+    } else {
+        text
+    }
+}
+
+/// The message of a caught panic.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// A run-time error message of compiled code without the `ein: ` prefix and the
+/// ` (at file:line:column)` site, so it can be compared with the interpreter's.
+pub fn strip_site(message: &str) -> String {
+    let message = message.strip_prefix("ein: ").unwrap_or(message);
+    let Some(start) = message.find(" (at ") else { return message.to_string() };
+    match message[start..].find(')') {
+        Some(length) => format!("{}{}", &message[..start], &message[start + length + 1..]),
+        None => message.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The oracle
+
+/// How the program was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    Item,
+    Expression,
+}
+
+/// One program, checked by `ein_core` for the interpreter, and the bookkeeping of a test.
+pub struct Oracle {
+    test: &'static str,
+    source: String,
+    program: Program,
+    /// Relative tolerance for floats: loose when any f32 is involved (the compiled code
+    /// reassociates sums).
+    f32_involved: bool,
+    /// Shape cases that ran to completion in both (rather than failing in both).
+    succeeded: Mutex<BTreeSet<usize>>,
+    runs: Mutex<usize>,
+}
+
+impl Oracle {
+    /// Parses and checks `source` (the program's tokens, stringified) exactly as the macro does.
+    pub fn new(test: &'static str, source: &str, form: Form) -> Oracle {
+        let tokens: proc_macro2::TokenStream = match source.parse() {
+            Ok(tokens) => tokens,
+            Err(error) => panic!("test `{test}`: the program does not tokenise: {error}\n{source}"),
+        };
+        let units: Vec<Unit> = match ein_core::syntax::parse_input(tokens).and_then(ein_core::check::check_input) {
+            Ok(units) => units,
+            Err(error) => panic!("test `{test}`: ein_core rejects the program: {error}\n{source}"),
+        };
+        assert_eq!(units.len(), 1, "test `{test}`: expected one program");
+        let unit = units.into_iter().next().unwrap_or_else(|| unreachable!());
+        let actual_form = match unit.form {
+            ein_core::ir::Form::Expression => Form::Expression,
+            ein_core::ir::Form::Function(_) => Form::Item,
+        };
+        assert_eq!(actual_form, form, "test `{test}`: the program parsed in the other form");
+        let program = unit.program;
+        let f32_involved = program.vars.iter().any(|var| mentions_f32(&var.ty)) || mentions_f32(&program.body.ty);
+        Oracle {
+            test,
+            source: source.to_string(),
+            program,
+            f32_involved,
+            succeeded: Mutex::new(BTreeSet::new()),
+            runs: Mutex::new(0),
+        }
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Starts one run: shape case `case_index` (with its size variables) under `plan`.
+    pub fn start(&self, case_index: usize, sizes: &[(&'static str, usize)], plan: LayoutPlan) -> Run<'_> {
+        let plan_number = match plan {
+            LayoutPlan::Uniform(layout) => Layout::UNIFORM.iter().position(|&l| l == layout).unwrap_or(0) as u64,
+            LayoutPlan::Mixed(_) => 7,
+        };
+        let seed = hash_name(self.test) ^ ((case_index as u64) << 40) ^ (plan_number << 56);
+        Run {
+            oracle: self,
+            case_index,
+            sizes: sizes.iter().map(|(name, size)| format!("{name} = {size}")).collect::<Vec<_>>().join(", "),
+            plan,
+            seed,
+            rng: Rng::new(seed),
+            array_count: 0,
+            inputs: Vec::new(),
+        }
+    }
+
+    /// Fails the test unless at least `minimum` shape cases ran to completion (so that cases
+    /// where both sides fail can never make a test pass vacuously). Returns the number of runs.
+    pub fn finish(&self, minimum: usize) -> usize {
+        let succeeded = self.succeeded.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
+        let runs = *self.runs.lock().unwrap_or_else(|poison| poison.into_inner());
+        assert!(
+            succeeded.len() >= minimum,
+            "test `{}`: only the cases {succeeded:?} completed without a run-time error; at least {minimum} must\n{}",
+            self.test,
+            self.source
+        );
+        eprintln!("test `{}`: {runs} runs agreed ({} shape cases completed)", self.test, succeeded.len());
+        runs
+    }
+
+    fn tolerance(&self) -> f64 {
+        if self.f32_involved {
+            1e-4
+        } else {
+            1e-9
+        }
+    }
+}
+
+fn mentions_f32(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(scalar) => *scalar == ScalarType::Known(Scalar::F32),
+        Type::Array { elem, .. } => mentions_f32(elem),
+        Type::Tuple { fields, .. } => fields.iter().any(mentions_f32),
+    }
+}
+
+/// One execution of a program on one set of inputs, compiled and interpreted.
+pub struct Run<'o> {
+    oracle: &'o Oracle,
+    case_index: usize,
+    sizes: String,
+    plan: LayoutPlan,
+    seed: u64,
+    rng: Rng,
+    array_count: usize,
+    /// Descriptions of the arguments, for failure messages.
+    inputs: Vec<String>,
+}
+
+/// What the compiled code did: its result as a value, or its panic message.
+pub type Outcome = Result<Value, String>;
+
+impl Run<'_> {
+    /// Runs compiled code, catching a panic.
+    pub fn compiled<R: ToValue>(&self, code: impl FnOnce() -> R) -> Outcome {
+        catch_unwind(AssertUnwindSafe(code)).map(|result| result.to_value()).map_err(|payload| panic_message(&*payload))
+    }
+
+    /// Runs the interpreter on `inputs` (matched to the program's parameters by name) and
+    /// asserts that it agrees with the compiled `outcome`.
+    pub fn check(&self, outcome: Outcome, inputs: Vec<NamedValue>) {
+        let program = &self.oracle.program;
+        let mut args = Vec::new();
+        for &param in &program.params {
+            let name = &program.var(param).name;
+            match inputs.iter().find(|input| &input.name == name) {
+                Some(input) => args.push(input.value.clone()),
+                None => self.fail(&format!("the program's parameter `{name}` has no argument in the test")),
+            }
+        }
+        if inputs.len() != program.params.len() {
+            self.fail(&format!("the test declares {} arguments, the program takes {}", inputs.len(), program.params.len()));
+        }
+        let mut type_args = Vec::new();
+        for parameter in &program.type_params {
+            let name = &program.var(parameter.witness).name;
+            match inputs.iter().find(|input| &input.name == name) {
+                Some(input) => type_args.push(input.elem),
+                None => self.fail(&format!("no argument `{name}` decides a type parameter")),
+            }
+        }
+        let expected = interp::run(program, args, &type_args);
+        let rel_tol = self.oracle.tolerance();
+        match (expected, outcome) {
+            (Ok(expected), Ok(actual)) => {
+                let actual = match structure_of_arrays_to_value(actual, &program.body.ty) {
+                    Ok(actual) => actual,
+                    Err(problem) => self.fail(&format!("the compiled result has the wrong structure: {problem}")),
+                };
+                if !expected.approx_eq(&actual, rel_tol) {
+                    self.fail(&format!(
+                        "results differ (rel tol {rel_tol:e}): {}\ninterpreter: {}\ncompiled:    {}",
+                        first_difference(&expected, &actual, rel_tol),
+                        abbreviate(&expected),
+                        abbreviate(&actual)
+                    ));
+                }
+                self.oracle.succeeded.lock().unwrap_or_else(|poison| poison.into_inner()).insert(self.case_index);
+            }
+            (Err(error), Err(panic)) => {
+                if error.message.starts_with("internal error") {
+                    self.fail(&format!("the interpreter reports an {error}"));
+                }
+                if !panic.starts_with("ein: ") {
+                    self.fail(&format!(
+                        "both fail, but the compiled code's panic is not an ein run-time error: {panic}\n\
+                         interpreter: {error}"
+                    ));
+                }
+                if !strip_site(&panic).starts_with(&error.message) {
+                    self.fail(&format!("both fail, with different errors\ninterpreter: {error}\ncompiled:    {panic}"));
+                }
+            }
+            (Ok(expected), Err(panic)) => {
+                self.fail(&format!("the compiled code panicked: {panic}\ninterpreter: {}", abbreviate(&expected)))
+            }
+            (Err(error), Ok(actual)) => self.fail(&format!(
+                "the interpreter fails with \"{error}\" but the compiled code returned {}",
+                abbreviate(&actual)
+            )),
+        }
+        *self.oracle.runs.lock().unwrap_or_else(|poison| poison.into_inner()) += 1;
+    }
+
+    /// Panics with everything needed to reproduce this run.
+    pub fn fail(&self, problem: &str) -> ! {
+        panic!("{self}\n{problem}")
+    }
+}
+
+impl fmt::Display for Run<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(formatter, "differential test `{}` failed", self.oracle.test)?;
+        writeln!(formatter, "program: {}", self.oracle.source)?;
+        writeln!(formatter, "case #{}: {}", self.case_index, self.sizes)?;
+        writeln!(formatter, "layout plan: {:?}; seed {:#018x}", self.plan, self.seed)?;
+        write!(formatter, "inputs: {}", self.inputs.join("; "))
+    }
+}

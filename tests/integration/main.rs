@@ -1,0 +1,116 @@
+//! Integration tests of `ein`, in one test binary so the suite compiles once.
+//!
+//! - Differential tests (`linear_algebra`, `stencils`, `reductions`, `scalars`, `structure`,
+//!   `expression_form`): every program is compiled by `ein!` and also parsed, checked and run
+//!   by the reference interpreter (`ein_core::interp`) on the same random inputs, for several
+//!   shape cases (always including an empty axis, length-1 axes and larger sizes) in several
+//!   memory layouts (row-major, transposed, stepped, reversed, and a mixed plan with a
+//!   broadcast argument); the answers must agree. See `harness.rs`.
+//! - `errors`: run-time errors (size mismatches, empty `argmax`, empty reads, negative sizes,
+//!   division by zero) panic with the documented message in compiled code and fail the same
+//!   way in the interpreter.
+//!
+//! A test states its program once, with [`differential!`] (item form) or
+//! [`differential_expr!`] (expression form):
+//!
+//! ```text
+//! differential! {
+//!     matvec: fn(a: [[f64]], x: [f64]) -> [f64] { for i { sum j { a[i, j] * x[j] } } }
+//!     cases [m, n] in [[3, 4], [1, 1], [0, 5], [6, 0]];
+//!     args (a = array([m, n]), x = array([n]));
+//! }
+//! ```
+//!
+//! `cases` binds size variables for each shape case; `args` lists every parameter in order, as
+//! `array(shape)` (optionally `.within(low, high)`) or `scalar(value)`, written in terms of the
+//! size variables. Element types come from the program's signature by inference. Every case runs
+//! under every [`harness::LayoutPlan`]; at least three cases must complete without a run-time
+//! error (cases where compiled code and interpreter fail with the same error also agree).
+
+/// A differential test of an item-form program: `name: fn(params) -> ret { body }`, then the
+/// shape cases and the arguments. The program's tokens go both to `ein::ein!` (as `fn run`) and,
+/// stringified, to `ein_core` for the interpreter.
+macro_rules! differential {
+    (
+        $(#[$attr:meta])*
+        $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            ::ein::ein! { fn run($($params)*) -> $ret $body }
+            let oracle = $crate::harness::Oracle::new(
+                stringify!($name),
+                stringify!(fn run($($params)*) -> $ret $body),
+                $crate::harness::Form::Item,
+            );
+            let cases = [$($case),+];
+            for (case_index, case) in cases.iter().enumerate() {
+                let [$($size),+] = *case;
+                let sizes = [$((stringify!($size), $size)),+];
+                for plan in $crate::harness::LayoutPlan::all(case_index) {
+                    let mut trial = oracle.start(case_index, &sizes, plan);
+                    $(let $arg = ($spec).instantiate(&mut trial, stringify!($arg));)*
+                    $(let $arg = $arg.arg();)*
+                    let outcome = trial.compiled(|| run($($arg.pass()),*));
+                    trial.check(outcome, vec![$($arg.input()),*]);
+                }
+            }
+            oracle.finish(3);
+        }
+    };
+}
+
+/// A differential test of an expression-form `ein!(…)`: the `let`s declare the Rust locals it
+/// captures (arrays are captured as ndarray views, scalars by value); the interpreter gets the
+/// same values by name and takes each type parameter's concrete type from the local that
+/// witnesses it.
+macro_rules! differential_expr {
+    (
+        $(#[$attr:meta])*
+        $name:ident:
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        let $($local:ident = $spec:expr),+ $(,)?;
+        ein!($($expr:tt)*);
+    ) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            let oracle = $crate::harness::Oracle::new(
+                stringify!($name),
+                stringify!($($expr)*),
+                $crate::harness::Form::Expression,
+            );
+            let cases = [$($case),+];
+            for (case_index, case) in cases.iter().enumerate() {
+                let [$($size),+] = *case;
+                let sizes = [$((stringify!($size), $size)),+];
+                for plan in $crate::harness::LayoutPlan::all(case_index) {
+                    let mut trial = oracle.start(case_index, &sizes, plan);
+                    $(let $local = ($spec).instantiate(&mut trial, stringify!($local));)+
+                    $(let $local = $local.arg();)+
+                    let outcome = trial.compiled(|| {
+                        $(let $local = $local.local();)+
+                        ::ein::ein!($($expr)*)
+                    });
+                    trial.check(outcome, vec![$($local.input()),+]);
+                }
+            }
+            oracle.finish(3);
+        }
+    };
+}
+
+mod harness;
+
+mod errors;
+mod expression_form;
+mod linear_algebra;
+mod reductions;
+mod scalars;
+mod stencils;
+mod structure;
+
+// mod ui; // trybuild UI tests (tests/ui/*.rs + .stderr), added to this binary separately.

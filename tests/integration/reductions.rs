@@ -1,0 +1,121 @@
+//! Differential tests of reductions: sums to a scalar (parallel reduce), every reduction over
+//! rows including empty rows (identities), argmax/argmin with ties, k-means assignment,
+//! softmax, layernorm and a histogram.
+
+use crate::harness::{array, scalar};
+
+differential! {
+    /// The 100 000 case runs the parallel reduce over many chunks.
+    sum_of_squares: fn(a: [f64]) -> f64 {
+        sum i { a[i] * a[i] }
+    }
+    cases [n] in [[0], [1], [17], [1000], [100000]];
+    args (a = array([n]));
+}
+
+differential! {
+    sum_of_squares_2d_f32: fn(x: [[f32]]) -> f32 {
+        sum i, j { x[i, j] * x[i, j] }
+    }
+    cases [m, n] in [[0, 4], [3, 0], [1, 1], [40, 50], [200, 200]];
+    args (x = array([m, n]));
+}
+
+differential! {
+    /// Empty rows give the identities: -inf, +inf, 1, true, false.
+    row_reductions: fn(a: [[f64]]) -> ([f64], [f64], [f64], [bool], [bool]) {
+        (
+            for i { max j { a[i, j] } },
+            for i { min j { a[i, j] } },
+            for i { prod j { a[i, j] } },
+            for i { all j { a[i, j] > -0.5 } },
+            for i { any j { a[i, j] > 0.9 } },
+        )
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 3], [4, 0], [20, 30]];
+    args (a = array([m, n]));
+}
+
+differential! {
+    /// Integer reductions: empty rows give i32::MIN / i32::MAX / 0 / 1; sums and products
+    /// wrap.
+    int_row_reductions: fn(a: [[i32]]) -> ([i32], [i32], [i32], [i32]) {
+        (
+            for i { max j { a[i, j] } },
+            for i { min j { a[i, j] } },
+            for i { sum j { a[i, j] } },
+            for i { prod j { a[i, j] } },
+        )
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 3], [4, 0], [20, 30]];
+    args (a = array([m, n]).within(-1.0e9, 1.0e9));
+}
+
+differential! {
+    /// Values in -2..=2, so ties are everywhere: both must pick the first index. An empty row
+    /// makes argmax fail in both.
+    argmax_argmin_ties: fn(a: [[i64]]) -> ([usize], [usize]) {
+        (for i { argmax j { a[i, j] } }, for i { argmin j { a[i, j] } })
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 3], [10, 20], [4, 0]];
+    args (a = array([m, n]).within(-2.0, 2.0));
+}
+
+differential! {
+    /// Argmax of a float expression and a scalar argmax over a whole vector.
+    argmax_float: fn(a: [f64]) -> (usize, usize, [usize]) {
+        (argmax i { a[i] }, argmin i { a[i] * a[i] }, for i { argmax j { a[j] * a[i] } })
+    }
+    cases [n] in [[1], [2], [9], [50], [0]];
+    args (a = array([n]));
+}
+
+differential! {
+    /// Each point goes to its nearest centroid (squared distance; ties to the first). No
+    /// centroids fails in both; zero dimensions makes every distance 0.
+    kmeans_assign: fn(points: [[f64]], centroids: [[f64]]) -> [usize] {
+        for p {
+            argmin c {
+                sum d {
+                    let diff = points[p, d] - centroids[c, d];
+                    diff * diff
+                }
+            }
+        }
+    }
+    cases [np, nc, dim] in [[10, 3, 2], [1, 1, 1], [5, 2, 0], [0, 3, 2], [50, 7, 4], [4, 0, 2]];
+    args (points = array([np, dim]), centroids = array([nc, dim]));
+}
+
+differential! {
+    softmax_rows_f32: fn(x: [[f32]]) -> [[f32]] {
+        for i, j {
+            let m = max k { x[i, k] };
+            exp(x[i, j] - m) / sum k { exp(x[i, k] - m) }
+        }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [5, 0], [30, 64]];
+    args (x = array([m, n]).within(-5.0, 5.0));
+}
+
+differential! {
+    layernorm_rows: fn(x: [[f64]], eps: f64) -> [[f64]] {
+        for i, j {
+            let n = x.shape(1) as f64;
+            let mean = sum k { x[i, k] } / n;
+            let var = sum k { let d = x[i, k] - mean; d * d } / n;
+            (x[i, j] - mean) / sqrt(var + eps)
+        }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [5, 0], [30, 64]];
+    args (x = array([m, n]).within(-3.0, 3.0), eps = scalar(1.0e-5));
+}
+
+differential! {
+    /// A histogram as a comprehension over bins of a sum of selects.
+    histogram: fn(data: [i64], bins: usize) -> [i64] {
+        for v in 0..bins { sum i { if data[i] == v { 1 } else { 0 } } }
+    }
+    cases [n, b] in [[20, 5], [1, 1], [0, 4], [10, 0], [500, 10]];
+    args (data = array([n]).within(-1.0, 10.0), bins = scalar(b));
+}

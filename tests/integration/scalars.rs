@@ -1,0 +1,112 @@
+//! Differential tests of scalar semantics: wrapping integer arithmetic and `%`, casts
+//! (saturating float-to-int, wrapping int-to-int, bool-to-int), the scalar functions in f64 and
+//! f32, and sequential folds (sieve, Fibonacci with a tuple accumulator, Horner, Mandelbrot
+//! with a record accumulator).
+
+use crate::harness::{array, scalar};
+
+differential! {
+    /// Products wrap, division truncates, `%` keeps the dividend's sign, `-i64::MIN` wraps.
+    integer_wrapping: fn(a: [i64], b: [i64]) -> [i64] {
+        for i { a[i] * b[i] + a[i] / max(abs(b[i]), 1) - a[i] % 7 + (-a[i]) % -3 }
+    }
+    cases [n] in [[0], [1], [5], [200]];
+    args (a = array([n]).within(-9.3e18, 9.3e18), b = array([n]).within(-5.0, 5.0));
+}
+
+differential! {
+    i32_arithmetic: fn(a: [[i32]]) -> [i32] {
+        for i { sum j { a[i, j] * a[i, j] - (j as i32) * 3 + a[i, j] % 5 } }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 3], [4, 0], [25, 40]];
+    args (a = array([m, n]).within(-70000.0, 70000.0));
+}
+
+differential! {
+    /// `as` semantics: float to int saturates (and NaN gives 0), i64 to i32 truncates, a
+    /// negative i64 to usize wraps, bool to int is 0/1, an index converts to f64.
+    casts: fn(x: [f64], k: [i64]) -> ([i64], [f64], [f32], [i32], [usize], [i64]) {
+        (
+            for i { x[i] as i64 },
+            for i { i as f64 + k[i] as f64 },
+            for i { x[i] as f32 },
+            for i { k[i] as i32 + (x[i] > 0.0) as i32 },
+            for i { k[i] as usize },
+            for i { sqrt(x[i]) as i64 },
+        )
+    }
+    cases [n] in [[0], [1], [6], [300]];
+    args (x = array([n]).within(-1.0e20, 1.0e20), k = array([n]).within(-1.0e12, 1.0e12));
+}
+
+differential! {
+    math_functions_f64: fn(x: [f64], y: [f64]) -> [f64] {
+        for i {
+            let ax = abs(x[i]);
+            sqrt(ax) + exp(y[i]) - ln(ax + 1.0) + pow(ax, y[i]) + floor(x[i] * 3.0) + ceil(y[i] * 2.0)
+                + min(x[i], y[i]) * max(x[i], y[i]) + x[i].sin() + cos(y[i]) + tanh(x[i]) + tan(y[i] * 0.5)
+                + x[i].abs().sqrt()
+        }
+    }
+    cases [n] in [[0], [1], [7], [200]];
+    args (x = array([n]).within(-4.0, 4.0), y = array([n]).within(-2.0, 2.0));
+}
+
+differential! {
+    math_functions_f32: fn(x: [f32], y: [f32]) -> [f32] {
+        for i {
+            let ax = abs(x[i]);
+            sqrt(ax) + exp(y[i]) - ln(ax + 1.0) + pow(ax, y[i]) + floor(x[i] * 3.0) + ceil(y[i] * 2.0)
+                + min(x[i], y[i]) * max(x[i], y[i]) + x[i].sin() + cos(y[i]) + tanh(x[i]) + tan(y[i] * 0.5)
+        }
+    }
+    cases [n] in [[0], [1], [7], [200]];
+    args (x = array([n]).within(-4.0, 4.0), y = array([n]).within(-2.0, 2.0));
+}
+
+differential! {
+    /// Primality by trial division, as a comprehension of `all`. Both sides of `||` are
+    /// evaluated, so the divisor is kept nonzero with `max`.
+    sieve_of_primes: fn(m: usize) -> [bool] {
+        for n in 0..m { n >= 2 && all d in 0..m { d < 2 || d * d > n || n % max(d, 2) != 0 } }
+    }
+    cases [m] in [[0], [1], [2], [30], [200]];
+    args (m = scalar(m));
+}
+
+differential! {
+    /// A fold with a tuple accumulator; from n = 93 on, the sum wraps.
+    fibonacci_fold: fn(n: usize) -> (i64, i64) {
+        fold t in 0..n, (x, y) = (0, 1) { (y, x + y) }
+    }
+    cases [n] in [[0], [1], [2], [10], [92], [100], [300]];
+    args (n = scalar(n));
+}
+
+differential! {
+    /// Polynomial evaluation by Horner's rule: a scalar fold inside a comprehension.
+    horner_fold: fn(coef: [f64], x: [f64]) -> [f64] {
+        for i { fold t in 0..coef.len(), acc = 0.0 { acc * x[i] + coef[t] } }
+    }
+    cases [degree, n] in [[3, 5], [1, 1], [0, 4], [4, 0], [12, 100]];
+    args (coef = array([degree]), x = array([n]));
+}
+
+differential! {
+    /// Escape-time Mandelbrot: the accumulator is a record `{re, im}` and an iteration count;
+    /// the select freezes escaped points (both branches are evaluated).
+    mandelbrot: fn(cre: [f64], cim: [f64], iters: usize) -> [[i64]] {
+        for y, x {
+            let c = { re: cre[x], im: cim[y] };
+            let result = fold t in 0..iters, state = ({ re: 0.0, im: 0.0 }, 0) {
+                let z = state.0;
+                let escaped = z.re * z.re + z.im * z.im > 4.0;
+                let next = { re: z.re * z.re - z.im * z.im + c.re, im: 2.0 * z.re * z.im + c.im };
+                if escaped { state } else { (next, state.1 + 1) }
+            };
+            result.1
+        }
+    }
+    cases [height, width, it] in [[4, 5, 10], [1, 1, 0], [0, 3, 5], [3, 0, 5], [24, 32, 50]];
+    args (cre = array([width]).within(-2.0, 0.6), cim = array([height]).within(-1.2, 1.2), iters = scalar(it));
+}

@@ -1,0 +1,96 @@
+//! Differential tests of shifted, strided, reversed and data-dependent reads (all clamped at
+//! the edges), 1-D and 2-D stencils, and folds with an array accumulator.
+
+use crate::harness::{array, scalar};
+
+differential! {
+    /// Central difference: `i + 1` and `i - 1` clamp at both ends.
+    clipped_shift: fn(a: [f64]) -> [f64] {
+        for i { a[i + 1] - a[i - 1] }
+    }
+    cases [n] in [[0], [1], [2], [7], [100]];
+    args (a = array([n]));
+}
+
+differential! {
+    reverse_via_len: fn(a: [i64]) -> [i64] {
+        let n = a.len();
+        for i in 0..n { a[n - 1 - i] }
+    }
+    cases [n] in [[0], [1], [2], [9], [64]];
+    args (a = array([n]).within(-1000.0, 1000.0));
+}
+
+differential! {
+    /// `count > len / 2` reads past the end (clamped); `len == 0 < count` reads from an empty
+    /// axis (an error in both).
+    stride_two_reads: fn(a: [f64], n: usize) -> [f64] {
+        for i in 0..n { a[2 * i] }
+    }
+    cases [len, count] in [[10, 5], [9, 5], [1, 1], [0, 0], [4, 6], [2, 1], [0, 3]];
+    args (a = array([len]), n = scalar(count));
+}
+
+differential! {
+    /// Indices up to twice the length: out-of-range ones clamp to the last element.
+    gather_clamped: fn(a: [f64], idx: [usize]) -> [f64] {
+        for i { a[idx[i]] }
+    }
+    cases [m, n] in [[5, 8], [1, 3], [7, 0], [0, 0], [30, 100], [0, 2]];
+    args (a = array([m]), idx = array([n]).within(0.0, (2 * m + 3) as f64));
+}
+
+differential! {
+    /// Signed indices, negative ones clamp to 0; arithmetic on a gathered index.
+    gather_signed: fn(a: [f64], idx: [i64]) -> [f64] {
+        for i { a[idx[i]] * 10.0 + a[idx[i] - 1] }
+    }
+    cases [m, n] in [[5, 8], [1, 3], [7, 0], [30, 100], [2, 1]];
+    args (a = array([m]), idx = array([n]).within(-5.0, (2 * m + 3) as f64));
+}
+
+differential! {
+    /// One step of Rodinia's hotspot: a 5-point stencil with clamped neighbours; `temp` and
+    /// `power` must have the same shape.
+    hotspot_step: fn(temp: [[f32]], power: [[f32]], cap: f32) -> [[f32]] {
+        for i, j {
+            let t = temp[i, j];
+            t + cap * (power[i, j] + temp[i - 1, j] + temp[i + 1, j] + temp[i, j - 1] + temp[i, j + 1] - 4.0 * t)
+        }
+    }
+    cases [rows, cols] in [[4, 5], [1, 1], [0, 3], [3, 0], [16, 9], [130, 130]];
+    args (temp = array([rows, cols]).within(20.0, 90.0), power = array([rows, cols]).within(0.0, 1.0), cap = scalar(0.1));
+}
+
+differential! {
+    /// A centred 1-D convolution; taps past either end of `x` clamp.
+    convolution_1d: fn(x: [f64], w: [f64]) -> [f64] {
+        for i { sum k { x[i + k - w.len() / 2] * w[k] } }
+    }
+    cases [n, taps] in [[10, 3], [1, 1], [0, 3], [5, 0], [50, 7], [3, 8]];
+    args (x = array([n]), w = array([taps]));
+}
+
+differential! {
+    /// Repeated 3-point smoothing: a fold whose accumulator is an array.
+    jacobi_fold: fn(x: [f64], steps: usize) -> [f64] {
+        fold t in 0..steps, v = x {
+            for i in 0..x.len() { (v[i - 1] + v[i] + v[i + 1]) / 3.0 }
+        }
+    }
+    cases [n, s] in [[8, 3], [1, 2], [0, 4], [20, 0], [33, 10]];
+    args (x = array([n]), steps = scalar(s));
+}
+
+differential! {
+    /// Rodinia's pathfinder: row by row, the cheapest path cost from the top, moving to one of
+    /// three neighbours (clamped at the sides).
+    pathfinder: fn(wall: [[i64]]) -> [i64] {
+        let cols = wall.shape(1);
+        fold t in 0..wall.len() - 1, row = wall[0] {
+            for j in 0..cols { wall[t + 1, j] + min(row[j], min(row[j - 1], row[j + 1])) }
+        }
+    }
+    cases [rows, cols] in [[5, 6], [1, 1], [1, 4], [3, 0], [20, 15], [2, 1]];
+    args (wall = array([rows, cols]).within(0.0, 9.0));
+}
