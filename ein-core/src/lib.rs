@@ -35,7 +35,7 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
         };
         let program = passes::run_pipeline(unit.program, &name)
             .map_err(|message| syn::Error::new(span, format!("ein internal error: {message}")))?;
-        let generated = codegen::generate(&program, &unit.form);
+        let generated = codegen::generate(&program, &unit.form)?;
         if passes::dump_enabled() {
             eprintln!("== ein: {name}: generated Rust ==\n{generated}");
         }

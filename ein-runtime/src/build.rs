@@ -377,7 +377,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::panic_message;
+    use crate::test_support::{panic_message, size};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn fills_a_large_buffer_in_parallel() {
-        let rows = 1000;
+        let rows = size(1000, 200);
         let row_len = 100;
         assert!(rows * row_len > GRAIN);
         let calls = AtomicUsize::new(0);
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn fills_a_tuple_of_two_buffers() {
-        for (rows, row_len) in [(3, 4), (300, 200)] {
+        for (rows, row_len) in [(3, 4), (size(300, 200), 100)] {
             let mut columns = (Buffer::<i32>::new(rows * row_len), Buffer::<f32>::new(rows * row_len));
             fill_rows(&mut columns, rows, row_len, |row, outs| {
                 for column in 0..row_len {
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn a_short_row_panics_as_an_internal_error() {
-        for rows in [2, 1000] {
+        for rows in [2, size(1000, 200)] {
             let message = panic_message(move || {
                 let mut buffer = Buffer::<i32>::new(rows * 100);
                 fill_rows(&mut buffer, rows, 100, |row, out| {

@@ -46,6 +46,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::size;
 
     fn float_sum(n: usize) -> f64 {
         reduce(n, || 0.0, |sum, k| sum + 1.0 / (k as f64 + 1.0), |left, right| left + right)
@@ -74,7 +75,7 @@ mod tests {
 
     #[test]
     fn integer_sums_equal_the_serial_sum() {
-        for n in [REDUCE_CHUNK - 1, REDUCE_CHUNK, REDUCE_CHUNK + 1, GRAIN, 1_000_003] {
+        for n in [REDUCE_CHUNK - 1, REDUCE_CHUNK, REDUCE_CHUNK + 1, GRAIN, size(1_000_003, GRAIN + 3)] {
             let parallel = reduce(n, || 0i64, |sum, k| sum.wrapping_add((k * k) as i64), i64::wrapping_add);
             let serial = (0..n).fold(0i64, |sum, k| sum.wrapping_add((k * k) as i64));
             assert_eq!(parallel, serial, "n = {n}");
@@ -83,7 +84,7 @@ mod tests {
 
     #[test]
     fn float_sums_do_not_depend_on_the_thread_count() {
-        for n in [REDUCE_CHUNK * 3 + 7, 1_000_003] {
+        for n in [REDUCE_CHUNK * 3 + 7, size(1_000_003, GRAIN + 7)] {
             let reference = float_sum(n).to_bits();
             for threads in [1, 2, 3, 8] {
                 assert_eq!(in_pool(threads, || float_sum(n)).to_bits(), reference, "n = {n}, threads = {threads}");
@@ -102,7 +103,7 @@ mod tests {
 
     #[test]
     fn chunk_results_combine_left_to_right() {
-        let n = 100_000;
+        let n = size(100_000, GRAIN + 11);
         let order = reduce(
             n,
             Vec::new,
@@ -120,7 +121,7 @@ mod tests {
 
     #[test]
     fn argmax_style_reduction_keeps_the_first_tie() {
-        let values: Vec<i32> = (0..50_000).map(|k| k % 1000).collect();
+        let values: Vec<i32> = (0..size(50_000, GRAIN + 1000)).map(|k| (k % 1000) as i32).collect();
         let best = reduce(
             values.len(),
             || (i32::MIN, usize::MAX),

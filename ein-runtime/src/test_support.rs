@@ -16,3 +16,13 @@ pub(crate) fn panic_message<R>(action: impl FnOnce() -> R + UnwindSafe) -> Strin
         panic!("panic payload is not a string")
     }
 }
+
+/// `normal`, or the smaller `under_miri` when running under Miri, which is far slower; both
+/// must still exercise the same code paths (for example, exceed `GRAIN` to run in parallel).
+pub(crate) fn size(normal: usize, under_miri: usize) -> usize {
+    if cfg!(miri) {
+        under_miri
+    } else {
+        normal
+    }
+}

@@ -103,14 +103,29 @@ macro_rules! differential_expr {
     };
 }
 
+/// Compiles a program with `ein!` as `$module::run` and keeps its tokens for the interpreter as
+/// `$module::SOURCE`: for tests that call one program by hand on chosen inputs.
+macro_rules! program {
+    ($module:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt) => {
+        mod $module {
+            ::ein::ein! { pub fn run($($params)*) -> $ret $body }
+            pub const SOURCE: &str = stringify!(fn run($($params)*) -> $ret $body);
+        }
+    };
+}
+
 mod harness;
 
+mod edge_cases;
 mod errors;
 mod expression_form;
+mod harness_checks;
 mod linear_algebra;
 mod reductions;
 mod scalars;
+mod shapes;
 mod stencils;
+mod storage;
 mod structure;
 
-// mod ui; // trybuild UI tests (tests/ui/*.rs + .stderr), added to this binary separately.
+mod ui;

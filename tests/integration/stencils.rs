@@ -4,9 +4,19 @@
 use crate::harness::{array, scalar};
 
 differential! {
-    /// Central difference: `i + 1` and `i - 1` clamp at both ends.
+    /// Central difference: `i + 1` and `i - 1` clamp at both ends. (`i` only appears shifted,
+    /// so it needs an explicit size.)
     clipped_shift: fn(a: [f64]) -> [f64] {
-        for i { a[i + 1] - a[i - 1] }
+        for i in 0..a.len() { a[i + 1] - a[i - 1] }
+    }
+    cases [n] in [[0], [1], [2], [7], [100]];
+    args (a = array([n]));
+}
+
+differential! {
+    /// Second difference: the plain `a[i]` gives `i` its size; the shifted reads clamp.
+    second_difference: fn(a: [f32]) -> [f32] {
+        for i { a[i + 1] - 2.0 * a[i] + a[i - 1] }
     }
     cases [n] in [[0], [1], [2], [7], [100]];
     args (a = array([n]));
@@ -65,7 +75,7 @@ differential! {
 differential! {
     /// A centred 1-D convolution; taps past either end of `x` clamp.
     convolution_1d: fn(x: [f64], w: [f64]) -> [f64] {
-        for i { sum k { x[i + k - w.len() / 2] * w[k] } }
+        for i in 0..x.len() { sum k { x[i + k - w.len() / 2] * w[k] } }
     }
     cases [n, taps] in [[10, 3], [1, 1], [0, 3], [5, 0], [50, 7], [3, 8]];
     args (x = array([n]), w = array([taps]));

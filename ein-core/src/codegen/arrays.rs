@@ -71,7 +71,10 @@ impl Gen<'_> {
                 ExprKind::Literal(Literal::Int(value)) => {
                     Code::literal(proc_macro2::Literal::i64_suffixed(*value).into_token_stream(), Prec::Atom)
                 }
-                _ => Code::from_parts(quote!(#len as ::core::primitive::i64), Prec::Cast, &[&len], None),
+                _ => {
+                    let tokens = &len.tokens;
+                    Code::from_parts(quote!(#tokens as ::core::primitive::i64), Prec::Cast, &[&len], None)
+                }
             };
             return Ok(Dim { len, end });
         }
@@ -121,7 +124,7 @@ impl Gen<'_> {
         // The buffers: one per column, of the product of all lengths.
         let lens: Vec<&TokenStream> = dims.iter().map(|dim| &dim.len.tokens).collect();
         let columns = column_scalars(elem);
-        let mut total = quote!(#(#lens)*#*);
+        let mut total = product(&lens);
         if columns.len() > 1 && dims.len() > 1 {
             let name = self.names.fresh("len");
             block.push_let(name.clone(), Code::expr(total, Prec::Mul));
@@ -142,7 +145,7 @@ impl Gen<'_> {
         let rows = &dims[0].len.tokens;
         let row_len = match &lens[1..] {
             [] => quote!(1),
-            rest => quote!(#(#rest)*#*),
+            rest => product(rest),
         };
         let (outer, _) = chain[0];
         let outer_name = self.names.var(outer).clone();
@@ -281,10 +284,13 @@ impl Gen<'_> {
             ExprKind::Var(var) => self.program.var(*var).name.clone(),
             _ => "array".to_string(),
         };
-        let exprs: Vec<&Expr> = indices.iter().map(|(index, _)| *index).collect();
-        let codes = self.operands(&exprs, block)?;
-        let mut positions = Vec::new();
-        for (axis, ((index, bounds), code)) in indices.iter().zip(codes).enumerate() {
+        // Each axis's index is evaluated, then clamped, before the next axis's index (the
+        // IR's order, which matters only for which error is reported first).
+        let mut positions: Vec<Code> = Vec::new();
+        for (axis, (index, bounds)) in indices.iter().enumerate() {
+            let at = block.len();
+            let code = self.scalar(index, block)?;
+            self.settle_all(&mut positions, at, block);
             let ty = scalar_type(&index.ty, index.span)?;
             let position = match bounds {
                 // Safety argument for `get_unchecked`/`sub_unchecked` below: a `Proven` index
@@ -424,4 +430,16 @@ fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) 
         }
         Type::Array { elem, .. } => column_tree(elem, column),
     }
+}
+
+/// `a * b * c`
+fn product(factors: &[&TokenStream]) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    for (position, factor) in factors.iter().enumerate() {
+        if position > 0 {
+            tokens.extend(quote!(*));
+        }
+        tokens.extend((*factor).clone());
+    }
+    tokens
 }

@@ -89,6 +89,11 @@ impl Code {
         }
     }
 
+    /// Whether the code is exactly the local `name`.
+    pub(super) fn is(&self, name: &Ident) -> bool {
+        *name == self.tokens.to_string()
+    }
+
     pub(super) fn panics(mut self, may_panic: bool) -> Code {
         self.may_panic |= may_panic;
         self
@@ -162,32 +167,38 @@ impl Block {
 
     /// The statements followed by `tail` (`let x = e; x` becomes `e`; views nobody reads are
     /// left out).
-    pub(super) fn finish(mut self, tail: Option<&Code>) -> TokenStream {
-        let mut tail_tokens = tail.map(Code::tail);
-        if let (Some(tail), Some(Stmt::Let { name, init, .. })) = (tail, self.stmts.last()) {
-            if tail.tokens.to_string() == name.to_string() {
-                tail_tokens = Some(init.tail());
-                self.stmts.pop();
-            }
-        }
+    pub(super) fn finish(self, tail: Option<&Code>) -> TokenStream {
+        // Views that nothing reads are left out (walking backwards, so that a view read only
+        // by another unread view goes too).
         let mut read = BTreeSet::new();
-        if let Some(tail) = &tail_tokens {
-            collect_idents(tail, &mut read);
+        if let Some(tail) = tail {
+            collect_idents(&tail.tokens, &mut read);
         }
         let mut stmts = Vec::new();
         for stmt in self.stmts.into_iter().rev() {
-            let tokens = match stmt {
+            match &stmt {
                 Stmt::Let { name, droppable: true, .. } if !read.contains(&name.to_string()) => continue,
-                Stmt::Let { name, init, .. } => {
-                    let init = &init.tokens;
-                    quote!(let #name = #init;)
-                }
-                Stmt::Other(tokens) => tokens,
-            };
-            collect_idents(&tokens, &mut read);
-            stmts.push(tokens);
+                Stmt::Let { init, .. } => collect_idents(&init.tokens, &mut read),
+                Stmt::Other(tokens) => collect_idents(tokens, &mut read),
+            }
+            stmts.push(stmt);
         }
         stmts.reverse();
+        // `let x = e; x` is `e`.
+        let mut tail_tokens = tail.map(Code::tail);
+        if let (Some(tail), Some(Stmt::Let { name, init, .. })) = (tail, stmts.last()) {
+            if tail.is(name) {
+                tail_tokens = Some(init.tail());
+                stmts.pop();
+            }
+        }
+        let stmts = stmts.into_iter().map(|stmt| match stmt {
+            Stmt::Let { name, init, .. } => {
+                let init = &init.tokens;
+                quote!(let #name = #init;)
+            }
+            Stmt::Other(tokens) => tokens,
+        });
         quote!(#(#stmts)* #tail_tokens)
     }
 }

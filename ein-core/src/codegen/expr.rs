@@ -25,7 +25,7 @@ impl Gen<'_> {
             ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
             ExprKind::Var(var) => self.lookup(*var, expr.span),
             ExprKind::For { .. } => Ok(Value::Array(self.comprehension(expr, block, hint)?)),
-            ExprKind::Reduce { .. } => Ok(plain(self.reduce(expr, block)?)),
+            ExprKind::Reduce { .. } => Ok(plain(self.reduce(expr, block, hint)?)),
             ExprKind::Fold { .. } => self.fold(expr, block, hint),
             ExprKind::Let { var, value, body } => {
                 self.bind_let(*var, value, block)?;
@@ -84,8 +84,14 @@ impl Gen<'_> {
             let generated = self.value_named(value, block, Some(name))?;
             self.env.insert(var, generated);
         } else {
-            let code = self.scalar(value, block)?;
-            block.push_let(name.clone(), code);
+            let code = match self.value_named(value, block, Some(name.clone()))? {
+                Value::Plain(code) => code,
+                _ => return Err(internal(value.span, format!("expected a scalar, found type {:?}", value.ty))),
+            };
+            // A reduction may already have named its result after the variable.
+            if !code.is(&name) {
+                block.push_let(name.clone(), code);
+            }
             self.env.insert(var, Value::Plain(Code::name(&name)));
         }
         Ok(())
@@ -111,16 +117,18 @@ impl Gen<'_> {
     }
 
     fn unary(&mut self, op: UnaryOp, operand: &Expr, block: &mut Block) -> syn::Result<Code> {
-        let code = self.scalar(operand, block)?;
         let ty = scalar_type(&operand.ty, operand.span)?;
+        // `-1.5`, `-3`: one literal.
+        if let (UnaryOp::Neg, ScalarType::Known(scalar), ExprKind::Literal(literal)) = (op, ty, &operand.kind) {
+            if let Some(value) = Const::of(literal, scalar).and_then(|value| value.negate(scalar)) {
+                return Ok(value.code(scalar));
+            }
+        }
+        let code = self.scalar(operand, block)?;
         Ok(match (op, ty) {
             (UnaryOp::Not, _) => prefix(quote!(!), &code),
-            (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_float() => {
-                if let ExprKind::Literal(literal) = &operand.kind {
-                    if let Some(value) = Const::of(literal, scalar) {
-                        return Ok(value.negate().code(scalar));
-                    }
-                }
+            (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_float() => prefix(quote!(-), &code),
+            (UnaryOp::Neg, ScalarType::Param(index)) if self.class(index, operand.span)? == NumberClass::Float => {
                 prefix(quote!(-), &code)
             }
             (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_int() => method(&code, "wrapping_neg", &[]),
@@ -153,8 +161,13 @@ impl Gen<'_> {
             });
         }
         let division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
+        let float = match ty {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            // f32 or f64, whichever rustc picks: Rust's operators are ein's semantics.
+            ScalarType::Param(index) => self.class(index, lhs.span)? == NumberClass::Float,
+        };
         Ok(match ty {
-            ScalarType::Known(scalar) if scalar.is_float() => {
+            _ if float => {
                 let prec = if matches!(op, BinaryOp::Add | BinaryOp::Sub) { Prec::Add } else { Prec::Mul };
                 infix(left, symbol, right, prec)
             }
@@ -176,7 +189,7 @@ impl Gen<'_> {
                 }
             }
             ScalarType::Known(scalar) => return Err(internal(lhs.span, format!("arithmetic on {scalar}"))),
-            ScalarType::Param(index) => {
+            ScalarType::Param(_) => {
                 let name = match op {
                     BinaryOp::Add => "add",
                     BinaryOp::Sub => "sub",
@@ -185,8 +198,7 @@ impl Gen<'_> {
                     _ => "rem",
                 };
                 let name = Ident::new(name, Span::call_site());
-                let float = self.class(index, lhs.span)? == NumberClass::Float;
-                call(quote!(::ein::__private::Num::#name), &[left, right]).panics(division && !float)
+                call(quote!(::ein::__private::Num::#name), &[left, right]).panics(division)
             }
         })
     }
@@ -305,7 +317,7 @@ impl Gen<'_> {
         let (then, otherwise) = (Gen::value_tokens(&then), Gen::value_tokens(&otherwise));
         let condition = &condition.tokens;
         block.push_let(name.clone(), Code::expr(quote!(if #condition { #then } else { #otherwise }), Prec::Block));
-        self.value_at(&expr.ty, name.to_token_stream(), expr.span)
+        Ok(self.value_at(&expr.ty, name.to_token_stream()))
     }
 
     fn tuple(&mut self, expr: &Expr, items: &[Expr], block: &mut Block) -> syn::Result<Value> {
@@ -465,8 +477,14 @@ fn param_literal(literal: &Literal, class: NumberClass) -> Code {
     }
 }
 
+/// A float literal from its text (`{:?}` of a finite float: the shortest text that reads back
+/// as the same number, with a `.0` or an exponent, so it is never an integer literal).
+pub(super) fn float_literal(text: String) -> proc_macro2::Literal {
+    text.parse().unwrap_or_else(|_| proc_macro2::Literal::f64_unsuffixed(0.0))
+}
+
 fn unsuffixed_float(value: f64) -> Code {
-    let literal = proc_macro2::Literal::f64_unsuffixed(value.abs());
+    let literal = float_literal(format!("{:?}", value.abs()));
     if value.is_sign_negative() {
         Code::literal(quote!(-#literal), Prec::Unary)
     } else {
@@ -538,12 +556,13 @@ impl Const {
         }
     }
 
-    /// `-self` (floats only; used to fold `-1.5`).
-    fn negate(self) -> Const {
+    /// `-self` as a `ty` (integers wrap); `None` for booleans.
+    fn negate(self, ty: Scalar) -> Option<Const> {
         match self {
-            Const::F32(value) => Const::F32(-value),
-            Const::F64(value) => Const::F64(-value),
-            other => other,
+            Const::F32(value) => Some(Const::F32(-value)),
+            Const::F64(value) => Some(Const::F64(-value)),
+            Const::Int(value) => Const::Int(value.wrapping_neg()).cast(ty),
+            Const::Bool(_) => None,
         }
     }
 
@@ -565,10 +584,10 @@ impl Const {
             Const::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
             Const::F32(value) if value.is_nan() => path("NAN"),
             Const::F32(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
-            Const::F32(value) => signed(proc_macro2::Literal::f32_suffixed(value.abs()), value.is_sign_negative()),
+            Const::F32(value) => signed(float_literal(format!("{:?}f32", value.abs())), value.is_sign_negative()),
             Const::F64(value) if value.is_nan() => path("NAN"),
             Const::F64(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
-            Const::F64(value) => signed(proc_macro2::Literal::f64_suffixed(value.abs()), value.is_sign_negative()),
+            Const::F64(value) => signed(float_literal(format!("{:?}f64", value.abs())), value.is_sign_negative()),
             Const::Int(value) => match ty {
                 Scalar::I32 if value == i128::from(i32::MIN) => path("MIN"),
                 Scalar::I64 if value == i128::from(i64::MIN) => path("MIN"),

@@ -103,7 +103,7 @@ impl<'p> Gen<'p> {
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
             let ty = generator.program.var(param).ty.clone();
-            let value = generator.value_at(&ty, name, program.var(param).span)?;
+            let value = generator.value_at(&ty, name);
             generator.env.insert(param, value);
         }
         Ok(generator)
@@ -125,7 +125,8 @@ impl<'p> Gen<'p> {
                     rebinds.push(quote!(let #name = #views;));
                 }
             } else if !name.to_string().starts_with('_') {
-                name = Ident::new(&format!("_{name}"), name.span());
+                let bare = name.to_string();
+                name = Ident::new(&format!("_{}", bare.trim_start_matches("r#")), name.span());
             }
             params.push(quote!(#name: #ty));
         }
@@ -195,8 +196,8 @@ impl<'p> Gen<'p> {
     }
 
     /// The value of a variable, path or field of type `ty` (views for arrays).
-    fn value_at(&self, ty: &Type, path: TokenStream, span: Span) -> syn::Result<Value> {
-        Ok(match ty {
+    fn value_at(&self, ty: &Type, path: TokenStream) -> Value {
+        match ty {
             Type::Array { elem, .. } => Value::Array(ArrayValue { views: tree_at(elem, &path), store: None }),
             Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
                 fields
@@ -204,12 +205,12 @@ impl<'p> Gen<'p> {
                     .enumerate()
                     .map(|(position, field)| {
                         let position = syn::Index::from(position);
-                        self.value_at(field, quote!(#path.#position), span)
+                        self.value_at(field, quote!(#path.#position))
                     })
-                    .collect::<syn::Result<_>>()?,
+                    .collect(),
             ),
             _ => Value::Plain(Code { simple: true, ..Code::expr(path, Prec::Atom) }),
-        })
+        }
     }
 
     /// The tokens of a value as one Rust expression (views for arrays).
@@ -243,7 +244,15 @@ impl<'p> Gen<'p> {
             (Value::Tuple(values), Type::Tuple { fields, .. }) if values.len() == fields.len() => {
                 let mut items = Vec::new();
                 for (value, field) in values.iter().zip(fields) {
-                    items.push(self.owned(value, field, span, block)?.tokens);
+                    let mut item = self.owned(value, field, span, block)?;
+                    // A scalar field may be read through views of a store that another field
+                    // moves (`(acc.0, acc.1)`): read it first, unless it is a plain local.
+                    if matches!(value, Value::Plain(_)) && item.tokens.clone().into_iter().count() > 1 {
+                        let name = self.names.fresh("field");
+                        block.push_let(name.clone(), item);
+                        item = Code::name(&name);
+                    }
+                    items.push(item.tokens);
                 }
                 Ok(Code::expr(tuple_tokens(items), Prec::Atom))
             }
@@ -268,24 +277,41 @@ impl<'p> Gen<'p> {
         for expr in exprs {
             let at = block.len();
             let code = self.scalar(expr, block)?;
-            if block.len() > at {
-                let mut offset = 0;
-                for earlier in codes.iter_mut() {
-                    let before = block.len();
-                    self.settle(earlier, at + offset, block);
-                    offset += block.len() - before;
-                }
-            }
+            self.settle_all(&mut codes, at, block);
             codes.push(code);
         }
         Ok(codes)
     }
 
+    /// [`Gen::settle`] for several codes generated in this order before position `at`.
+    fn settle_all(&mut self, codes: &mut [Code], at: usize, block: &mut Block) {
+        if block.len() > at {
+            let mut offset = 0;
+            for earlier in codes.iter_mut() {
+                let before = block.len();
+                self.settle(earlier, at + offset, block);
+                offset += block.len() - before;
+            }
+        }
+    }
+
     /// A local holding the user's source location `span`, for run-time error messages.
     fn site(&mut self, span: Span) -> Ident {
         let name = self.names.fresh("site");
-        let site = quote_spanned! {span=>
-            ::ein::__private::Site { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+        let start = span.start();
+        let site = if start.line > 0 {
+            // The compiler tells the macro where the token is: spell the numbers, with
+            // `file!()` naming the file being compiled.
+            let line = Literal::u32_suffixed(u32::try_from(start.line).unwrap_or(u32::MAX));
+            let column = Literal::u32_suffixed(u32::try_from(start.column + 1).unwrap_or(u32::MAX));
+            quote!(::ein::__private::Site { file: ::core::file!(), line: #line, column: #column })
+        } else {
+            // Older compilers do not tell: `line!()`/`column!()` spanned at the user's token
+            // expand to its position. (Clippy may then lint the literals they expand to as if
+            // the user had written them, hence the first branch wherever possible.)
+            quote_spanned! {span=>
+                ::ein::__private::Site { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() }
+            }
         };
         self.sites.push(quote!(let #name = #site;));
         name

@@ -28,6 +28,11 @@ pub(super) struct Names {
 impl Names {
     pub(super) fn new(program: &Program) -> syn::Result<Names> {
         let count = program.vars.len();
+        let declared = |id: VarId| (id.0 as usize) < count;
+        let witnesses = program.type_params.iter().map(|param| param.witness);
+        if let Some(id) = program.params.iter().copied().chain(witnesses).find(|id| !declared(*id)) {
+            return Err(internal(program.body.span, format!("parameter #{} is not declared", id.0)));
+        }
         let mut referenced = vec![false; count];
         let mut enclosing: Vec<Vec<VarId>> = vec![Vec::new(); count];
         let mut scan = Scan { program, referenced: &mut referenced, enclosing: &mut enclosing, scope: Vec::new() };
@@ -58,19 +63,25 @@ impl Names {
             };
             let clashes = |name: &String| assigned.get(name).is_some_and(|others| others.iter().any(conflicts));
             let mut name = base.clone();
-            if !is_param && (clashes(&name) || name.starts_with("__ein_")) {
+            if !is_param && clashes(&name) {
                 name = format!("{base}_{}", id.0);
                 while clashes(&name) {
                     name.push('_');
                 }
             }
             taken.insert(name.clone());
-            vars[id.0 as usize] = Some(make_ident(&name).ok_or_else(|| {
+            // The user's span: a captured local must resolve in the user's hygiene context
+            // (which differs from the macro's call site when `ein!` is called by a
+            // `macro_rules!` macro), and every use of a variable is this same identifier.
+            vars[id.0 as usize] = Some(make_ident(&name, info.span).ok_or_else(|| {
                 internal(info.span, format!("cannot name variable `{}` in Rust", info.name))
             })?);
             assigned.entry(name).or_default().push(id);
         }
-        let vars = vars.into_iter().map(|name| name.expect("every variable was named")).collect();
+        let vars = vars
+            .into_iter()
+            .map(|name| name.ok_or_else(|| internal(program.body.span, "a variable was left unnamed")))
+            .collect::<syn::Result<_>>()?;
         Ok(Names { vars, referenced, taken })
     }
 
@@ -88,8 +99,9 @@ impl Names {
     pub(super) fn fresh(&mut self, base: &str) -> Ident {
         let base: String = base
             .trim_start_matches("r#")
+            .trim_start_matches("__ein_")
             .chars()
-            .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' })
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
         let mut name = format!("__ein_{base}");
         let mut suffix = 2;
@@ -113,12 +125,13 @@ fn bare_name(name: &str) -> Option<String> {
 }
 
 /// An identifier for `name`, raw when `name` is a keyword that allows it.
-fn make_ident(name: &str) -> Option<Ident> {
-    if let Ok(ident) = syn::parse_str::<Ident>(name) {
-        return Some(ident);
-    }
-    let raw = format!("r#{name}");
-    syn::parse_str::<Ident>(&raw).ok()
+fn make_ident(name: &str, span: Span) -> Option<Ident> {
+    let mut ident = match syn::parse_str::<Ident>(name) {
+        Ok(ident) => ident,
+        Err(_) => syn::parse_str::<Ident>(&format!("r#{name}")).ok()?,
+    };
+    ident.set_span(span);
+    Some(ident)
 }
 
 /// One walk over the program: which variables are read, and which binders enclose each binder.

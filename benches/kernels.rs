@@ -1,0 +1,131 @@
+//! The ein benchmark suite (issue 4): every kernel written three ways and timed in one run.
+//!
+//! ```text
+//! cargo bench --bench kernels -- [--quick] [--threads N] [--filter S[,S…]] [--out DIR]
+//! ```
+//!
+//! * `ein` — the `ein!` program as a user writes it from the README: pointful, not tuned to
+//!   the compiler;
+//! * `hand` — the Rust a good engineer writes: rayon, fused loops, slices, several
+//!   accumulators for float reductions. Every ratio in the report is to this variant;
+//! * the crate a user would otherwise pick, where there is one: ndarray whole-array
+//!   operations, `Zip` / `par_azip!`, and ndarray `dot` (matrixmultiply, threaded).
+//!
+//! For each kernel every variant runs once and its output is checked against `hand` (floats
+//! within a tolerance) before anything is timed; a mismatch is reported loudly and the run
+//! exits non-zero. Then each variant is warmed up and the variants are timed in alternation
+//! (A B C A B C …) so drifts in clock speed or memory state hit them alike. A variant whose
+//! calls are slow stops early when its time budget is spent (the table marks it); sizes are
+//! never shrunk to fit a budget. The STREAM triad bandwidth measured at the start of the run
+//! is the ceiling for memory-bound kernels.
+//!
+//! Output: a table on stdout, `kernels.json` and `kernels.svg` (ratios to `hand`) in the
+//! output directory (default `target/ein-bench`).
+
+mod harness;
+
+mod compute;
+mod linear_algebra;
+mod rows;
+mod stencils;
+mod streaming;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use harness::{KernelSpec, Options, Report, Settings};
+
+/// Every kernel of the suite, in the order they run and are reported.
+fn suite() -> Vec<KernelSpec> {
+    let mut kernels = Vec::new();
+    kernels.extend(streaming::kernels());
+    kernels.extend(linear_algebra::kernels());
+    kernels.extend(rows::kernels());
+    kernels.extend(stencils::kernels());
+    kernels.extend(compute::kernels());
+    kernels
+}
+
+fn main() -> ExitCode {
+    let options = match Options::parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}\n\n{}", Options::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    if options.help {
+        println!("{}", Options::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    let started = Instant::now();
+    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    // ndarray's `dot` runs on matrixmultiply's own threads; give it the same count as rayon.
+    // Set before the first product, which is when matrixmultiply reads it.
+    std::env::set_var("MATMUL_NUM_THREADS", threads.to_string());
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("cannot build a rayon pool of {threads} threads: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+
+    let machine = harness::machine::Machine::read(threads);
+    let settings = Settings::for_mode(options.quick);
+    println!("{}", machine.describe());
+    println!("{}\n", settings.describe());
+
+    let selected: Vec<KernelSpec> = suite().into_iter().filter(|spec| options.selects(spec.name)).collect();
+    if selected.is_empty() {
+        eprintln!("no kernel matches the filter {:?}; kernels: {}", options.filter, suite_names().join(", "));
+        return ExitCode::from(2);
+    }
+
+    let report: Report = pool.install(|| {
+        let ceiling = streaming::stream_ceiling(options.quick, &settings);
+        println!(
+            "STREAM triad ceiling: {:.1} GB/s (best of {} runs, {}, measured in this run on {threads} thread{})\n",
+            ceiling.gigabytes_per_second,
+            ceiling.runs,
+            ceiling.size,
+            if threads == 1 { "" } else { "s" }
+        );
+        let mut report = Report::new(machine, options.clone(), settings.clone(), ceiling);
+        for spec in selected {
+            let kernel = (spec.build)(options.quick);
+            let result = harness::run_kernel(&kernel, &settings);
+            report.push(result);
+        }
+        report
+    });
+
+    println!("\n{}", report.table());
+    let wall = started.elapsed();
+    println!("total wall time {:.1} s", wall.as_secs_f64());
+    match report.write_files(&options.out, wall) {
+        Ok(paths) => {
+            for path in paths {
+                println!("wrote {}", path.display());
+            }
+        }
+        Err(error) => {
+            eprintln!("cannot write the report to {}: {error}", options.out.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let failures = report.failures();
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("\nFAILED: {} kernel(s) did not pass the cross-check or panicked:", failures.len());
+        for failure in failures {
+            eprintln!("  {failure}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+fn suite_names() -> Vec<&'static str> {
+    suite().iter().map(|spec| spec.name).collect()
+}

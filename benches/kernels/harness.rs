@@ -1,0 +1,109 @@
+//! The benchmark harness: what a kernel is, how its variants are checked and timed, and how
+//! the results are reported. Kernel families (the sibling modules of `harness`) only build
+//! inputs and variants; everything they share lives here.
+
+pub mod data;
+pub mod json;
+pub mod machine;
+mod options;
+mod output;
+mod report;
+pub mod stats;
+mod svg;
+mod table;
+mod timing;
+
+pub use options::Options;
+pub use output::{Check, IntoOutput, Output};
+pub use report::Report;
+pub use timing::{run_kernel, KernelResult, Settings, VariantResult};
+
+/// A kernel in the suite, before its inputs exist: a name for `--filter` and a builder that
+/// makes the inputs (at the quick or the full size) and the variants over them.
+pub struct KernelSpec {
+    pub name: &'static str,
+    pub build: fn(bool) -> Kernel,
+}
+
+/// One benchmark problem and the ways of solving it.
+pub struct Kernel {
+    pub name: &'static str,
+    /// The problem size in words, e.g. `4096×1024 f32`.
+    pub size: String,
+    /// What one call does, for the rate column.
+    pub work: Work,
+    /// How outputs are compared with the reference (`hand`).
+    pub check: Check,
+    /// Remarks printed under the table (what is measured, deviations from the original).
+    pub notes: Vec<String>,
+    pub variants: Vec<Variant>,
+}
+
+impl Kernel {
+    pub fn new(name: &'static str, size: impl Into<String>, work: Work, check: Check) -> Self {
+        Kernel { name, size: size.into(), work, check, notes: Vec::new(), variants: Vec::new() }
+    }
+
+    /// Adds a variant; its closure is one call of the kernel, returning the output.
+    pub fn variant<O: IntoOutput>(mut self, name: &'static str, run: impl Fn() -> O + 'static) -> Self {
+        self.variants.push(Variant { name, run: Box::new(move || run().into_output()), read_back: None });
+        self
+    }
+
+    /// Adds a variant that writes into a buffer it owns (STREAM's in-place triad): `run` is
+    /// timed, `read_back` gives the buffer's contents for the cross-check.
+    pub fn in_place_variant<O: IntoOutput>(
+        mut self,
+        name: &'static str,
+        run: impl Fn() + 'static,
+        read_back: impl Fn() -> O + 'static,
+    ) -> Self {
+        self.variants.push(Variant {
+            name,
+            run: Box::new(move || {
+                run();
+                Output::Unit
+            }),
+            read_back: Some(Box::new(move || read_back().into_output())),
+        });
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// One way of computing a kernel.
+pub struct Variant {
+    pub name: &'static str,
+    pub run: Box<dyn Fn() -> Output>,
+    pub read_back: Option<Box<dyn Fn() -> Output>>,
+}
+
+impl Variant {
+    /// One call and the output to check.
+    pub fn output(&self) -> Output {
+        let output = (self.run)();
+        match &self.read_back {
+            Some(read_back) => read_back(),
+            None => output,
+        }
+    }
+}
+
+/// The work of one call, from which the rate column is computed.
+#[derive(Clone, Copy, Debug)]
+pub enum Work {
+    /// Bytes that must cross the memory interface (compulsory traffic: each input read once,
+    /// each output written once). Reported as GB/s and as a share of the STREAM ceiling.
+    Bytes(f64),
+    /// Floating-point operations (a multiply-add counts 2). Reported as GFLOP/s.
+    Flops(f64),
+    /// Anything else, counted in the named unit and reported per second (e.g. `it`, `elem`).
+    Items(f64, &'static str),
+}
+
+/// The name the report treats as the reference for ratios and cross-checks.
+pub const REFERENCE: &str = "hand";

@@ -1,0 +1,506 @@
+//! Reductions and folds. A reduction inside a loop body (comprehension row, reduction or fold
+//! body) is a serial loop with an accumulator; one at the top level, producing a scalar, is
+//! the runtime's deterministic parallel `reduce`. `argmax`/`argmin` keep the first element
+//! and replace it only on a strictly greater (smaller) value, so ties go to the first index
+//! and a leading NaN wins, exactly as the serial semantics. A fold is a plain loop; an array
+//! accumulator is an owned store, viewed afresh each iteration.
+
+use super::code::{Block, Code, Prec, Store, Value};
+use super::expr::{call, infix, method, scalar_type};
+use super::{has_array, internal, primitive, tree_at, Gen};
+use crate::ir::{BinaryOp, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, ToTokens};
+
+/// How two partial results of a reduction combine.
+enum Step {
+    /// `a + b`, `a & b`, …: also an assignment operator (`+=`).
+    Infix(TokenStream, Prec),
+    /// `path(a, b)`
+    Path(TokenStream),
+    /// `a.name(b)` on a concrete integer type.
+    Method(Scalar, &'static str),
+}
+
+impl Step {
+    fn apply(&self, left: &Code, right: &Code) -> Code {
+        match self {
+            Step::Infix(op, prec) => infix(left, op.clone(), right, *prec),
+            Step::Path(path) => call(path.clone(), &[left, right]),
+            Step::Method(_, name) => method(left, name, &[right]),
+        }
+    }
+
+    /// `acc = acc op value;` (or `acc op= value;`)
+    fn accumulate(&self, acc: &Ident, value: &Code) -> TokenStream {
+        match self {
+            Step::Infix(op, _) => {
+                // An assignment's right side may be any expression.
+                let value = &value.tokens;
+                let assign: TokenStream = format!("{op}=").parse().unwrap_or_else(|_| op.clone());
+                quote!(#acc #assign #value;)
+            }
+            _ => {
+                let value = self.apply(&Code::name(acc), value).tokens;
+                quote!(#acc = #value;)
+            }
+        }
+    }
+
+    /// The combining function, for `reduce`.
+    fn function(&self, left: &Ident, right: &Ident) -> TokenStream {
+        match self {
+            Step::Infix(op, _) => quote!(|#left, #right| #left #op #right),
+            Step::Path(path) => path.clone(),
+            Step::Method(scalar, name) => {
+                let (ty, name) = (primitive(*scalar), Ident::new(name, Span::call_site()));
+                quote!(#ty::#name)
+            }
+        }
+    }
+}
+
+impl Gen<'_> {
+    /// A reduction; `hint` names the local holding its result, if one is needed.
+    pub(super) fn reduce(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Code> {
+        let ExprKind::Reduce { op, index, size, body } = &expr.kind else {
+            return Err(internal(expr.span, "not a reduction"));
+        };
+        let ty = scalar_type(&body.ty, body.span)?;
+        match (op, self.loop_depth > 0) {
+            (ReduceOp::ArgMax | ReduceOp::ArgMin, true) => {
+                self.serial_arg_reduce(expr, *op, *index, size, body, block, hint)
+            }
+            (ReduceOp::ArgMax | ReduceOp::ArgMin, false) => {
+                self.parallel_arg_reduce(expr, *op, *index, size, body, ty, block, hint)
+            }
+            (_, true) => self.serial_reduce(*op, *index, size, body, ty, block, hint),
+            (_, false) => self.parallel_reduce(*op, *index, size, body, ty, block),
+        }
+    }
+
+    /// The value an empty reduction gives.
+    fn identity(&mut self, op: ReduceOp, ty: ScalarType, span: Span) -> syn::Result<Code> {
+        let constant = |name: &str, scalar: Scalar| {
+            let (ty, name) = (primitive(scalar), Ident::new(name, Span::call_site()));
+            Code::literal(quote!(#ty::#name), Prec::Atom)
+        };
+        let literal = |tokens: TokenStream| Code::literal(tokens, Prec::Atom);
+        Ok(match (op, ty) {
+            (ReduceOp::All, _) => literal(quote!(true)),
+            (ReduceOp::Any, _) => literal(quote!(false)),
+            (ReduceOp::Sum | ReduceOp::Prod, ScalarType::Known(scalar)) => {
+                let one = op == ReduceOp::Prod;
+                match scalar {
+                    Scalar::F32 => literal(if one { quote!(1.0f32) } else { quote!(0.0f32) }),
+                    Scalar::F64 => literal(if one { quote!(1.0f64) } else { quote!(0.0f64) }),
+                    Scalar::I32 => literal(proc_macro2::Literal::i32_suffixed(i32::from(one)).into_token_stream()),
+                    Scalar::I64 => literal(proc_macro2::Literal::i64_suffixed(i64::from(one)).into_token_stream()),
+                    Scalar::Usize => literal(proc_macro2::Literal::usize_suffixed(usize::from(one)).into_token_stream()),
+                    Scalar::Bool => return Err(internal(span, format!("`{}` over booleans", op.name()))),
+                }
+            }
+            (ReduceOp::Max, ScalarType::Known(Scalar::Bool)) => literal(quote!(false)),
+            (ReduceOp::Min, ScalarType::Known(Scalar::Bool)) => literal(quote!(true)),
+            (ReduceOp::Max, ScalarType::Known(scalar)) if scalar.is_float() => constant("NEG_INFINITY", scalar),
+            (ReduceOp::Min, ScalarType::Known(scalar)) if scalar.is_float() => constant("INFINITY", scalar),
+            (ReduceOp::Max, ScalarType::Known(scalar)) => constant("MIN", scalar),
+            (ReduceOp::Min, ScalarType::Known(scalar)) => constant("MAX", scalar),
+            (ReduceOp::ArgMax | ReduceOp::ArgMin, _) => {
+                return Err(internal(span, "argmax/argmin have no identity"));
+            }
+            (_, ScalarType::Param(param)) => {
+                let function = match op {
+                    ReduceOp::Sum => "zero",
+                    ReduceOp::Prod => "one",
+                    ReduceOp::Max => "lowest",
+                    _ => "highest",
+                };
+                let function = Ident::new(function, Span::call_site());
+                let marker = self.marker(param, span)?;
+                Code::expr(quote!(::ein::__private::#function(#marker)), Prec::Atom)
+            }
+        })
+    }
+
+    /// How partial results of `op` over `ty` combine.
+    fn step(&self, op: ReduceOp, ty: ScalarType, span: Span) -> syn::Result<Step> {
+        let num = |name: &str| {
+            let name = Ident::new(name, Span::call_site());
+            Step::Path(quote!(::ein::__private::Num::#name))
+        };
+        Ok(match (op, ty) {
+            (ReduceOp::All, _) => Step::Infix(quote!(&), Prec::BitAnd),
+            (ReduceOp::Any, _) => Step::Infix(quote!(|), Prec::BitOr),
+            (ReduceOp::Sum, ScalarType::Known(scalar)) if scalar.is_float() => Step::Infix(quote!(+), Prec::Add),
+            (ReduceOp::Prod, ScalarType::Known(scalar)) if scalar.is_float() => Step::Infix(quote!(*), Prec::Mul),
+            (ReduceOp::Sum, ScalarType::Known(scalar)) if scalar.is_int() => Step::Method(scalar, "wrapping_add"),
+            (ReduceOp::Prod, ScalarType::Known(scalar)) if scalar.is_int() => Step::Method(scalar, "wrapping_mul"),
+            (ReduceOp::Max | ReduceOp::Min, ScalarType::Known(scalar)) if scalar.is_float() => {
+                let (ty, name) = (primitive(scalar), Ident::new(op.name(), Span::call_site()));
+                Step::Path(quote!(#ty::#name))
+            }
+            (ReduceOp::Max, ScalarType::Known(_)) => Step::Path(quote!(::core::cmp::Ord::max)),
+            (ReduceOp::Min, ScalarType::Known(_)) => Step::Path(quote!(::core::cmp::Ord::min)),
+            (ReduceOp::Sum, ScalarType::Param(_)) => num("add"),
+            (ReduceOp::Prod, ScalarType::Param(_)) => num("mul"),
+            (ReduceOp::Max, ScalarType::Param(_)) => num("max"),
+            (ReduceOp::Min, ScalarType::Param(_)) => num("min"),
+            _ => return Err(internal(span, format!("`{}` over {ty:?}", op.name()))),
+        })
+    }
+
+    /// Binds a loop index (`let k = position as i64;` when read) and records its value.
+    fn bind_index(&mut self, index: VarId, position: &Ident, block: &mut Block) -> Ident {
+        let name = self.names.var(index).clone();
+        if self.names.is_referenced(index) {
+            block.push(quote!(let #name = #position as ::core::primitive::i64;));
+        }
+        self.env.insert(index, Value::Plain(Code::name(&name)));
+        name
+    }
+
+    /// `let mut acc = identity; for k in 0..n { acc = acc op body; }`
+    #[allow(clippy::too_many_arguments)]
+    fn serial_reduce(
+        &mut self,
+        op: ReduceOp,
+        index: VarId,
+        size: &Expr,
+        body: &Expr,
+        ty: ScalarType,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Code> {
+        let what = self.program.var(index).name.clone();
+        let end = self.size_end(size, &what, block)?;
+        let identity = self.identity(op, ty, body.span)?;
+        let step = self.step(op, ty, body.span)?;
+        let acc = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
+        let name = self.names.var(index).clone();
+        let (loop_block, ()) = self.nested(true, |generator, loop_block| {
+            generator.env.insert(index, Value::Plain(Code::name(&name)));
+            let value = generator.scalar(body, loop_block)?;
+            loop_block.push(step.accumulate(&acc, &value));
+            Ok(())
+        })?;
+        let (identity, end, body) = (&identity.tokens, &end.tokens, loop_block.finish(None));
+        block.push(quote! {
+            let mut #acc = #identity;
+            for #name in 0..#end { #body }
+        });
+        Ok(Code::name(&acc))
+    }
+
+    /// `reduce(n, || identity, |acc, k| acc op body, op)`
+    fn parallel_reduce(
+        &mut self,
+        op: ReduceOp,
+        index: VarId,
+        size: &Expr,
+        body: &Expr,
+        ty: ScalarType,
+        block: &mut Block,
+    ) -> syn::Result<Code> {
+        let what = self.program.var(index).name.clone();
+        let count = self.size_usize(size, &what, block)?;
+        let identity = self.identity(op, ty, body.span)?;
+        let step = self.step(op, ty, body.span)?;
+        let acc = self.names.fresh("acc");
+        let position = self.names.fresh("position");
+        let (step_block, value) = self.nested(true, |generator, step_block| {
+            generator.bind_index(index, &position, step_block);
+            generator.scalar(body, step_block)
+        })?;
+        let tail = step.apply(&Code::name(&acc), &value);
+        let step_body = step_block.finish(Some(&tail));
+        let (left, right) = (self.names.fresh("left"), self.names.fresh("right"));
+        let combine = step.function(&left, &right);
+        let (count, identity) = (&count.tokens, &identity.tokens);
+        let tokens = quote! {
+            ::ein::__private::reduce(#count, || #identity, |#acc, #position| { #step_body }, #combine)
+        };
+        Ok(Code { has_unsafe: true, ..Code::expr(tokens, Prec::Atom).panics(true) })
+    }
+
+    /// The comparison that makes `value` the new best of an argmax/argmin.
+    fn better(op: ReduceOp, value: &Ident, best: &Ident) -> TokenStream {
+        if op == ReduceOp::ArgMax {
+            quote!(#value > #best)
+        } else {
+            quote!(#value < #best)
+        }
+    }
+
+    /// `argmax`/`argmin` in a loop: the best `(value, position)` so far, `None` before the
+    /// first element.
+    #[allow(clippy::too_many_arguments)]
+    fn serial_arg_reduce(
+        &mut self,
+        expr: &Expr,
+        op: ReduceOp,
+        index: VarId,
+        size: &Expr,
+        body: &Expr,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Code> {
+        let what = self.program.var(index).name.clone();
+        let end = self.size_end(size, &what, block)?;
+        let best = self.names.fresh(&format!("best_{what}"));
+        let (value, top, better) = (self.names.fresh("value"), self.names.fresh("top"), self.names.fresh("better"));
+        let name = self.names.var(index).clone();
+        let comparison = Gen::better(op, &value, &top);
+        let (loop_block, ()) = self.nested(true, |generator, loop_block| {
+            generator.env.insert(index, Value::Plain(Code::name(&name)));
+            let code = generator.scalar(body, loop_block)?;
+            loop_block.push_let(value.clone(), code);
+            loop_block.push(quote! {
+                let #better = match #best {
+                    ::core::option::Option::Some((#top, _)) => #comparison,
+                    ::core::option::Option::None => true,
+                };
+                if #better {
+                    #best = ::core::option::Option::Some((#value, #name as ::core::primitive::usize));
+                }
+            });
+            Ok(())
+        })?;
+        let (end, body_tokens) = (&end.tokens, loop_block.finish(None));
+        block.push(quote! {
+            let mut #best = ::core::option::Option::None;
+            for #name in 0..#end { #body_tokens }
+        });
+        self.arg_result(expr, op, &what, best.into_token_stream(), block, hint)
+    }
+
+    /// `match best { Some((_, at)) => at, None => empty_arg_reduction(..) }`, bound to a local.
+    fn arg_result(
+        &mut self,
+        expr: &Expr,
+        op: ReduceOp,
+        what: &str,
+        best: TokenStream,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Code> {
+        let site = self.site(expr.span);
+        let at = self.names.fresh("at");
+        let result = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
+        let op_name = op.name();
+        let tokens = quote! {
+            match #best {
+                ::core::option::Option::Some((_, #at)) => #at,
+                ::core::option::Option::None => ::ein::__private::empty_arg_reduction(#op_name, #what, &#site),
+            }
+        };
+        block.push_let(result.clone(), Code::expr(tokens, Prec::Block));
+        Ok(Code::name(&result))
+    }
+
+    /// `argmax`/`argmin` at the top level: a parallel reduction over `Option<(value,
+    /// position)>` whose chunks combine so that ties go to the first index. Within a chunk
+    /// that does not start the range, a NaN is never the first best (the serial semantics
+    /// would only ever compare it, never keep it); only position 0 may keep a NaN.
+    #[allow(clippy::too_many_arguments)]
+    fn parallel_arg_reduce(
+        &mut self,
+        expr: &Expr,
+        op: ReduceOp,
+        index: VarId,
+        size: &Expr,
+        body: &Expr,
+        ty: ScalarType,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Code> {
+        let what = self.program.var(index).name.clone();
+        let count = self.size_usize(size, &what, block)?;
+        let names = ["best", "position", "value", "top", "better", "left", "right", "left_at", "right_at"];
+        let [best, position, value, top, better, left, right, left_at, right_at] =
+            names.map(|name| self.names.fresh(name));
+        let (step_block, code) = self.nested(true, |generator, step_block| {
+            generator.bind_index(index, &position, step_block);
+            generator.scalar(body, step_block)
+        })?;
+        let mut step_block = step_block;
+        step_block.push_let(value.clone(), code);
+        let first = match ty {
+            ScalarType::Known(scalar) if scalar.is_float() => quote!(#position == 0 || !#value.is_nan()),
+            ScalarType::Known(_) => quote!(true),
+            ScalarType::Param(param) => match self.class(param, expr.span)? {
+                NumberClass::Int | NumberClass::Bool => quote!(true),
+                _ => quote! {
+                    #position == 0 || ::core::cmp::PartialOrd::partial_cmp(&#value, &#value).is_some()
+                },
+            },
+        };
+        let comparison = Gen::better(op, &value, &top);
+        step_block.push(quote! {
+            let #better = match #best {
+                ::core::option::Option::Some((#top, _)) => #comparison,
+                ::core::option::Option::None => #first,
+            };
+        });
+        let tail = Code::expr(
+            quote!(if #better { ::core::option::Option::Some((#value, #position)) } else { #best }),
+            Prec::Block,
+        );
+        let step_body = step_block.finish(Some(&tail));
+        let combine_comparison = Gen::better(op, &right, &left);
+        let (count,) = (&count.tokens,);
+        let tokens = quote! {
+            ::ein::__private::reduce(
+                #count,
+                || ::core::option::Option::None,
+                |#best, #position| { #step_body },
+                |#left, #right| match (#left, #right) {
+                    (::core::option::Option::Some((#left, #left_at)), ::core::option::Option::Some((#right, #right_at))) => {
+                        if #combine_comparison {
+                            ::core::option::Option::Some((#right, #right_at))
+                        } else {
+                            ::core::option::Option::Some((#left, #left_at))
+                        }
+                    }
+                    (#left, ::core::option::Option::None) | (::core::option::Option::None, #left) => #left,
+                },
+            )
+        };
+        self.arg_result(expr, op, &what, tokens, block, hint)
+    }
+
+    /// `let mut acc = init; for t in 0..count { acc = body; }`, with an owned store for an
+    /// accumulator that holds arrays.
+    pub(super) fn fold(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
+        let ExprKind::Fold { index, count, acc, init, body } = &expr.kind else {
+            return Err(internal(expr.span, "not a fold"));
+        };
+        let (index, acc) = (*index, *acc);
+        let what = self.program.var(index).name.clone();
+        let mut end = self.size_end(count, &what, block)?;
+        if end.may_panic {
+            // The count is checked before the initial value is computed.
+            let name = self.names.fresh(&format!("count_{what}"));
+            block.push_let(name.clone(), end);
+            end = Code::name(&name);
+        }
+        let index_name = self.names.var(index).clone();
+        let acc_name = self.names.var(acc).clone();
+        let ty = init.ty.clone();
+        if !has_array(&ty) {
+            let initial = self.scalar(init, block)?;
+            let (loop_block, assigns) = self.nested(true, |generator, loop_block| {
+                generator.env.insert(index, Value::Plain(Code::name(&index_name)));
+                generator.env.insert(acc, Value::Plain(Code::name(&acc_name)));
+                generator.fold_step(acc, &acc_name, body, loop_block)
+            })?;
+            let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
+            let binding = if assigns { quote!(let mut #acc_name = #initial;) } else { quote!(let #acc_name = #initial;) };
+            block.push(quote! {
+                #binding
+                for #index_name in 0..#end { #body_tokens }
+            });
+            return Ok(Value::Plain(Code::name(&acc_name)));
+        }
+
+        let initial = self.value(init, block)?;
+        let initial = self.owned(&initial, &ty, init.span, block)?;
+        let state = self.names.fresh(&format!("{acc_name}_state"));
+        let acc_read = self.names.is_referenced(acc);
+        let (loop_block, ()) = self.nested(true, |generator, loop_block| {
+            generator.env.insert(index, Value::Plain(Code::name(&index_name)));
+            if acc_read {
+                loop_block.push_view(acc_name.clone(), views_of_state(&ty, &state.to_token_stream()));
+                let value = generator.value_at(&ty, acc_name.to_token_stream());
+                generator.env.insert(acc, value);
+            }
+            let value = generator.value(body, loop_block)?;
+            let owned = generator.owned(&value, &ty, body.span, loop_block)?;
+            let owned = &owned.tokens;
+            loop_block.push(quote!(#state = #owned;));
+            Ok(())
+        })?;
+        let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
+        block.push(quote! {
+            let mut #state = #initial;
+            for #index_name in 0..#end { #body_tokens }
+        });
+        let name = hint.unwrap_or(acc_name);
+        block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()));
+        Ok(self.stored_value(&ty, name.into_token_stream(), state.into_token_stream()))
+    }
+
+    /// The assignment of a fold body to a plain accumulator; `false` when the body is the
+    /// accumulator itself (nothing to assign).
+    fn fold_step(&mut self, acc: VarId, acc_name: &Ident, body: &Expr, block: &mut Block) -> syn::Result<bool> {
+        // `acc = acc + x` on floats is written `acc += x`.
+        if let ExprKind::Binary { op, lhs, rhs } = &body.kind {
+            let float = match body.ty {
+                Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
+                Type::Scalar(ScalarType::Param(index)) => self.class(index, body.span)? == NumberClass::Float,
+                _ => false,
+            };
+            if float && op.is_arithmetic() && matches!(lhs.kind, ExprKind::Var(var) if var == acc) {
+                let value = self.scalar(rhs, block)?;
+                let value = &value.tokens;
+                let assign: TokenStream = match op {
+                    BinaryOp::Add => quote!(+=),
+                    BinaryOp::Sub => quote!(-=),
+                    BinaryOp::Mul => quote!(*=),
+                    BinaryOp::Div => quote!(/=),
+                    _ => quote!(%=),
+                };
+                block.push(quote!(#acc_name #assign #value;));
+                return Ok(true);
+            }
+        }
+        let value = self.scalar(body, block)?;
+        if value.is(acc_name) {
+            return Ok(false);
+        }
+        let value = &value.tokens;
+        block.push(quote!(#acc_name = #value;));
+        Ok(true)
+    }
+
+    /// The value of views at `views` over the owned state at `state` (movable at this level).
+    fn stored_value(&self, ty: &Type, views: TokenStream, state: TokenStream) -> Value {
+        match ty {
+            Type::Array { elem, .. } => Value::Array(super::code::ArrayValue {
+                views: tree_at(elem, &views),
+                store: Some(Store { path: state, level: self.level }),
+            }),
+            Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(position, field)| {
+                        let position = syn::Index::from(position);
+                        self.stored_value(field, quote!(#views.#position), quote!(#state.#position))
+                    })
+                    .collect(),
+            ),
+            // Scalars are read from the state itself, not through the views, so that they
+            // stay readable after an array of the state was moved out.
+            _ => Value::Plain(Code { simple: true, ..Code::expr(state, Prec::Atom) }),
+        }
+    }
+}
+
+/// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
+fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
+    match ty {
+        Type::Array { elem, .. } => tree_at(elem, state).map(&mut |column| quote!(#column.view())).tuple(),
+        Type::Tuple { fields, .. } if has_array(ty) => super::code::tuple_tokens(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(position, field)| {
+                    let position = syn::Index::from(position);
+                    views_of_state(field, &quote!(#state.#position))
+                })
+                .collect(),
+        ),
+        _ => state.clone(),
+    }
+}

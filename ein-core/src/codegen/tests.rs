@@ -1,0 +1,607 @@
+//! Unit tests of code generation on hand-built IR programs: the output parses as Rust and
+//! contains the expected runtime calls. `samples` also lists wrappers that make each output a
+//! complete Rust item, so an ignored test can write them into a scratch crate for a real
+//! `cargo build`/`clippy` with warnings denied.
+
+use super::generate;
+use crate::ir::{
+    BinaryOp, Bounds, Expr, ExprKind, Form, FunctionHeader, Func, Literal, NumberClass, Program, ReduceOp, Scalar,
+    ScalarType, SizeCheck, Type, TypeParam, UnaryOp, VarId, VarInfo, VarKind,
+};
+use proc_macro2::{Span, TokenStream};
+
+fn span() -> Span {
+    Span::call_site()
+}
+
+/// Builds a program's variable table alongside its body.
+#[derive(Default)]
+struct Builder {
+    vars: Vec<VarInfo>,
+    params: Vec<VarId>,
+    type_params: Vec<TypeParam>,
+}
+
+impl Builder {
+    fn declare(&mut self, name: &str, ty: Type, kind: VarKind) -> VarId {
+        let id = VarId(self.vars.len() as u32);
+        self.vars.push(VarInfo { name: name.to_string(), ty, kind, span: span() });
+        id
+    }
+
+    fn param(&mut self, name: &str, ty: Type) -> VarId {
+        let id = self.declare(name, ty, VarKind::Param);
+        self.params.push(id);
+        id
+    }
+
+    fn index(&mut self, name: &str) -> VarId {
+        self.declare(name, Type::I64, VarKind::Index)
+    }
+
+    fn type_param(&mut self, witness: VarId, class: NumberClass) -> ScalarType {
+        self.type_params.push(TypeParam { witness, class });
+        ScalarType::Param(self.type_params.len() - 1)
+    }
+
+    fn var(&self, id: VarId) -> Expr {
+        Expr::new(ExprKind::Var(id), self.vars[id.0 as usize].ty.clone(), span())
+    }
+
+    fn program(self, body: Expr) -> Program {
+        Program { params: self.params, vars: self.vars, type_params: self.type_params, body }
+    }
+}
+
+fn array(scalar: Scalar, rank: usize) -> Type {
+    Type::array(Type::scalar(scalar), rank)
+}
+
+fn f32_literal(value: f64) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Float(value)), Type::scalar(Scalar::F32), span())
+}
+
+fn i64_literal(value: i64) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Int(value)), Type::I64, span())
+}
+
+fn for_each(index: VarId, size: Expr, body: Expr) -> Expr {
+    let ty = body.ty.with_outer_axis();
+    Expr::new(ExprKind::For { index, size: Box::new(size), body: Box::new(body) }, ty, span())
+}
+
+fn at(array: Expr, index: Expr, bounds: Bounds) -> Expr {
+    let ty = array.ty.indexed().expect("indexing an array");
+    Expr::new(ExprKind::Index { array: Box::new(array), index: Box::new(index), bounds }, ty, span())
+}
+
+fn len(array: Expr, axis: usize) -> Expr {
+    Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span())
+}
+
+fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
+    let ty = if op.is_comparison() || op.is_logical() { Type::BOOL } else { lhs.ty.clone() };
+    Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, ty, span())
+}
+
+fn reduce(op: ReduceOp, index: VarId, size: Expr, body: Expr) -> Expr {
+    let ty = match op {
+        ReduceOp::ArgMax | ReduceOp::ArgMin => Type::scalar(Scalar::Usize),
+        ReduceOp::All | ReduceOp::Any => Type::BOOL,
+        _ => body.ty.clone(),
+    };
+    Expr::new(ExprKind::Reduce { op, index, size: Box::new(size), body: Box::new(body) }, ty, span())
+}
+
+fn call(func: Func, args: Vec<Expr>) -> Expr {
+    let ty = args[0].ty.clone();
+    Expr::new(ExprKind::Call { func, args }, ty, span())
+}
+
+fn project(tuple: Expr, field: usize) -> Expr {
+    let ty = match &tuple.ty {
+        Type::Tuple { fields, .. } => fields[field].clone(),
+        other => panic!("projecting {other:?}"),
+    };
+    Expr::new(ExprKind::Project { tuple: Box::new(tuple), field }, ty, span())
+}
+
+fn header(name: &str) -> Form {
+    Form::Function(FunctionHeader {
+        attrs: Vec::new(),
+        vis: syn::parse_quote!(pub),
+        name: proc_macro2::Ident::new(name, span()),
+        ret_span: span(),
+    })
+}
+
+/// One generated sample: its Rust text and how to wrap it into a complete item.
+struct Sample {
+    name: &'static str,
+    tokens: TokenStream,
+    /// For an expression-form sample: `fn name(params) -> ret`, whose body it becomes.
+    wrapper: Option<&'static str>,
+}
+
+fn function(name: &'static str, program: Program) -> Sample {
+    let tokens = generate(&program, &header(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+    if let Err(error) = syn::parse2::<syn::File>(tokens.clone()) {
+        panic!("{name} does not parse as an item ({error}):\n{tokens}");
+    }
+    Sample { name, tokens, wrapper: None }
+}
+
+fn expression(name: &'static str, program: Program, wrapper: &'static str) -> Sample {
+    let tokens = generate(&program, &Form::Expression).unwrap_or_else(|error| panic!("{name}: {error}"));
+    if let Err(error) = syn::parse2::<syn::Expr>(tokens.clone()) {
+        panic!("{name} does not parse as an expression ({error}):\n{tokens}");
+    }
+    Sample { name, tokens, wrapper: Some(wrapper) }
+}
+
+fn text(sample: &Sample) -> String {
+    sample.tokens.to_string()
+}
+
+/// The text with all whitespace removed, so that comparisons do not depend on how tokens
+/// are spaced when printed.
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn assert_contains(sample: &Sample, needles: &[&str]) {
+    let text = squeeze(&text(sample));
+    for needle in needles {
+        assert!(text.contains(&squeeze(needle)), "{}: expected `{needle}` in\n{}", sample.name, sample.tokens);
+    }
+}
+
+fn assert_lacks(sample: &Sample, needles: &[&str]) {
+    let text = squeeze(&text(sample));
+    for needle in needles {
+        assert!(!text.contains(&squeeze(needle)), "{}: unexpected `{needle}` in\n{}", sample.name, sample.tokens);
+    }
+}
+
+/// `fn matmul(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } } }`
+/// with the size of `k` asserted equal between `a` and `b`.
+fn matmul() -> Sample {
+    let mut b = Builder::default();
+    let a = b.param("a", array(Scalar::F32, 2));
+    let bm = b.param("b", array(Scalar::F32, 2));
+    let (i, j, k) = (b.index("i"), b.index("j"), b.index("k"));
+    let product = binary(
+        BinaryOp::Mul,
+        at(at(b.var(a), b.var(i), Bounds::Proven), b.var(k), Bounds::Proven),
+        at(at(b.var(bm), b.var(k), Bounds::Proven), b.var(j), Bounds::Proven),
+    );
+    let sum = reduce(ReduceOp::Sum, k, len(b.var(a), 1), product);
+    let body = for_each(i, len(b.var(a), 0), for_each(j, len(b.var(bm), 1), sum));
+    let check = SizeCheck {
+        left: len(b.var(a), 1),
+        right: len(b.var(bm), 0),
+        left_what: "axis 1 of `a`".into(),
+        right_what: "axis 0 of `b`".into(),
+        index_name: "k".into(),
+        span: span(),
+    };
+    let ty = body.ty.clone();
+    let body = Expr::new(ExprKind::Assert { checks: vec![check], body: Box::new(body) }, ty, span());
+    function("matmul", b.program(body))
+}
+
+/// `fn shift(a: [f32]) -> [f32] { for i { a[i + 1] - a[i] } }`
+fn shift() -> Sample {
+    let mut b = Builder::default();
+    let a = b.param("a", array(Scalar::F32, 1));
+    let i = b.index("i");
+    let next = at(b.var(a), binary(BinaryOp::Add, b.var(i), i64_literal(1)), Bounds::Clamped);
+    let body = for_each(i, len(b.var(a), 0), binary(BinaryOp::Sub, next, at(b.var(a), b.var(i), Bounds::Proven)));
+    function("shift", b.program(body))
+}
+
+/// `fn polar(p: [{re: f64, im: f64}]) -> [{r: f64, re: f64}]`: reads a record array (two
+/// columns) and builds one.
+fn polar() -> Sample {
+    let mut b = Builder::default();
+    let record = Type::Tuple { fields: vec![Type::scalar(Scalar::F64); 2], names: vec!["re".into(), "im".into()] };
+    let p = b.param("p", Type::array(record, 1));
+    let i = b.index("i");
+    let re = || project(at(b.var(p), b.var(i), Bounds::Proven), 0);
+    let im = project(at(b.var(p), b.var(i), Bounds::Proven), 1);
+    let norm = call(
+        Func::Sqrt,
+        vec![binary(BinaryOp::Add, binary(BinaryOp::Mul, re(), re()), binary(BinaryOp::Mul, im.clone(), im))],
+    );
+    let fields = vec![Type::scalar(Scalar::F64); 2];
+    let element = Expr::new(
+        ExprKind::Tuple(vec![norm, re()]),
+        Type::Tuple { fields, names: vec!["r".into(), "re".into()] },
+        span(),
+    );
+    let body = for_each(i, len(b.var(p), 0), element);
+    function("polar", b.program(body))
+}
+
+/// `fn total(a: [f32]) -> f32 { sum k { a[k] } }`: a top-level, parallel reduction.
+fn total() -> Sample {
+    let mut b = Builder::default();
+    let a = b.param("a", array(Scalar::F32, 1));
+    let k = b.index("k");
+    let body = reduce(ReduceOp::Sum, k, len(b.var(a), 0), at(b.var(a), b.var(k), Bounds::Proven));
+    function("total", b.program(body))
+}
+
+/// `fn best(a: [f64]) -> usize { argmax k { a[k] } }` (top level) and
+/// `fn row_best(m: [[i32]]) -> [usize] { for i { argmin k { m[i, k] } } }` (in a loop).
+fn arg_reductions() -> (Sample, Sample) {
+    let mut b = Builder::default();
+    let a = b.param("a", array(Scalar::F64, 1));
+    let k = b.index("k");
+    let body = reduce(ReduceOp::ArgMax, k, len(b.var(a), 0), at(b.var(a), b.var(k), Bounds::Proven));
+    let best = function("best", b.program(body));
+
+    let mut b = Builder::default();
+    let m = b.param("m", array(Scalar::I32, 2));
+    let (i, k) = (b.index("i"), b.index("k"));
+    let read = at(at(b.var(m), b.var(i), Bounds::Proven), b.var(k), Bounds::Proven);
+    let body = for_each(i, len(b.var(m), 0), reduce(ReduceOp::ArgMin, k, len(b.var(m), 1), read));
+    (best, function("row_best", b.program(body)))
+}
+
+/// `fn smooth(x: [f32], n: i64) -> [f32] { fold t in 0..n, acc = x { for i { (acc[i - 1] + acc[i]) * 0.5 } } }`
+fn smooth() -> Sample {
+    let mut b = Builder::default();
+    let x = b.param("x", array(Scalar::F32, 1));
+    let n = b.param("n", Type::I64);
+    let t = b.index("t");
+    let acc = b.declare("acc", array(Scalar::F32, 1), VarKind::Accumulator);
+    let i = b.index("i");
+    let previous = at(b.var(acc), binary(BinaryOp::Sub, b.var(i), i64_literal(1)), Bounds::Clamped);
+    let average =
+        binary(BinaryOp::Mul, binary(BinaryOp::Add, previous, at(b.var(acc), b.var(i), Bounds::Proven)), f32_literal(0.5));
+    let step = for_each(i, len(b.var(acc), 0), average);
+    let ty = step.ty.clone();
+    let body = Expr::new(
+        ExprKind::Fold { index: t, count: Box::new(b.var(n)), acc, init: Box::new(b.var(x)), body: Box::new(step) },
+        ty,
+        span(),
+    );
+    function("smooth", b.program(body))
+}
+
+/// `ein!(for i { a[i] * 2 + s })` and `ein!(sum k { a[k] })` over a captured `a` and `s`
+/// whose element type rustc decides.
+fn generic_expressions() -> (Sample, Sample) {
+    let mut b = Builder::default();
+    let a = b.declare("a", Type::I64, VarKind::Param);
+    let s = b.declare("s", Type::I64, VarKind::Param);
+    let element = b.type_param(a, NumberClass::Number);
+    b.vars[a.0 as usize].ty = Type::array(Type::Scalar(element), 1);
+    b.vars[s.0 as usize].ty = Type::Scalar(element);
+    b.params = vec![a, s];
+    let i = b.index("i");
+    let two = Expr::new(ExprKind::Literal(Literal::Int(2)), Type::Scalar(element), span());
+    let scaled = binary(BinaryOp::Mul, at(b.var(a), b.var(i), Bounds::Proven), two);
+    let body = for_each(i, len(b.var(a), 0), binary(BinaryOp::Add, scaled, b.var(s)));
+    let scale = expression("scale", b.program(body), "fn scale(a: &Vec<f64>, s: f64) -> ::ein::Array<f64, 1>");
+
+    let mut b = Builder::default();
+    let a = b.declare("a", Type::I64, VarKind::Param);
+    let element = b.type_param(a, NumberClass::Number);
+    b.vars[a.0 as usize].ty = Type::array(Type::Scalar(element), 1);
+    b.params = vec![a];
+    let k = b.index("k");
+    let body = reduce(ReduceOp::Sum, k, len(b.var(a), 0), at(b.var(a), b.var(k), Bounds::Proven));
+    (scale, expression("generic_sum", b.program(body), "fn generic_sum(a: Vec<i32>) -> i32"))
+}
+
+/// `fn softmax(x: [[f32]]) -> [[f32]] { for i, j { let m = max k x[i,k]; exp(x[i,j] - m) / sum k exp(x[i,k] - m) } }`
+/// with a `let` of a row (`let r = x[i]`), a negation and a select on the way.
+fn softmax() -> Sample {
+    let mut b = Builder::default();
+    let x = b.param("x", array(Scalar::F32, 2));
+    let (i, j, k1, k2, k3) = (b.index("i"), b.index("j"), b.index("k"), b.index("k"), b.index("k"));
+    let r = b.declare("r", array(Scalar::F32, 1), VarKind::Let);
+    let m = b.declare("m", Type::scalar(Scalar::F32), VarKind::Let);
+    let row = || at(b.var(r), b.var(k1), Bounds::Proven);
+    let max = reduce(ReduceOp::Max, k1, len(b.var(r), 0), row());
+    let exp_at = |index: VarId| call(Func::Exp, vec![binary(BinaryOp::Sub, at(b.var(r), b.var(index), Bounds::Proven), b.var(m))]);
+    let denominator = reduce(ReduceOp::Sum, k2, len(b.var(r), 0), exp_at(k2));
+    let ratio = binary(BinaryOp::Div, exp_at(j), denominator);
+    let denominator = reduce(ReduceOp::Sum, k3, len(b.var(r), 0), exp_at(k3));
+    let ratio_again = binary(BinaryOp::Div, exp_at(j), denominator);
+    let negative = Expr::new(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(ratio_again) }, ratio.ty.clone(), span());
+    let positive = binary(BinaryOp::Gt, b.var(m), f32_literal(0.0));
+    let select = Expr::new(
+        ExprKind::Select { cond: Box::new(positive), then: Box::new(ratio), otherwise: Box::new(negative) },
+        Type::scalar(Scalar::F32),
+        span(),
+    );
+    let inner = Expr::new(
+        ExprKind::Let { var: m, value: Box::new(max), body: Box::new(for_each(j, len(b.var(x), 1), select)) },
+        array(Scalar::F32, 1),
+        span(),
+    );
+    let let_row = Expr::new(
+        ExprKind::Let { var: r, value: Box::new(at(b.var(x), b.var(i), Bounds::Proven)), body: Box::new(inner) },
+        array(Scalar::F32, 1),
+        span(),
+    );
+    let body = for_each(i, len(b.var(x), 0), let_row);
+    function("softmax", b.program(body))
+}
+
+fn samples() -> Vec<Sample> {
+    let (best, row_best) = arg_reductions();
+    let (scale, generic_sum) = generic_expressions();
+    vec![matmul(), shift(), polar(), total(), best, row_best, smooth(), scale, generic_sum, softmax(), order(), literals()]
+}
+
+#[test]
+fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
+    let sample = matmul();
+    assert_contains(
+        &sample,
+        &[
+            "pub fn matmul",
+            "a: &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f32, 2>)",
+            "-> ::ein::Array<::core::primitive::f32, 2>",
+            "let a = ::ein::__private::AsView::<_, 2>::view(a);",
+            "::ein::__private::check_same_size(a.size(1), b.size(0), \"k\", \"axis 1 of `a`\", \"axis 0 of `b`\", &__ein_site)",
+            "let __ein_size_i = a.len_of(0);",
+            "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_size_i * __ein_size_j)",
+            "::ein::__private::fill_rows(&mut __ein_buffer, __ein_size_i, __ein_size_j, |__ein_row, __ein_outs|",
+            "let i = __ein_row as ::core::primitive::i64;",
+            "for j in 0..__ein_size_j as ::core::primitive::i64",
+            "let mut __ein_sum_k = 0.0f32;",
+            "for k in 0..a.size(1)",
+            "__ein_sum_k += unsafe { a.get_unchecked([i as ::core::primitive::usize, k as ::core::primitive::usize]) }",
+            "::ein::__private::Push::push(__ein_outs, __ein_sum_k);",
+            "__ein_buffer.into_array([__ein_size_i, __ein_size_j])",
+        ],
+    );
+    let text = text(&sample);
+    assert!(text.find("check_same_size").unwrap() < text.find("fill_rows").unwrap());
+}
+
+#[test]
+fn a_shifted_read_is_clamped() {
+    let sample = shift();
+    assert_contains(
+        &sample,
+        &[
+            "::ein::__private::clamp_index(i.wrapping_add(1i64), a.len_of(0), \"a\", 0, &__ein_site)",
+            "unsafe { a.get_unchecked([i as ::core::primitive::usize]) }",
+        ],
+    );
+}
+
+#[test]
+fn records_are_stored_and_read_by_column() {
+    let sample = polar();
+    assert_contains(
+        &sample,
+        &[
+            "p: (&(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f64, 1>), &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f64, 1>))",
+            "-> (::ein::Array<::core::primitive::f64, 1>, ::ein::Array<::core::primitive::f64, 1>)",
+            "let p = (::ein::__private::AsView::<_, 1>::view(p.0), ::ein::__private::AsView::<_, 1>::view(p.1));",
+            "unsafe { p.0.get_unchecked([i as ::core::primitive::usize]) }",
+            "(::ein::__private::Buffer::<::core::primitive::f64>::new(__ein_size_i), ::ein::__private::Buffer::<::core::primitive::f64>::new(__ein_size_i))",
+            "(__ein_buffer.0.into_array([__ein_size_i]), __ein_buffer.1.into_array([__ein_size_i]))",
+        ],
+    );
+    // Each read of `p[i].re` reads only the `re` column.
+    assert_lacks(&sample, &["unsafe { p.0.get_unchecked([i as ::core::primitive::usize]) }, unsafe { p.1"]);
+}
+
+#[test]
+fn a_top_level_sum_is_a_parallel_reduce() {
+    let sample = total();
+    assert_contains(
+        &sample,
+        &["::ein::__private::reduce(a.len_of(0), || 0.0f32, |__ein_acc, __ein_position|", "|__ein_left, __ein_right| __ein_left + __ein_right"],
+    );
+}
+
+#[test]
+fn argmax_keeps_the_first_best_and_reports_empty_ranges() {
+    let (best, row_best) = arg_reductions();
+    assert_contains(
+        &best,
+        &[
+            "::ein::__private::reduce(a.len_of(0), || ::core::option::Option::None",
+            "__ein_position == 0 || !__ein_value.is_nan()",
+            "__ein_value > __ein_top",
+            "::ein::__private::empty_arg_reduction(\"argmax\", \"k\", &__ein_site)",
+        ],
+    );
+    assert_contains(
+        &row_best,
+        &[
+            "let mut __ein_best_k = ::core::option::Option::None;",
+            "__ein_value < __ein_top",
+            "::core::option::Option::Some((__ein_value, k as ::core::primitive::usize))",
+            "::ein::__private::empty_arg_reduction(\"argmin\", \"k\", &__ein_site)",
+            "-> ::ein::Array<::core::primitive::usize, 1>",
+        ],
+    );
+}
+
+#[test]
+fn a_fold_keeps_its_array_accumulator_in_an_owned_store() {
+    let sample = smooth();
+    assert_contains(
+        &sample,
+        &[
+            "let __ein_count_t = ::ein::__private::check_size(n, \"t\", &__ein_site) as ::core::primitive::i64;",
+            "let __ein_copy = x.to_array();",
+            "let mut __ein_acc_state = __ein_copy;",
+            "for _t in 0..__ein_count_t",
+            "let acc = __ein_acc_state.view();",
+            "__ein_acc_state = __ein_store;",
+            "0.5f32",
+        ],
+    );
+}
+
+#[test]
+fn generic_expressions_leave_element_types_to_rustc() {
+    let (scale, generic_sum) = generic_expressions();
+    assert_contains(
+        &scale,
+        &[
+            "let a = ::ein::__private::AsView::<_, 1>::view(&a);",
+            "::ein::__private::Buffer::new(__ein_size_i)",
+            "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), s)",
+        ],
+    );
+    assert_lacks(&scale, &["f64", "f32"]);
+    assert_contains(
+        &generic_sum,
+        &[
+            "let __ein_marker_a = ::ein::__private::marker_of_view(&a);",
+            "|| ::ein::__private::zero(__ein_marker_a)",
+            "::ein::__private::Num::add",
+        ],
+    );
+}
+
+#[test]
+fn softmax_binds_rows_and_evaluates_both_sides_of_a_select() {
+    let sample = softmax();
+    assert_contains(
+        &sample,
+        &[
+            "let r = unsafe { x.sub_unchecked::<1, 1>([i as ::core::primitive::usize]) };",
+            // The reduction's accumulator is the `let`'s variable.
+            "let mut m = ::core::primitive::f32::NEG_INFINITY;",
+            "m = ::core::primitive::f32::max(m, unsafe { r.get_unchecked([k as ::core::primitive::usize]) });",
+            "::core::primitive::f32::exp",
+            "if m > 0.0f32",
+        ],
+    );
+    // Two distinct index variables named `k`, in sibling reductions, may share the name.
+    assert_lacks(&sample, &["for k_"]);
+}
+
+/// `fn order(a: [i64], idx: [i64], d: i64) -> [i64] { for i { a[idx[i]] / d + sum k { a[k] } } }`:
+/// the division (which may fail) is evaluated before the reduction's loop, as the IR orders it.
+fn order() -> Sample {
+    let mut b = Builder::default();
+    let a = b.param("a", array(Scalar::I64, 1));
+    let idx = b.param("idx", array(Scalar::I64, 1));
+    let d = b.param("d", Type::I64);
+    let (i, k) = (b.index("i"), b.index("k"));
+    let gather = at(b.var(a), at(b.var(idx), b.var(i), Bounds::Proven), Bounds::Clamped);
+    let quotient = binary(BinaryOp::Div, gather, b.var(d));
+    let total = reduce(ReduceOp::Sum, k, len(b.var(a), 0), at(b.var(a), b.var(k), Bounds::Proven));
+    let body = for_each(i, len(b.var(idx), 0), binary(BinaryOp::Add, quotient, total));
+    function("order", b.program(body))
+}
+
+/// Literals of every kind, and a negated one: `(-3, i64::MIN, -0.0, NaN, 2.5e-8, 7 as f32)`.
+fn literals() -> Sample {
+    let mut b = Builder::default();
+    let x = b.param("x", Type::scalar(Scalar::F64));
+    let int = |value: i64| i64_literal(value);
+    let float = |value: f64| Expr::new(ExprKind::Literal(Literal::Float(value)), Type::scalar(Scalar::F64), span());
+    let negated = Expr::new(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(int(3)) }, Type::I64, span());
+    let cast = Expr::new(
+        ExprKind::Cast { operand: Box::new(int(7)), to: ScalarType::Known(Scalar::F32) },
+        Type::scalar(Scalar::F32),
+        span(),
+    );
+    let items = vec![
+        negated,
+        int(i64::MIN),
+        float(-0.0),
+        float(f64::NAN),
+        binary(BinaryOp::Mul, b.var(x), float(2.5e-8)),
+        cast,
+    ];
+    let ty = Type::tuple(items.iter().map(|item| item.ty.clone()).collect());
+    let body = Expr::new(ExprKind::Tuple(items), ty, span());
+    function("literals", b.program(body))
+}
+
+#[test]
+fn operands_that_may_fail_are_evaluated_in_order() {
+    let sample = order();
+    let text = squeeze(&text(&sample));
+    let division = text.find(&squeeze("let __ein_operand = ::ein::__private::int_div(")).expect("the division is bound");
+    let reduction = text.find(&squeeze("for k in")).expect("the reduction loop");
+    assert!(division < reduction, "{}", sample.tokens);
+    // `a[idx[i]]`: the inner read is computed before the outer `unsafe` block.
+    assert_contains(&sample, &["let __ein_at = ::ein::__private::clamp_index(unsafe { idx.get_unchecked("]);
+}
+
+#[test]
+fn literals_are_spelled_exactly() {
+    let sample = literals();
+    assert_contains(
+        &sample,
+        &[
+            "(-3i64, ::core::primitive::i64::MIN, -0.0f64, ::core::primitive::f64::NAN, x * 2.5e-8f64, 7.0f32)",
+        ],
+    );
+}
+
+#[test]
+fn types_and_runtime_items_are_named_by_absolute_paths() {
+    const PRELUDE_SENSITIVE: [&str; 11] =
+        ["f32", "f64", "i32", "i64", "usize", "bool", "Vec", "Option", "Some", "None", "Result"];
+    fn check(tokens: TokenStream, name: &str) {
+        let mut previous: Option<proc_macro2::TokenTree> = None;
+        for tree in tokens {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                check(group.stream(), name);
+            }
+            if let proc_macro2::TokenTree::Ident(ident) = &tree {
+                let after_path = matches!(&previous, Some(proc_macro2::TokenTree::Punct(punct)) if punct.as_char() == ':');
+                assert!(
+                    !PRELUDE_SENSITIVE.contains(&ident.to_string().as_str()) || after_path,
+                    "{name}: `{ident}` is not part of an absolute path"
+                );
+            }
+            previous = Some(tree);
+        }
+    }
+    for sample in samples() {
+        check(sample.tokens.clone(), sample.name);
+    }
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let first: Vec<String> = samples().iter().map(text).collect();
+    let second: Vec<String> = samples().iter().map(text).collect();
+    assert_eq!(first, second);
+}
+
+#[test]
+fn unsupported_shapes_are_internal_errors_not_panics() {
+    let mut b = Builder::default();
+    let a = b.param("a", array(Scalar::F32, 1));
+    // A variable that is not in scope.
+    let body = Expr::new(ExprKind::Var(VarId(7)), array(Scalar::F32, 1), span());
+    let _ = a;
+    let error = generate(&b.program(body), &Form::Expression).unwrap_err();
+    assert!(error.to_string().starts_with("ein internal error in codegen:"), "{error}");
+}
+
+/// Writes every sample into `$EIN_CODEGEN_SCRATCH/src/lib.rs` (a crate depending on `ein`),
+/// to be built with `RUSTFLAGS=-Dwarnings cargo clippy`.
+#[test]
+#[ignore = "writes generated samples for an external compile check; set EIN_CODEGEN_SCRATCH"]
+fn write_samples_for_a_scratch_crate() {
+    let directory = std::env::var("EIN_CODEGEN_SCRATCH").expect("EIN_CODEGEN_SCRATCH names the scratch crate");
+    let mut source = String::from("#![deny(warnings)]\n#![allow(dead_code)]\n");
+    for sample in samples() {
+        match sample.wrapper {
+            None => source.push_str(&format!("{}\n\n", sample.tokens)),
+            Some(wrapper) => source.push_str(&format!("pub {wrapper} {}\n\n", sample.tokens)),
+        }
+    }
+    std::fs::write(format!("{directory}/src/lib.rs"), source).expect("scratch crate is writable");
+}

@@ -1,0 +1,33 @@
+//! The README's quickstart: both macro forms on ndarray inputs.
+
+use ein::ein;
+
+ein! {
+    /// Row-wise softmax.
+    pub fn softmax(x: [[f32]]) -> [[f32]] {
+        for i, j {
+            let m = max k { x[i, k] };
+            exp(x[i, j] - m) / sum k { exp(x[i, k] - m) }
+        }
+    }
+
+    /// Matrix product with every size inferred.
+    pub fn matmul(a: [[f64]], b: [[f64]]) -> [[f64]] {
+        for i, j { sum k { a[i, k] * b[k, j] } }
+    }
+}
+
+fn main() {
+    let a = ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f64);
+    let b = vec![1.0, 2.0, 3.0, 4.0];
+    // Expression form: captures `a` and `b`; ranks from use, element types from rustc.
+    let y: ein::Array<f64, 1> = ein!(for i { sum k { a[i, k] * b[k] } });
+    println!("a · b = {:?}", y.as_slice());
+
+    let product = matmul(&a, &a.t());
+    println!("a · aᵀ = {:?}", product.into_ndarray());
+
+    let x = ndarray::Array2::from_shape_fn((2, 5), |(i, j)| (i + j) as f32);
+    let probabilities = softmax(&x);
+    println!("softmax rows = {:?}", probabilities.into_ndarray());
+}

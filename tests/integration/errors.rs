@@ -1,0 +1,154 @@
+//! Run-time errors: compiled code panics with the documented `ein: …` message (naming the
+//! index, the arrays, their axes and sizes, and the source location), and the interpreter
+//! fails with the same error.
+
+use crate::harness::{catch_quietly, strip_site, Form, Oracle};
+use ein_core::interp::{self, ArrayValue, Value};
+use ndarray::{Array1, Array2};
+
+program! {
+    matmul: fn(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { a[i, k] * b[k, j] } } }
+}
+
+program! {
+    argmax_of: fn(a: [f64]) -> usize { argmax i { a[i] } }
+}
+
+program! {
+    argmin_rows: fn(a: [[i64]]) -> [usize] { for i { argmin j { a[i, j] } } }
+}
+
+program! {
+    explicit_size: fn(a: [f64], n: i64) -> [f64] { for i in 0..n { a[i] } }
+}
+
+program! {
+    divide: fn(a: [i64], b: [i64]) -> [i64] { for i { a[i] / b[i] + a[i] % max(b[i], 1) } }
+}
+
+/// The message of the panic `code` raises; fails if it returns.
+fn panic_of<R>(code: impl FnOnce() -> R) -> String {
+    match catch_quietly(code) {
+        Ok(_) => panic!("expected a panic, but the compiled code returned"),
+        Err(message) => message,
+    }
+}
+
+/// The interpreter's error for `args`; fails if it succeeds.
+fn interpreter_error(test: &'static str, source: &str, args: Vec<Value>) -> String {
+    let oracle = Oracle::new(test, source, Form::Item);
+    match interp::run(oracle.program(), args, &[]) {
+        Ok(value) => panic!("expected the interpreter to fail, got {value:?}"),
+        Err(error) => error.message,
+    }
+}
+
+fn f64_matrix(rows: usize, cols: usize) -> (Array2<f64>, Value) {
+    let array = Array2::from_shape_fn((rows, cols), |(i, j)| (i * cols + j) as f64 * 0.5 - 1.0);
+    let value = ArrayValue::from_fn([rows, cols], |index| Value::F64(array[[index[0], index[1]]]));
+    (array, Value::Array(value))
+}
+
+fn assert_same_error(compiled: &str, interpreted: &str) {
+    assert!(compiled.starts_with("ein: "), "not an ein run-time error: {compiled}");
+    assert!(
+        strip_site(compiled).starts_with(interpreted),
+        "compiled and interpreted errors differ\ncompiled:    {compiled}\ninterpreter: {interpreted}"
+    );
+}
+
+#[test]
+fn size_mismatch_names_index_arrays_axes_and_sizes() {
+    let (a, a_value) = f64_matrix(2, 3);
+    let (b, b_value) = f64_matrix(4, 2);
+    let compiled = panic_of(|| matmul::run(&a, &b));
+    let interpreted = interpreter_error("size_mismatch", matmul::SOURCE, vec![a_value, b_value]);
+    for message in [&compiled, &interpreted] {
+        for part in ["`k`", "axis 1 of `a`", "axis 0 of `b`", "3", "4"] {
+            assert!(message.contains(part), "the size mismatch message should mention {part}: {message}");
+        }
+    }
+    assert!(compiled.contains("errors.rs"), "the message should name the source location: {compiled}");
+    assert_same_error(&compiled, &interpreted);
+}
+
+#[test]
+fn size_mismatch_is_checked_before_any_loop_even_when_empty() {
+    // No output element exists, but `k` is still 3 on `a` and 4 on `b`.
+    let (a, a_value) = f64_matrix(0, 3);
+    let (b, b_value) = f64_matrix(4, 0);
+    let compiled = panic_of(|| matmul::run(&a, &b));
+    let interpreted = interpreter_error("size_mismatch_empty", matmul::SOURCE, vec![a_value, b_value]);
+    assert!(compiled.contains("`k`") && compiled.contains("axis"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+}
+
+#[test]
+fn argmax_over_empty_range_panics() {
+    let empty: Vec<f64> = Vec::new();
+    let compiled = panic_of(|| argmax_of::run(&empty));
+    let interpreted =
+        interpreter_error("argmax_empty", argmax_of::SOURCE, vec![Value::Array(ArrayValue::vector(Vec::new()))]);
+    assert!(compiled.contains("argmax over an empty range of index `i`"), "{compiled}");
+    assert!(interpreted.contains("argmax over an empty range of index `i`"), "{interpreted}");
+    assert_same_error(&compiled, &interpreted);
+    // A non-empty input works in both, as a control.
+    assert_eq!(argmax_of::run(&vec![1.0, 3.0, 3.0, -1.0]), 1);
+}
+
+#[test]
+fn argmin_over_empty_row_panics() {
+    let a = Array2::<i64>::zeros((3, 0));
+    let compiled = panic_of(|| argmin_rows::run(&a));
+    let value = Value::Array(ArrayValue { shape: vec![3, 0], elements: Vec::new() });
+    let interpreted = interpreter_error("argmin_empty", argmin_rows::SOURCE, vec![value]);
+    assert!(compiled.contains("argmin over an empty range of index `j`"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+}
+
+#[test]
+fn read_from_empty_axis_panics() {
+    let empty = Array1::<f64>::zeros(0);
+    let compiled = panic_of(|| explicit_size::run(&empty, 2));
+    let args = vec![Value::Array(ArrayValue::vector(Vec::new())), Value::I64(2)];
+    let interpreted = interpreter_error("empty_read", explicit_size::SOURCE, args);
+    assert!(compiled.contains("read from empty axis 0 of `a`"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+}
+
+#[test]
+fn negative_size_panics() {
+    let a = Array1::<f64>::zeros(4);
+    let compiled = panic_of(|| explicit_size::run(&a, -3));
+    let args = vec![Value::Array(ArrayValue::vector(vec![Value::F64(0.0); 4])), Value::I64(-3)];
+    let interpreted = interpreter_error("negative_size", explicit_size::SOURCE, args);
+    assert!(compiled.contains("size of index `i` is -3"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+}
+
+#[test]
+fn integer_division_by_zero_panics() {
+    let a = vec![7i64, -7, 3];
+    let b = vec![2i64, 0, 1];
+    let compiled = panic_of(|| divide::run(&a, &b));
+    let as_value = |v: &[i64]| Value::Array(ArrayValue::vector(v.iter().map(|&x| Value::I64(x)).collect()));
+    let interpreted = interpreter_error("division_by_zero", divide::SOURCE, vec![as_value(&a), as_value(&b)]);
+    assert!(compiled.contains("integer division by zero"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+}
+
+program! {
+    repeat: fn(x: [f64], n: i64) -> [f64] { fold t in 0..n, v = x { for i in 0..x.len() { v[i] * 2.0 } } }
+}
+
+#[test]
+fn negative_fold_count_panics() {
+    let x = vec![1.0, 2.0];
+    let compiled = panic_of(|| repeat::run(&x, -1));
+    let args = vec![Value::Array(ArrayValue::vector(vec![Value::F64(1.0), Value::F64(2.0)])), Value::I64(-1)];
+    let interpreted = interpreter_error("negative_fold_count", repeat::SOURCE, args);
+    assert!(compiled.contains("-1"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+    // Zero iterations return the initial value.
+    assert_eq!(repeat::run(&x, 0).as_slice(), &[1.0, 2.0]);
+}

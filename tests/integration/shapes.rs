@@ -1,0 +1,117 @@
+//! Differential tests of shapes: comprehensions whose body is itself an array (a row, a fold,
+//! a `let`-bound array), where an empty outer axis means the inner shape must be known without
+//! evaluating the body; sizes written as expressions; gathers along inner axes; arg-reductions
+//! used as indices.
+
+use crate::harness::array;
+
+differential! {
+    /// The body is a row of `x` (a sub-array), read in reverse row order.
+    reverse_rows: fn(x: [[f64]]) -> [[f64]] {
+        let n = x.len();
+        for i in 0..n { x[n - 1 - i] }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [4, 0], [30, 20]];
+    args (x = array([m, n]));
+}
+
+differential! {
+    /// The body is a comprehension over a `let`-bound row.
+    rows_rebuilt: fn(x: [[f64]]) -> [[f64]] {
+        for i { let row = x[i]; for j { row[j] * 2.0 + (row.len() as f64) } }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [4, 0], [30, 20]];
+    args (x = array([m, n]));
+}
+
+differential! {
+    /// The body is the same array for every `i` (a broadcast of `b`).
+    replicate: fn(a: [f64], b: [f64]) -> [[f64]] {
+        let r = for j { b[j] * b[j] };
+        for i in 0..a.len() { r }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [4, 0], [30, 20]];
+    args (a = array([m]), b = array([n]));
+}
+
+differential! {
+    /// The body is a fold with an array accumulator: with `a` empty the result is `0 × len(b)`.
+    fold_per_row: fn(a: [f64], b: [f64]) -> [[f64]] {
+        for i { fold t in 0..3, v = b { for j in 0..b.len() { v[j] * 0.5 + a[i] } } }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [4, 0], [30, 20]];
+    args (a = array([m]), b = array([n]));
+}
+
+differential! {
+    /// Sizes as expressions: `len - 1` (negative for an empty input: an error in both),
+    /// `2 * n`, and `a.shape(1)`.
+    size_expressions: fn(a: [[f64]]) -> ([f64], [f64]) {
+        (
+            for i in 0..a.len() - 1 { a[i + 1, 0] - a[i, 0] },
+            for j in 0..2 * a.shape(1) { a[0, j / 2] * (j as f64) },
+        )
+    }
+    cases [m, n] in [[3, 4], [1, 1], [2, 0], [30, 20], [0, 3]];
+    args (a = array([m, n]));
+}
+
+differential! {
+    /// Gathers along an inner axis and along the outer axis of a matrix.
+    gather_2d: fn(x: [[f64]], rows: [usize], cols: [i64]) -> ([[f64]], [[f64]]) {
+        (for i, j { x[rows[i], j] }, for i, j { x[i, cols[j]] })
+    }
+    cases [m, n, p] in [[3, 4, 5], [1, 1, 1], [2, 3, 0], [20, 10, 15]];
+    args (x = array([m, n]), rows = array([p]).within(0.0, 25.0), cols = array([p]).within(-3.0, 12.0));
+}
+
+differential! {
+    /// An argmax used as an index (a usize index).
+    argmax_as_index: fn(a: [[f64]], b: [f64]) -> [f64] {
+        for i { b[argmax j { a[i, j] }] }
+    }
+    cases [m, n, k] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [20, 10, 4]];
+    args (a = array([m, n]), b = array([k]));
+}
+
+differential! {
+    /// Welford's running mean and variance per row: a fold with a tuple pattern accumulator
+    /// inside a comprehension.
+    welford_rows: fn(x: [[f64]]) -> [{mean: f64, var: f64}] {
+        for i {
+            let n = x.shape(1);
+            let (mean, m2) = fold t in 0..n, (mean, m2) = (0.0, 0.0) {
+                let value = x[i, t];
+                let count = (t + 1) as f64;
+                let delta = value - mean;
+                let next = mean + delta / count;
+                (next, m2 + delta * (value - next))
+            };
+            { mean: mean, var: m2 / max(n as f64, 1.0) }
+        }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [4, 0], [30, 20]];
+    args (x = array([m, n]));
+}
+
+differential! {
+    /// A tuple result holding an array of records and a scalar.
+    records_and_scalar: fn(a: [f64]) -> ([{lo: f64, hi: f64}], f64) {
+        (for i { { lo: min(a[i], 0.0), hi: max(a[i], 0.0) } }, sum i { abs(a[i]) })
+    }
+    cases [n] in [[0], [1], [6], [300]];
+    args (a = array([n]));
+}
+
+differential! {
+    /// Mixed element types with casts, comparisons of booleans, and method-call functions on
+    /// expressions.
+    mixed_types: fn(k: [i32], x: [f64]) -> [f64] {
+        for i {
+            let same_sign = (k[i] > 0) == (x[i] > 0.0);
+            if same_sign { (x[i] * 2.0).exp() } else { (k[i] as f64).abs().sqrt() + x[i] }
+        }
+    }
+    cases [n] in [[0], [1], [6], [300]];
+    args (k = array([n]), x = array([n]));
+}

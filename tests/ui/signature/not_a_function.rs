@@ -1,0 +1,7 @@
+use ein::ein;
+
+ein! {
+    struct S;
+}
+
+fn main() {}

@@ -1,0 +1,5 @@
+use ein::ein;
+
+fn main() {
+    let _: f64 = ein!();
+}

@@ -1,0 +1,7 @@
+use ein::ein;
+
+ein! {
+    fn f(a: [bool]) -> [bool] { for i { -a[i] } }
+}
+
+fn main() {}
