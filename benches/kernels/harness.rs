@@ -15,7 +15,7 @@ mod timing;
 
 pub use options::Options;
 pub use output::{Check, IntoOutput, Output};
-pub use report::Report;
+pub use report::{Ceiling, Report};
 pub use timing::{run_kernel, KernelResult, Settings, VariantResult};
 
 /// A kernel in the suite, before its inputs exist: a name for `--filter` and a builder that

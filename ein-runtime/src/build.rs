@@ -199,8 +199,11 @@ pub trait Columns: Send + sealed::Sealed {
     fn is_full(outs: &Self::Outs<'_>) -> bool;
 
     /// Records that elements `0..len` of every buffer are written.
+    ///
+    /// # Safety
+    /// They must have been: `Buffer::into_array` trusts this record.
     #[doc(hidden)]
-    fn mark_initialised(&mut self, len: usize);
+    unsafe fn mark_initialised(&mut self, len: usize);
 }
 
 impl<T> sealed::Sealed for Buffer<T> {}
@@ -231,7 +234,8 @@ impl<T: Copy + Send> Columns for Buffer<T> {
         outs.is_full()
     }
 
-    fn mark_initialised(&mut self, len: usize) {
+    unsafe fn mark_initialised(&mut self, len: usize) {
+        // Max: a later, shorter fill cannot un-write elements.
         self.initialised = self.initialised.max(len);
     }
 }
@@ -295,8 +299,9 @@ macro_rules! impl_tuples {
                 $($column::is_full(&outs.$position))&&+
             }
 
-            fn mark_initialised(&mut self, len: usize) {
-                $(self.$position.mark_initialised(len);)+
+            unsafe fn mark_initialised(&mut self, len: usize) {
+                // SAFETY: the caller's promise holds for every column.
+                $(unsafe { self.$position.mark_initialised(len) };)+
             }
         }
 
@@ -370,8 +375,8 @@ where
     } else {
         (0..rows).for_each(fill_row);
     }
-    // Only reached if no row panicked, and every row that did not panic was checked full.
-    columns.mark_initialised(len);
+    // SAFETY: only reached if no row panicked, so every row was written and checked full.
+    unsafe { columns.mark_initialised(len) };
 }
 
 #[cfg(test)]

@@ -81,9 +81,9 @@ differential! {
     }
     cases [n, m] in [[3, 2], [1, 1], [0, 0], [6, 0], [0, 4], [40, 40]];
     args (
-        a = array([n]).within(-9.223372036854775808e18, -9.223372036854775808e18),
+        a = array([n]).within(i64::MIN as f64, i64::MIN as f64),
         b = array([n]).within(-1.0, -1.0),
-        c = array([m]).within(-2147483648.0, -2147483647.0),
+        c = array([m]).within(i32::MIN as f64, i32::MIN as f64 + 1.0),
         d = array([m]).within(-1.0, -1.0),
     );
 }
@@ -187,4 +187,42 @@ differential! {
     }
     cases [p, q, r] in [[2, 3, 4], [1, 1, 1], [0, 2, 3], [2, 0, 3], [3, 2, 0], [20, 30, 40]];
     args (x = array([p, q, r]));
+}
+
+differential! {
+    /// Both sides of `||` are evaluated: with a zero in `b`, the remainder by zero fails even
+    /// where `b[i] == 0` already decides the answer (cases with `low = 1` have no zeros).
+    logical_or_evaluates_both_sides: fn(a: [i64], b: [i64]) -> [bool] {
+        for i { b[i] == 0 || a[i] % b[i] == 0 }
+    }
+    cases [n, low] in [[5, 1], [1, 1], [0, 0], [50, 0], [8, 1], [300, 1]];
+    args (a = array([n]), b = array([n]).within(low as f64, 3.0));
+}
+
+differential! {
+    /// Both branches of `if` are evaluated: reading `a[i]` from an empty `a` fails even when
+    /// the condition picks the other branch.
+    select_evaluates_both_branches: fn(a: [f64], n: usize) -> [f64] {
+        for i in 0..n { if a.len() > 0 { a[i] } else { 0.0 } }
+    }
+    cases [len, count] in [[5, 5], [1, 1], [0, 0], [0, 3], [4, 9], [30, 10]];
+    args (a = array([len]), n = scalar(count));
+}
+
+differential! {
+    /// Indices computed from floats and casts (`as i64`, `as usize`), and suffixed literals.
+    computed_indices_and_suffixes: fn(a: [f32], x: [f64]) -> [f32] {
+        for i { a[(x[i] * 10.0) as i64] * 2.5f32 + a[(i * 2i64) as usize] - a[i] * (3i32 as f32) }
+    }
+    cases [m, n] in [[5, 5], [1, 1], [0, 0], [12, 12], [3, 3]];
+    args (a = array([m]), x = array([n]).within(-0.5, 1.5));
+}
+
+differential! {
+    /// A size given by an `i32` parameter (negative for the first case: an error in both).
+    i32_size_parameter: fn(a: [f64], n: i32) -> [f64] {
+        for i in 0..n { a[i] + a[i + 1] }
+    }
+    cases [len, count] in [[5, 0], [5, 6], [1, 2], [0, 1], [30, 10], [3, 3]];
+    args (a = array([len]), n = scalar(count as i32 - 1));
 }

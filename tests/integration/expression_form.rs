@@ -75,3 +75,11 @@ differential_expr! {
     let k = array::<i32>([n]), x = array::<f64>([n]), offset = scalar(3i64);
     ein!(for i { (k[i] as f64) * x[i] + (offset * 2) as f64 });
 }
+
+differential_expr! {
+    /// Captured sizes of other integer types (`i32`, `i64`); a negative one fails in both.
+    expression_captured_sizes_of_other_widths:
+    cases [len, count] in [[5, 6], [1, 2], [5, 0], [30, 10], [0, 1]];
+    let a = array::<f64>([len]), n = scalar(count as i32 - 1), m = scalar(count as i64);
+    ein!(for i in 0..n, j in 0..m { a[i] * a[j] });
+}

@@ -714,7 +714,7 @@ impl Run<'_> {
         let mut args = Vec::new();
         for &param in &program.params {
             let name = &program.var(param).name;
-            match inputs.iter().find(|input| &input.name == name) {
+            match inputs.iter().find(|input| input.name == name) {
                 Some(input) => args.push(input.value.clone()),
                 None => self.fail(&format!("the program's parameter `{name}` has no argument in the test")),
             }
@@ -729,7 +729,7 @@ impl Run<'_> {
         let mut type_args = Vec::new();
         for parameter in &program.type_params {
             let name = &program.var(parameter.witness).name;
-            match inputs.iter().find(|input| &input.name == name) {
+            match inputs.iter().find(|input| input.name == name) {
                 Some(input) => type_args.push(input.elem),
                 None => self.fail(&format!("no argument `{name}` decides a type parameter")),
             }

@@ -1,14 +1,20 @@
 //! Integration tests of `ein`, in one test binary so the suite compiles once.
 //!
 //! - Differential tests (`linear_algebra`, `stencils`, `reductions`, `scalars`, `structure`,
-//!   `expression_form`): every program is compiled by `ein!` and also parsed, checked and run
-//!   by the reference interpreter (`ein_core::interp`) on the same random inputs, for several
-//!   shape cases (always including an empty axis, length-1 axes and larger sizes) in several
-//!   memory layouts (row-major, transposed, stepped, reversed, and a mixed plan with a
-//!   broadcast argument); the answers must agree. See `harness.rs`.
-//! - `errors`: run-time errors (size mismatches, empty `argmax`, empty reads, negative sizes,
-//!   division by zero) panic with the documented message in compiled code and fail the same
-//!   way in the interpreter.
+//!   `shapes`, `edge_cases`, `expression_form`): every program is compiled by `ein!` and also
+//!   parsed, checked and run by the reference interpreter (`ein_core::interp`) on the same
+//!   random inputs, for several shape cases (always including an empty axis, length-1 axes and
+//!   larger sizes, some above the parallel grain size) in several memory layouts (row-major,
+//!   transposed, stepped, reversed, and a mixed plan with a broadcast argument); the answers
+//!   must agree. See `harness.rs`.
+//! - `storage`: inputs of every supported storage type (`Vec`, slices, Rust arrays,
+//!   `ein::Array`/`View`, ndarray), in both forms, against the interpreter.
+//! - `errors`: run-time errors (size mismatches, empty `argmax`, empty reads, negative sizes
+//!   and fold counts, division by zero) panic with the documented message in compiled code and
+//!   fail the same way in the interpreter.
+//! - `harness_checks`: the harness itself (layouts have the strides they claim; every kind of
+//!   disagreement fails a run).
+//! - `ui`: trybuild compile-fail tests of the diagnostics.
 //!
 //! A test states its program once, with [`differential!`] (item form) or
 //! [`differential_expr!`] (expression form):

@@ -3,7 +3,11 @@
 //! indexing (`a[i][j]` and `a[i, j]` are rank 2), or `a.shape(k)` (rank > k), or `a.len()`.
 
 use crate::syntax::ast::{Binder, Expr, ExprKind, Pattern};
-use proc_macro2::{Ident, Span};
+use proc_macro2::Ident;
+
+/// The highest rank ein accepts; beyond it (only reachable through `a.shape(k)` with a huge `k`)
+/// the checker reports an error instead of building an absurd type.
+pub const MAX_RANK: usize = 16;
 
 /// What the expression does with one captured local.
 #[derive(Debug, Clone)]
@@ -11,10 +15,6 @@ pub struct Capture {
     pub name: Ident,
     /// 0 for a scalar.
     pub rank: usize,
-    /// Used as a whole value (`a * 2`, `let b = a`) somewhere, as opposed to only indexed.
-    pub used_as_value: bool,
-    /// First place it was used as an array (for errors about mixed use).
-    pub array_use: Option<Span>,
 }
 
 pub fn find_captures(body: &Expr) -> Vec<Capture> {
@@ -37,7 +37,7 @@ impl Scan {
         let position = match self.captures.iter().position(|c| c.name == text) {
             Some(position) => position,
             None => {
-                self.captures.push(Capture { name: name.clone(), rank: 0, used_as_value: false, array_use: None });
+                self.captures.push(Capture { name: name.clone(), rank: 0 });
                 self.captures.len() - 1
             }
         };
@@ -49,12 +49,7 @@ impl Scan {
         match &expr.kind {
             ExprKind::Name(name) => {
                 if let Some(capture) = self.capture(name) {
-                    if depth == 0 {
-                        capture.used_as_value = true;
-                    } else {
-                        capture.rank = capture.rank.max(depth);
-                        capture.array_use.get_or_insert(name.span());
-                    }
+                    capture.rank = capture.rank.max(depth);
                 }
             }
             ExprKind::Index { array, indices } => {
@@ -62,7 +57,7 @@ impl Scan {
                 indices.iter().for_each(|index| self.expr(index, 0));
             }
             ExprKind::Len { array } => self.array_query(array, 1),
-            ExprKind::Shape { array, axis, .. } => self.array_query(array, axis + 1),
+            ExprKind::Shape { array, axis, .. } => self.array_query(array, axis.saturating_add(1).min(MAX_RANK + 1)),
             ExprKind::Literal(_) => {}
             ExprKind::For { binders, body } | ExprKind::Reduce { binders, body, .. } => {
                 let before = self.bound.len();
@@ -107,7 +102,6 @@ impl Scan {
         if let ExprKind::Name(name) = &array.kind {
             if let Some(capture) = self.capture(name) {
                 capture.rank = capture.rank.max(minimum_rank);
-                capture.array_use.get_or_insert(name.span());
                 return;
             }
             return;

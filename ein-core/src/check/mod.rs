@@ -43,6 +43,11 @@ fn check_expression(body: &ast::Expr) -> syn::Result<Unit> {
     let mut checker = Checker::new(FormKind::Expression);
     let mut params = Vec::new();
     for capture in captures::find_captures(body) {
+        if capture.rank > captures::MAX_RANK {
+            let message = format!("`{}` would need rank {}; ein arrays have at most {} axes", capture.name, capture.rank, captures::MAX_RANK);
+            checker.errors.push(capture.name.span(), message);
+            continue;
+        }
         let element = checker.unifier.fresh(NumberClass::Any, Origin::Capture(VarId(checker.vars.len() as u32)));
         let ty = if capture.rank == 0 { Type::Scalar(element) } else { Type::array(Type::Scalar(element), capture.rank) };
         let var = checker.declare(&capture.name.to_string(), ty, VarKind::Param, capture.name.span());

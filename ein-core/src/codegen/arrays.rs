@@ -88,7 +88,12 @@ impl Gen<'_> {
     /// outer axes, the body's symbolic shape the inner ones; every size is computed and
     /// checked before any loop runs (sizes never depend on indices). One buffer per column
     /// is filled by `fill_rows`, a row per value of the outermost index.
-    pub(super) fn comprehension(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<ArrayValue> {
+    pub(super) fn comprehension(
+        &mut self,
+        expr: &Expr,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<ArrayValue> {
         let mut chain: Vec<(VarId, &Expr)> = Vec::new();
         let mut body = expr;
         while let ExprKind::For { index, size, body: inner } = &body.kind {
@@ -186,12 +191,21 @@ impl Gen<'_> {
         let name = hint.unwrap_or_else(|| self.names.fresh("view"));
         let views = tree_at(elem, &store).map(&mut |column| quote!(#column.view()));
         block.push_view(name.clone(), views.tuple());
-        ArrayValue { views: tree_at(elem, &name.into_token_stream()), store: Some(Store { path: store, level: self.level }) }
+        ArrayValue {
+            views: tree_at(elem, &name.into_token_stream()),
+            store: Some(Store { path: store, level: self.level }),
+        }
     }
 
     /// The loops of the remaining directly nested axes (their lengths computed already), then
     /// the body's elements.
-    fn write_axes(&mut self, chain: &[(VarId, &Expr)], dims: &[Dim], body: &Expr, block: &mut Block) -> syn::Result<()> {
+    fn write_axes(
+        &mut self,
+        chain: &[(VarId, &Expr)],
+        dims: &[Dim],
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<()> {
         let Some(((index, _), rest)) = chain.split_first() else {
             return self.write_elements(body, block);
         };
@@ -273,7 +287,9 @@ impl Gen<'_> {
         let (mut views, mut elem) = (array.views, (**elem).clone());
         for &field in projection {
             (views, elem) = match (views, elem) {
-                (Tree::Node(mut columns), Type::Tuple { mut fields, .. }) if field < columns.len() && field < fields.len() => {
+                (Tree::Node(mut columns), Type::Tuple { mut fields, .. })
+                    if field < columns.len() && field < fields.len() =>
+                {
                     (columns.swap_remove(field), fields.swap_remove(field))
                 }
                 _ => return Err(internal(expr.span, format!("field {field} of an element without it"))),
@@ -343,7 +359,8 @@ impl Gen<'_> {
                 block_start,
             }));
         }
-        let (k, m) = (proc_macro2::Literal::usize_unsuffixed(indices.len()), proc_macro2::Literal::usize_unsuffixed(remaining));
+        let (k, m) =
+            (proc_macro2::Literal::usize_unsuffixed(indices.len()), proc_macro2::Literal::usize_unsuffixed(remaining));
         let subs = views.map(&mut |view| quote!(unsafe { #view.sub_unchecked::<#k, #m>(#at) }));
         let name = hint.unwrap_or_else(|| self.names.fresh("sub"));
         if may_panic {
@@ -378,9 +395,16 @@ impl Gen<'_> {
             ScalarType::Known(Scalar::Usize) => code,
             ScalarType::Known(Scalar::I64 | Scalar::I32) => {
                 let tokens = code.operand(Prec::Cast);
-                Code::from_parts(quote!(#tokens as ::core::primitive::usize), Prec::Cast, &[&code], code.leads(Prec::Cast))
+                Code::from_parts(
+                    quote!(#tokens as ::core::primitive::usize),
+                    Prec::Cast,
+                    &[&code],
+                    code.leads(Prec::Cast),
+                )
             }
-            ScalarType::Param(_) => call(quote!(::ein::__private::CastTo::<::core::primitive::usize>::cast_to), &[&code]),
+            ScalarType::Param(_) => {
+                call(quote!(::ein::__private::CastTo::<::core::primitive::usize>::cast_to), &[&code])
+            }
             ScalarType::Known(other) => return Err(internal(span, format!("an index of type {other}"))),
         })
     }
@@ -392,7 +416,12 @@ impl Gen<'_> {
             ScalarType::Known(Scalar::I64) => code,
             ScalarType::Known(Scalar::I32) => {
                 let tokens = code.operand(Prec::Cast);
-                Code::from_parts(quote!(#tokens as ::core::primitive::i64), Prec::Cast, &[&code], code.leads(Prec::Cast))
+                Code::from_parts(
+                    quote!(#tokens as ::core::primitive::i64),
+                    Prec::Cast,
+                    &[&code],
+                    code.leads(Prec::Cast),
+                )
             }
             ScalarType::Known(Scalar::Usize) => {
                 let tokens = &code.tokens;

@@ -3,8 +3,8 @@
 //! [`Value`] (how an IR value of any type is represented in generated code).
 
 use proc_macro2::{Ident, TokenStream, TokenTree};
-use std::collections::BTreeSet;
 use quote::{quote, ToTokens};
+use std::collections::BTreeSet;
 
 /// Rust expression precedence, loosest first (the Rust reference's table, restricted to what
 /// generated code uses).
@@ -63,7 +63,14 @@ pub(super) struct Code {
 impl Code {
     /// A local variable.
     pub(super) fn name(ident: &Ident) -> Code {
-        Code { tokens: ident.to_token_stream(), prec: Prec::Atom, simple: true, may_panic: false, has_unsafe: false, block_start: false }
+        Code {
+            tokens: ident.to_token_stream(),
+            prec: Prec::Atom,
+            simple: true,
+            may_panic: false,
+            has_unsafe: false,
+            block_start: false,
+        }
     }
 
     /// A literal (or a constant path); `prec` is `Unary` for a negative literal.
@@ -129,7 +136,11 @@ impl Code {
 pub(super) enum Stmt {
     /// `let name = init;`; `droppable` when `init` is a pure, cheap expression (a view) that
     /// may be left out if nothing reads `name`.
-    Let { name: Ident, init: Code, droppable: bool },
+    Let {
+        name: Ident,
+        init: Code,
+        droppable: bool,
+    },
     Other(TokenStream),
 }
 

@@ -245,7 +245,8 @@ impl Gen<'_> {
         if from == to {
             return self.scalar(operand, block);
         }
-        if let (ExprKind::Literal(literal), ScalarType::Known(from), ScalarType::Known(to)) = (&operand.kind, from, to) {
+        if let (ExprKind::Literal(literal), ScalarType::Known(from), ScalarType::Known(to)) = (&operand.kind, from, to)
+        {
             if let Some(value) = Const::of(literal, from).and_then(|value| value.cast(to)) {
                 return Ok(value.code(to));
             }
@@ -260,7 +261,12 @@ impl Gen<'_> {
                 if from == Scalar::Bool && to.is_float() {
                     // Rust has no `bool as f32`: go through an integer (0 or 1, exactly).
                     let tokens = code.operand(Prec::Cast);
-                    Code::from_parts(quote!(#tokens as ::core::primitive::u8 as #ty), Prec::Cast, &[&code], code.leads(Prec::Cast))
+                    Code::from_parts(
+                        quote!(#tokens as ::core::primitive::u8 as #ty),
+                        Prec::Cast,
+                        &[&code],
+                        code.leads(Prec::Cast),
+                    )
                 } else {
                     let tokens = code.operand(Prec::Cast);
                     Code::from_parts(quote!(#tokens as #ty), Prec::Cast, &[&code], code.leads(Prec::Cast))
@@ -400,7 +406,8 @@ fn project_value(value: Value, field: usize, span: Span) -> syn::Result<Value> {
         Value::Plain(code) => {
             let receiver = code.operand(Prec::Atom);
             let position = syn::Index::from(field);
-            let mut projected = Code::from_parts(quote!(#receiver.#position), Prec::Atom, &[&code], code.leads(Prec::Atom));
+            let mut projected =
+                Code::from_parts(quote!(#receiver.#position), Prec::Atom, &[&code], code.leads(Prec::Atom));
             projected.simple = code.simple;
             Ok(Value::Plain(projected))
         }
@@ -467,7 +474,9 @@ fn param_literal(literal: &Literal, class: NumberClass) -> Code {
             call(quote!(::ein::__private::Num::from_i64), &[&value])
         }
         // Exactly representable in f32: the same number whichever float rustc picks.
-        Literal::Float(value) if class == NumberClass::Float && value.is_finite() && f64::from(value as f32) == value => {
+        Literal::Float(value)
+            if class == NumberClass::Float && value.is_finite() && f64::from(value as f32) == value =>
+        {
             unsuffixed_float(value)
         }
         Literal::Float(value) => {

@@ -319,10 +319,8 @@ impl<'p> Gen<'p> {
 
     /// The marker local of type parameter `index` (a `PhantomData` of its element type).
     fn marker(&mut self, index: usize, span: Span) -> syn::Result<Ident> {
-        let slot = self
-            .markers
-            .get(index)
-            .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
+        let slot =
+            self.markers.get(index).ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
         if let Some(marker) = slot {
             return Ok(marker.clone());
         }
@@ -430,16 +428,12 @@ fn owned_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
 }
 
 /// One type per column of an element type, in its tuple structure.
-fn column_types(
-    elem: &Type,
-    span: Span,
-    column: &mut impl FnMut(Scalar) -> TokenStream,
-) -> syn::Result<TokenStream> {
+fn column_types(elem: &Type, span: Span, column: &mut impl FnMut(Scalar) -> TokenStream) -> syn::Result<TokenStream> {
     match elem {
         Type::Scalar(scalar) => Ok(column(known_scalar(scalar, span)?)),
-        Type::Tuple { fields, .. } => Ok(tuple_tokens(
-            fields.iter().map(|field| column_types(field, span, column)).collect::<syn::Result<_>>()?,
-        )),
+        Type::Tuple { fields, .. } => {
+            Ok(tuple_tokens(fields.iter().map(|field| column_types(field, span, column)).collect::<syn::Result<_>>()?))
+        }
         Type::Array { .. } => Err(internal(span, "an array of arrays")),
     }
 }

@@ -57,9 +57,7 @@ impl Names {
             let conflicts = |other: &VarId| {
                 let other_info = program.var(*other);
                 let both_indices = info.kind == VarKind::Index && other_info.kind == VarKind::Index;
-                !both_indices
-                    || enclosing[id.0 as usize].contains(other)
-                    || enclosing[other.0 as usize].contains(&id)
+                !both_indices || enclosing[id.0 as usize].contains(other) || enclosing[other.0 as usize].contains(&id)
             };
             let clashes = |name: &String| assigned.get(name).is_some_and(|others| others.iter().any(conflicts));
             let mut name = base.clone();
@@ -73,9 +71,10 @@ impl Names {
             // The user's span: a captured local must resolve in the user's hygiene context
             // (which differs from the macro's call site when `ein!` is called by a
             // `macro_rules!` macro), and every use of a variable is this same identifier.
-            vars[id.0 as usize] = Some(make_ident(&name, info.span).ok_or_else(|| {
-                internal(info.span, format!("cannot name variable `{}` in Rust", info.name))
-            })?);
+            vars[id.0 as usize] = Some(
+                make_ident(&name, info.span)
+                    .ok_or_else(|| internal(info.span, format!("cannot name variable `{}` in Rust", info.name)))?,
+            );
             assigned.entry(name).or_default().push(id);
         }
         let vars = vars

@@ -96,7 +96,9 @@ impl Gen<'_> {
                     Scalar::F64 => literal(if one { quote!(1.0f64) } else { quote!(0.0f64) }),
                     Scalar::I32 => literal(proc_macro2::Literal::i32_suffixed(i32::from(one)).into_token_stream()),
                     Scalar::I64 => literal(proc_macro2::Literal::i64_suffixed(i64::from(one)).into_token_stream()),
-                    Scalar::Usize => literal(proc_macro2::Literal::usize_suffixed(usize::from(one)).into_token_stream()),
+                    Scalar::Usize => {
+                        literal(proc_macro2::Literal::usize_suffixed(usize::from(one)).into_token_stream())
+                    }
                     Scalar::Bool => return Err(internal(span, format!("`{}` over booleans", op.name()))),
                 }
             }
@@ -395,7 +397,8 @@ impl Gen<'_> {
                 generator.fold_step(acc, &acc_name, body, loop_block)
             })?;
             let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
-            let binding = if assigns { quote!(let mut #acc_name = #initial;) } else { quote!(let #acc_name = #initial;) };
+            let binding =
+                if assigns { quote!(let mut #acc_name = #initial;) } else { quote!(let #acc_name = #initial;) };
             block.push(quote! {
                 #binding
                 for #index_name in 0..#end { #body_tokens }

@@ -5,7 +5,7 @@
 
 use super::generate;
 use crate::ir::{
-    BinaryOp, Bounds, Expr, ExprKind, Form, FunctionHeader, Func, Literal, NumberClass, Program, ReduceOp, Scalar,
+    BinaryOp, Bounds, Expr, ExprKind, Form, Func, FunctionHeader, Literal, NumberClass, Program, ReduceOp, Scalar,
     ScalarType, SizeCheck, Type, TypeParam, UnaryOp, VarId, VarInfo, VarKind,
 };
 use proc_macro2::{Span, TokenStream};
@@ -258,8 +258,11 @@ fn smooth() -> Sample {
     let acc = b.declare("acc", array(Scalar::F32, 1), VarKind::Accumulator);
     let i = b.index("i");
     let previous = at(b.var(acc), binary(BinaryOp::Sub, b.var(i), i64_literal(1)), Bounds::Clamped);
-    let average =
-        binary(BinaryOp::Mul, binary(BinaryOp::Add, previous, at(b.var(acc), b.var(i), Bounds::Proven)), f32_literal(0.5));
+    let average = binary(
+        BinaryOp::Mul,
+        binary(BinaryOp::Add, previous, at(b.var(acc), b.var(i), Bounds::Proven)),
+        f32_literal(0.5),
+    );
     let step = for_each(i, len(b.var(acc), 0), average);
     let ty = step.ty.clone();
     let body = Expr::new(
@@ -306,12 +309,15 @@ fn softmax() -> Sample {
     let m = b.declare("m", Type::scalar(Scalar::F32), VarKind::Let);
     let row = || at(b.var(r), b.var(k1), Bounds::Proven);
     let max = reduce(ReduceOp::Max, k1, len(b.var(r), 0), row());
-    let exp_at = |index: VarId| call(Func::Exp, vec![binary(BinaryOp::Sub, at(b.var(r), b.var(index), Bounds::Proven), b.var(m))]);
+    let exp_at = |index: VarId| {
+        call(Func::Exp, vec![binary(BinaryOp::Sub, at(b.var(r), b.var(index), Bounds::Proven), b.var(m))])
+    };
     let denominator = reduce(ReduceOp::Sum, k2, len(b.var(r), 0), exp_at(k2));
     let ratio = binary(BinaryOp::Div, exp_at(j), denominator);
     let denominator = reduce(ReduceOp::Sum, k3, len(b.var(r), 0), exp_at(k3));
     let ratio_again = binary(BinaryOp::Div, exp_at(j), denominator);
-    let negative = Expr::new(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(ratio_again) }, ratio.ty.clone(), span());
+    let negative =
+        Expr::new(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(ratio_again) }, ratio.ty.clone(), span());
     let positive = binary(BinaryOp::Gt, b.var(m), f32_literal(0.0));
     let select = Expr::new(
         ExprKind::Select { cond: Box::new(positive), then: Box::new(ratio), otherwise: Box::new(negative) },
@@ -335,7 +341,20 @@ fn softmax() -> Sample {
 fn samples() -> Vec<Sample> {
     let (best, row_best) = arg_reductions();
     let (scale, generic_sum) = generic_expressions();
-    vec![matmul(), shift(), polar(), total(), best, row_best, smooth(), scale, generic_sum, softmax(), order(), literals()]
+    vec![
+        matmul(),
+        shift(),
+        polar(),
+        total(),
+        best,
+        row_best,
+        smooth(),
+        scale,
+        generic_sum,
+        softmax(),
+        order(),
+        literals(),
+    ]
 }
 
 #[test]
@@ -400,7 +419,10 @@ fn a_top_level_sum_is_a_parallel_reduce() {
     let sample = total();
     assert_contains(
         &sample,
-        &["::ein::__private::reduce(a.len_of(0), || 0.0f32, |__ein_acc, __ein_position|", "|__ein_left, __ein_right| __ein_left + __ein_right"],
+        &[
+            "::ein::__private::reduce(a.len_of(0), || 0.0f32, |__ein_acc, __ein_position|",
+            "|__ein_left, __ein_right| __ein_left + __ein_right",
+        ],
     );
 }
 
@@ -529,7 +551,8 @@ fn literals() -> Sample {
 fn operands_that_may_fail_are_evaluated_in_order() {
     let sample = order();
     let text = squeeze(&text(&sample));
-    let division = text.find(&squeeze("let __ein_operand = ::ein::__private::int_div(")).expect("the division is bound");
+    let division =
+        text.find(&squeeze("let __ein_operand = ::ein::__private::int_div(")).expect("the division is bound");
     let reduction = text.find(&squeeze("for k in")).expect("the reduction loop");
     assert!(division < reduction, "{}", sample.tokens);
     // `a[idx[i]]`: the inner read is computed before the outer `unsafe` block.
@@ -541,9 +564,7 @@ fn literals_are_spelled_exactly() {
     let sample = literals();
     assert_contains(
         &sample,
-        &[
-            "(-3i64, ::core::primitive::i64::MIN, -0.0f64, ::core::primitive::f64::NAN, x * 2.5e-8f64, 7.0f32)",
-        ],
+        &["(-3i64, ::core::primitive::i64::MIN, -0.0f64, ::core::primitive::f64::NAN, x * 2.5e-8f64, 7.0f32)"],
     );
 }
 
@@ -558,7 +579,8 @@ fn types_and_runtime_items_are_named_by_absolute_paths() {
                 check(group.stream(), name);
             }
             if let proc_macro2::TokenTree::Ident(ident) = &tree {
-                let after_path = matches!(&previous, Some(proc_macro2::TokenTree::Punct(punct)) if punct.as_char() == ':');
+                let after_path =
+                    matches!(&previous, Some(proc_macro2::TokenTree::Punct(punct)) if punct.as_char() == ':');
                 assert!(
                     !PRELUDE_SENSITIVE.contains(&ident.to_string().as_str()) || after_path,
                     "{name}: `{ident}` is not part of an absolute path"

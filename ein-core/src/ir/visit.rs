@@ -88,3 +88,93 @@ fn collect_bound(expr: &Expr, bound: &mut BTreeSet<VarId>) {
     }
     expr.for_each_child(|child| collect_bound(child, bound));
 }
+
+/// Gives every binder inside `expr` a fresh variable (declared at the end of `vars`), so a copy
+/// of a subtree can be placed next to the original without binding a `VarId` twice.
+pub fn rename_binders(expr: &mut Expr, vars: &mut Vec<super::VarInfo>) {
+    let renames: Vec<(VarId, VarId)> = bound_vars(expr)
+        .into_iter()
+        .map(|old| {
+            let info = vars[old.0 as usize].clone();
+            vars.push(info);
+            (old, VarId(vars.len() as u32 - 1))
+        })
+        .collect();
+    rename(expr, &renames);
+}
+
+fn rename(expr: &mut Expr, renames: &[(VarId, VarId)]) {
+    let fresh = |var: &mut VarId| {
+        if let Some((_, new)) = renames.iter().find(|(old, _)| old == var) {
+            *var = *new;
+        }
+    };
+    match &mut expr.kind {
+        ExprKind::Var(var) => fresh(var),
+        ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => fresh(index),
+        ExprKind::Let { var, .. } => fresh(var),
+        ExprKind::Fold { index, acc, .. } => {
+            fresh(index);
+            fresh(acc);
+        }
+        _ => {}
+    }
+    expr.for_each_child_mut(|child| rename(child, renames));
+}
+
+/// A text equal for two expressions exactly when they are equal up to the names of the
+/// variables they bind (alpha-equivalence), spans ignored. Free variables keep their ids.
+pub fn alpha_key(expr: &Expr) -> String {
+    let mut text = String::new();
+    write_alpha(expr, &mut Vec::new(), &mut text);
+    text
+}
+
+fn write_alpha(expr: &Expr, bound: &mut Vec<VarId>, text: &mut String) {
+    use std::fmt::Write;
+    let name = |var: &VarId, bound: &Vec<VarId>| match bound.iter().rposition(|b| b == var) {
+        Some(position) => format!("b{position}"),
+        None => format!("f{}", var.0),
+    };
+    let pushed: Vec<VarId> = match &expr.kind {
+        ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => vec![*index],
+        ExprKind::Let { var, .. } => vec![*var],
+        ExprKind::Fold { index, acc, .. } => vec![*index, *acc],
+        _ => Vec::new(),
+    };
+    let _ = match &expr.kind {
+        ExprKind::Literal(literal) => write!(text, "{literal:?}"),
+        ExprKind::Var(var) => write!(text, "{}", name(var, bound)),
+        ExprKind::For { .. } => write!(text, "for"),
+        ExprKind::Reduce { op, .. } => write!(text, "{}", op.name()),
+        ExprKind::Fold { .. } => write!(text, "fold"),
+        ExprKind::Let { .. } => write!(text, "let"),
+        ExprKind::Index { bounds, .. } => write!(text, "index{bounds:?}"),
+        ExprKind::Select { .. } => write!(text, "select"),
+        ExprKind::Tuple(_) => write!(text, "tuple"),
+        ExprKind::Project { field, .. } => write!(text, "project{field}"),
+        ExprKind::Unary { op, .. } => write!(text, "{op:?}"),
+        ExprKind::Binary { op, .. } => write!(text, "{}", op.symbol()),
+        ExprKind::Call { func, .. } => write!(text, "{}", func.name()),
+        ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
+        ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
+        ExprKind::Assert { .. } => write!(text, "assert"),
+    };
+    let _ = write!(text, ":{:?}(", expr.ty);
+    // Children in evaluation order; a binder's variable is in scope only in its body, which is
+    // always the last child.
+    let mut children = Vec::new();
+    expr.for_each_child(|child| children.push(child));
+    let last = children.len().saturating_sub(1);
+    for (position, child) in children.into_iter().enumerate() {
+        if position == last {
+            bound.extend(&pushed);
+        }
+        write_alpha(child, bound, text);
+        text.push(',');
+    }
+    for _ in &pushed {
+        bound.pop();
+    }
+    text.push(')');
+}

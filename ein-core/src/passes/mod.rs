@@ -4,6 +4,11 @@
 //! printed to stderr. In debug builds of the compiler the IR is validated after every pass,
 //! and a failure names the pass.
 
+mod cse;
+mod hoist;
+mod inline;
+mod purity;
+mod simplify;
 mod validate;
 
 use crate::ir::Program;
@@ -15,9 +20,17 @@ pub struct Pass {
     pub run: fn(Program) -> Program,
 }
 
-/// The standard pipeline, in order. Empty for now: the first version of ein compiles the
-/// checked IR directly; the optimiser (fusion, let-lifting, CSE, SoA) lands here pass by pass.
-pub const PIPELINE: &[Pass] = &[];
+/// The standard pipeline, in order. Fusion first (so producers disappear before anything is
+/// lifted out of them), then lifting, then sharing what lifting made visible, then lifting
+/// again what sharing exposed, and a final clean-up.
+pub const PIPELINE: &[Pass] = &[
+    Pass { name: "inline", run: inline::inline },
+    Pass { name: "simplify", run: simplify::simplify },
+    Pass { name: "hoist", run: hoist::hoist },
+    Pass { name: "cse", run: cse::eliminate_common_subexpressions },
+    Pass { name: "hoist-again", run: hoist::hoist },
+    Pass { name: "simplify-again", run: simplify::simplify },
+];
 
 /// Whether `EIN_DUMP` asks for dumps.
 pub fn dump_enabled() -> bool {

@@ -137,7 +137,7 @@ fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result
     if args.len() != func.arity() {
         return Err(arity_error(func, span, args.len()));
     }
-    Ok(node(ExprKind::Call { func, func_span: name.span(), args }, span))
+    checked_node(context, ExprKind::Call { func, func_span: name.span(), args }, span)
 }
 
 fn unknown_function(name: &Ident) -> syn::Error {
@@ -161,7 +161,7 @@ fn parse_for(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
     let binders = parse_binders(input, context, "`for`")?;
     let (body, braces) = parse_body(input, context, "`for`")?;
     let span = for_token.span.join(braces.close()).unwrap_or(for_token.span);
-    Ok(node(ExprKind::For { binders, body }, span))
+    checked_node(context, ExprKind::For { binders, body }, span)
 }
 
 /// `sum k, l in 0..n { body }`: `op_name` is already consumed, the first binder is next.
@@ -171,7 +171,7 @@ fn parse_reduction(input: ParseStream, context: &Context, op: ReduceOp, op_name:
     let (body, braces) = parse_body(input, context, &owner)?;
     let op_span = op_name.span();
     let span = op_span.join(braces.close()).unwrap_or(op_span);
-    Ok(node(ExprKind::Reduce { op, op_span, binders, body }, span))
+    checked_node(context, ExprKind::Reduce { op, op_span, binders, body }, span)
 }
 
 /// `fold t in 0..n, acc = init { body }`: `fold` is already consumed, the index is next.
@@ -202,7 +202,7 @@ fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::R
     let fold_span = fold_name.span();
     let span = fold_span.join(braces.close()).unwrap_or(fold_span);
     let index = Binder { name, size: Some(size) };
-    Ok(node(ExprKind::Fold { index, acc, init, body }, span))
+    checked_node(context, ExprKind::Fold { index, acc, init, body }, span)
 }
 
 /// `i`, `i in 0..n`, comma separated, at least one; `owner` names the construct for messages.
@@ -268,7 +268,7 @@ fn parse_if(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
     input.parse::<Token![else]>()?;
     let (otherwise, end) = parse_else(input, context)?;
     let span = if_token.span.join(end).unwrap_or(if_token.span);
-    Ok(node(ExprKind::If { cond, then, otherwise }, span))
+    checked_node(context, ExprKind::If { cond, then, otherwise }, span)
 }
 
 /// What follows `else`, and the span of its last token.
@@ -312,7 +312,7 @@ fn parse_tuple_rest(content: ParseStream, context: &Context, first: Expr, span: 
     }
     let mut elements = vec![first];
     elements.extend(parse_comma_separated(content, context, "`)`")?);
-    Ok(node(ExprKind::Tuple(elements), span))
+    checked_node(context, ExprKind::Tuple(elements), span)
 }
 
 /// A braced body after `for`, a reduction, `fold`, `if`/`else` or a function signature;
@@ -359,7 +359,7 @@ fn parse_record(content: ParseStream, context: &Context, span: Span) -> syn::Res
         }
         content.parse::<Token![,]>()?;
     }
-    Ok(node(ExprKind::Record(fields), span))
+    checked_node(context, ExprKind::Record(fields), span)
 }
 
 /// `name:` inside a record literal.

@@ -1,0 +1,273 @@
+//! Contractions: matrix product (f32 and f64), matrix-vector product, batched matrix
+//! product, and single-head attention. The crate a user would otherwise pick is ndarray's
+//! `dot` / `general_mat_mul` (matrixmultiply, threaded on the run's thread count).
+
+use std::ops::{Add, Mul};
+use std::sync::Arc;
+
+use ein::ein;
+use ndarray::linalg::general_mat_mul;
+use ndarray::{Array2, Array3, ArrayView1, ArrayView2, ArrayView3, Axis, Zip};
+use rayon::prelude::*;
+
+use crate::harness::{data, Check, Kernel, KernelSpec, Work};
+
+ein! {
+    pub fn matmul_f32(a: [[f32]], b: [[f32]]) -> [[f32]] {
+        for i, j { sum k { a[i, k] * b[k, j] } }
+    }
+
+    pub fn matmul_f64(a: [[f64]], b: [[f64]]) -> [[f64]] {
+        for i, j { sum k { a[i, k] * b[k, j] } }
+    }
+
+    pub fn matvec(a: [[f32]], x: [f32]) -> [f32] {
+        for i { sum j { a[i, j] * x[j] } }
+    }
+
+    pub fn batched_matmul(a: [[[f32]]], b: [[[f32]]]) -> [[[f32]]] {
+        for n, i, j { sum k { a[n, i, k] * b[n, k, j] } }
+    }
+
+    /// softmax(q kᵀ / √d) v, one head.
+    pub fn attention(queries: [[f32]], keys: [[f32]], values: [[f32]]) -> [[f32]] {
+        let scale = 1.0 / sqrt(queries.shape(1) as f32);
+        let scores = for i, j { sum d { queries[i, d] * keys[j, d] } * scale };
+        let weights = for i, j {
+            let m = max l { scores[i, l] };
+            exp(scores[i, j] - m) / sum l { exp(scores[i, l] - m) }
+        };
+        for i, c { sum j { weights[i, j] * values[j, c] } }
+    }
+}
+
+pub fn kernels() -> Vec<KernelSpec> {
+    vec![
+        KernelSpec { name: "matmul-f32", build: matmul_f32_kernel },
+        KernelSpec { name: "matmul-f64", build: matmul_f64_kernel },
+        KernelSpec { name: "matvec", build: matvec_kernel },
+        KernelSpec { name: "batched-matmul", build: batched_matmul_kernel },
+        KernelSpec { name: "attention", build: attention_kernel },
+    ]
+}
+
+/// The float types the hand-written contractions are generic over.
+pub trait Real: Copy + Default + Send + Sync + Add<Output = Self> + Mul<Output = Self> + 'static {}
+impl Real for f32 {}
+impl Real for f64 {}
+
+/// Dot product with sixteen independent accumulators (vectorised by LLVM).
+pub fn dot<T: Real>(a: &[T], b: &[T]) -> T {
+    let mut lanes = [T::default(); 16];
+    let (a_chunks, b_chunks) = (a.chunks_exact(16), b.chunks_exact(16));
+    let (a_rest, b_rest) = (a_chunks.remainder(), b_chunks.remainder());
+    for (a, b) in a_chunks.zip(b_chunks) {
+        for ((lane, &x), &y) in lanes.iter_mut().zip(a).zip(b) {
+            *lane = *lane + x * y;
+        }
+    }
+    let mut width = 16;
+    while width > 1 {
+        width /= 2;
+        for lane in 0..width {
+            lanes[lane] = lanes[lane] + lanes[lane + width];
+        }
+    }
+    let mut total = lanes[0];
+    for (&x, &y) in a_rest.iter().zip(b_rest) {
+        total = total + x * y;
+    }
+    total
+}
+
+/// `c_rows = a_rows · b` for a band of rows (`a_rows`: h × m, `b`: m × p, row-major), the
+/// i-k-j order over 128 × 256 blocks of `b` so the inner loop is a vectorised row update
+/// from a block that stays in L2.
+fn matmul_rows<T: Real>(a_rows: &[T], b: &[T], c_rows: &mut [T], m: usize, p: usize) {
+    const K_BLOCK: usize = 128;
+    const J_BLOCK: usize = 256;
+    let height = if p == 0 { 0 } else { c_rows.len() / p };
+    for j0 in (0..p).step_by(J_BLOCK) {
+        let j1 = (j0 + J_BLOCK).min(p);
+        for k0 in (0..m).step_by(K_BLOCK) {
+            let k1 = (k0 + K_BLOCK).min(m);
+            for row in 0..height {
+                let a_row = &a_rows[row * m..(row + 1) * m];
+                let c_row = &mut c_rows[row * p + j0..row * p + j1];
+                for (k, &a_value) in a_row.iter().enumerate().take(k1).skip(k0) {
+                    let b_row = &b[k * p + j0..k * p + j1];
+                    for (c, &b_value) in c_row.iter_mut().zip(b_row) {
+                        *c = *c + a_value * b_value;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `a · b` (n × m by m × p), bands of 16 rows of the result in parallel.
+fn matmul_hand<T: Real>(a: &[T], b: &[T], n: usize, m: usize, p: usize) -> Vec<T> {
+    const ROWS: usize = 16;
+    let mut c = vec![T::default(); n * p];
+    if p == 0 || m == 0 {
+        return c;
+    }
+    c.par_chunks_mut(ROWS * p).enumerate().for_each(|(band, c_rows)| {
+        let rows = c_rows.len() / p;
+        matmul_rows(&a[band * ROWS * m..(band * ROWS + rows) * m], b, c_rows, m, p);
+    });
+    c
+}
+
+fn matmul_kernel<T: Real + data_kind::Uniform>(quick: bool, name: &'static str, tolerance: f64, ein_variant: fn(&ArrayView2<T>, &ArrayView2<T>) -> ein::Array<T, 2>) -> Kernel
+where
+    T: crate::harness::IntoOutput + ndarray::LinalgScalar,
+    Vec<T>: crate::harness::IntoOutput,
+    ein::Array<T, 2>: crate::harness::IntoOutput,
+    Array2<T>: crate::harness::IntoOutput,
+{
+    let n: usize = if quick { 128 } else { 1024 };
+    let a = Arc::new(T::uniform(11, n * n));
+    let b = Arc::new(T::uniform(12, n * n));
+    let view = move |data: &[T]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
+    let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    Kernel::new(name, format!("{n}³ {}", T::NAME), Work::Flops(2.0 * (n * n * n) as f64), Check::Close(tolerance))
+        .note("ndarray is `a.dot(&b)`: matrixmultiply with its run-time AVX2/FMA kernels and its `threading` feature on the run's thread count")
+        .variant("ein", move || ein_variant(&view(&a1), &view(&b1)))
+        .variant("hand", move || matmul_hand(&a2, &b2, n, n, n))
+        .variant("ndarray", move || view(&a).dot(&view(&b)))
+}
+
+fn matmul_f32_kernel(quick: bool) -> Kernel {
+    matmul_kernel::<f32>(quick, "matmul-f32", 1e-4, |a, b| matmul_f32(a, b))
+}
+
+fn matmul_f64_kernel(quick: bool) -> Kernel {
+    matmul_kernel::<f64>(quick, "matmul-f64", 1e-11, |a, b| matmul_f64(a, b))
+}
+
+fn matvec_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 512 } else { 4096 };
+    let a = Arc::new(data::uniform_f32(13, n * n, -1.0, 1.0));
+    let x = Arc::new(data::uniform_f32(14, n, -1.0, 1.0));
+    let view = move |data: &[f32]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    let (a1, x1) = (Arc::clone(&a), Arc::clone(&x));
+    let (a2, x2) = (Arc::clone(&a), Arc::clone(&x));
+    Kernel::new("matvec", format!("{n}² f32"), Work::Bytes(4.0 * (n * n + 2 * n) as f64), Check::Close(1e-4))
+        .note("ndarray is `a.dot(&x)` (serial: matrixmultiply has no matrix-vector kernel)")
+        .variant("ein", move || matvec(&view(&a1), &*x1))
+        .variant("hand", move || a2.par_chunks(n).map(|row| dot(row, &x2)).collect::<Vec<f32>>())
+        .variant("ndarray", move || view(&a).dot(&ArrayView1::from(&x[..])))
+}
+
+fn batched_matmul_kernel(quick: bool) -> Kernel {
+    let (batches, n): (usize, usize) = if quick { (8, 64) } else { (64, 128) };
+    let a = Arc::new(data::uniform_f32(15, batches * n * n, -1.0, 1.0));
+    let b = Arc::new(data::uniform_f32(16, batches * n * n, -1.0, 1.0));
+    let view = move |data: &[f32]| ArrayView3::from_shape((batches, n, n), data).expect("batches × n × n elements");
+    let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
+    let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    Kernel::new("batched-matmul", format!("{batches} × {n}³ f32"), Work::Flops(2.0 * (batches * n * n * n) as f64), Check::Close(1e-4))
+        .note("ndarray is `general_mat_mul` per batch in a `Zip::par_for_each` over the batch axis")
+        .variant("ein", move || batched_matmul(&view(&a1), &view(&b1)))
+        .variant("hand", move || {
+            let mut c = vec![0.0f32; batches * n * n];
+            c.par_chunks_mut(n * n).enumerate().for_each(|(batch, c)| {
+                matmul_rows(&a2[batch * n * n..(batch + 1) * n * n], &b2[batch * n * n..(batch + 1) * n * n], c, n, n);
+            });
+            c
+        })
+        .variant("ndarray", move || {
+            let (a, b) = (view(&a), view(&b));
+            let mut c = Array3::<f32>::zeros((batches, n, n));
+            Zip::from(c.axis_iter_mut(Axis(0))).and(a.axis_iter(Axis(0))).and(b.axis_iter(Axis(0))).par_for_each(|mut c, a, b| {
+                general_mat_mul(1.0, &a, &b, 0.0, &mut c);
+            });
+            c
+        })
+}
+
+/// Attention by hand: per query row, the scores, their softmax and the weighted sum of
+/// value rows in one pass over a scratch row; rows in parallel.
+fn attention_hand(q: &[f32], k: &[f32], v: &[f32], n: usize, d: usize) -> Vec<f32> {
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut out = vec![0.0f32; n * d];
+    if d == 0 {
+        return out;
+    }
+    out.par_chunks_mut(d).enumerate().for_each_init(
+        || vec![0.0f32; n],
+        |scores, (i, out_row)| {
+            let q_row = &q[i * d..(i + 1) * d];
+            for (j, score) in scores.iter_mut().enumerate() {
+                *score = dot(q_row, &k[j * d..(j + 1) * d]) * scale;
+            }
+            let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            for score in scores.iter_mut() {
+                *score = (*score - max).exp();
+            }
+            let total = crate::rows::sum(scores);
+            for (j, &weight) in scores.iter().enumerate() {
+                for (out, &value) in out_row.iter_mut().zip(&v[j * d..(j + 1) * d]) {
+                    *out += weight * value;
+                }
+            }
+            let inverse = 1.0 / total;
+            for out in out_row.iter_mut() {
+                *out *= inverse;
+            }
+        },
+    );
+    out
+}
+
+fn attention_kernel(quick: bool) -> Kernel {
+    let (n, d): (usize, usize) = if quick { (128, 64) } else { (1024, 64) };
+    let q = Arc::new(data::uniform_f32(17, n * d, -1.0, 1.0));
+    let k = Arc::new(data::uniform_f32(18, n * d, -1.0, 1.0));
+    let v = Arc::new(data::uniform_f32(19, n * d, -1.0, 1.0));
+    let view = move |data: &[f32]| ArrayView2::from_shape((n, d), data).expect("n × d elements");
+    let (q1, k1, v1) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
+    let (q2, k2, v2) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
+    Kernel::new("attention", format!("n={n} d={d} f32"), Work::Flops(4.0 * (n * n * d) as f64), Check::Close(1e-4))
+        .note("rate counts the two products (4·n²·d flops), not the n² exponentials; ndarray is `q.dot(&k.t())`, a row softmax in `Zip::par_for_each`, then `.dot(&v)`")
+        .variant("ein", move || attention(&view(&q1), &view(&k1), &view(&v1)))
+        .variant("hand", move || attention_hand(&q2, &k2, &v2, n, d))
+        .variant("ndarray", move || {
+            let (q, k, v) = (view(&q), view(&k), view(&v));
+            let mut scores = q.dot(&k.t());
+            scores *= 1.0 / (d as f32).sqrt();
+            Zip::from(scores.rows_mut()).par_for_each(|mut row| {
+                let max = row.fold(f32::NEG_INFINITY, |max, &x| max.max(x));
+                row.mapv_inplace(|x| (x - max).exp());
+                let total = row.sum();
+                row /= total;
+            });
+            scores.dot(&v)
+        })
+}
+
+/// Random inputs of either float type.
+mod data_kind {
+    use crate::harness::data;
+
+    pub trait Uniform: Sized {
+        const NAME: &'static str;
+        fn uniform(seed: u64, len: usize) -> Vec<Self>;
+    }
+
+    impl Uniform for f32 {
+        const NAME: &'static str = "f32";
+        fn uniform(seed: u64, len: usize) -> Vec<f32> {
+            data::uniform_f32(seed, len, -1.0, 1.0)
+        }
+    }
+
+    impl Uniform for f64 {
+        const NAME: &'static str = "f64";
+        fn uniform(seed: u64, len: usize) -> Vec<f64> {
+            data::uniform_f64(seed, len, -1.0, 1.0)
+        }
+    }
+}

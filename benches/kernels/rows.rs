@@ -1,0 +1,167 @@
+//! Row-wise kernels whose statistics are reductions per row: softmax and layer norm. Written
+//! naively in ein (the statistics inside the element's expression); the optimiser is what
+//! must hoist them to once per row.
+
+use std::sync::Arc;
+
+use ein::ein;
+use ndarray::{Array2, ArrayView1, ArrayView2, Zip};
+use rayon::prelude::*;
+
+use crate::harness::{data, Check, Kernel, KernelSpec, Work};
+
+ein! {
+    /// Row-wise softmax, as in the README.
+    pub fn softmax(x: [[f32]]) -> [[f32]] {
+        for i, j {
+            let m = max k { x[i, k] };
+            exp(x[i, j] - m) / sum k { exp(x[i, k] - m) }
+        }
+    }
+
+    /// Layer normalisation over each row, with a learned scale and shift per column.
+    pub fn layernorm(x: [[f32]], gamma: [f32], beta: [f32], eps: f32) -> [[f32]] {
+        for i, j {
+            let n = x.shape(1) as f32;
+            let mean = sum k { x[i, k] } / n;
+            let var = sum k { (x[i, k] - mean) * (x[i, k] - mean) } / n;
+            (x[i, j] - mean) / sqrt(var + eps) * gamma[j] + beta[j]
+        }
+    }
+}
+
+pub fn kernels() -> Vec<KernelSpec> {
+    vec![KernelSpec { name: "softmax", build: softmax_kernel }, KernelSpec { name: "layernorm", build: layernorm_kernel }]
+}
+
+/// Sum with sixteen independent accumulators (vectorised by LLVM).
+pub fn sum(x: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 16];
+    let chunks = x.chunks_exact(16);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            *lane += value;
+        }
+    }
+    let mut width = 16;
+    while width > 1 {
+        width /= 2;
+        for lane in 0..width {
+            lanes[lane] += lanes[lane + width];
+        }
+    }
+    lanes[0] + rest.iter().sum::<f32>()
+}
+
+/// Maximum with sixteen independent accumulators.
+pub fn max(x: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; 16];
+    let chunks = x.chunks_exact(16);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(value);
+        }
+    }
+    lanes.iter().chain(rest).copied().fold(f32::NEG_INFINITY, f32::max)
+}
+
+/// Sum of squared deviations from `mean`, sixteen accumulators.
+fn sum_squared_deviations(x: &[f32], mean: f32) -> f32 {
+    let mut lanes = [0.0f32; 16];
+    let chunks = x.chunks_exact(16);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            let deviation = value - mean;
+            *lane += deviation * deviation;
+        }
+    }
+    lanes.iter().sum::<f32>() + rest.iter().map(|&value| (value - mean) * (value - mean)).sum::<f32>()
+}
+
+fn softmax_hand(x: &[f32], columns: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; x.len()];
+    if columns == 0 {
+        return out;
+    }
+    out.par_chunks_mut(columns).zip(x.par_chunks(columns)).for_each(|(out, row)| {
+        let max = max(row);
+        for (out, &value) in out.iter_mut().zip(row) {
+            *out = (value - max).exp();
+        }
+        let inverse = 1.0 / sum(out);
+        for out in out.iter_mut() {
+            *out *= inverse;
+        }
+    });
+    out
+}
+
+fn softmax_kernel(quick: bool) -> Kernel {
+    let (rows, columns): (usize, usize) = if quick { (256, 256) } else { (4096, 1024) };
+    let x = Arc::new(data::uniform_f32(21, rows * columns, -4.0, 4.0));
+    let view = move |data: &[f32]| ArrayView2::from_shape((rows, columns), data).expect("rows × columns elements");
+    let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("softmax", format!("{rows}×{columns} f32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-4))
+        .note("ein is the README's softmax: without hoisting, the row max and sum are recomputed for every element (O(rows·columns²))")
+        .note("ndarray: per row in `Zip::par_for_each`, `fold` for the max, `mapv` for exp, `sum`, `/=`")
+        .variant("ein", move || softmax(&view(&x1)))
+        .variant("hand", move || softmax_hand(&x2, columns))
+        .variant("ndarray", move || {
+            let x = view(&x);
+            let mut out = Array2::<f32>::zeros((rows, columns));
+            Zip::from(out.rows_mut()).and(x.rows()).par_for_each(|mut out, row| {
+                let max = row.fold(f32::NEG_INFINITY, |max, &value| max.max(value));
+                out.zip_mut_with(&row, |out, &value| *out = (value - max).exp());
+                let total = out.sum();
+                out /= total;
+            });
+            out
+        })
+}
+
+fn layernorm_hand(x: &[f32], gamma: &[f32], beta: &[f32], eps: f32) -> Vec<f32> {
+    let columns = gamma.len();
+    let mut out = vec![0.0f32; x.len()];
+    if columns == 0 {
+        return out;
+    }
+    out.par_chunks_mut(columns).zip(x.par_chunks(columns)).for_each(|(out, row)| {
+        let mean = sum(row) / columns as f32;
+        let variance = sum_squared_deviations(row, mean) / columns as f32;
+        let inverse = 1.0 / (variance + eps).sqrt();
+        for (((out, &value), &gamma), &beta) in out.iter_mut().zip(row).zip(gamma).zip(beta) {
+            *out = (value - mean) * inverse * gamma + beta;
+        }
+    });
+    out
+}
+
+fn layernorm_kernel(quick: bool) -> Kernel {
+    let (rows, columns): (usize, usize) = if quick { (512, 256) } else { (8192, 1024) };
+    let x = Arc::new(data::uniform_f32(22, rows * columns, -2.0, 3.0));
+    let gamma = Arc::new(data::uniform_f32(23, columns, 0.5, 1.5));
+    let beta = Arc::new(data::uniform_f32(24, columns, -0.5, 0.5));
+    let eps = 1e-5f32;
+    let view = move |data: &[f32]| ArrayView2::from_shape((rows, columns), data).expect("rows × columns elements");
+    let (x1, g1, b1) = (Arc::clone(&x), Arc::clone(&gamma), Arc::clone(&beta));
+    let (x2, g2, b2) = (Arc::clone(&x), Arc::clone(&gamma), Arc::clone(&beta));
+    Kernel::new("layernorm", format!("{rows}×{columns} f32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-4))
+        .note("ein computes mean and variance inside the element's expression (O(rows·columns²) until they are hoisted)")
+        .note("ndarray: per row in `Zip::par_for_each`, `mean()`, `var(0.)` and one whole-row expression (temporaries per row)")
+        .variant("ein", move || layernorm(&view(&x1), &*g1, &*b1, eps))
+        .variant("hand", move || layernorm_hand(&x2, &g2, &b2, eps))
+        .variant("ndarray", move || {
+            let x = view(&x);
+            let (gamma, beta) = (ArrayView1::from(&gamma[..]), ArrayView1::from(&beta[..]));
+            let mut out = Array2::<f32>::zeros((rows, columns));
+            Zip::from(out.rows_mut()).and(x.rows()).par_for_each(|mut out, row| {
+                let mean = row.mean().unwrap_or(0.0);
+                let variance = row.var(0.0);
+                out.assign(&((&row - mean) / (variance + eps).sqrt() * gamma + beta));
+            });
+            out
+        })
+}

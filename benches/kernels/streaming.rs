@@ -1,0 +1,213 @@
+//! Streaming kernels: STREAM triad (and the bandwidth ceiling every memory-bound kernel is
+//! judged against), sum of squares, transpose-add, and the 16-element overhead cases.
+
+use std::sync::{Arc, Mutex};
+
+use ein::ein;
+use ndarray::{ArrayView1, ArrayView2, Zip};
+use rayon::prelude::*;
+
+use crate::harness::{data, run_kernel, Ceiling, Check, Kernel, KernelSpec, Settings, Work};
+
+ein! {
+    /// STREAM triad.
+    pub fn triad(b: [f64], c: [f64], s: f64) -> [f64] {
+        for i { b[i] + s * c[i] }
+    }
+
+    /// A reduction to one scalar.
+    pub fn sum_of_squares(x: [f64]) -> f64 {
+        sum i { x[i] * x[i] }
+    }
+
+    /// `a + bᵀ`: one operand read across its rows.
+    pub fn transpose_add(a: [[f32]], b: [[f32]]) -> [[f32]] {
+        for i, j { a[i, j] + b[j, i] }
+    }
+
+    /// The overhead cases, on 16 elements.
+    pub fn tiny_fma(a: [f32], b: [f32], c: [f32]) -> [f32] {
+        for i { a[i] * b[i] + c[i] }
+    }
+
+    pub fn tiny_dot(a: [f32], b: [f32]) -> f32 {
+        sum i { a[i] * b[i] }
+    }
+}
+
+pub fn kernels() -> Vec<KernelSpec> {
+    vec![
+        KernelSpec { name: "stream-triad", build: triad_kernel },
+        KernelSpec { name: "sum-of-squares", build: sum_of_squares_kernel },
+        KernelSpec { name: "transpose-add", build: transpose_add_kernel },
+        KernelSpec { name: "tiny-fma", build: tiny_fma_kernel },
+        KernelSpec { name: "tiny-dot", build: tiny_dot_kernel },
+    ]
+}
+
+/// Elements per rayon task in the hand-written streaming loops.
+const CHUNK: usize = 1 << 14;
+
+fn triad_length(quick: bool) -> usize {
+    if quick {
+        1 << 22
+    } else {
+        1 << 25
+    }
+}
+
+fn triad_into(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    a.par_chunks_mut(CHUNK).zip(b.par_chunks(CHUNK)).zip(c.par_chunks(CHUNK)).for_each(|((a, b), c)| {
+        for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
+            *a = b + s * c;
+        }
+    });
+}
+
+fn triad_hand(b: &[f64], c: &[f64], s: f64) -> Vec<f64> {
+    let mut a = vec![0.0; b.len()];
+    triad_into(&mut a, b, c, s);
+    a
+}
+
+/// STREAM's triad proper: into a buffer allocated (and touched) once, as STREAM measures it.
+fn add_stream_variant(kernel: Kernel, b: &Arc<Vec<f64>>, c: &Arc<Vec<f64>>, s: f64) -> Kernel {
+    let buffer = Arc::new(Mutex::new(vec![0.0f64; b.len()]));
+    let (b, c, read) = (Arc::clone(b), Arc::clone(c), Arc::clone(&buffer));
+    kernel.in_place_variant(
+        "stream",
+        move || triad_into(&mut buffer.lock().expect("the buffer lock is never poisoned"), &b, &c, s),
+        move || read.lock().expect("the buffer lock is never poisoned").clone(),
+    )
+}
+
+fn triad_inputs(quick: bool) -> (usize, Arc<Vec<f64>>, Arc<Vec<f64>>) {
+    let n = triad_length(quick);
+    (n, Arc::new(data::uniform_f64(1, n, -1.0, 1.0)), Arc::new(data::uniform_f64(2, n, -1.0, 1.0)))
+}
+
+/// The machine's memory bandwidth on the run's threads: STREAM's triad, best time of the
+/// repetitions (STREAM's own convention), counting 24 bytes per element.
+pub fn stream_ceiling(quick: bool, settings: &Settings) -> Ceiling {
+    let (n, b, c) = triad_inputs(quick);
+    let kernel = add_stream_variant(Kernel::new("stream-ceiling", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(0.0)), &b, &c, 3.0);
+    let result = run_kernel(&kernel, settings);
+    let variant = &result.variants[0];
+    let best = variant.summary.map_or(f64::NAN, |summary| summary.min);
+    Ceiling { gigabytes_per_second: 24.0 * n as f64 / best / 1e9, runs: variant.samples.len(), size: kernel.size }
+}
+
+fn triad_kernel(quick: bool) -> Kernel {
+    let (n, b, c) = triad_inputs(quick);
+    let s = 3.0;
+    let kernel = Kernel::new("stream-triad", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(1e-15))
+        .note("ein, hand and ndarray allocate their output on every call, as an ein function must; `stream` writes into one buffer allocated once (STREAM itself, the ceiling) and shows what the allocation costs");
+    let (b1, c1) = (Arc::clone(&b), Arc::clone(&c));
+    let (b2, c2) = (Arc::clone(&b), Arc::clone(&c));
+    let (b3, c3) = (Arc::clone(&b), Arc::clone(&c));
+    let kernel = kernel
+        .variant("ein", move || triad(&*b1, &*c1, s))
+        .variant("hand", move || triad_hand(&b2, &c2, s))
+        .variant("ndarray", move || {
+            Zip::from(ArrayView1::from(&b3[..])).and(ArrayView1::from(&c3[..])).par_map_collect(|&b, &c| b + s * c)
+        });
+    add_stream_variant(kernel, &b, &c, s)
+}
+
+/// Sum of squares with eight independent accumulators, which LLVM keeps in vector registers.
+fn sum_of_squares_serial(x: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            *lane += value * value;
+        }
+    }
+    let mut total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+    for &value in rest {
+        total += value * value;
+    }
+    total
+}
+
+fn sum_of_squares_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 1 << 22 } else { 1 << 26 };
+    let x = Arc::new(data::uniform_f64(3, n, -1.0, 1.0));
+    let (x1, x2, x3, x4) = (Arc::clone(&x), Arc::clone(&x), Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("sum-of-squares", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(8.0 * n as f64), Check::Close(1e-9))
+        .note("rayon-sum is the one-liner most people write, `x.par_iter().map(|v| v * v).sum()`; ndarray is `x.dot(&x)` (serial, 8 accumulators)")
+        .variant("ein", move || sum_of_squares(&*x1))
+        .variant("hand", move || x2.par_chunks(1 << 16).map(sum_of_squares_serial).sum::<f64>())
+        .variant("rayon-sum", move || x3.par_iter().map(|&value| value * value).sum::<f64>())
+        .variant("ndarray", move || {
+            let view = ArrayView1::from(&x4[..]);
+            view.dot(&view)
+        })
+}
+
+/// `a + bᵀ` for `a` of `rows × columns`, in 32 × 32 tiles so both operands are read a cache
+/// line at a time.
+fn transpose_add_hand(a: &[f32], b: &[f32], rows: usize, columns: usize) -> Vec<f32> {
+    const TILE: usize = 32;
+    let mut out = vec![0.0f32; rows * columns];
+    if columns == 0 {
+        return out;
+    }
+    out.par_chunks_mut(TILE * columns).enumerate().for_each(|(block, out_rows)| {
+        let i0 = block * TILE;
+        let height = out_rows.len() / columns;
+        for j0 in (0..columns).step_by(TILE) {
+            let j1 = (j0 + TILE).min(columns);
+            for di in 0..height {
+                let i = i0 + di;
+                let out_row = &mut out_rows[di * columns + j0..di * columns + j1];
+                let a_row = &a[i * columns + j0..i * columns + j1];
+                for ((out, &x), j) in out_row.iter_mut().zip(a_row).zip(j0..j1) {
+                    *out = x + b[j * rows + i];
+                }
+            }
+        }
+    });
+    out
+}
+
+fn transpose_add_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 512 } else { 4096 };
+    let a = Arc::new(data::uniform_f32(4, n * n, -1.0, 1.0));
+    let b = Arc::new(data::uniform_f32(5, n * n, -1.0, 1.0));
+    let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
+    let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    let view = |data: &[f32]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    Kernel::new("transpose-add", format!("{n}² f32"), Work::Bytes(12.0 * (n * n) as f64), Check::Close(0.0))
+        .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`")
+        .variant("ein", move || transpose_add(&view(&a1), &view(&b1)))
+        .variant("hand", move || transpose_add_hand(&a2, &b2, n, n))
+        .variant("ndarray", move || Zip::from(&view(&a)).and(&view(&b).t()).par_map_collect(|&x, &y| x + y))
+}
+
+fn tiny_inputs() -> (Arc<Vec<f32>>, Arc<Vec<f32>>, Arc<Vec<f32>>) {
+    (Arc::new(data::uniform_f32(6, 16, -1.0, 1.0)), Arc::new(data::uniform_f32(7, 16, -1.0, 1.0)), Arc::new(data::uniform_f32(8, 16, -1.0, 1.0)))
+}
+
+fn tiny_fma_kernel(_quick: bool) -> Kernel {
+    let (a, b, c) = tiny_inputs();
+    let (a1, b1, c1) = (Arc::clone(&a), Arc::clone(&b), Arc::clone(&c));
+    let (a2, b2, c2) = (Arc::clone(&a), Arc::clone(&b), Arc::clone(&c));
+    Kernel::new("tiny-fma", "16 f32", Work::Items(16.0, "elem"), Check::Close(0.0))
+        .note("overhead: a 16-element `a·b + c` returning a new array; hand is a plain serial loop")
+        .variant("ein", move || tiny_fma(&*a1, &*b1, &*c1))
+        .variant("hand", move || a2.iter().zip(b2.iter()).zip(c2.iter()).map(|((&a, &b), &c)| a * b + c).collect::<Vec<f32>>())
+        .variant("ndarray", move || &ArrayView1::from(&a[..]) * &ArrayView1::from(&b[..]) + ArrayView1::from(&c[..]))
+}
+
+fn tiny_dot_kernel(_quick: bool) -> Kernel {
+    let (a, b, _) = tiny_inputs();
+    let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
+    let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    Kernel::new("tiny-dot", "16 f32", Work::Items(16.0, "elem"), Check::Close(1e-6))
+        .note("overhead: a 16-element dot product to a scalar; hand is a plain serial loop")
+        .variant("ein", move || tiny_dot(&*a1, &*b1))
+        .variant("hand", move || a2.iter().zip(b2.iter()).map(|(&a, &b)| a * b).sum::<f32>())
+        .variant("ndarray", move || ArrayView1::from(&a[..]).dot(&ArrayView1::from(&b[..])))
+}

@@ -1,0 +1,110 @@
+//! Let-lifting and loop-invariant code motion: a subexpression of a loop body that does not
+//! depend on the loop's variables is computed once, in a `let` just outside the loop. Applied
+//! bottom-up, a value rises to the innermost loop it depends on: in the naive softmax
+//! `for i, j { exp(x[i, j] - max k { x[i, k] }) / sum k { … } }`, both reductions rise out of
+//! `for j` and are computed once per row.
+//!
+//! Only expressions that cannot fail move (see [`may_fail`]): a loop may run zero times, and a
+//! moved expression must not add an error. Nothing moves out of an `Assert`: the reads inside
+//! may be proven in bounds only by that check.
+
+use super::purity::{is_expensive, may_fail};
+use crate::ir::visit::free_vars;
+use crate::ir::{Expr, ExprKind, Program, VarId, VarInfo, VarKind};
+use std::collections::BTreeSet;
+
+pub fn hoist(mut program: Program) -> Program {
+    let body = std::mem::replace(&mut program.body, placeholder());
+    program.body = Hoister { vars: &mut program.vars }.expr(body);
+    program
+}
+
+fn placeholder() -> Expr {
+    crate::ir::shape::int(0, proc_macro2::Span::call_site())
+}
+
+struct Hoister<'a> {
+    vars: &'a mut Vec<VarInfo>,
+}
+
+/// A binding lifted out of a loop, in evaluation order.
+struct Lifted {
+    var: VarId,
+    value: Expr,
+}
+
+impl Hoister<'_> {
+    /// Bottom-up: children first, so values lifted out of inner loops can rise further.
+    fn expr(&mut self, mut expr: Expr) -> Expr {
+        expr.for_each_child_mut(|child| {
+            let taken = std::mem::replace(child, placeholder());
+            *child = self.expr(taken);
+        });
+        let loop_vars: Vec<VarId> = match &expr.kind {
+            ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => vec![*index],
+            ExprKind::Fold { index, acc, .. } => vec![*index, *acc],
+            _ => return expr,
+        };
+        let mut lifted = Vec::new();
+        if let ExprKind::For { body, .. } | ExprKind::Reduce { body, .. } | ExprKind::Fold { body, .. } = &mut expr.kind {
+            let mut blocked: BTreeSet<VarId> = loop_vars.into_iter().collect();
+            let taken = std::mem::replace(&mut **body, placeholder());
+            **body = self.extract(taken, &mut blocked, &mut lifted, true);
+        }
+        lifted.into_iter().rev().fold(expr, |inner, Lifted { var, value }| {
+            let (ty, span) = (inner.ty.clone(), value.span);
+            Expr::new(ExprKind::Let { var, value: Box::new(value), body: Box::new(inner) }, ty, span)
+        })
+    }
+
+    /// Walks a loop body in evaluation order, replacing invariant parts by variables bound in
+    /// `lifted`. `blocked` holds the loop's variables and those bound on the way down.
+    /// `at_root` marks the body itself, which is never lifted whole (that is the loop's job).
+    fn extract(&mut self, mut expr: Expr, blocked: &mut BTreeSet<VarId>, lifted: &mut Vec<Lifted>, at_root: bool) -> Expr {
+        let invariant = |expr: &Expr, blocked: &BTreeSet<VarId>| free_vars(expr).is_disjoint(blocked);
+        match expr.kind {
+            // A `let` whose value is invariant floats out whole, keeping its variable.
+            ExprKind::Let { var, value, body } if invariant(&value, blocked) && !may_fail(&value) => {
+                lifted.push(Lifted { var, value: *value });
+                self.extract(*body, blocked, lifted, at_root)
+            }
+            ExprKind::Assert { .. } => expr,
+            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && !may_fail(&expr) => {
+                let var = self.fresh(&expr);
+                let (ty, span) = (expr.ty.clone(), expr.span);
+                lifted.push(Lifted { var, value: expr });
+                Expr::new(ExprKind::Var(var), ty, span)
+            }
+            _ => {
+                let binders: Vec<VarId> = match &expr.kind {
+                    ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => vec![*index],
+                    ExprKind::Let { var, .. } => vec![*var],
+                    ExprKind::Fold { index, acc, .. } => vec![*index, *acc],
+                    _ => Vec::new(),
+                };
+                // A binder's variable is in scope in its body only (the last child), but blocking
+                // it for the earlier children too is harmless: they cannot mention it.
+                let newly: Vec<VarId> = binders.into_iter().filter(|var| blocked.insert(*var)).collect();
+                expr.for_each_child_mut(|child| {
+                    let taken = std::mem::replace(child, placeholder());
+                    *child = self.extract(taken, blocked, lifted, false);
+                });
+                for var in newly {
+                    blocked.remove(&var);
+                }
+                expr
+            }
+        }
+    }
+
+    fn fresh(&mut self, value: &Expr) -> VarId {
+        let name = match &value.kind {
+            ExprKind::Reduce { op, .. } => op.name().to_string(),
+            ExprKind::For { .. } => "array".to_string(),
+            ExprKind::Fold { .. } => "folded".to_string(),
+            _ => "value".to_string(),
+        };
+        self.vars.push(VarInfo { name, ty: value.ty.clone(), kind: VarKind::Let, span: value.span });
+        VarId(self.vars.len() as u32 - 1)
+    }
+}

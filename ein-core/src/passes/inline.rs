@@ -1,0 +1,210 @@
+//! Fusion by inlining (Dex's approach, Futhark's producer–consumer fusion): a comprehension that
+//! is only read element-wise is not materialised. `(for i { e })[j]` becomes `e` with `i := j`,
+//! and `let g = for i { e }; … g[j] …` becomes `… e[i := j] …` when that does not repeat work:
+//! either the one read happens once per element (its loops are exactly the read's indices, as
+//! in `for j { f(g[j]) }`), or `e` is cheap arithmetic that cannot fail. Otherwise `g` stays an
+//! array, computed once. Only reads proven in bounds are fused (a clamped read would need the
+//! clamp moved into `e`'s index).
+
+use super::purity::{has_loop, is_expensive, may_fail};
+use crate::ir::visit::rename_binders;
+use crate::ir::{Bounds, Expr, ExprKind, Program, VarId, VarInfo, VarKind};
+
+pub fn inline(mut program: Program) -> Program {
+    let body = std::mem::replace(&mut program.body, placeholder());
+    program.body = Inliner { vars: &mut program.vars }.expr(body);
+    program
+}
+
+fn placeholder() -> Expr {
+    crate::ir::shape::int(0, proc_macro2::Span::call_site())
+}
+
+struct Inliner<'a> {
+    vars: &'a mut Vec<VarInfo>,
+}
+
+/// One read `g[a][b]…` of a let-bound comprehension `g`.
+struct Use {
+    /// The index variables of the read, outermost first (`None` for other index expressions).
+    indices: Vec<Option<VarId>>,
+    /// Loop variables entered between the `let` and the read, outermost first.
+    loops: Vec<VarId>,
+}
+
+impl Inliner<'_> {
+    fn expr(&mut self, mut expr: Expr) -> Expr {
+        expr.for_each_child_mut(|child| {
+            let taken = std::mem::replace(child, placeholder());
+            *child = self.expr(taken);
+        });
+        match expr.kind {
+            ExprKind::Index { array, index, bounds: Bounds::Proven } if is_fusable_producer(&array) => {
+                self.read_element(*array, *index)
+            }
+            ExprKind::Let { var, value, body } if matches!(value.kind, ExprKind::For { .. }) => {
+                match self.uses_if_fusable(var, &value, &body) {
+                    Some(_) => {
+                        let mut body = *body;
+                        let mut first = true;
+                        self.replace_reads(&mut body, var, &value, &mut first);
+                        body
+                    }
+                    None => Expr { kind: ExprKind::Let { var, value, body }, ..expr },
+                }
+            }
+            kind => Expr { kind, ..expr },
+        }
+    }
+
+    /// `producer[index]` as the producer's element expression.
+    fn read_element(&mut self, producer: Expr, index: Expr) -> Expr {
+        match producer.kind {
+            ExprKind::For { index: variable, body, .. } => {
+                self.vars[variable.0 as usize].kind = VarKind::Let;
+                let (ty, span) = (body.ty.clone(), index.span);
+                let index = to_i64(index);
+                Expr::new(ExprKind::Let { var: variable, value: Box::new(index), body }, ty, span)
+            }
+            ExprKind::Let { var, value, body } => {
+                let inner = self.read_element(*body, index);
+                let (ty, span) = (inner.ty.clone(), value.span);
+                Expr::new(ExprKind::Let { var, value, body: Box::new(inner) }, ty, span)
+            }
+            other => {
+                let producer = Expr { kind: other, ..producer };
+                let ty = producer.ty.indexed().unwrap_or_else(|| producer.ty.clone());
+                let span = producer.span;
+                let kind = ExprKind::Index { array: Box::new(producer), index: Box::new(index), bounds: Bounds::Proven };
+                Expr::new(kind, ty, span)
+            }
+        }
+    }
+
+    fn uses_if_fusable(&self, var: VarId, value: &Expr, body: &Expr) -> Option<Vec<Use>> {
+        let mut uses = Vec::new();
+        if !collect_uses(body, var, &mut Vec::new(), &mut uses) || uses.is_empty() {
+            return None;
+        }
+        let once_per_element = uses.len() == 1
+            && uses[0].loops.len() <= uses[0].indices.len()
+            && uses[0].loops.iter().zip(&uses[0].indices).all(|(lp, index)| Some(*lp) == *index)
+            && !uses[0].loops.is_empty();
+        let cheap = !is_expensive(value) && !may_fail(value);
+        (once_per_element || cheap).then_some(uses)
+    }
+
+    /// Replaces every read `var[…]` in `expr` by the fused element of `producer`.
+    fn replace_reads(&mut self, expr: &mut Expr, var: VarId, producer: &Expr, first: &mut bool) {
+        if let ExprKind::Index { array, .. } = &expr.kind {
+            if matches!(array.kind, ExprKind::Var(found) if found == var) {
+                let mut copy = producer.clone();
+                if !*first {
+                    rename_binders(&mut copy, self.vars);
+                }
+                *first = false;
+                let taken = std::mem::replace(expr, placeholder());
+                if let ExprKind::Index { index, .. } = taken.kind {
+                    let mut index = *index;
+                    self.replace_reads(&mut index, var, producer, first);
+                    *expr = self.read_element(copy, index);
+                }
+                return;
+            }
+        }
+        expr.for_each_child_mut(|child| self.replace_reads(child, var, producer, first));
+        // A chain `g[i][j]`: after the inner read is fused, fuse the outer one too.
+        if let ExprKind::Index { array, bounds: Bounds::Proven, .. } = &expr.kind {
+            if is_fusable_producer(array) && !has_loop_outside_body(array) {
+                let taken = std::mem::replace(expr, placeholder());
+                if let ExprKind::Index { array, index, .. } = taken.kind {
+                    *expr = self.read_element(*array, *index);
+                }
+            }
+        }
+    }
+}
+
+/// A comprehension (possibly under `let`s) whose element can be read without evaluating the
+/// others: it cannot fail, so skipping the other elements removes no error.
+fn is_fusable_producer(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::For { .. } => !may_fail(expr),
+        ExprKind::Let { value, body, .. } => !may_fail(value) && is_fusable_producer(body),
+        _ => false,
+    }
+}
+
+/// Lets around a producer are evaluated once per read after fusion; keep loops out of them.
+fn has_loop_outside_body(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Let { value, body, .. } => has_loop(value) || has_loop_outside_body(body),
+        _ => false,
+    }
+}
+
+/// Collects the reads of `var`; false if `var` is used other than as the base of a read chain
+/// with proven bounds.
+fn collect_uses(expr: &Expr, var: VarId, loops: &mut Vec<VarId>, uses: &mut Vec<Use>) -> bool {
+    match &expr.kind {
+        ExprKind::Var(found) => *found != var,
+        ExprKind::Index { .. } => {
+            let mut indices = Vec::new();
+            let mut current = expr;
+            let mut all_proven = true;
+            while let ExprKind::Index { array, index, bounds } = &current.kind {
+                all_proven &= *bounds == Bounds::Proven;
+                indices.push(index.as_ref());
+                current = array;
+            }
+            indices.reverse();
+            if matches!(current.kind, ExprKind::Var(found) if found == var) {
+                if !all_proven {
+                    return false;
+                }
+                let index_vars = indices
+                    .iter()
+                    .map(|index| match index.kind {
+                        ExprKind::Var(index_var) => Some(index_var),
+                        _ => None,
+                    })
+                    .collect();
+                uses.push(Use { indices: index_vars, loops: loops.clone() });
+                return indices.iter().all(|index| collect_uses(index, var, loops, uses));
+            }
+            let mut ok = collect_uses(current, var, loops, uses);
+            for index in indices {
+                ok &= collect_uses(index, var, loops, uses);
+            }
+            ok
+        }
+        ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
+            let mut ok = collect_uses(size, var, loops, uses);
+            loops.push(*index);
+            ok &= collect_uses(body, var, loops, uses);
+            loops.pop();
+            ok
+        }
+        ExprKind::Fold { index, count, init, body, .. } => {
+            let mut ok = collect_uses(count, var, loops, uses) && collect_uses(init, var, loops, uses);
+            loops.push(*index);
+            ok &= collect_uses(body, var, loops, uses);
+            loops.pop();
+            ok
+        }
+        _ => {
+            let mut ok = true;
+            expr.for_each_child(|child| ok &= collect_uses(child, var, loops, uses));
+            ok
+        }
+    }
+}
+
+fn to_i64(index: Expr) -> Expr {
+    if index.ty == crate::ir::Type::I64 {
+        return index;
+    }
+    let span = index.span;
+    let kind = ExprKind::Cast { operand: Box::new(index), to: crate::ir::ScalarType::I64 };
+    Expr::new(kind, crate::ir::Type::I64, span)
+}

@@ -1,0 +1,53 @@
+//! Facts about expressions that decide whether a pass may move or duplicate them: whether
+//! evaluating one can fail at run time, and whether it is worth a binding of its own.
+
+use crate::ir::{Bounds, Expr, ExprKind, ReduceOp};
+use crate::ops::BinaryOp;
+
+/// Whether evaluating `expr` can raise a run-time error (a clamped read of an empty axis, an
+/// integer division by zero, argmax over an empty range, a negative size, a size check).
+/// Moving such an expression out of a loop that might run zero times could add an error the
+/// program does not have, so passes leave them in place.
+pub fn may_fail(expr: &Expr) -> bool {
+    let own = match &expr.kind {
+        ExprKind::Index { bounds, .. } => *bounds == Bounds::Clamped,
+        ExprKind::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, .. } => !is_float(&lhs.ty),
+        ExprKind::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. } => true,
+        ExprKind::For { size, .. } | ExprKind::Reduce { size, .. } => !is_length(size),
+        ExprKind::Fold { count, .. } => !is_length(count),
+        ExprKind::Assert { .. } => true,
+        _ => false,
+    };
+    let mut children = false;
+    expr.for_each_child(|child| children |= may_fail(child));
+    own || children
+}
+
+fn is_float(ty: &crate::ir::Type) -> bool {
+    matches!(ty, crate::ir::Type::Scalar(crate::ir::ScalarType::Known(scalar)) if scalar.is_float())
+}
+
+/// Sizes that are lengths of arrays are never negative.
+fn is_length(size: &Expr) -> bool {
+    matches!(size.kind, ExprKind::Len { .. })
+}
+
+/// Whether `expr` does enough work (a loop, or a call to a scalar function) that computing it
+/// once instead of many times pays for a binding.
+pub fn is_expensive(expr: &Expr) -> bool {
+    let own = matches!(
+        expr.kind,
+        ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Call { .. }
+    );
+    let mut children = false;
+    expr.for_each_child(|child| children |= is_expensive(child));
+    own || children
+}
+
+/// Whether `expr` contains a loop (as opposed to only scalar arithmetic and calls).
+pub fn has_loop(expr: &Expr) -> bool {
+    let own = matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. });
+    let mut children = false;
+    expr.for_each_child(|child| children |= has_loop(child));
+    own || children
+}
