@@ -62,3 +62,6 @@ pub fn run_passes(mut program: Program, unit_name: &str, passes: &[Pass]) -> Res
     }
     Ok(program)
 }
+
+#[cfg(test)]
+mod tests;

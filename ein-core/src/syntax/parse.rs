@@ -28,7 +28,8 @@ use syn::parse::{ParseStream, Parser};
 use syn::Token;
 
 /// Parses one `ein!` invocation: typed functions when it starts like an item (`#[..]`, `pub`,
-/// `fn`), otherwise one expression (a block body: `let` statements, then a value).
+/// `fn`, or another Rust item keyword, which then gets the message for items), otherwise one
+/// expression (a block body: `let` statements, then a value).
 pub fn parse_input(input: TokenStream) -> syn::Result<Input> {
     if input.is_empty() {
         return Err(syn::Error::new(Span::call_site(), "expected an ein expression or function"));
@@ -36,13 +37,31 @@ pub fn parse_input(input: TokenStream) -> syn::Result<Input> {
     check_group_nesting(&input)?;
     let context = Context::default();
     let parse = |stream: ParseStream| -> syn::Result<Input> {
-        if stream.peek(Token![#]) || stream.peek(Token![pub]) || stream.peek(Token![fn]) {
+        if starts_like_an_item(stream) {
             items::parse_functions(stream, &context).map(Input::Functions)
         } else {
             expr::parse_block_body(stream, &context).map(|body| Input::Expression(*body))
         }
     };
     parse.parse2(input)
+}
+
+fn starts_like_an_item(input: ParseStream) -> bool {
+    input.peek(Token![#])
+        || input.peek(Token![pub])
+        || input.peek(Token![fn])
+        || input.peek(Token![struct])
+        || input.peek(Token![enum])
+        || input.peek(Token![impl])
+        || input.peek(Token![trait])
+        || input.peek(Token![type])
+        || input.peek(Token![const])
+        || input.peek(Token![static])
+        || input.peek(Token![use])
+        || input.peek(Token![mod])
+        || input.peek(Token![extern])
+        || input.peek(Token![unsafe])
+        || input.peek(Token![async])
 }
 
 /// syn's token buffer recurses once per nested group, so input nested deeper than the parser
@@ -127,7 +146,11 @@ fn expected(input: ParseStream, what: &str) -> syn::Error {
 fn describe_next(input: ParseStream) -> String {
     let cursor = input.cursor();
     if cursor.eof() {
-        return "the end of the input".to_owned();
+        // At the end of a group, syn's span is the group's closing delimiter: name it.
+        return match input.span().source_text().as_deref() {
+            Some(close @ (")" | "]" | "}")) => format!("`{close}`"),
+            _ => "the end of the input".to_owned(),
+        };
     }
     if let Some((lifetime, _)) = cursor.lifetime() {
         return format!("`{lifetime}`");

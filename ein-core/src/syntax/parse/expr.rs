@@ -101,20 +101,30 @@ fn missing_block_value(semicolon: Span) -> syn::Error {
 
 fn trailing_token_error(input: ParseStream) -> syn::Error {
     if input.peek(Token![;]) {
-        syn::Error::new(
+        return syn::Error::new(
             input.span(),
             "unexpected `;`: an ein block ends with its value, and only `let` statements end with `;`",
-        )
-    } else {
-        expected(input, "an operator or the end of the expression")
+        );
     }
+    let error = expected(input, "an operator or the end of the expression");
+    let assignment = (input.peek(Token![=]) && !input.peek(Token![==]) && !input.peek(Token![=>]))
+        || input.peek(Token![+=])
+        || input.peek(Token![-=])
+        || input.peek(Token![*=])
+        || input.peek(Token![/=])
+        || input.peek(Token![%=]);
+    if assignment {
+        let hint = "ein has no assignment: every value is defined once, by `let` or as the value of a block";
+        return syn::Error::new(input.span(), format!("{error}; {hint}"));
+    }
+    error
 }
 
 fn nest_let_statements(context: &Context, statements: Vec<LetStatement>, body: Box<Expr>) -> syn::Result<Box<Expr>> {
     let mut body = body;
     let mut depth = tree_depth(&body);
     for LetStatement { let_span, pattern, value, .. } in statements.into_iter().rev() {
-        depth = 1 + depth.max(tree_depth(&value));
+        depth = pattern_size(&pattern) + depth.max(tree_depth(&value));
         context.check_tree_depth(depth, let_span)?;
         let span = let_span.join(body.span).unwrap_or(let_span);
         body = node(ExprKind::Let { pattern, value, body }, span);
@@ -252,7 +262,7 @@ fn parse_unary(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
     let op_span = consume_punctuation(input, 1)?;
     let operand = parse_unary(input, context)?;
     let span = op_span.join(operand.span).unwrap_or(op_span);
-    Ok(node(ExprKind::Unary { op, op_span, operand }, span))
+    checked_node(context, ExprKind::Unary { op, op_span, operand }, span)
 }
 
 fn peek_unary_operator(input: ParseStream) -> Option<UnaryOp> {
@@ -428,6 +438,11 @@ fn parse_axis(content: ParseStream, parentheses: DelimSpan) -> syn::Result<(usiz
     let Some(axis) = axis else {
         return Err(syn::Error::new(literal.span(), MESSAGE));
     };
+    if axis >= MAX_TREE_DEPTH {
+        // No array can have this axis (ranks are bounded by the nesting and depth limits), and a
+        // huge axis would make the expression form capture an array of that rank.
+        return Err(syn::Error::new(literal.span(), format!("axis {axis} is out of range: no ein array has that many axes")));
+    }
     if !content.is_empty() {
         return Err(expected(content, "`)` after the axis of `shape`"));
     }
@@ -468,7 +483,38 @@ fn depth_on_spine(node: &Expr, spine_depth: usize) -> usize {
         ExprKind::Call { args, .. } => args.iter().skip(1).map(tree_depth).max(),
         _ => None,
     };
-    1 + spine_depth.max(side_depth.unwrap_or(0))
+    weight(&node.kind) + spine_depth.max(side_depth.unwrap_or(0))
+}
+
+/// Builds a node that no chain tracks the depth of (prefix operators, calls, `for`, reductions,
+/// folds, `if`, tuples, records), failing at `span` when it makes the tree too deep. Each of
+/// these nests at most `MAX_NESTING` times, but each level can add many levels of tree.
+pub(super) fn checked_node(context: &Context, kind: ExprKind, span: Span) -> syn::Result<Box<Expr>> {
+    let node = node(kind, span);
+    context.check_tree_depth(tree_depth(&node), span)?;
+    Ok(node)
+}
+
+/// How many levels later stages make of one surface node: `a[i, j]` becomes two nested reads,
+/// `for i, j` two nested comprehensions, `let (p, q) = t` a `let` per name plus one holding the
+/// tuple, and a fold with a tuple accumulator the fold and such `let`s.
+fn weight(kind: &ExprKind) -> usize {
+    match kind {
+        ExprKind::Index { indices, .. } => indices.len().max(1),
+        ExprKind::For { binders, .. } | ExprKind::Reduce { binders, .. } => binders.len().max(1),
+        ExprKind::Let { pattern, .. } => pattern_size(pattern),
+        ExprKind::Fold { acc: acc @ Pattern::Tuple(..), .. } => 1 + pattern_size(acc),
+        _ => 1,
+    }
+}
+
+/// The names and tuples in a pattern (each becomes a `let` in the checked tree). Patterns nest
+/// only through parentheses, so this recursion is bounded by `MAX_NESTING`.
+fn pattern_size(pattern: &Pattern) -> usize {
+    match pattern {
+        Pattern::Name(_) => 1,
+        Pattern::Tuple(items, _) => 1 + items.iter().map(pattern_size).sum::<usize>(),
+    }
 }
 
 /// The depth of `expr`'s tree, measured no deeper than just past the limit, so the walk itself
@@ -478,7 +524,9 @@ fn tree_depth(expr: &Expr) -> usize {
         if budget == 0 {
             return 0;
         }
-        1 + children(&expr.kind).into_iter().map(|child| measure(child, budget - 1)).max().unwrap_or(0)
+        let own = weight(&expr.kind);
+        let below = budget.saturating_sub(own);
+        own + children(&expr.kind).into_iter().map(|child| measure(child, below)).max().unwrap_or(0)
     }
     measure(expr, MAX_TREE_DEPTH + 1)
 }

@@ -652,14 +652,17 @@ fn unexpected_tokens_are_named() {
     assert_error("a + ;", "expected an expression, found `;`", ";");
     assert_error("a b", "expected an operator or the end of the expression, found `b`", "b");
     assert_error("a; b", "unexpected `;`: an ein block ends with its value", "; b");
-    assert_error("a += 1", "found `+=`", "+=");
+    assert_error("a += 1", "found `+=`; ein has no assignment", "+=");
+    assert_error("for i { a[i] = 1.0 }", "found `=`; ein has no assignment", "= 1.0");
     assert_error("a << 1", "found `<<`", "<<");
     assert_error("a = 1", "found `=`", "=");
     assert_error("a & b", "found `&`", "&");
     assert_error("a..b", "found `..`", "..");
     assert_error("x + \"s\"", "ein has no string, character or byte literals", "\"s\"");
     assert_error("[1, 2]", "ein has no array literals", "[1, 2]");
-    assert_error("a * (b + )", "expected an expression, found the end of the input", ")");
+    assert_error("a * (b + )", "expected an expression, found `)`", ")");
+    assert_error("a[i + ]", "expected an expression, found `]`", "]");
+    assert_error("sum k { a[k] + }", "expected an expression, found `}`", "}");
     assert_error("a[i j]", "expected `,` or `]`, found `j`", "j");
     assert_error("exp(x y)", "expected `,` or `)`, found `y`", "y");
     assert_error("{ re: 1 im: 2 }", "expected `,` or `}`, found `im`", "im");
@@ -802,6 +805,9 @@ fn function_errors() {
     assert_error("fn f() -> f32 where { 1 }", "expected the function body `{ .. }`, found `where`", "where");
     assert_error("fn f() -> f32 { 1 } 2", "expected `fn`", "2");
     assert_error("pub struct S;", "expected `fn`", "struct");
+    assert_error("struct S;", "expected `fn`: an ein item is a function", "struct");
+    assert_error("impl S {}", "expected `fn`: an ein item is a function", "impl");
+    assert_error("const N: usize = 3;", "expected `fn`: an ein item is a function", "const");
     assert_error("fn f() -> f32 { 1; }", "unexpected `;`", "; }");
 }
 
@@ -809,7 +815,7 @@ fn function_errors() {
 fn errors_point_into_later_lines() {
     let source = "fn f(a: [f32]) -> [f32] {\n    for i {\n        a[i] +\n    }\n}";
     let (message, line, column) = error(source);
-    assert_eq!(message, "expected an expression, found the end of the input");
+    assert_eq!(message, "expected an expression, found `}`");
     assert_eq!((line, column), (4, 4));
     let (message, line, column) = error("let x = 1;\nlet y = pow(x);\ny");
     assert_eq!(message, "`pow` takes 2 arguments, found 1");
@@ -851,6 +857,32 @@ fn deep_nesting_is_an_error() {
     assert!(error_message(&format!("{}1{}", "if c { 1 } else ".repeat(3000), "")).contains(TOO_DEEP));
     assert!(error_message(&format!("let {} = t; x", nested("(", "x", ", y)", 3000))).contains(TOO_DEEP));
     assert!(error_message(&format!("fn f(a: {}) -> f32 {{ 1 }}", nested("[", "f32", "]", 3000))).contains(TOO_DEEP));
+}
+
+/// Later stages make several levels of one surface node (`a[i, j]` is two reads, `for i, j` two
+/// comprehensions, `let (p, q) = t` three `let`s), so those count in the depth too; and nodes
+/// made at every level of nesting (prefix operators, calls, `for`, `if`) are counted as well.
+#[test]
+fn wide_nodes_and_wrappers_count_in_the_depth() {
+    let indices = |count: usize| vec!["0"; count].join(", ");
+    assert!(expression_from_source_shown(&format!("a[{}]", indices(200))).starts_with("(index a 0 0"));
+    assert!(error_message(&format!("a[{}]", indices(300))).contains(TOO_DEEP));
+    let binders = |count: usize| (0..count).map(|n| format!("i{n}")).collect::<Vec<_>>().join(", ");
+    assert!(error_message(&format!("for {} {{ 1.0 }}", binders(300))).contains(TOO_DEEP));
+    assert!(error_message(&format!("sum {} {{ 1.0 }}", binders(300))).contains(TOO_DEEP));
+    assert!(error_message(&format!("let ({}) = t; 1.0", binders(300))).contains(TOO_DEEP));
+    assert!(error_message(&format!("fold t in 0..3, ({}) = s {{ s }}", binders(300))).contains(TOO_DEEP));
+    let chain = vec!["a"; 200].join(" + ");
+    assert!(error_message(&format!("{}({chain}){}", "exp(".repeat(100), ")".repeat(100))).contains(TOO_DEEP));
+    assert!(error_message(&format!("{}({chain})", "-".repeat(100))).contains(TOO_DEEP));
+    assert!(error_message(&format!("{}({chain}){}", "for i { ".repeat(100), " }".repeat(100))).contains(TOO_DEEP));
+}
+
+#[test]
+fn huge_shape_axes_are_refused() {
+    assert!(parse_input(lex("a.shape(200)")).is_ok());
+    assert_error("a.shape(18446744073709551615)", "axis 18446744073709551615 is out of range", "18446744073709551615");
+    assert_error("a.shape(1000000)", "no ein array has that many axes", "1000000");
 }
 
 #[test]

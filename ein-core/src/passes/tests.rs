@@ -1,0 +1,152 @@
+//! Structure tests (Futhark's `structure { … }`): after the pipeline, a program compiles to a
+//! stated number of loop nests, materialised temporaries and reductions per loop level. They
+//! keep fusion and hoisting fixed once achieved.
+
+use crate::ir::{Expr, ExprKind, Program};
+
+fn optimised(source: &str) -> Program {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let mut units = crate::check::check_input(input).expect("checks");
+    super::run_pipeline(units.remove(0).program, "test").expect("pipeline")
+}
+
+fn walk<'a>(expr: &'a Expr, parents: &mut Vec<&'a Expr>, visit: &mut impl FnMut(&'a Expr, &[&'a Expr])) {
+    visit(expr, parents);
+    parents.push(expr);
+    expr.for_each_child(|child| walk(child, parents, visit));
+    parents.pop();
+}
+
+/// Loop nests: comprehensions not inside another comprehension.
+fn loop_nests(program: &Program) -> usize {
+    let mut count = 0;
+    walk(&program.body, &mut Vec::new(), &mut |expr, parents| {
+        let nested_in_for = parents.iter().any(|parent| matches!(parent.kind, ExprKind::For { .. }));
+        if matches!(expr.kind, ExprKind::For { .. }) && !nested_in_for {
+            count += 1;
+        }
+    });
+    count
+}
+
+/// `let`s that hold a whole array: temporaries the generated code allocates.
+fn array_temporaries(program: &Program) -> usize {
+    let mut count = 0;
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+        if let ExprKind::Let { value, .. } = &expr.kind {
+            if value.ty.rank() > 0 {
+                count += 1;
+            }
+        }
+    });
+    count
+}
+
+/// Reductions nested inside the loop over the index called `index` (at any depth).
+fn reductions_inside(program: &Program, index: &str) -> usize {
+    let mut count = 0;
+    walk(&program.body, &mut Vec::new(), &mut |expr, parents| {
+        let under = parents.iter().any(|parent| match &parent.kind {
+            ExprKind::For { index: var, .. } | ExprKind::Reduce { index: var, .. } => program.var(*var).name == index,
+            _ => false,
+        });
+        if matches!(expr.kind, ExprKind::Reduce { .. }) && under {
+            count += 1;
+        }
+    });
+    count
+}
+
+fn reductions(program: &Program) -> usize {
+    let mut count = 0;
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| count += matches!(expr.kind, ExprKind::Reduce { .. }) as usize);
+    count
+}
+
+#[test]
+fn naive_softmax_computes_one_max_and_one_sum_per_row() {
+    let program = optimised(
+        "fn softmax(x: [[f32]]) -> [[f32]] {
+            for i, j { exp(x[i, j] - max k { x[i, k] }) / sum k { exp(x[i, k] - max l { x[i, l] }) } }
+        }",
+    );
+    assert_eq!(reductions(&program), 2, "{program}");
+    assert_eq!(reductions_inside(&program, "i"), 2, "{program}");
+    assert_eq!(reductions_inside(&program, "j"), 0, "{program}");
+    assert_eq!(loop_nests(&program), 1, "{program}");
+    assert_eq!(array_temporaries(&program), 0, "{program}");
+}
+
+#[test]
+fn softmax_with_let_inside_the_element_is_hoisted_too() {
+    let program = optimised(
+        "fn softmax(x: [[f32]]) -> [[f32]] {
+            for i, j { let m = max k { x[i, k] }; exp(x[i, j] - m) / sum k { exp(x[i, k] - m) } }
+        }",
+    );
+    assert_eq!(reductions(&program), 2, "{program}");
+    assert_eq!(reductions_inside(&program, "j"), 0, "{program}");
+}
+
+#[test]
+fn naive_layernorm_computes_each_statistic_once_per_row() {
+    let program = optimised(
+        "fn layernorm(x: [[f32]], eps: f32) -> [[f32]] {
+            for i, j {
+                (x[i, j] - sum k { x[i, k] } / (x.shape(1) as f32))
+                    / sqrt(sum k { (x[i, k] - sum l { x[i, l] } / (x.shape(1) as f32))
+                                 * (x[i, k] - sum l { x[i, l] } / (x.shape(1) as f32)) } / (x.shape(1) as f32) + eps)
+            }
+        }",
+    );
+    // One mean and one variance per row; the mean inside the variance is the same mean.
+    assert_eq!(reductions(&program), 2, "{program}");
+    assert_eq!(reductions_inside(&program, "j"), 0, "{program}");
+    assert_eq!(reductions_inside(&program, "k"), 0, "{program}");
+}
+
+#[test]
+fn a_comprehension_consumed_once_is_fused() {
+    let program = optimised("fn f(a: [f64]) -> [f64] { let g = for i { exp(a[i]) }; for i { sqrt(g[i]) } }");
+    assert_eq!(loop_nests(&program), 1, "{program}");
+    assert_eq!(array_temporaries(&program), 0, "{program}");
+    let program = optimised("fn f(a: [f64]) -> f64 { let g = for i { a[i] * a[i] }; sum k { g[k] } }");
+    assert_eq!(loop_nests(&program), 0, "{program}");
+    assert_eq!(array_temporaries(&program), 0, "{program}");
+    let program = optimised("fn f(a: [f64]) -> f64 { (for i { a[i] * 2.0 })[0] }");
+    assert_eq!(loop_nests(&program), 1, "an index that is not proven keeps the producer: {program}");
+}
+
+#[test]
+fn an_expensive_comprehension_read_many_times_is_computed_once() {
+    // Each element of `g` is read once per `j`: fusing would repeat `exp` n times.
+    let program = optimised(
+        "fn f(a: [f64], b: [[f64]]) -> [f64] { let g = for k { exp(a[k]) }; for j { sum k { g[k] * b[j, k] } } }",
+    );
+    assert_eq!(array_temporaries(&program), 1, "{program}");
+    assert_eq!(loop_nests(&program), 2, "{program}");
+}
+
+#[test]
+fn invariant_reductions_leave_inner_reductions() {
+    let program = optimised("fn f(a: [f64], b: [f64]) -> f64 { sum k { a[k] * sum l { b[l] } } }");
+    assert_eq!(reductions_inside(&program, "k"), 0, "{program}");
+}
+
+#[test]
+fn nothing_that_can_fail_moves_out_of_a_loop() {
+    // `argmax` panics on an empty range: lifting it out of a loop that may run zero times would
+    // add an error, so it stays inside.
+    let program = optimised("fn f(a: [f64], n: usize) -> [usize] { for i in 0..n { argmax k { a[k] } } }");
+    assert_eq!(reductions_inside(&program, "i"), 1, "{program}");
+}
+
+#[test]
+fn records_are_stored_as_one_array_per_field() {
+    let tokens: proc_macro2::TokenStream =
+        "fn f(a: [f64], b: [f64]) -> [{re: f64, im: f64}] { for i { { re: a[i] * 2.0, im: b[i] } } }".parse().unwrap();
+    let generated = crate::compile(tokens).expect("compiles").to_string();
+    assert_eq!(generated.matches("Buffer ::").count(), 2, "{generated}");
+    assert!(!generated.contains("Buffer :: < ("), "no buffer of tuples: {generated}");
+}
