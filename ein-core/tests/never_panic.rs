@@ -44,8 +44,10 @@ const DEFAULT_SEED: u64 = 0x00E1_F022_5EED;
 const CHUNK: usize = 500;
 /// rustc runs proc macros on its main thread, which has 8 MiB of stack.
 const WORKER_STACK: usize = 8 << 20;
-/// Any single compile slower than this is reported (a hang or a blow-up).
-const SLOW: Duration = Duration::from_secs(2);
+/// A single compile slower than this fails the test (a hang or a blow-up). It is wall-clock
+/// time on a possibly busy machine, so it is generous: typical cases take well under 10 ms
+/// unoptimised, and the summary line names the slowest case of the run.
+const SLOW: Duration = Duration::from_secs(20);
 /// Stop collecting after this many distinct failures.
 const MAX_FAILURES: usize = 20;
 
