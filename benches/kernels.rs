@@ -22,12 +22,19 @@
 //! Output: a table on stdout, `kernels.json` and `kernels.svg` (ratios to `hand`) in the
 //! output directory (default `target/ein-bench`).
 
+// The modules live in kernels/ beside this file (a bench target's root looks in benches/).
+#[path = "kernels/harness/mod.rs"]
 mod harness;
 
+#[path = "kernels/compute.rs"]
 mod compute;
+#[path = "kernels/linear_algebra.rs"]
 mod linear_algebra;
+#[path = "kernels/rows.rs"]
 mod rows;
+#[path = "kernels/stencils.rs"]
 mod stencils;
+#[path = "kernels/streaming.rs"]
 mod streaming;
 
 use std::process::ExitCode;

@@ -154,10 +154,7 @@ impl Checker {
         let Some((binder, rest)) = binders.split_first() else {
             return self.binding_body(body, binding);
         };
-        let explicit = match &binder.size {
-            Some(size) => Some(self.size_expr(size, &binder.name.to_string())),
-            None => None,
-        };
+        let explicit = binder.size.as_ref().map(|size| self.size_expr(size, &binder.name.to_string()));
         let index = self.bind_index(&binder.name);
         let inner = self.binders(rest, body, binding, span);
         self.scope.pop();
@@ -464,7 +461,7 @@ impl Checker {
                 }
                 *position
             }
-            Member::Named(name) => match names.iter().position(|field| *field == name.to_string()) {
+            Member::Named(name) => match names.iter().position(|field| name == field) {
                 Some(position) => position,
                 None => {
                     let known = if names.is_empty() { "it is a tuple: use `.0`, `.1`, …".to_string() } else { format!("its fields are {}", names.join(", ")) };
