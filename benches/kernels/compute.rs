@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ein::ein;
-use ndarray::{ArrayView2, Zip};
+use ndarray::Zip;
 use rayon::prelude::*;
 
 use crate::harness::{data, Check, Kernel, KernelSpec, Output, Work};
@@ -226,8 +226,8 @@ fn kmeans_kernel(quick: bool) -> Kernel {
     let (count, dimensions, clusters): (usize, usize, usize) = if quick { (1 << 14, 8, 16) } else { (1 << 20, 8, 16) };
     let points = Arc::new(data::uniform_f32(51, count * dimensions, 0.0, 1.0));
     let centroids = Arc::new(data::uniform_f32(52, clusters * dimensions, 0.0, 1.0));
-    let points_view = move |data: &[f32]| ArrayView2::from_shape((count, dimensions), data).expect("count × dimensions");
-    let centroids_view = move |data: &[f32]| ArrayView2::from_shape((clusters, dimensions), data).expect("clusters × dimensions");
+    let points_shape = (count, dimensions);
+    let centroids_shape = (clusters, dimensions);
     let (p1, c1) = (Arc::clone(&points), Arc::clone(&centroids));
     let (p2, c2) = (Arc::clone(&points), Arc::clone(&centroids));
     let (p3, c3) = (Arc::clone(&points), Arc::clone(&centroids));
@@ -271,11 +271,11 @@ fn kmeans_kernel(quick: bool) -> Kernel {
         Check::Custom(Box::new(judge)),
     )
     .note("ndarray: `Zip::from(points.rows()).par_map_collect` of `min_by` over the centroid rows, each distance a `Zip::fold`")
-    .variant("ein", move || kmeans_assign(&points_view(&p1), &centroids_view(&c1)))
+    .variant("ein", move || kmeans_assign(&data::view(&p1, points_shape), &data::view(&c1, centroids_shape)))
     .variant("hand", move || kmeans_hand(&p2, &c2, dimensions, clusters))
     .variant("ndarray", move || {
-        let centroids = centroids_view(&centroids);
-        Zip::from(points_view(&points).rows()).par_map_collect(|point| {
+        let centroids = data::view(&centroids, centroids_shape);
+        Zip::from(data::view(&points, points_shape).rows()).par_map_collect(|point| {
             centroids
                 .rows()
                 .into_iter()

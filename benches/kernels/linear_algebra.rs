@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ein::ein;
 use ndarray::linalg::general_mat_mul;
-use ndarray::{Array2, Array3, ArrayView1, ArrayView2, ArrayView3, Axis, Zip};
+use ndarray::{Array2, Array3, ArrayView1, ArrayView2, Axis, Zip};
 use rayon::prelude::*;
 
 use crate::harness::{data, Check, Kernel, KernelSpec, Work};
@@ -129,14 +129,14 @@ where
     let n: usize = if quick { 128 } else { 1024 };
     let a = Arc::new(T::uniform(11, n * n));
     let b = Arc::new(T::uniform(12, n * n));
-    let view = move |data: &[T]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    let shape = (n, n);
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
     Kernel::new(name, format!("{n}³ {}", T::NAME), Work::Flops(2.0 * (n * n * n) as f64), Check::Close(tolerance))
         .note("ndarray is `a.dot(&b)`: matrixmultiply with its run-time AVX2/FMA kernels and its `threading` feature on the run's thread count")
-        .variant("ein", move || ein_variant(&view(&a1), &view(&b1)))
+        .variant("ein", move || ein_variant(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || matmul_hand(&a2, &b2, n, n, n))
-        .variant("ndarray", move || view(&a).dot(&view(&b)))
+        .variant("ndarray", move || data::view(&a, shape).dot(&data::view(&b, shape)))
 }
 
 fn matmul_f32_kernel(quick: bool) -> Kernel {
@@ -151,26 +151,26 @@ fn matvec_kernel(quick: bool) -> Kernel {
     let n: usize = if quick { 512 } else { 4096 };
     let a = Arc::new(data::uniform_f32(13, n * n, -1.0, 1.0));
     let x = Arc::new(data::uniform_f32(14, n, -1.0, 1.0));
-    let view = move |data: &[f32]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    let shape = (n, n);
     let (a1, x1) = (Arc::clone(&a), Arc::clone(&x));
     let (a2, x2) = (Arc::clone(&a), Arc::clone(&x));
     Kernel::new("matvec", format!("{n}² f32"), Work::Bytes(4.0 * (n * n + 2 * n) as f64), Check::Close(1e-4))
         .note("ndarray is `a.dot(&x)` (serial: matrixmultiply has no matrix-vector kernel)")
-        .variant("ein", move || matvec(&view(&a1), &*x1))
+        .variant("ein", move || matvec(&data::view(&a1, shape), &*x1))
         .variant("hand", move || a2.par_chunks(n).map(|row| dot(row, &x2)).collect::<Vec<f32>>())
-        .variant("ndarray", move || view(&a).dot(&ArrayView1::from(&x[..])))
+        .variant("ndarray", move || data::view(&a, shape).dot(&ArrayView1::from(&x[..])))
 }
 
 fn batched_matmul_kernel(quick: bool) -> Kernel {
     let (batches, n): (usize, usize) = if quick { (8, 64) } else { (64, 128) };
     let a = Arc::new(data::uniform_f32(15, batches * n * n, -1.0, 1.0));
     let b = Arc::new(data::uniform_f32(16, batches * n * n, -1.0, 1.0));
-    let view = move |data: &[f32]| ArrayView3::from_shape((batches, n, n), data).expect("batches × n × n elements");
+    let shape = (batches, n, n);
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
     Kernel::new("batched-matmul", format!("{batches} × {n}³ f32"), Work::Flops(2.0 * (batches * n * n * n) as f64), Check::Close(1e-4))
         .note("ndarray is `general_mat_mul` per batch in a `Zip::par_for_each` over the batch axis")
-        .variant("ein", move || batched_matmul(&view(&a1), &view(&b1)))
+        .variant("ein", move || batched_matmul(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || {
             let mut c = vec![0.0f32; batches * n * n];
             c.par_chunks_mut(n * n).enumerate().for_each(|(batch, c)| {
@@ -179,7 +179,7 @@ fn batched_matmul_kernel(quick: bool) -> Kernel {
             c
         })
         .variant("ndarray", move || {
-            let (a, b) = (view(&a), view(&b));
+            let (a, b) = (data::view(&a, shape), data::view(&b, shape));
             let mut c = Array3::<f32>::zeros((batches, n, n));
             Zip::from(c.axis_iter_mut(Axis(0))).and(a.axis_iter(Axis(0))).and(b.axis_iter(Axis(0))).par_for_each(|mut c, a, b| {
                 general_mat_mul(1.0, &a, &b, 0.0, &mut c);
@@ -227,15 +227,15 @@ fn attention_kernel(quick: bool) -> Kernel {
     let q = Arc::new(data::uniform_f32(17, n * d, -1.0, 1.0));
     let k = Arc::new(data::uniform_f32(18, n * d, -1.0, 1.0));
     let v = Arc::new(data::uniform_f32(19, n * d, -1.0, 1.0));
-    let view = move |data: &[f32]| ArrayView2::from_shape((n, d), data).expect("n × d elements");
+    let shape = (n, d);
     let (q1, k1, v1) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
     let (q2, k2, v2) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
     Kernel::new("attention", format!("n={n} d={d} f32"), Work::Flops(4.0 * (n * n * d) as f64), Check::Close(1e-4))
         .note("rate counts the two products (4·n²·d flops), not the n² exponentials; ndarray is `q.dot(&k.t())`, a row softmax in `Zip::par_for_each`, then `.dot(&v)`")
-        .variant("ein", move || attention(&view(&q1), &view(&k1), &view(&v1)))
+        .variant("ein", move || attention(&data::view(&q1, shape), &data::view(&k1, shape), &data::view(&v1, shape)))
         .variant("hand", move || attention_hand(&q2, &k2, &v2, n, d))
         .variant("ndarray", move || {
-            let (q, k, v) = (view(&q), view(&k), view(&v));
+            let (q, k, v) = (data::view(&q, shape), data::view(&k, shape), data::view(&v, shape));
             let mut scores = q.dot(&k.t());
             scores *= 1.0 / (d as f32).sqrt();
             Zip::from(scores.rows_mut()).par_for_each(|mut row| {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use ein::ein;
-use ndarray::{Array2, ArrayView1, ArrayView2, Zip};
+use ndarray::{Array2, ArrayView1, Zip};
 use rayon::prelude::*;
 
 use crate::harness::{data, Check, Kernel, KernelSpec, Work};
@@ -102,15 +102,15 @@ fn softmax_hand(x: &[f32], columns: usize) -> Vec<f32> {
 fn softmax_kernel(quick: bool) -> Kernel {
     let (rows, columns): (usize, usize) = if quick { (256, 256) } else { (4096, 1024) };
     let x = Arc::new(data::uniform_f32(21, rows * columns, -4.0, 4.0));
-    let view = move |data: &[f32]| ArrayView2::from_shape((rows, columns), data).expect("rows × columns elements");
+    let shape = (rows, columns);
     let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
     Kernel::new("softmax", format!("{rows}×{columns} f32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-4))
         .note("ein is the README's softmax: without hoisting, the row max and sum are recomputed for every element (O(rows·columns²))")
         .note("ndarray: per row in `Zip::par_for_each`, `fold` for the max, `mapv` for exp, `sum`, `/=`")
-        .variant("ein", move || softmax(&view(&x1)))
+        .variant("ein", move || softmax(&data::view(&x1, shape)))
         .variant("hand", move || softmax_hand(&x2, columns))
         .variant("ndarray", move || {
-            let x = view(&x);
+            let x = data::view(&x, shape);
             let mut out = Array2::<f32>::zeros((rows, columns));
             Zip::from(out.rows_mut()).and(x.rows()).par_for_each(|mut out, row| {
                 let max = row.fold(f32::NEG_INFINITY, |max, &value| max.max(value));
@@ -145,16 +145,16 @@ fn layernorm_kernel(quick: bool) -> Kernel {
     let gamma = Arc::new(data::uniform_f32(23, columns, 0.5, 1.5));
     let beta = Arc::new(data::uniform_f32(24, columns, -0.5, 0.5));
     let eps = 1e-5f32;
-    let view = move |data: &[f32]| ArrayView2::from_shape((rows, columns), data).expect("rows × columns elements");
+    let shape = (rows, columns);
     let (x1, g1, b1) = (Arc::clone(&x), Arc::clone(&gamma), Arc::clone(&beta));
     let (x2, g2, b2) = (Arc::clone(&x), Arc::clone(&gamma), Arc::clone(&beta));
     Kernel::new("layernorm", format!("{rows}×{columns} f32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-4))
         .note("ein computes mean and variance inside the element's expression (O(rows·columns²) until they are hoisted)")
         .note("ndarray: per row in `Zip::par_for_each`, `mean()`, `var(0.)` and one whole-row expression (temporaries per row)")
-        .variant("ein", move || layernorm(&view(&x1), &*g1, &*b1, eps))
+        .variant("ein", move || layernorm(&data::view(&x1, shape), &*g1, &*b1, eps))
         .variant("hand", move || layernorm_hand(&x2, &g2, &b2, eps))
         .variant("ndarray", move || {
-            let x = view(&x);
+            let x = data::view(&x, shape);
             let (gamma, beta) = (ArrayView1::from(&gamma[..]), ArrayView1::from(&beta[..]));
             let mut out = Array2::<f32>::zeros((rows, columns));
             Zip::from(out.rows_mut()).and(x.rows()).par_for_each(|mut out, row| {

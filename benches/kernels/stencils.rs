@@ -161,15 +161,15 @@ fn hotspot_kernel(quick: bool) -> Kernel {
     let temp = Arc::new(data::uniform_f32(31, n * n, 320.0, 340.0));
     let power = Arc::new(data::uniform_f32(32, n * n, 0.0, 0.005));
     let constants = Hotspot::new(n, n);
-    let view = move |data: &[f32]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    let shape = (n, n);
     let (t1, p1) = (Arc::clone(&temp), Arc::clone(&power));
     let (t2, p2) = (Arc::clone(&temp), Arc::clone(&power));
     let Hotspot { step_div_cap, rx_1, ry_1, rz_1, ambient } = constants;
     Kernel::new("hotspot", format!("{n}² f32 × {iterations} it"), Work::Bytes(12.0 * (n * n * iterations) as f64), Check::Close(1e-5))
         .note("ein is a `fold` over the iterations with the grid as accumulator (a new grid per step); hand and ndarray ping-pong two buffers; ndarray is `Zip::indexed(..).par_for_each` with indexed neighbour reads")
-        .variant("ein", move || hotspot(&view(&t1), &view(&p1), iterations, step_div_cap, rx_1, ry_1, rz_1, ambient))
+        .variant("ein", move || hotspot(&data::view(&t1, shape), &data::view(&p1, shape), iterations, step_div_cap, rx_1, ry_1, rz_1, ambient))
         .variant("hand", move || hotspot_hand(&constants, &t2, &p2, n, n, iterations))
-        .variant("ndarray", move || hotspot_ndarray(&constants, view(&temp), view(&power), iterations))
+        .variant("ndarray", move || hotspot_ndarray(&constants, data::view(&temp, shape), data::view(&power, shape), iterations))
 }
 
 /// One pathfinder row: `next[j] = wall_row[j] + min(previous[j-1..=j+1])`, clamped at the
@@ -232,13 +232,13 @@ fn pathfinder_ndarray(wall: ArrayView2<i32>) -> Array1<i32> {
 fn pathfinder_kernel(quick: bool) -> Kernel {
     let (rows, columns): (usize, usize) = if quick { (20, 10_000) } else { (100, 100_000) };
     let wall = Arc::new(data::uniform_i32(33, rows * columns, 0, 10));
-    let view = move |data: &[i32]| ArrayView2::from_shape((rows, columns), data).expect("rows × columns elements");
+    let shape = (rows, columns);
     let (w1, w2) = (Arc::clone(&wall), Arc::clone(&wall));
     Kernel::new("pathfinder", format!("{columns} cols × {rows} rows i32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(0.0))
         .note("ein is a `fold` over the rows with the cost row as accumulator; one parallel loop per row, so every row is a synchronisation point")
-        .variant("ein", move || pathfinder(&view(&w1)))
+        .variant("ein", move || pathfinder(&data::view(&w1, shape)))
         .variant("hand", move || pathfinder_hand(&w2, rows, columns))
-        .variant("ndarray", move || pathfinder_ndarray(view(&wall)))
+        .variant("ndarray", move || pathfinder_ndarray(data::view(&wall, shape)))
 }
 
 /// One 7-point step, rows of the innermost axis in parallel, their interior vectorised.
@@ -311,11 +311,11 @@ fn stencil_kernel(quick: bool) -> Kernel {
     let a = Arc::new(data::uniform_f32(34, n * n * n, 0.0, 1.0));
     // Parboil's coefficients.
     let (c0, c1) = (1.0f32 / 6.0, 1.0f32 / 6.0 / 6.0);
-    let view = move |data: &[f32]| ArrayView3::from_shape((n, n, n), data).expect("n³ elements");
+    let shape = (n, n, n);
     let (a1, a2) = (Arc::clone(&a), Arc::clone(&a));
     Kernel::new("stencil-3d", format!("{n}³ f32 × {iterations} it"), Work::Bytes(8.0 * (n * n * n * iterations) as f64), Check::Close(1e-5))
         .note("edges clamp (Parboil keeps the boundary fixed instead); two 128³ grids fit in L3, so the share of STREAM can pass 100%")
-        .variant("ein", move || stencil(&view(&a1), iterations, c0, c1))
+        .variant("ein", move || stencil(&data::view(&a1, shape), iterations, c0, c1))
         .variant("hand", move || stencil_hand(&a2, [n, n, n], iterations, c0, c1))
-        .variant("ndarray", move || stencil_ndarray(view(&a), iterations, c0, c1))
+        .variant("ndarray", move || stencil_ndarray(data::view(&a, shape), iterations, c0, c1))
 }

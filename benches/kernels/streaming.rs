@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use ein::ein;
-use ndarray::{ArrayView1, ArrayView2, Zip};
+use ndarray::{ArrayView1, Zip};
 use rayon::prelude::*;
 
 use crate::harness::{data, run_kernel, Ceiling, Check, Kernel, KernelSpec, Settings, Work};
@@ -178,12 +178,12 @@ fn transpose_add_kernel(quick: bool) -> Kernel {
     let b = Arc::new(data::uniform_f32(5, n * n, -1.0, 1.0));
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
-    let view = |data: &[f32]| ArrayView2::from_shape((n, n), data).expect("n × n elements");
+    let shape = (n, n);
     Kernel::new("transpose-add", format!("{n}² f32"), Work::Bytes(12.0 * (n * n) as f64), Check::Close(0.0))
         .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`")
-        .variant("ein", move || transpose_add(&view(&a1), &view(&b1)))
+        .variant("ein", move || transpose_add(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || transpose_add_hand(&a2, &b2, n, n))
-        .variant("ndarray", move || Zip::from(&view(&a)).and(&view(&b).t()).par_map_collect(|&x, &y| x + y))
+        .variant("ndarray", move || Zip::from(&data::view(&a, shape)).and(&data::view(&b, shape).t()).par_map_collect(|&x, &y| x + y))
 }
 
 fn tiny_inputs() -> (Arc<Vec<f32>>, Arc<Vec<f32>>, Arc<Vec<f32>>) {

@@ -151,9 +151,16 @@ fn run(seed: u64, cases: usize) -> Report {
     let next_chunk = Arc::new(AtomicUsize::new(0));
     let total = Arc::new(Mutex::new(Report::default()));
     let workers = std::thread::available_parallelism().map_or(2, |count| count.get()).min(16);
-    let previous_hook = panic::take_hook();
-    // Panics are caught and reported with their input; the default hook would print each one.
-    panic::set_hook(Box::new(|_| {}));
+    // Panics on fuzz threads are caught and reported with their input; the default hook would
+    // print each one. Panics elsewhere (another test of this binary) still reach it.
+    let previous_hook = Arc::new(panic::take_hook());
+    let delegate = Arc::clone(&previous_hook);
+    panic::set_hook(Box::new(move |info| {
+        let fuzzing = std::thread::current().name().is_some_and(|name| name.starts_with("never_panic cases"));
+        if !fuzzing {
+            delegate(info);
+        }
+    }));
     let handles: Vec<_> = (0..workers)
         .map(|worker| {
             let (next_chunk, total) = (Arc::clone(&next_chunk), Arc::clone(&total));
@@ -181,7 +188,7 @@ fn run(seed: u64, cases: usize) -> Report {
     for handle in handles {
         handle.join().expect("a fuzz worker failed");
     }
-    panic::set_hook(previous_hook);
+    panic::set_hook(Box::new(move |info| previous_hook(info)));
     Arc::try_unwrap(total).ok().expect("workers are done").into_inner().unwrap_or_else(|poison| poison.into_inner())
 }
 

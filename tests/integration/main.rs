@@ -134,4 +134,5 @@ mod stencils;
 mod storage;
 mod structure;
 
+mod hygiene;
 mod ui;

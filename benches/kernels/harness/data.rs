@@ -38,3 +38,12 @@ pub fn linspace(count: usize, low: f64, high: f64) -> Vec<f64> {
     let step = if count > 1 { (high - low) / (count - 1) as f64 } else { 0.0 };
     (0..count).map(|index| low + step * index as f64).collect()
 }
+
+/// A row-major view of `data` with `shape` (a tuple), for the ein and ndarray variants.
+pub fn view<T, Shape, D>(data: &[T], shape: Shape) -> ndarray::ArrayView<'_, T, D>
+where
+    Shape: Into<ndarray::StrideShape<D>>,
+    D: ndarray::Dimension,
+{
+    ndarray::ArrayView::from_shape(shape, data).expect("the data has as many elements as the shape")
+}

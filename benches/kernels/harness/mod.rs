@@ -16,7 +16,7 @@ mod timing;
 pub use options::Options;
 pub use output::{Check, IntoOutput, Output};
 pub use report::{Ceiling, Report};
-pub use timing::{run_kernel, KernelResult, Settings, VariantResult};
+pub use timing::{run_kernel, Settings};
 
 /// A kernel in the suite, before its inputs exist: a name for `--filter` and a builder that
 /// makes the inputs (at the quick or the full size) and the variants over them.

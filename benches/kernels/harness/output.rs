@@ -35,13 +35,6 @@ impl Output {
             _ => None,
         }
     }
-
-    pub fn as_i64(&self) -> Option<&[i64]> {
-        match self {
-            Output::I64(values) => Some(values),
-            _ => None,
-        }
-    }
 }
 
 /// An element type outputs can hold.

@@ -188,8 +188,10 @@ impl<'p> Interpreter<'p> {
         if left == right {
             return Ok(());
         }
+        // Worded exactly like the runtime's message, so compiled and interpreted errors agree.
+        let noun = if left == 1 { "element" } else { "elements" };
         Err(RuntimeError::new(format!(
-            "size mismatch for index `{}`: {} has {left} elements but {} has {right}",
+            "size mismatch for index `{}`: {} has {left} {noun} but {} has {right}",
             check.index_name, check.left_what, check.right_what
         )))
     }

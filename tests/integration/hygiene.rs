@@ -1,0 +1,70 @@
+//! Hygiene: generated code uses absolute paths only, so it compiles unchanged in a module that
+//! shadows the prelude (`Result`, `Ok`, `Some`, `Vec`, `Box`, …), the primitive type names and
+//! `core`, and it is warning-free under `deny(warnings)` (clippy runs on this file in CI too).
+#![deny(warnings)]
+#![allow(non_camel_case_types)]
+
+struct Result;
+struct Ok;
+struct Err;
+struct Some;
+struct None;
+struct Option;
+struct Vec;
+struct Box;
+struct String;
+struct f32;
+struct usize;
+mod core {}
+mod std {}
+mod ein {}
+
+/// Uses every shadowing item once, so the shadows themselves are not dead code.
+fn shadows() -> usize {
+    let _ = (Result, Ok, Err, Some, None, Option, Vec, Box, String, f32);
+    usize
+}
+
+::ein::ein! {
+    /// Every construct of the item form, in a module where the prelude is shadowed.
+    pub fn everything(a: [[f64]], b: [f64], n: usize, s: f64) -> [{ re: f64, im: f64 }] {
+        for i {
+            let row = a[i];
+            let (m, total) = (max k { row[k] }, sum k { row[k] * b[k] });
+            let steps = fold t in 0..n, z = { re: 0.0, im: 0.0 } {
+                { re: z.re * 0.5 + total, im: z.im + (t as f64) * s }
+            };
+            { re: if m > 0.0 { steps.re } else { -steps.re }, im: steps.im + row[0] - b[i + 1] }
+        }
+    }
+
+    pub fn reductions(a: [f64], w: [i64]) -> (f64, usize, i64, bool) {
+        (sum i { a[i] * a[i] }, argmax i { a[i] }, prod j { w[j] % 7 + 1 }, any j { w[j] > 3 })
+    }
+
+    pub fn path(w: [[i64]]) -> [i64] {
+        fold t in 0..w.len(), acc = for j { w[0, j] } {
+            for j { min(acc[j - 1], min(acc[j], acc[j + 1])) + w[t, j] }
+        }
+    }
+}
+
+#[test]
+fn every_form_compiles_with_the_prelude_shadowed() {
+    let _ = shadows();
+    let a = ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i as f64) - (j as f64));
+    let b = [1.0, 2.0, 3.0, 4.0];
+    let (re, im) = everything(&a, &b, 3, 0.5);
+    assert_eq!(re.shape(), [3]);
+    assert_eq!(im.shape(), [3]);
+    let (total, at, product, any) = reductions(&b, &[1i64, 5, 2]);
+    assert_eq!((total, at, product, any), (30.0, 3, 2 * 6 * 3, true));
+    let w = ndarray::array![[1i64, 2, 3], [4, 5, 6]];
+    assert_eq!(path(&w).as_slice(), &[6, 7, 9]);
+
+    let scale = 2.0f64;
+    let doubled = ::ein::ein!(for i { b[i] * scale });
+    assert_eq!(doubled.as_slice(), &[2.0, 4.0, 6.0, 8.0]);
+    let count = ::ein::ein!(sum i { if b[i] > 1.5 { 1i64 } else { 0i64 } });
+    assert_eq!(count, 3);
+}
