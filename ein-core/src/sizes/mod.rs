@@ -286,3 +286,6 @@ impl Prover<'_> {
         reached.iter().any(|key| key == right)
     }
 }
+
+#[cfg(test)]
+mod tests;
