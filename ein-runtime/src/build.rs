@@ -1,11 +1,15 @@
-//! Building outputs: an uninitialised [`Buffer`] is filled row by row, each row through an
-//! [`Out`] that writes sequentially, on rayon's pool when the output is large ([`fill_rows`]).
-//! Arrays of tuples are tuples of buffers ([`Columns`]), written with [`Push`] and
+//! Building outputs: an uninitialised [`Buffer`] is filled chunk by chunk — a chunk is a run of
+//! consecutive rows — each chunk through an [`Out`] that writes sequentially, on rayon's pool
+//! when the output is large ([`fill_chunks`]). Inner loops write through [`Fill::fill`], a
+//! counted loop that checks once that its elements fit and then writes them through a raw
+//! cursor (so LLVM sees a plain loop over contiguous memory and can vectorise it). Arrays of
+//! tuples are tuples of buffers ([`Columns`]), written the same way and with [`Push`] and
 //! [`CopyInto`].
 //!
-//! Soundness rests on three facts: rows are disjoint chunks, so every row's `Out` may be
-//! handed to a different thread; an `Out` can only ever write inside its row; and a buffer
-//! only becomes an [`Array`] once `fill_rows` has seen every row written in full.
+//! Soundness rests on three facts: chunks are disjoint, so every chunk's `Out` may be handed
+//! to a different thread; an `Out` can only ever write inside its chunk (every write is
+//! checked, per element for `push` and once per loop for `fill`); and a buffer only becomes an
+//! [`Array`] once `fill_chunks` has seen every chunk written in full (checked once per chunk).
 
 use std::mem::{ManuallyDrop, MaybeUninit};
 
@@ -111,6 +115,28 @@ impl<'a, T> Out<'a, T> {
             slot.write(value);
         }
         self.written = end;
+    }
+
+    /// A raw cursor at the next unwritten element, after checking that `count` more elements
+    /// fit (panics otherwise).
+    #[inline]
+    fn reserve(&mut self, count: usize) -> Cursor<T> {
+        // `written <= row.len()` always, so the subtraction cannot wrap.
+        if count > self.row.len() - self.written {
+            row_overflow(self.row.len());
+        }
+        // SAFETY: `written <= row.len()`, so the pointer is inside the row or one past its end.
+        Cursor(unsafe { self.row.as_mut_ptr().add(self.written) })
+    }
+
+    /// Records that `count` more elements were written.
+    ///
+    /// # Safety
+    /// The `count` elements after the ones already written must have been written (through a
+    /// cursor from [`Out::reserve`] of at least `count`).
+    #[inline]
+    unsafe fn commit(&mut self, count: usize) {
+        self.written += count;
     }
 
     /// How many elements have been written.
@@ -240,6 +266,87 @@ impl<T: Copy + Send> Columns for Buffer<T> {
     }
 }
 
+/// A raw pointer to the next unwritten element of an [`Out`], valid for as many elements as
+/// were reserved.
+#[doc(hidden)]
+pub struct Cursor<T>(*mut MaybeUninit<T>);
+
+impl<T> Clone for Cursor<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Cursor<T> {}
+
+/// Writes a counted run of elements (a scalar column into an Out, a tuple into a tuple of
+/// Outs, recursively): the inner loops of generated code. One check per call that the run
+/// fits, none per element.
+pub trait Fill<V>: sealed::Sealed {
+    /// Raw cursors at the next unwritten element of every column.
+    #[doc(hidden)]
+    type Cursor: Copy;
+
+    /// Checks that `count` more elements fit in every column (panics otherwise) and returns
+    /// the cursors at the next unwritten elements.
+    #[doc(hidden)]
+    fn reserve(&mut self, count: usize) -> Self::Cursor;
+
+    /// Writes `value` at `offset` from the cursors.
+    ///
+    /// # Safety
+    /// `offset` must be below the `count` the cursors were reserved for, and the outs must not
+    /// have been written to since.
+    #[doc(hidden)]
+    unsafe fn write(cursor: Self::Cursor, offset: usize, value: V);
+
+    /// Records that `count` more elements were written in every column.
+    ///
+    /// # Safety
+    /// They must have been, through cursors reserved for at least `count`.
+    #[doc(hidden)]
+    unsafe fn commit(&mut self, count: usize);
+
+    /// Writes `count` elements, the `k`-th being `value(k)`, after the ones already written.
+    /// `value` is called in order `0, 1, …, count - 1`. Panics before calling it if the elements
+    /// do not fit.
+    #[inline(always)]
+    fn fill(&mut self, count: usize, mut value: impl FnMut(usize) -> V) {
+        let cursor = self.reserve(count);
+        for offset in 0..count {
+            // SAFETY: offset < count, which `reserve` checked fits; nothing else writes to the
+            // outs meanwhile (`self` is borrowed mutably).
+            unsafe { Self::write(cursor, offset, value(offset)) };
+        }
+        // SAFETY: every element of the run was written just above. Had `value` panicked, the
+        // elements written so far would merely stay unrecorded.
+        unsafe { self.commit(count) };
+    }
+}
+
+impl<T> sealed::Sealed for Out<'_, T> {}
+
+impl<T> Fill<T> for Out<'_, T> {
+    type Cursor = Cursor<T>;
+
+    #[inline(always)]
+    fn reserve(&mut self, count: usize) -> Cursor<T> {
+        Out::reserve(self, count)
+    }
+
+    #[inline(always)]
+    unsafe fn write(cursor: Cursor<T>, offset: usize, value: T) {
+        // SAFETY: the caller promises `offset` is inside the reserved run.
+        unsafe { (*cursor.0.add(offset)).write(value) };
+    }
+
+    #[inline(always)]
+    unsafe fn commit(&mut self, count: usize) {
+        // SAFETY: the caller's promise.
+        unsafe { Out::commit(self, count) };
+    }
+}
+
 /// Pushes a value (a scalar into an Out, a tuple into a tuple of Outs, recursively).
 pub trait Push<V> {
     /// Writes `value` as the next element of every column.
@@ -302,6 +409,27 @@ macro_rules! impl_tuples {
             unsafe fn mark_initialised(&mut self, len: usize) {
                 // SAFETY: the caller's promise holds for every column.
                 $(unsafe { self.$position.mark_initialised(len) };)+
+            }
+        }
+
+        impl<$($column: Fill<$value>, $value),+> Fill<($($value,)+)> for ($($column,)+) {
+            type Cursor = ($($column::Cursor,)+);
+
+            #[inline(always)]
+            fn reserve(&mut self, count: usize) -> Self::Cursor {
+                ($(self.$position.reserve(count),)+)
+            }
+
+            #[inline(always)]
+            unsafe fn write(cursor: Self::Cursor, offset: usize, value: ($($value,)+)) {
+                // SAFETY: the caller's promise holds for every column.
+                $(unsafe { $column::write(cursor.$position, offset, value.$position) };)+
+            }
+
+            #[inline(always)]
+            unsafe fn commit(&mut self, count: usize) {
+                // SAFETY: the caller's promise holds for every column.
+                $(unsafe { self.$position.commit(count) };)+
             }
         }
 

@@ -150,3 +150,49 @@ fn records_are_stored_as_one_array_per_field() {
     assert_eq!(generated.matches("Buffer ::").count(), 2, "{generated}");
     assert!(!generated.contains("Buffer :: < ("), "no buffer of tuples: {generated}");
 }
+
+/// The checked program, then the program after one pass, both printed.
+fn before_and_after(source: &str, pass: fn(Program) -> Program) -> (String, String) {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let program = crate::check::check_input(input).expect("checks").remove(0).program;
+    let before = program.to_string();
+    let after = pass(program);
+    super::validate(&after).expect("the pass keeps the IR valid");
+    (before, after.to_string())
+}
+
+#[test]
+fn hoist_lifts_an_invariant_reduction_out_of_its_loop() {
+    let (_, after) =
+        before_and_after("fn f(a: [f64], b: [f64]) -> f64 { sum k { a[k] * sum l { b[l] } } }", super::hoist::hoist);
+    assert_eq!(
+        after,
+        "fn(a: [f64], b: [f64]) -> f64\nlet sum: f64 = sum l in 0..len(b, 0) { b[l] }\nsum k in 0..len(a, 0) { a[k] * sum }"
+    );
+}
+
+#[test]
+fn cse_shares_alpha_equivalent_terms() {
+    let (_, after) = before_and_after(
+        "fn f(x: [f64]) -> f64 { let m = max k { x[k] }; m + max l { x[l] } }",
+        super::cse::eliminate_common_subexpressions,
+    );
+    assert_eq!(after, "fn(x: [f64]) -> f64\nlet m: f64 = max k in 0..len(x, 0) { x[k] }\nm + m");
+}
+
+#[test]
+fn inline_fuses_a_producer_into_its_consumer() {
+    let (_, after) =
+        before_and_after("fn f(a: [f64]) -> [f64] { let g = for i { a[i] * 2.0 }; for j { g[j] + 1.0 } }", super::inline::inline);
+    assert_eq!(after, "fn(a: [f64]) -> [f64]\nfor j in 0..len(a, 0) {\n  { let i: i64 = j; a[i] * 2.0 } + 1.0\n}");
+}
+
+#[test]
+fn simplify_folds_exact_integer_algebra_only() {
+    let (_, after) = before_and_after(
+        "fn f(a: [f64], n: i64) -> f64 { let unused = sum i { a[i] }; let m = n; a[m * 1 + 0] + (2 + 3) as f64 + 0.0 }",
+        super::simplify::simplify,
+    );
+    assert_eq!(after, "fn(a: [f64], n: i64) -> f64\na[n]~ + 5 as f64 + 0.0");
+}
