@@ -23,7 +23,7 @@ use crate::view::{element_count, View};
 /// parallel task gets at least this many (so tiny outputs never touch the thread pool).
 pub const GRAIN: usize = 1 << 14;
 
-/// An uninitialised output buffer of `len` elements, filled row by row.
+/// An uninitialised output buffer of `len` elements, filled chunk by chunk.
 pub struct Buffer<T> {
     elements: Vec<MaybeUninit<T>>,
     /// The elements `0..initialised` have been written.
@@ -39,7 +39,7 @@ impl<T: Copy> Buffer<T> {
         Buffer { elements, initialised: 0 }
     }
 
-    /// Panics unless every element was written exactly (each row's Out finished full).
+    /// Panics unless every element was written exactly (each chunk's Out finished full).
     pub fn into_array<const N: usize>(self, shape: [usize; N]) -> Array<T, N> {
         let len = self.elements.len();
         if element_count(shape) != Some(len) {
@@ -75,43 +75,43 @@ impl<T> Buffer<T> {
     }
 }
 
-/// Sequential writer over one row (a contiguous chunk) of a Buffer.
+/// Sequential writer over one chunk (consecutive rows) of a Buffer.
 pub struct Out<'a, T> {
-    row: &'a mut [MaybeUninit<T>],
-    /// The elements `row[..written]` have been written.
+    chunk: &'a mut [MaybeUninit<T>],
+    /// The elements `chunk[..written]` have been written.
     written: usize,
 }
 
 impl<'a, T> Out<'a, T> {
-    /// A writer that fills `row` from its start.
+    /// A writer that fills `chunk` from its start.
     #[inline]
-    pub fn new(row: &'a mut [MaybeUninit<T>]) -> Self {
-        Out { row, written: 0 }
+    pub fn new(chunk: &'a mut [MaybeUninit<T>]) -> Self {
+        Out { chunk, written: 0 }
     }
 
-    /// Writes the next element; panics if the row is already full.
+    /// Writes the next element; panics if the chunk is already full.
     #[inline]
     pub fn push(&mut self, value: T) {
-        if self.written < self.row.len() {
-            // SAFETY: just checked that the position is inside the row.
-            unsafe { self.row.get_unchecked_mut(self.written) }.write(value);
+        if self.written < self.chunk.len() {
+            // SAFETY: just checked that the position is inside the chunk.
+            unsafe { self.chunk.get_unchecked_mut(self.written) }.write(value);
             self.written += 1;
         } else {
-            row_overflow(self.row.len());
+            chunk_overflow(self.chunk.len());
         }
     }
 
-    /// Writes `values` as the next elements; panics if they do not fit in the row.
+    /// Writes `values` as the next elements; panics if they do not fit in the chunk.
     #[inline]
     pub fn push_slice(&mut self, values: &[T])
     where
         T: Copy,
     {
         let end = self.written + values.len();
-        if end > self.row.len() {
-            row_overflow(self.row.len());
+        if end > self.chunk.len() {
+            chunk_overflow(self.chunk.len());
         }
-        for (slot, &value) in self.row[self.written..end].iter_mut().zip(values) {
+        for (slot, &value) in self.chunk[self.written..end].iter_mut().zip(values) {
             slot.write(value);
         }
         self.written = end;
@@ -121,12 +121,12 @@ impl<'a, T> Out<'a, T> {
     /// fit (panics otherwise).
     #[inline]
     fn reserve(&mut self, count: usize) -> Cursor<T> {
-        // `written <= row.len()` always, so the subtraction cannot wrap.
-        if count > self.row.len() - self.written {
-            row_overflow(self.row.len());
+        // `written <= chunk.len()` always, so the subtraction cannot wrap.
+        if count > self.chunk.len() - self.written {
+            chunk_overflow(self.chunk.len());
         }
-        // SAFETY: `written <= row.len()`, so the pointer is inside the row or one past its end.
-        Cursor(unsafe { self.row.as_mut_ptr().add(self.written) })
+        // SAFETY: `written <= chunk.len()`, so the pointer is inside the chunk or one past its end.
+        Cursor(unsafe { self.chunk.as_mut_ptr().add(self.written) })
     }
 
     /// Records that `count` more elements were written.
@@ -145,29 +145,30 @@ impl<'a, T> Out<'a, T> {
         self.written
     }
 
-    /// True once every element of the row has been written.
+    /// True once every element of the chunk has been written.
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.written == self.row.len()
+        self.written == self.chunk.len()
     }
 }
 
 #[cold]
 #[inline(never)]
-fn row_overflow(row_len: usize) -> ! {
-    internal_error(format_args!("more than {row_len} elements written to an output row of {row_len}"))
+fn chunk_overflow(len: usize) -> ! {
+    internal_error(format_args!("more than {len} elements written to an output chunk of {len}"))
 }
 
 #[cold]
 #[inline(never)]
-fn short_row(row: usize, row_len: usize) -> ! {
+fn short_chunk(start: usize, end: usize, row_len: usize) -> ! {
     internal_error(format_args!(
-        "output row {row} was not filled: its code wrote fewer than its {row_len} elements"
+        "output rows {start}..{end} were not filled: their code wrote fewer than their {} elements",
+        (end - start) * row_len
     ))
 }
 
-/// A pointer to a buffer's first element that may cross threads: [`fill_rows`] only ever
-/// turns it into disjoint rows.
+/// A pointer to a buffer's first element that may cross threads: [`fill_chunks`] only ever
+/// turns it into disjoint chunks.
 #[derive(Debug)]
 pub struct RowsPointer<T>(*mut MaybeUninit<T>);
 
@@ -179,21 +180,22 @@ impl<T> Clone for RowsPointer<T> {
 
 impl<T> Copy for RowsPointer<T> {}
 
-// SAFETY: the pointer is only used to build `Out`s over disjoint rows, each used by one thread
+// SAFETY: the pointer is only used to build `Out`s over disjoint chunks, each used by one thread
 // at a time, which is what `&mut [T]` allows across threads when T: Send.
 unsafe impl<T: Send> Send for RowsPointer<T> {}
 // SAFETY: as above; sharing the pointer itself gives no access.
 unsafe impl<T: Send> Sync for RowsPointer<T> {}
 
 mod sealed {
-    /// Only this crate implements [`super::Columns`]: `fill_rows` trusts its implementations.
+    /// Only this crate implements [`super::Columns`] and [`super::Fill`]: `fill_chunks` trusts
+    /// their implementations.
     pub trait Sealed {}
 }
 
 /// A buffer, or a (nested) tuple of buffers for arrays of tuples (SoA). Implemented for
 /// Buffer<T> and for tuples (A,), (A, B), … up to 8 of Columns.
 pub trait Columns: Send + sealed::Sealed {
-    /// The writers for one row: an [`Out`] per buffer, in the same tuple structure.
+    /// The writers for one chunk: an [`Out`] per buffer, in the same tuple structure.
     type Outs<'a>: Send
     where
         Self: 'a;
@@ -210,13 +212,13 @@ pub trait Columns: Send + sealed::Sealed {
     #[doc(hidden)]
     fn pointers(&mut self) -> Self::Pointers;
 
-    /// The writers for elements `start..start + row_len` of every buffer.
+    /// The writers for elements `start..start + len` of every buffer.
     ///
     /// # Safety
-    /// `pointers` must come from a buffer of at least `start + row_len` elements that is not
+    /// `pointers` must come from a buffer of at least `start + len` elements that is not
     /// otherwise accessed for `'a`, and no two live `Outs` may cover the same element.
     #[doc(hidden)]
-    unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, row_len: usize) -> Self::Outs<'a>
+    unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, len: usize) -> Self::Outs<'a>
     where
         Self: 'a;
 
@@ -247,12 +249,12 @@ impl<T: Copy + Send> Columns for Buffer<T> {
     }
 
     #[inline]
-    unsafe fn outs<'a>(pointers: RowsPointer<T>, start: usize, row_len: usize) -> Out<'a, T>
+    unsafe fn outs<'a>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'a, T>
     where
         Self: 'a,
     {
-        // SAFETY: the caller promises the row lies inside the buffer and is not aliased.
-        Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), row_len) })
+        // SAFETY: the caller promises the chunk lies inside the buffer and is not aliased.
+        Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) })
     }
 
     #[inline]
@@ -371,7 +373,23 @@ impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for View<'_, T, N> {
     fn copy_into(&self, outs: &mut Out<'a, T>) {
         match self.as_slice() {
             Some(elements) => outs.push_slice(elements),
-            None => self.for_each(|value| outs.push(value)),
+            None => {
+                let count = self.element_count();
+                let cursor = outs.reserve(count);
+                let mut offset = 0;
+                self.for_each(|value| {
+                    // `for_each` visits exactly `count` elements; checked anyway, as it is cheap
+                    // next to a strided read.
+                    if offset < count {
+                        // SAFETY: offset < count, reserved above.
+                        unsafe { <Out<'a, T> as Fill<T>>::write(cursor, offset, value) };
+                        offset += 1;
+                    }
+                });
+                // SAFETY: `offset` elements were written (all `count` of them, as above; fewer
+                // would leave the chunk short, which `fill_chunks` reports).
+                unsafe { outs.commit(offset) };
+            }
         }
     }
 }
@@ -393,12 +411,12 @@ macro_rules! impl_tuples {
             }
 
             #[inline]
-            unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, row_len: usize) -> Self::Outs<'a>
+            unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, len: usize) -> Self::Outs<'a>
             where
                 Self: 'a,
             {
                 // SAFETY: the caller's promise holds for every column.
-                unsafe { ($($column::outs(pointers.$position, start, row_len),)+) }
+                unsafe { ($($column::outs(pointers.$position, start, len),)+) }
             }
 
             #[inline]
@@ -460,50 +478,54 @@ impl_tuples! {
     (A0 V0 0, A1 V1 1, A2 V2 2, A3 V3 3, A4 V4 4, A5 V5 5, A6 V6 6, A7 V7 7)
 }
 
-/// Fill `rows` rows of `row_len` elements each, calling `f(row, outs)` once per row, where
-/// `outs` writes exactly `row_len` elements into every column. Runs on rayon's pool when
-/// rows * row_len >= GRAIN (and rows > 1), otherwise serially on the calling thread.
-/// Each row's outs are checked full after `f` returns (panic otherwise).
+/// Fills `rows` rows of `row_len` elements each, calling `f(start, end, outs)` once per chunk
+/// of consecutive rows `start..end`, where `outs` must receive exactly the chunk's
+/// `(end - start) * row_len` elements, in row-major order, in every column. Runs on rayon's
+/// pool when `rows * row_len >= GRAIN` (and rows > 1), in chunks of about `GRAIN` elements
+/// (at least one row); otherwise the whole output is one chunk, filled on the calling thread.
+/// Each chunk's outs are checked full after `f` returns (panic otherwise).
 ///
 /// Every column must have exactly `rows * row_len` elements. When `row_len` is 0 there is
 /// nothing to write and `f` is not called (so it cannot, for instance, read from an axis
 /// that only an element of the empty output would have read).
-pub fn fill_rows<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, f: F)
+pub fn fill_chunks<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, f: F)
 where
-    F: for<'a> Fn(usize, &mut C::Outs<'a>) + Sync + Send,
+    F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
 {
     let Some(len) = rows.checked_mul(row_len) else {
         internal_error(format_args!("{rows} rows of {row_len} elements overflow usize"));
     };
     if !columns.has_len(len) {
         internal_error(format_args!(
-            "fill_rows of {rows} rows of {row_len} elements given buffers of another length"
+            "fill_chunks of {rows} rows of {row_len} elements given buffers of another length"
         ));
     }
     if len == 0 {
         return;
     }
     let pointers = columns.pointers();
-    let fill_row = |row: usize| {
-        // SAFETY: row < rows, so the row lies inside every buffer (of `rows * row_len`
-        // elements); each row index is visited once, so rows are never aliased; and `columns`
-        // is mutably borrowed, hence not otherwise accessed, until every row is done.
-        let mut outs = unsafe { C::outs(pointers, row * row_len, row_len) };
-        f(row, &mut outs);
+    let fill_chunk = |start: usize, end: usize| {
+        // SAFETY: start < end <= rows, so the chunk lies inside every buffer (of
+        // `rows * row_len` elements); chunks are disjoint and each is visited once, so they are
+        // never aliased; and `columns` is mutably borrowed, hence not otherwise accessed, until
+        // every chunk is done.
+        let mut outs = unsafe { C::outs(pointers, start * row_len, (end - start) * row_len) };
+        f(start, end, &mut outs);
         if !C::is_full(&outs) {
-            short_row(row, row_len);
+            short_chunk(start, end, row_len);
         }
     };
     if rows > 1 && len >= GRAIN {
-        let minimum_rows_per_task = GRAIN.div_ceil(row_len);
-        (0..rows)
-            .into_par_iter()
-            .with_min_len(minimum_rows_per_task)
-            .for_each(fill_row);
+        let rows_per_chunk = GRAIN.div_ceil(row_len);
+        let chunks = rows.div_ceil(rows_per_chunk);
+        (0..chunks).into_par_iter().for_each(|chunk| {
+            let start = chunk * rows_per_chunk;
+            fill_chunk(start, rows.min(start + rows_per_chunk));
+        });
     } else {
-        (0..rows).for_each(fill_row);
+        fill_chunk(0, rows);
     }
-    // SAFETY: only reached if no row panicked, so every row was written and checked full.
+    // SAFETY: only reached if no chunk panicked, so every chunk was written and checked full.
     unsafe { columns.mark_initialised(len) };
 }
 

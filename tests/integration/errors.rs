@@ -152,3 +152,19 @@ fn negative_fold_count_panics() {
     // Zero iterations return the initial value.
     assert_eq!(repeat::run(&x, 0).as_slice(), &[1.0, 2.0]);
 }
+
+#[test]
+fn a_panic_inside_the_parallel_loop_reaches_the_caller_with_its_message() {
+    // 2^16 rows of 4 elements: above the grain size, so the rows run on rayon's pool; one row
+    // deep in the array divides by zero.
+    let rows = 1 << 16;
+    let a = vec![5i64; rows];
+    let mut b = vec![1i64; rows];
+    b[rows - 3] = 0;
+    let wide = Array2::from_shape_fn((rows, 4), |(i, j)| (i + j) as i64);
+    let compiled = panic_of(|| divide::run(&a, &b));
+    assert!(compiled.starts_with("ein: integer division by zero"), "{compiled}");
+    // And a size error raised inside a row of a parallel loop, for good measure.
+    let compiled = panic_of(|| argmin_rows::run(&wide.slice(ndarray::s![.., 0..0])));
+    assert!(compiled.contains("argmin over an empty range"), "{compiled}");
+}
