@@ -1,8 +1,8 @@
 //! Building outputs: an uninitialised [`Buffer`] is filled chunk by chunk — a chunk is a run of
 //! consecutive rows — each chunk through an [`Out`] that writes sequentially, on rayon's pool
 //! when the output is large ([`fill_chunks`]). Inner loops write through [`Fill::fill`], a
-//! counted loop that checks once that its elements fit and then writes them through a raw
-//! cursor (so LLVM sees a plain loop over contiguous memory and can vectorise it). Arrays of
+//! counted loop that checks once that its elements fit and then has each pushed into its
+//! [`Slot`] (so LLVM sees a plain loop over contiguous memory and can vectorise it). Arrays of
 //! tuples are tuples of buffers ([`Columns`]), written the same way and with [`Push`] and
 //! [`CopyInto`].
 //!
@@ -281,26 +281,51 @@ impl<T> Clone for Cursor<T> {
 
 impl<T> Copy for Cursor<T> {}
 
+/// The place of one element of a [`Fill::fill`] run: generated code pushes exactly one value
+/// into it ([`Push`]), which `fill` checks (a check LLVM removes when the push is
+/// unconditional, as in generated code).
+pub struct Slot<T> {
+    target: *mut MaybeUninit<T>,
+    written: bool,
+}
+
+impl<T> Push<T> for Slot<T> {
+    #[inline(always)]
+    fn push(&mut self, value: T) {
+        // SAFETY: a slot is only made by `Fill::slot`, for an element inside a reserved run of
+        // an Out that stays mutably borrowed (by `fill`) while the slot lives.
+        unsafe { (*self.target).write(value) };
+        self.written = true;
+    }
+}
+
 /// Writes a counted run of elements (a scalar column into an Out, a tuple into a tuple of
 /// Outs, recursively): the inner loops of generated code. One check per call that the run
-/// fits, none per element.
-pub trait Fill<V>: sealed::Sealed {
+/// fits, none per element once LLVM has seen that every element is pushed.
+pub trait Fill: sealed::Sealed {
     /// Raw cursors at the next unwritten element of every column.
     #[doc(hidden)]
     type Cursor: Copy;
+
+    /// The place of one element in every column: a [`Slot`] or a tuple of them.
+    type Slot;
 
     /// Checks that `count` more elements fit in every column (panics otherwise) and returns
     /// the cursors at the next unwritten elements.
     #[doc(hidden)]
     fn reserve(&mut self, count: usize) -> Self::Cursor;
 
-    /// Writes `value` at `offset` from the cursors.
+    /// The unwritten slots at `offset` from the cursors.
     ///
     /// # Safety
-    /// `offset` must be below the `count` the cursors were reserved for, and the outs must not
-    /// have been written to since.
+    /// `offset` must be below the `count` the cursors were reserved for, and the outs must stay
+    /// mutably borrowed, and unwritten otherwise, while the slots live.
     #[doc(hidden)]
-    unsafe fn write(cursor: Self::Cursor, offset: usize, value: V);
+    unsafe fn slot(cursor: Self::Cursor, offset: usize) -> Self::Slot;
+
+    /// True if a value was pushed into every column's slot.
+    #[doc(hidden)]
+    fn is_written(slot: &Self::Slot) -> bool;
 
     /// Records that `count` more elements were written in every column.
     ///
@@ -309,27 +334,38 @@ pub trait Fill<V>: sealed::Sealed {
     #[doc(hidden)]
     unsafe fn commit(&mut self, count: usize);
 
-    /// Writes `count` elements, the `k`-th being `value(k)`, after the ones already written.
-    /// `value` is called in order `0, 1, …, count - 1`. Panics before calling it if the elements
-    /// do not fit.
+    /// Writes `count` elements after the ones already written: `value(k, slot)` must push the
+    /// `k`-th into `slot`. `value` is called in order `0, 1, …, count - 1`. Panics before
+    /// calling it if the elements do not fit, and if a call pushes nothing.
     #[inline(always)]
-    fn fill(&mut self, count: usize, mut value: impl FnMut(usize) -> V) {
+    fn fill(&mut self, count: usize, mut value: impl FnMut(usize, &mut Self::Slot)) {
         let cursor = self.reserve(count);
         for offset in 0..count {
-            // SAFETY: offset < count, which `reserve` checked fits; nothing else writes to the
-            // outs meanwhile (`self` is borrowed mutably).
-            unsafe { Self::write(cursor, offset, value(offset)) };
+            // SAFETY: offset < count, which `reserve` checked fits; `self` stays borrowed
+            // mutably, so nothing else writes to the outs while the slot lives.
+            let mut slot = unsafe { Self::slot(cursor, offset) };
+            value(offset, &mut slot);
+            if !Self::is_written(&slot) {
+                unwritten_element();
+            }
         }
-        // SAFETY: every element of the run was written just above. Had `value` panicked, the
-        // elements written so far would merely stay unrecorded.
+        // SAFETY: every element of the run was pushed, as just checked. Had `value` panicked,
+        // the elements written so far would merely stay unrecorded.
         unsafe { self.commit(count) };
     }
 }
 
+#[cold]
+#[inline(never)]
+fn unwritten_element() -> ! {
+    internal_error(format_args!("an element of an output was not written by its code"))
+}
+
 impl<T> sealed::Sealed for Out<'_, T> {}
 
-impl<T> Fill<T> for Out<'_, T> {
+impl<T> Fill for Out<'_, T> {
     type Cursor = Cursor<T>;
+    type Slot = Slot<T>;
 
     #[inline(always)]
     fn reserve(&mut self, count: usize) -> Cursor<T> {
@@ -337,9 +373,14 @@ impl<T> Fill<T> for Out<'_, T> {
     }
 
     #[inline(always)]
-    unsafe fn write(cursor: Cursor<T>, offset: usize, value: T) {
+    unsafe fn slot(cursor: Cursor<T>, offset: usize) -> Slot<T> {
         // SAFETY: the caller promises `offset` is inside the reserved run.
-        unsafe { (*cursor.0.add(offset)).write(value) };
+        Slot { target: unsafe { cursor.0.add(offset) }, written: false }
+    }
+
+    #[inline(always)]
+    fn is_written(slot: &Slot<T>) -> bool {
+        slot.written
     }
 
     #[inline(always)]
@@ -382,7 +423,7 @@ impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for View<'_, T, N> {
                     // next to a strided read.
                     if offset < count {
                         // SAFETY: offset < count, reserved above.
-                        unsafe { <Out<'a, T> as Fill<T>>::write(cursor, offset, value) };
+                        unsafe { (*cursor.0.add(offset)).write(value) };
                         offset += 1;
                     }
                 });
@@ -430,8 +471,9 @@ macro_rules! impl_tuples {
             }
         }
 
-        impl<$($column: Fill<$value>, $value),+> Fill<($($value,)+)> for ($($column,)+) {
+        impl<$($column: Fill),+> Fill for ($($column,)+) {
             type Cursor = ($($column::Cursor,)+);
+            type Slot = ($($column::Slot,)+);
 
             #[inline(always)]
             fn reserve(&mut self, count: usize) -> Self::Cursor {
@@ -439,9 +481,14 @@ macro_rules! impl_tuples {
             }
 
             #[inline(always)]
-            unsafe fn write(cursor: Self::Cursor, offset: usize, value: ($($value,)+)) {
+            unsafe fn slot(cursor: Self::Cursor, offset: usize) -> Self::Slot {
                 // SAFETY: the caller's promise holds for every column.
-                $(unsafe { $column::write(cursor.$position, offset, value.$position) };)+
+                unsafe { ($($column::slot(cursor.$position, offset),)+) }
+            }
+
+            #[inline(always)]
+            fn is_written(slot: &Self::Slot) -> bool {
+                $($column::is_written(&slot.$position))&&+
             }
 
             #[inline(always)]
@@ -536,45 +583,87 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
-    fn fills_a_small_buffer_serially() {
+    fn fills_a_small_buffer_serially_in_one_chunk() {
         let mut buffer = Buffer::<i64>::new(6);
         let caller = std::thread::current().id();
-        fill_rows(&mut buffer, 2, 3, |row, out| {
+        let calls = AtomicUsize::new(0);
+        fill_chunks(&mut buffer, 2, 3, |start, end, out| {
             assert_eq!(std::thread::current().id(), caller);
-            for column in 0..3 {
-                out.push((row * 10 + column) as i64);
+            assert_eq!((start, end), (0, 2));
+            calls.fetch_add(1, Ordering::Relaxed);
+            for row in start..end {
+                out.fill(3, |column, slot| slot.push((row * 10 + column) as i64));
             }
         });
+        assert_eq!(calls.into_inner(), 1);
         let array = buffer.into_array([2, 3]);
         assert_eq!(array.as_slice(), &[0, 1, 2, 10, 11, 12]);
         assert_eq!(array.shape(), [2, 3]);
     }
 
     #[test]
-    fn fills_a_large_buffer_in_parallel() {
+    fn fills_a_large_buffer_in_parallel_chunks_of_whole_rows() {
         let rows = size(1000, 200);
         let row_len = 100;
         assert!(rows * row_len > GRAIN);
-        let calls = AtomicUsize::new(0);
+        let rows_seen = AtomicUsize::new(0);
+        let chunks = AtomicUsize::new(0);
         let mut buffer = Buffer::<f64>::new(rows * row_len);
-        fill_rows(&mut buffer, rows, row_len, |row, out| {
-            calls.fetch_add(1, Ordering::Relaxed);
-            for column in 0..row_len {
-                out.push((row * row_len + column) as f64);
+        fill_chunks(&mut buffer, rows, row_len, |start, end, out| {
+            assert!(start < end && end <= rows);
+            assert!(end - start <= GRAIN.div_ceil(row_len));
+            chunks.fetch_add(1, Ordering::Relaxed);
+            rows_seen.fetch_add(end - start, Ordering::Relaxed);
+            for row in start..end {
+                out.fill(row_len, |column, slot| slot.push((row * row_len + column) as f64));
             }
         });
-        assert_eq!(calls.into_inner(), rows);
+        assert_eq!(rows_seen.into_inner(), rows);
+        assert!(chunks.into_inner() > 1);
         let array = buffer.into_array([rows, row_len]);
         assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position as f64));
+    }
+
+    #[test]
+    fn a_long_one_dimensional_output_is_cut_into_chunks_of_many_elements() {
+        let n = size(100_003, GRAIN * 2 + 3);
+        let chunks = AtomicUsize::new(0);
+        let mut buffer = Buffer::<usize>::new(n);
+        fill_chunks(&mut buffer, n, 1, |start, end, out| {
+            chunks.fetch_add(1, Ordering::Relaxed);
+            assert!(end - start == GRAIN || end == n);
+            out.fill(end - start, |offset, slot| slot.push((start + offset) * 3));
+        });
+        assert_eq!(chunks.into_inner(), n.div_ceil(GRAIN));
+        let array = buffer.into_array([n]);
+        assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position * 3));
+    }
+
+    #[test]
+    fn rows_longer_than_a_grain_are_one_chunk_each() {
+        let (rows, row_len) = (3, GRAIN + 1);
+        let mut buffer = Buffer::<u8>::new(rows * row_len);
+        fill_chunks(&mut buffer, rows, row_len, |start, end, out| {
+            assert_eq!(end, start + 1);
+            out.fill(row_len, |_, slot| slot.push(start as u8));
+        });
+        let array = buffer.into_array([rows, row_len]);
+        assert_eq!(array.as_slice()[row_len * 2 + 5], 2);
     }
 
     #[test]
     fn fills_a_tuple_of_two_buffers() {
         for (rows, row_len) in [(3, 4), (size(300, 200), 100)] {
             let mut columns = (Buffer::<i32>::new(rows * row_len), Buffer::<f32>::new(rows * row_len));
-            fill_rows(&mut columns, rows, row_len, |row, outs| {
-                for column in 0..row_len {
-                    outs.push(((row + column) as i32, (row * column) as f32));
+            fill_chunks(&mut columns, rows, row_len, |start, end, outs| {
+                for row in start..end {
+                    if row % 2 == 0 {
+                        outs.fill(row_len, |column, slots| slots.push(((row + column) as i32, (row * column) as f32)));
+                    } else {
+                        for column in 0..row_len {
+                            outs.push(((row + column) as i32, (row * column) as f32));
+                        }
+                    }
                 }
             });
             let (first, second) = columns;
@@ -592,15 +681,29 @@ mod tests {
     #[test]
     fn fills_nested_tuples() {
         let mut columns = (Buffer::<i64>::new(4), (Buffer::<bool>::new(4), Buffer::<usize>::new(4)));
-        fill_rows(&mut columns, 1, 4, |_, outs| {
-            for position in 0..4 {
-                outs.push((position as i64, (position % 2 == 0, position * 2)));
-            }
+        fill_chunks(&mut columns, 1, 4, |_, _, outs| {
+            outs.fill(3, |position, slots| slots.push((position as i64, (position % 2 == 0, position * 2))));
+            outs.push((3, (false, 6)));
         });
         let (numbers, (flags, doubles)) = columns;
         assert_eq!(numbers.into_array([4]).as_slice(), &[0, 1, 2, 3]);
         assert_eq!(flags.into_array([4]).as_slice(), &[true, false, true, false]);
         assert_eq!(doubles.into_array([2, 2]).as_slice(), &[0, 2, 4, 6]);
+    }
+
+    #[test]
+    fn fill_calls_its_function_in_order_and_writes_nothing_for_a_count_of_zero() {
+        let mut buffer = Buffer::<usize>::new(3);
+        fill_chunks(&mut buffer, 1, 3, |_, _, out| {
+            out.fill(0, |_, _| panic!("nothing to write"));
+            let mut order = Vec::new();
+            out.fill(3, |offset, slot| {
+                order.push(offset);
+                slot.push(offset + 1);
+            });
+            assert_eq!(order, [0, 1, 2]);
+        });
+        assert_eq!(buffer.into_array([3]).as_slice(), &[1, 2, 3]);
     }
 
     #[test]
@@ -610,11 +713,13 @@ mod tests {
         // SAFETY: a transposed view over the same 12 elements.
         let transposed = unsafe { View::from_raw_parts(data.as_ptr(), [4, 3], [1, 4]) };
         let mut columns = (Buffer::<i32>::new(24), Buffer::<i32>::new(24));
-        fill_rows(&mut columns, 2, 12, |row, outs| {
-            if row == 0 {
-                (matrix, transposed).copy_into(outs);
-            } else {
-                (transposed, matrix).copy_into(outs);
+        fill_chunks(&mut columns, 2, 12, |start, end, outs| {
+            for row in start..end {
+                if row == 0 {
+                    (matrix, transposed).copy_into(outs);
+                } else {
+                    (transposed, matrix).copy_into(outs);
+                }
             }
         });
         let (first, second) = columns;
@@ -630,26 +735,32 @@ mod tests {
     #[test]
     fn zero_rows_or_empty_rows_call_nothing() {
         let mut buffer = Buffer::<f32>::new(0);
-        fill_rows(&mut buffer, 0, 5, |_, _| panic!("no rows"));
+        fill_chunks(&mut buffer, 0, 5, |_, _, _| panic!("no rows"));
         assert_eq!(buffer.into_array([0, 5]).shape(), [0, 5]);
         let mut buffer = Buffer::<f32>::new(0);
-        fill_rows(&mut buffer, 1_000_000, 0, |_, _| panic!("no elements"));
+        fill_chunks(&mut buffer, 1_000_000, 0, |_, _, _| panic!("no elements"));
         assert_eq!(buffer.into_array([1_000_000, 0]).shape(), [1_000_000, 0]);
     }
 
     #[test]
-    fn a_short_row_panics_as_an_internal_error() {
+    fn a_short_chunk_panics_as_an_internal_error() {
         for rows in [2, size(1000, 200)] {
             let message = panic_message(move || {
                 let mut buffer = Buffer::<i32>::new(rows * 100);
-                fill_rows(&mut buffer, rows, 100, |row, out| {
-                    let count = if row == 1 { 99 } else { 100 };
-                    (0..count).for_each(|value| out.push(value));
+                fill_chunks(&mut buffer, rows, 100, |start, end, out| {
+                    for row in start..end {
+                        let count = if row == 1 { 99 } else { 100 };
+                        out.fill(count, |value, slot| slot.push(value as i32));
+                    }
                 });
             });
+            let chunk_end = if rows == 2 { 2 } else { GRAIN.div_ceil(100) };
             assert_eq!(
                 message,
-                "ein: internal error: output row 1 was not filled: its code wrote fewer than its 100 elements (this is a bug in ein; please report it)"
+                format!(
+                    "ein: internal error: output rows 0..{chunk_end} were not filled: their code wrote fewer than their {} elements (this is a bug in ein; please report it)",
+                    chunk_end * 100
+                )
             );
         }
     }
@@ -658,30 +769,54 @@ mod tests {
     fn a_short_column_of_a_tuple_panics() {
         let message = panic_message(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
-            fill_rows(&mut columns, 1, 2, |_, outs| {
+            fill_chunks(&mut columns, 1, 2, |_, _, outs| {
                 outs.push((1, 1));
                 outs.0.push(2);
             });
         });
-        assert!(message.starts_with("ein: internal error: output row 0 was not filled"));
+        assert!(message.starts_with("ein: internal error: output rows 0..1 were not filled"));
     }
 
     #[test]
-    fn pushing_past_the_end_panics() {
+    fn writing_past_the_end_panics() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(2);
-            fill_rows(&mut buffer, 1, 2, |_, out| (0..3).for_each(|value| out.push(value)));
+            fill_chunks(&mut buffer, 1, 2, |_, _, out| (0..3).for_each(|value| out.push(value)));
         });
         assert_eq!(
             message,
-            "ein: internal error: more than 2 elements written to an output row of 2 (this is a bug in ein; please report it)"
+            "ein: internal error: more than 2 elements written to an output chunk of 2 (this is a bug in ein; please report it)"
         );
         let message = panic_message(|| {
-            let data = [1, 2, 3];
-            let mut buffer = Buffer::<i32>::new(2);
-            fill_rows(&mut buffer, 1, 2, |_, out| View::from_slice(&data, [3]).copy_into(out));
+            let mut buffer = Buffer::<i32>::new(4);
+            fill_chunks(&mut buffer, 2, 2, |start, end, out| {
+                for _ in start..end {
+                    out.fill(3, |value, slot| slot.push(value as i32));
+                }
+            });
+        });
+        assert!(message.starts_with("ein: internal error: more than 4 elements"));
+        let message = panic_message(|| {
+            let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
+            fill_chunks(&mut columns, 1, 2, |_, _, outs| {
+                outs.1.push(0);
+                outs.fill(2, |_, slots| slots.push((1, 1)));
+            });
         });
         assert!(message.starts_with("ein: internal error: more than 2 elements"));
+        for data in [vec![1, 2, 3], vec![1, 2, 3, 4, 5, 6]] {
+            let message = panic_message(move || {
+                let mut buffer = Buffer::<i32>::new(2);
+                let view = if data.len() == 3 {
+                    View::from_slice(&data, [3])
+                } else {
+                    // SAFETY: every other element of six.
+                    unsafe { View::from_raw_parts(data.as_ptr(), [3], [2]) }
+                };
+                fill_chunks(&mut buffer, 1, 2, |_, _, out| view.copy_into(out));
+            });
+            assert!(message.starts_with("ein: internal error: more than 2 elements"));
+        }
     }
 
     #[test]
@@ -693,10 +828,7 @@ mod tests {
         );
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(4);
-            fill_rows(&mut buffer, 2, 2, |_, out| {
-                out.push(1);
-                out.push(2);
-            });
+            fill_chunks(&mut buffer, 2, 2, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
             buffer.into_array([4, 1, 2])
         });
         assert!(message.starts_with("ein: internal error: a buffer of 4 elements cannot become an array of shape [4, 1, 2]"));
@@ -706,12 +838,8 @@ mod tests {
     fn a_buffer_left_unfinished_by_a_panic_stays_unfinished() {
         let mut buffer = Buffer::<i32>::new(4);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            fill_rows(&mut buffer, 2, 2, |row, out| {
-                if row == 1 {
-                    panic!("user code panicked");
-                }
-                out.push(1);
-                out.push(2);
+            fill_chunks(&mut buffer, 2, 2, |_, _, out| {
+                out.fill(4, |value, slot| slot.push(if value == 3 { panic!("user code panicked") } else { value as i32 }))
             })
         }));
         assert!(outcome.is_err());
@@ -719,11 +847,29 @@ mod tests {
     }
 
     #[test]
-    fn fill_rows_rejects_buffers_of_the_wrong_length() {
+    fn fill_chunks_rejects_buffers_of_the_wrong_length() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(5);
-            fill_rows(&mut buffer, 2, 2, |_, _| {});
+            fill_chunks(&mut buffer, 2, 2, |_, _, _| {});
         });
-        assert!(message.starts_with("ein: internal error: fill_rows of 2 rows of 2 elements"));
+        assert!(message.starts_with("ein: internal error: fill_chunks of 2 rows of 2 elements"));
+    }
+
+    #[test]
+    fn an_element_left_unpushed_panics() {
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i32>::new(3);
+            fill_chunks(&mut buffer, 1, 3, |_, _, out| {
+                out.fill(3, |offset, slot| {
+                    if offset != 1 {
+                        slot.push(0);
+                    }
+                })
+            });
+        });
+        assert_eq!(
+            message,
+            "ein: internal error: an element of an output was not written by its code (this is a bug in ein; please report it)"
+        );
     }
 }

@@ -9,6 +9,7 @@ mod array;
 mod as_view;
 mod build;
 mod errors;
+mod gemm;
 mod reduce;
 mod scalar;
 mod view;

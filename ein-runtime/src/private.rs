@@ -7,11 +7,12 @@ pub use ndarray;
 
 pub use crate::array::Array;
 pub use crate::as_view::AsView;
-pub use crate::build::{fill_rows, Buffer, Columns, CopyInto, Out, Push, GRAIN};
+pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, GRAIN};
+pub use crate::gemm::{contract, contract_scalar, ContractionSpec};
 pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, IntoSize, Site,
 };
-pub use crate::reduce::{reduce, REDUCE_CHUNK};
+pub use crate::reduce::{reduce, reduce_values, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{
     highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Float, Num,
 };

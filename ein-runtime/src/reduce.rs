@@ -1,10 +1,29 @@
-//! [`reduce`]: a parallel reduction over `0..n` whose answer does not depend on the number of
-//! threads, so a float `sum` gives the same bits on every machine and every run.
+//! Reductions for generated code.
 //!
-//! The range is cut into chunks of [`REDUCE_CHUNK`] steps, a choice that depends only on `n`;
-//! chunks are folded independently (in parallel for large `n`) and their results combined
-//! left to right on the calling thread. Running serially computes exactly the same chunks
-//! and combinations, so the serial/parallel switch cannot change the answer either.
+//! [`Accumulate::fold_range`] folds `value(0), value(1), …` into an accumulator; for floats it
+//! keeps several independent accumulators ("lanes") so that LLVM can keep them in vector
+//! registers without being allowed to reassociate (no fast-math). Its summation order, which
+//! is ein's documented rounding behaviour:
+//!
+//! * `L` lanes (16 for f32, 8 for f64): lane `l` accumulates, in order, the values at
+//!   `l, l + L, l + 2L, …` among the first `L * (n / L)` values;
+//! * the lanes are combined pairwise, halving: lane `l` with lane `l + L/2`, then with
+//!   `l + L/4`, … (a balanced tree of depth log2 L);
+//! * the last `n % L` values are then added to that result one by one, in order.
+//!
+//! With fewer than `L` values this is the plain left-to-right fold. Values are always
+//! *computed* in index order (so a failing element reports the same error as a serial loop);
+//! only the grouping of the combining operation changes. Integers and booleans use one lane
+//! (their operations are associative; LLVM vectorises them unaided).
+//!
+//! [`reduce_values`] (and [`reduce`], for any accumulator type): a parallel reduction over
+//! `0..n` whose answer does not depend on the number of threads, so a float `sum` gives the
+//! same bits on every machine and every run. The range is cut into chunks of
+//! [`REDUCE_CHUNK`] steps, a choice that depends only on `n`; chunks are folded
+//! independently (in parallel for large `n`) and their results combined pairwise, in order:
+//! neighbours first (chunk 0 with 1, 2 with 3, …), then neighbouring pairs, and so on, an odd
+//! one out at any level carried up unchanged. Running serially computes exactly the same chunks and
+//! combinations, so the serial/parallel switch cannot change the answer either.
 
 use rayon::prelude::*;
 
@@ -13,10 +32,154 @@ use crate::build::GRAIN;
 /// The number of consecutive steps folded together before results are combined.
 pub const REDUCE_CHUNK: usize = GRAIN / 4;
 
+/// A type generated code reduces: how [`Accumulate::fold_range`] groups the combining
+/// operation (see the module documentation).
+pub trait Accumulate: Copy {
+    /// `identity ⊕ value(0) ⊕ value(1) ⊕ … ⊕ value(count - 1)`, where `⊕` is `combine`,
+    /// grouped as the module documentation says for `Self`. `value` is called once per step,
+    /// in order.
+    fn fold_range(
+        count: usize,
+        identity: Self,
+        combine: impl Fn(Self, Self) -> Self,
+        value: impl FnMut(usize) -> Self,
+    ) -> Self;
+}
+
+/// The plain left-to-right fold.
+#[inline(always)]
+fn fold_serial<T: Copy>(
+    count: usize,
+    identity: T,
+    combine: impl Fn(T, T) -> T,
+    mut value: impl FnMut(usize) -> T,
+) -> T {
+    let mut acc = identity;
+    for step in 0..count {
+        acc = combine(acc, value(step));
+    }
+    acc
+}
+
+/// The fold with `L` lanes (a power of two), combined pairwise, then the tail in order.
+#[inline(always)]
+fn fold_lanes<T: Copy, const L: usize>(
+    count: usize,
+    identity: T,
+    combine: impl Fn(T, T) -> T,
+    mut value: impl FnMut(usize) -> T,
+) -> T {
+    let full = count - count % L;
+    // With fewer than `L` values this is the plain fold: combining lanes that all hold the
+    // identity would give the identity back exactly.
+    let mut acc = identity;
+    if full > 0 {
+        let mut lanes = [identity; L];
+        let mut start = 0;
+        while start < full {
+            for (lane, lane_acc) in lanes.iter_mut().enumerate() {
+                *lane_acc = combine(*lane_acc, value(start + lane));
+            }
+            start += L;
+        }
+        acc = combine_lanes(lanes, &combine);
+    }
+    for step in full..count {
+        acc = combine(acc, value(step));
+    }
+    acc
+}
+
+/// Combines lanes pairwise, halving: lane `l` with `l + L/2`, then `l + L/4`, …
+///
+/// Never inlined, on purpose: when LLVM's SLP vectoriser sees this tree next to the lane loop
+/// it vectorises the loop only two lanes wide; behind a call it uses full vector registers.
+/// The call costs a few nanoseconds once per reduction of at least `L` values.
+#[inline(never)]
+fn combine_lanes<T: Copy, const L: usize>(mut lanes: [T; L], combine: &impl Fn(T, T) -> T) -> T {
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for lane in 0..width {
+            lanes[lane] = combine(lanes[lane], lanes[lane + width]);
+        }
+    }
+    lanes[0]
+}
+
+macro_rules! impl_accumulate {
+    ($($ty:ty => $fold:ident $(::<$lanes:literal>)?),+ $(,)?) => {$(
+        impl Accumulate for $ty {
+            #[inline(always)]
+            fn fold_range(
+                count: usize,
+                identity: Self,
+                combine: impl Fn(Self, Self) -> Self,
+                value: impl FnMut(usize) -> Self,
+            ) -> Self {
+                $fold$(::<_, $lanes>)?(count, identity, combine, value)
+            }
+        }
+    )+};
+}
+
+impl_accumulate! {
+    f32 => fold_lanes::<16>,
+    f64 => fold_lanes::<8>,
+    i32 => fold_serial,
+    i64 => fold_serial,
+    usize => fold_serial,
+    bool => fold_serial,
+}
+
+/// Combines `parts` (not empty) pairwise: the left half's result with the right half's.
+fn combine_pairwise<A>(mut parts: Vec<A>, combine: &impl Fn(A, A) -> A) -> Option<A> {
+    // Bottom-up: neighbours first, a leftover odd part carried to the next level unchanged.
+    while parts.len() > 1 {
+        let mut next = Vec::with_capacity(parts.len().div_ceil(2));
+        let mut parts_iter = parts.into_iter();
+        while let Some(left) = parts_iter.next() {
+            match parts_iter.next() {
+                Some(right) => next.push(combine(left, right)),
+                None => next.push(left),
+            }
+        }
+        parts = next;
+    }
+    parts.pop()
+}
+
+/// Deterministic parallel reduction over 0..n of `value(k)` with `combine`: each chunk of
+/// [`REDUCE_CHUNK`] steps is an [`Accumulate::fold_range`] from `identity`, and chunk results
+/// are combined pairwise. Serial when n is small (below [`GRAIN`] steps).
+pub fn reduce_values<A, V, C>(n: usize, identity: A, value: V, combine: C) -> A
+where
+    A: Accumulate + Send + Sync,
+    V: Fn(usize) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    let chunks = n.div_ceil(REDUCE_CHUNK);
+    let fold_chunk = |chunk: usize| {
+        let start = chunk * REDUCE_CHUNK;
+        let end = n.min(start + REDUCE_CHUNK);
+        A::fold_range(end - start, identity, &combine, |step| value(start + step))
+    };
+    if chunks <= 1 {
+        // The single chunk (or none): exactly what the chunked computation gives.
+        return fold_chunk(0);
+    }
+    let partial_results: Vec<A> = if n >= GRAIN {
+        (0..chunks).into_par_iter().map(fold_chunk).collect()
+    } else {
+        (0..chunks).map(fold_chunk).collect()
+    };
+    combine_pairwise(partial_results, &combine).unwrap_or(identity)
+}
+
 /// Deterministic parallel reduction over 0..n: the range is split into fixed chunks that do not
 /// depend on the thread count; each chunk folds `step(acc, k)` starting from `identity()`, and
-/// chunk results are combined left to right with `combine`. Serial when n is small (below
-/// [`GRAIN`] steps).
+/// chunk results are combined pairwise with `combine` (which must be associative). Serial when
+/// n is small (below [`GRAIN`] steps).
 pub fn reduce<A: Send, I, S, C>(n: usize, identity: I, step: S, combine: C) -> A
 where
     I: Fn() -> A + Sync,
@@ -38,9 +201,7 @@ where
     } else {
         (0..chunks).map(fold_chunk).collect()
     };
-    let mut partial_results = partial_results.into_iter();
-    let first = partial_results.next().unwrap_or_else(&identity);
-    partial_results.fold(first, combine)
+    combine_pairwise(partial_results, &combine).unwrap_or_else(identity)
 }
 
 #[cfg(test)]
@@ -90,14 +251,16 @@ mod tests {
                 assert_eq!(in_pool(threads, || float_sum(n)).to_bits(), reference, "n = {n}, threads = {threads}");
             }
             // The same chunks folded and combined by hand.
-            let chunked = (0..n.div_ceil(REDUCE_CHUNK))
+            let mut chunked: Vec<f64> = (0..n.div_ceil(REDUCE_CHUNK))
                 .map(|chunk| {
                     let range = chunk * REDUCE_CHUNK..n.min((chunk + 1) * REDUCE_CHUNK);
                     range.fold(0.0, |sum, k| sum + 1.0 / (k as f64 + 1.0))
                 })
-                .reduce(|left, right| left + right)
-                .unwrap();
-            assert_eq!(chunked.to_bits(), reference);
+                .collect();
+            while chunked.len() > 1 {
+                chunked = chunked.chunks(2).map(|pair| pair.iter().sum()).collect();
+            }
+            assert_eq!(chunked[0].to_bits(), reference);
         }
     }
 
@@ -129,5 +292,99 @@ mod tests {
             |left, right| if right.0 > left.0 { right } else { left },
         );
         assert_eq!(best, (999, 999));
+    }
+
+    /// The documented grouping, spelled out: lanes of stride `L`, combined by halving, then the
+    /// tail in order.
+    fn documented_sum<T: Copy + std::ops::Add<Output = T>>(values: &[T], zero: T, lanes: usize) -> T {
+        let full = values.len() - values.len() % lanes;
+        if full == 0 {
+            return values.iter().fold(zero, |acc, &value| acc + value);
+        }
+        let mut accumulators = vec![zero; lanes];
+        for (position, &value) in values[..full].iter().enumerate() {
+            accumulators[position % lanes] = accumulators[position % lanes] + value;
+        }
+        let mut width = lanes;
+        while width > 1 {
+            width /= 2;
+            for lane in 0..width {
+                accumulators[lane] = accumulators[lane] + accumulators[lane + width];
+            }
+        }
+        values[full..].iter().fold(accumulators[0], |acc, &value| acc + value)
+    }
+
+    #[test]
+    fn float_folds_use_the_documented_lanes() {
+        let values: Vec<f64> = (0..1000).map(|k| 1.0 / (k as f64 * 0.37 + 1.0) * if k % 3 == 0 { -1.0 } else { 1.0 }).collect();
+        let singles: Vec<f32> = values.iter().map(|&value| value as f32).collect();
+        for count in [0, 1, 7, 8, 9, 15, 16, 17, 31, 64, 999, 1000] {
+            let f64_sum = f64::fold_range(count, 0.0, |a, b| a + b, |k| values[k]);
+            assert_eq!(f64_sum.to_bits(), documented_sum(&values[..count], 0.0, 8).to_bits(), "f64, count {count}");
+            let f32_sum = f32::fold_range(count, 0.0, |a, b| a + b, |k| singles[k]);
+            assert_eq!(f32_sum.to_bits(), documented_sum(&singles[..count], 0.0, 16).to_bits(), "f32, count {count}");
+        }
+    }
+
+    #[test]
+    fn folds_call_values_once_each_in_order() {
+        for count in [0, 5, 16, 37] {
+            let mut order = Vec::new();
+            let total = f32::fold_range(count, 0.0, |a, b| a + b, |k| {
+                order.push(k);
+                1.0
+            });
+            assert_eq!(order, (0..count).collect::<Vec<_>>());
+            assert_eq!(total, count as f32);
+            let mut order = Vec::new();
+            let total = i64::fold_range(count, 0, i64::wrapping_add, |k| {
+                order.push(k);
+                k as i64
+            });
+            assert_eq!(order, (0..count).collect::<Vec<_>>());
+            assert_eq!(total, (0..count as i64).sum::<i64>());
+        }
+    }
+
+    #[test]
+    fn float_max_and_min_folds_ignore_nan_like_the_serial_fold() {
+        let values = [f64::NAN, 3.0, -1.0, f64::NAN, 7.5, 2.0, 7.5, -9.0, 1.0, f64::NAN, 0.5];
+        for count in 0..=values.len() {
+            let serial_max = values[..count].iter().fold(f64::NEG_INFINITY, |acc, &value| acc.max(value));
+            let serial_min = values[..count].iter().fold(f64::INFINITY, |acc, &value| acc.min(value));
+            assert_eq!(f64::fold_range(count, f64::NEG_INFINITY, f64::max, |k| values[k]), serial_max);
+            assert_eq!(f64::fold_range(count, f64::INFINITY, f64::min, |k| values[k]), serial_min);
+        }
+        let all_nan = f32::fold_range(20, f32::NEG_INFINITY, f32::max, |_| f32::NAN);
+        assert_eq!(all_nan, f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn reduce_values_is_deterministic_and_matches_chunked_folds() {
+        let value = |k: usize| 1.0f32 / (k as f32 + 1.0);
+        for n in [0, 1, REDUCE_CHUNK - 1, REDUCE_CHUNK * 3 + 7, size(1_000_003, GRAIN + 7)] {
+            let reference = reduce_values(n, 0.0f32, value, |a, b| a + b);
+            for threads in [1, 2, 3] {
+                let again = in_pool(threads, || reduce_values(n, 0.0f32, value, |a, b| a + b));
+                assert_eq!(again.to_bits(), reference.to_bits(), "n = {n}, threads = {threads}");
+            }
+            let mut chunked: Vec<f32> = (0..n.div_ceil(REDUCE_CHUNK))
+                .map(|chunk| {
+                    let start = chunk * REDUCE_CHUNK;
+                    let end = n.min(start + REDUCE_CHUNK);
+                    f32::fold_range(end - start, 0.0, |a, b| a + b, |step| value(start + step))
+                })
+                .collect();
+            while chunked.len() > 1 {
+                chunked = chunked.chunks(2).map(|pair| pair.iter().sum()).collect();
+            }
+            assert_eq!(chunked.first().copied().unwrap_or(0.0).to_bits(), reference.to_bits(), "n = {n}");
+        }
+        let n = size(100_000, GRAIN + 5);
+        let integers = reduce_values(n, 0i64, |k| (k * k) as i64, i64::wrapping_add);
+        assert_eq!(integers, (0..n).map(|k| (k * k) as i64).sum::<i64>());
+        assert!(reduce_values(n, true, |k| k < n, |a, b| a & b));
+        assert!(!reduce_values(n, false, |k| k > n, |a, b| a | b));
     }
 }

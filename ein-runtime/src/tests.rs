@@ -310,3 +310,36 @@ fn arrays_convert_to_ndarray_without_copying() {
     let empty = Array::<i32, 2>::from_vec([0, 3], vec![]).into_ndarray();
     assert_eq!(empty.raw_dim().into_pattern(), (0, 3));
 }
+
+#[test]
+fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
+    let data: Vec<i32> = (0..24).collect();
+    let matrix = Array3::from_shape_vec((2, 3, 4), data).unwrap();
+    let contiguous = AsView::<i32, 3>::view(&matrix);
+    let unit = contiguous.unit_inner().expect("a contiguous view");
+    check_view(unit, matrix.view().into_dyn());
+    // Only the last axis matters: a transposed outer pair keeps it contiguous.
+    let swapped = matrix.view().permuted_axes([1, 0, 2]);
+    let unit = AsView::<i32, 3>::view(&swapped).unit_inner().expect("last axis still contiguous");
+    assert_eq!(unit.strides()[2], 1);
+    check_view(unit, swapped.view().into_dyn());
+    // Strided, reversed and broadcast last axes are rejected...
+    let stepped = matrix.slice(s![.., .., ..;2]);
+    assert!(AsView::<i32, 3>::view(&stepped).unit_inner().is_none());
+    let reversed = matrix.slice(s![.., .., ..;-1]);
+    assert!(AsView::<i32, 3>::view(&reversed).unit_inner().is_none());
+    let row = ndarray::arr1(&[5, 6, 7]);
+    let broadcast = row.broadcast((2, 3)).unwrap().reversed_axes();
+    assert!(AsView::<i32, 2>::view(&broadcast).unit_inner().is_none());
+    // ...unless it has at most one element, whose stride is never used.
+    let single = matrix.slice(s![.., .., 1..2;2]);
+    let unit = AsView::<i32, 3>::view(&single).unit_inner().expect("length 1");
+    assert_eq!(unit.strides()[2], 1);
+    check_view(unit, single.view().into_dyn());
+    let empty = matrix.slice(s![.., .., 0..0;3]);
+    let unit = AsView::<i32, 3>::view(&empty).unit_inner().expect("length 0");
+    check_view(unit, empty.view().into_dyn());
+    let scalar = arr0(9);
+    let unit = AsView::<i32, 0>::view(&scalar).unit_inner().expect("rank 0");
+    assert_eq!(unit.get([]), Some(9));
+}

@@ -153,6 +153,25 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         View { ptr, shape, strides, _marker: PhantomData }
     }
 
+    /// The same view with the stride of its last axis spelled as the constant 1, if that axis
+    /// is contiguous (stride 1, or length at most 1, where the stride is never used); `None`
+    /// otherwise. Generated code runs a copy of a loop nest over such views, where LLVM sees
+    /// unit-stride reads it can vectorise, and keeps the general copy for other layouts.
+    #[inline]
+    pub fn unit_inner(self) -> Option<Self> {
+        let Some(last) = N.checked_sub(1) else {
+            return Some(self);
+        };
+        if self.strides[last] != 1 && self.shape[last] > 1 {
+            return None;
+        }
+        let mut strides = self.strides;
+        // Unchanged for stride 1; for a length of 0 or 1 no in-range index multiplies it by
+        // anything but 0, so every in-range index still addresses the same element.
+        strides[last] = 1;
+        Some(View { ptr: self.ptr, shape: self.shape, strides, _marker: PhantomData })
+    }
+
     /// The elements as a slice, if they lie contiguously in row-major order.
     pub fn as_slice(&self) -> Option<&'a [T]> {
         let count = self.element_count();

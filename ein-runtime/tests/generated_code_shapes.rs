@@ -10,10 +10,13 @@ fn buffer_element_type_is_inferred_from_pushes() {
         let a_view = __private::AsView::view(&a);
         let n = a_view.len_of(0);
         let mut buffer = __private::Buffer::new(n);
-        __private::fill_rows(&mut buffer, n, 1, |i, out| {
-            // SAFETY: i < n.
-            let x = unsafe { a_view.get_unchecked([i]) };
-            __private::Push::push(out, __private::Num::mul(x, x));
+        __private::fill_chunks(&mut buffer, n, 1, |start, end, out| {
+            __private::Fill::fill(out, end - start, |position, slot| {
+                let i = (start + position) as i64;
+                // SAFETY: i < n.
+                let x = unsafe { a_view.get_unchecked([i as usize]) };
+                __private::Push::push(slot, __private::Num::mul(x, x));
+            });
         });
         buffer.into_array([n])
     };
@@ -27,21 +30,27 @@ fn tuple_buffers_with_inferred_types() {
         let a_view = __private::AsView::view(&a);
         let rows = a_view.len_of(0);
         let mut columns = (__private::Buffer::new(rows), __private::Buffer::new(rows));
-        __private::fill_rows(&mut columns, rows, 1, |i, outs| {
-            // SAFETY: i < rows.
-            let row: __private::View<'_, _, 1> = unsafe { a_view.sub_unchecked([i]) };
-            let marker = __private::marker_of_view(&row);
-            let best = __private::reduce(
-                row.len_of(0),
-                || (__private::lowest(marker), usize::MAX),
-                |best, k| {
-                    // SAFETY: k < len.
-                    let value = unsafe { row.get_unchecked([k]) };
-                    if value > best.0 { (value, k) } else { best }
-                },
-                |left, right| if right.0 > left.0 { right } else { left },
-            );
-            __private::Push::push(outs, best);
+        __private::fill_chunks(&mut columns, rows, 1, |start, end, outs| {
+            for i in start..end {
+                // SAFETY: i < rows.
+                let row: __private::View<'_, _, 1> = unsafe { a_view.sub_unchecked([i]) };
+                let marker = __private::marker_of_view(&row);
+                let best = __private::reduce(
+                    row.len_of(0),
+                    || (__private::lowest(marker), usize::MAX),
+                    |best, k| {
+                        // SAFETY: k < len.
+                        let value = unsafe { row.get_unchecked([k]) };
+                        if value > best.0 {
+                            (value, k)
+                        } else {
+                            best
+                        }
+                    },
+                    |left, right| if right.0 > left.0 { right } else { left },
+                );
+                __private::Push::push(outs, best);
+            }
         });
         let (maxima, positions) = columns;
         (maxima.into_array([rows]), positions.into_array([rows]))
@@ -57,7 +66,7 @@ fn copy_into_with_inferred_types() {
     let result = {
         let view = __private::AsView::view(&transposed);
         let mut buffer = __private::Buffer::new(4);
-        __private::fill_rows(&mut buffer, 1, 4, |_, out| {
+        __private::fill_chunks(&mut buffer, 1, 4, |_, _, out| {
             __private::CopyInto::copy_into(&view, out);
         });
         buffer.into_array(view.shape())
@@ -68,13 +77,51 @@ fn copy_into_with_inferred_types() {
 #[test]
 fn sizes_and_sites() {
     let n: u32 = 3;
-    let site = __private::Site { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() };
+    let site = __private::Site {
+        file: ::core::file!(),
+        line: ::core::line!(),
+        column: ::core::column!(),
+    };
     let size = __private::check_size(__private::IntoSize::into_size(n), "i", &site);
     assert_eq!(size, 3);
     let index = __private::clamp_index(size as i64, size, "a", 0, &site);
     assert_eq!(index, 2);
     let cast: f64 = __private::CastTo::cast_to(index);
     assert_eq!(cast, 2.0);
-    let total = __private::reduce(size, || 0.0f64, |sum, k| sum + __private::Float::sqrt(k as f64), |l, r| l + r);
+    let total = __private::reduce(
+        size,
+        || 0.0f64,
+        |sum, k| sum + __private::Float::sqrt(k as f64),
+        |l, r| l + r,
+    );
     assert!(total > 2.4);
+}
+
+#[test]
+fn lane_reductions_infer_their_types() {
+    let a = vec![1.5f32, 2.5, 3.0];
+    let view = __private::AsView::view(&a);
+    let marker = __private::marker_of_view(&view);
+    let total = __private::reduce_values(
+        view.len_of(0),
+        __private::zero(marker),
+        |position| {
+            // SAFETY: position < len.
+            unsafe { view.get_unchecked([position]) }
+        },
+        __private::Num::add,
+    );
+    assert_eq!(total, 7.0);
+    let best = __private::Accumulate::fold_range(
+        view.len_of(0),
+        __private::lowest(marker),
+        __private::Num::max,
+        |k| {
+            // SAFETY: k < len.
+            unsafe { view.get_unchecked([k]) }
+        },
+    );
+    assert_eq!(best, 3.0);
+    let unit = view.unit_inner();
+    assert!(unit.is_some());
 }

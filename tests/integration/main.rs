@@ -122,6 +122,7 @@ macro_rules! program {
 
 mod harness;
 
+mod contractions;
 mod edge_cases;
 mod errors;
 mod expression_form;

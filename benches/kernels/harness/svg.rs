@@ -142,7 +142,10 @@ pub fn render(report: &Report) -> String {
                 escape(name),
                 format_ratio(*ratio)
             );
-            let (label_x, anchor) = if end >= start { (end + 4.0, "start") } else { (end - 4.0, "end") };
+            // Labels go right of the bar's end for slower variants, and just right of the 1×
+            // line for faster ones (the space left of a left-growing bar holds the kernel name).
+            let label_x = if end >= start { end + 4.0 } else { start + 4.0 };
+            let anchor = "start";
             let _ = writeln!(
                 svg,
                 r##"<text x="{label_x:.1}" y="{:.1}" text-anchor="{anchor}" fill="#333">{} {}</text>"##,

@@ -1,10 +1,10 @@
-//! Arrays: comprehensions (allocated once, filled row by row through `fill_rows`, the
-//! outermost axis in parallel), array reads (a chain of `Index` nodes folded into one access)
-//! and sizes.
+//! Arrays: comprehensions (allocated once, filled chunk by chunk through `fill_chunks`, the
+//! outermost axis in parallel, the innermost as a counted `Fill::fill` loop), array reads (a
+//! chain of `Index` nodes folded into one access) and sizes.
 
 use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
 use super::expr::{call, scalar_type};
-use super::{has_array, internal, primitive, tree_at, Gen};
+use super::{has_array, internal, mentions, primitive, tree_at, Gen};
 use crate::ir::{shape, visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -87,7 +87,8 @@ impl Gen<'_> {
     /// Materialises a comprehension: the maximal chain of directly nested `for`s gives the
     /// outer axes, the body's symbolic shape the inner ones; every size is computed and
     /// checked before any loop runs (sizes never depend on indices). One buffer per column
-    /// is filled by `fill_rows`, a row per value of the outermost index.
+    /// is filled by `fill_chunks`, a chunk of consecutive values of the outermost index at a
+    /// time; the chunk's code is versioned for unit-stride inputs ([`Gen::versioned`]).
     pub(super) fn comprehension(
         &mut self,
         expr: &Expr,
@@ -146,7 +147,7 @@ impl Gen<'_> {
         let buffer = self.names.fresh("buffer");
         block.push(quote!(let mut #buffer = #buffers;));
 
-        // The rows.
+        // The rows, in chunks of consecutive rows (one chunk per parallel task).
         let rows = &dims[0].len.tokens;
         let row_len = match &lens[1..] {
             [] => quote!(1),
@@ -155,20 +156,38 @@ impl Gen<'_> {
         let (outer, _) = chain[0];
         let outer_name = self.names.var(outer).clone();
         let outer_used = self.names.is_referenced(outer);
+        let (start, end) = (self.names.fresh("start"), self.names.fresh("end"));
         let row = self.row.clone();
         let outs = self.outs.clone();
-        let (row_block, ()) = self.nested(true, |generator, row_block| {
-            if outer_used {
-                row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
-            }
-            generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
-            generator.write_axes(&chain[1..], &dims[1..chain.len()], body, row_block)
+        let candidates = self.version_candidates();
+        let (chunk_block, ()) = self.versioning(|generator| {
+            generator.nested(true, |generator, chunk_block| {
+                if chain.len() == 1 && !has_array(&body.ty) {
+                    // One element per row: the whole chunk is one counted loop.
+                    let count = Code::expr(quote!(#end - #start), Prec::Add);
+                    let offset = start.to_token_stream();
+                    generator.fill_loop(outer, &count, Some(offset), body, chunk_block)
+                } else {
+                    let (row_block, ()) = generator.nested(true, |generator, row_block| {
+                        if outer_used {
+                            row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
+                        }
+                        generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
+                        generator.write_axes(&chain[1..], &dims[1..chain.len()], body, row_block)
+                    })?;
+                    let row_param = if outer_used { row.to_token_stream() } else { quote!(_) };
+                    let row_tokens = row_block.finish(None);
+                    chunk_block.push(quote!(for #row_param in #start..#end { #row_tokens }));
+                    Ok(())
+                }
+            })
         })?;
-        let row_param = if outer_used { row.into_token_stream() } else { quote!(_) };
-        let row_tokens = row_block.finish(None);
+        let chunk_tokens = self.versioned(&candidates, chunk_block.finish(None));
+        let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
+        let end_param = if mentions(&chunk_tokens, &end) { end.to_token_stream() } else { quote!(_) };
         block.push(quote! {
-            ::ein::__private::fill_rows(&mut #buffer, #rows, #row_len, |#row_param, #outs| {
-                #row_tokens
+            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, |#start_param, #end_param, #outs| {
+                #chunk_tokens
             });
         });
 
@@ -198,7 +217,7 @@ impl Gen<'_> {
     }
 
     /// The loops of the remaining directly nested axes (their lengths computed already), then
-    /// the body's elements.
+    /// the body's elements. The innermost axis of a scalar body is a counted [`Gen::fill_loop`].
     fn write_axes(
         &mut self,
         chain: &[(VarId, &Expr)],
@@ -209,6 +228,9 @@ impl Gen<'_> {
         let Some(((index, _), rest)) = chain.split_first() else {
             return self.write_elements(body, block);
         };
+        if rest.is_empty() && !has_array(&body.ty) {
+            return self.fill_loop(*index, &dims[0].len, None, body, block);
+        }
         let name = self.names.var(*index).clone();
         let (inner, ()) = self.nested(true, |generator, inner| {
             generator.env.insert(*index, Value::Plain(Code::name(&name)));
@@ -220,13 +242,52 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// Writes the elements of `body`, in row-major order, into the current row's outs:
-    /// loops for nested comprehensions, a push for a scalar or tuple, a copy for an array.
+    /// `Fill::fill(outs, count, |position| { let index = (offset + position) as i64; body })`:
+    /// the innermost loop of a comprehension with a scalar (or tuple) body, a counted loop
+    /// that checks once that its `count` elements fit and writes each through a raw cursor.
+    fn fill_loop(
+        &mut self,
+        index: VarId,
+        count: &Code,
+        offset: Option<TokenStream>,
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<()> {
+        let outs = self.outs.clone();
+        let position = self.names.fresh("position");
+        let name = self.names.var(index).clone();
+        let used = self.names.is_referenced(index);
+        let (inner, value) = self.nested(true, |generator, inner| {
+            if used {
+                let at = match &offset {
+                    Some(offset) => quote!((#offset + #position)),
+                    None => position.to_token_stream(),
+                };
+                inner.push(quote!(let #name = #at as ::core::primitive::i64;));
+            }
+            generator.env.insert(index, Value::Plain(Code::name(&name)));
+            generator.scalar(body, inner)
+        })?;
+        let position_param = if used { position.to_token_stream() } else { quote!(_) };
+        let (count, inner) = (&count.tokens, inner.finish(Some(&value)));
+        block.push(quote! {
+            ::ein::__private::Fill::fill(#outs, #count, |#position_param| { #inner });
+        });
+        Ok(())
+    }
+
+    /// Writes the elements of `body`, in row-major order, into the current chunk's outs:
+    /// loops for nested comprehensions (a counted fill for the innermost), a push for a
+    /// scalar or tuple, a copy for an array.
     fn write_elements(&mut self, body: &Expr, block: &mut Block) -> syn::Result<()> {
         let outs = self.outs.clone();
         match &body.kind {
             ExprKind::For { index, size, body: inner } => {
                 let what = self.program.var(*index).name.clone();
+                if !has_array(&inner.ty) {
+                    let count = self.size_usize(size, &what, block)?;
+                    return self.fill_loop(*index, &count, None, inner, block);
+                }
                 let end = self.size_end(size, &what, block)?;
                 let name = self.names.var(*index).clone();
                 let (inner, ()) = self.nested(true, |generator, inner_block| {

@@ -49,6 +49,7 @@ impl Gen<'_> {
                 self.size_checks(checks, block)?;
                 self.value_named(body, block, hint)
             }
+            ExprKind::Contract(contraction) => self.contraction(expr, contraction, block, hint),
         }
     }
 

@@ -12,10 +12,12 @@
 //! - a tuple that contains arrays is a tuple of such values.
 //!
 //! Statements go into a [`code::Block`] per Rust block (function or closure body, loop body).
-//! Comprehensions are filled row by row through `fill_rows` (parallel over the outermost
-//! axis); reductions are serial loops inside other loops and `reduce` (parallel,
-//! deterministic) at the top level; folds are plain loops. Reads the checker proved in bounds
-//! are `get_unchecked`; all others are clamped by `clamp_index` first.
+//! Comprehensions are filled chunk by chunk through `fill_chunks` (parallel over chunks of the
+//! outermost axis), their innermost loops counted `Fill::fill` loops; reductions are
+//! `Accumulate::fold_range` (several accumulators for floats) inside other loops and
+//! `reduce_values` (parallel, deterministic) at the top level; folds are plain loops. Each
+//! outermost loop nest is versioned for inputs whose last axis is contiguous. Reads the
+//! checker proved in bounds are `get_unchecked`; all others are clamped by `clamp_index` first.
 //!
 //! Files: `names` (identifiers), `code` (expressions, blocks, values), `expr` (scalar and tuple
 //! expressions, `let`, `if`), `arrays` (comprehensions, reads, storage), `reduce` (reductions
@@ -23,6 +25,7 @@
 
 mod arrays;
 mod code;
+mod contract;
 mod expr;
 mod names;
 mod reduce;
@@ -81,6 +84,9 @@ struct Gen<'p> {
     /// Identifiers reused by every comprehension / reduction (each use is in its own closure).
     row: Ident,
     outs: Ident,
+    /// Inside a loop nest that is being versioned for unit-stride views (see
+    /// [`Gen::versioned`]): nested loop nests are not versioned again.
+    in_versioned: bool,
 }
 
 impl<'p> Gen<'p> {
@@ -99,6 +105,7 @@ impl<'p> Gen<'p> {
             moved: BTreeSet::new(),
             row,
             outs,
+            in_versioned: false,
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
@@ -334,6 +341,74 @@ impl<'p> Gen<'p> {
         let marker = self.names.fresh(&format!("marker_{}", name.trim_start_matches('_')));
         self.markers[index] = Some(marker.clone());
         Ok(marker)
+    }
+
+    /// The views that a loop nest generated next could be versioned on: every array column in
+    /// scope that is a plain local (taken before the nest is generated, so that locals the nest
+    /// declares itself are never among them), in a deterministic order.
+    fn version_candidates(&self) -> Vec<Ident> {
+        fn collect(value: &Value, found: &mut Vec<Ident>) {
+            match value {
+                Value::Array(array) => {
+                    for leaf in array.views.leaves() {
+                        let mut trees = leaf.clone().into_iter();
+                        if let (Some(proc_macro2::TokenTree::Ident(ident)), None) = (trees.next(), trees.next()) {
+                            if !found.contains(&ident) {
+                                found.push(ident);
+                            }
+                        }
+                    }
+                }
+                Value::Tuple(fields) => fields.iter().for_each(|field| collect(field, found)),
+                Value::Plain(_) => {}
+            }
+        }
+        let mut found = Vec::new();
+        // Element types left to rustc: two copies of the same code could make rustc report an
+        // ill-typed program's errors twice, differently (the first copy's inference shapes the
+        // second's). Such programs keep one copy.
+        if !self.in_versioned && self.program.type_params.is_empty() {
+            self.env.values().for_each(|value| collect(value, &mut found));
+        }
+        found
+    }
+
+    /// Runs `generate` for a loop nest that [`Gen::versioned`] will wrap (nested nests are
+    /// then left alone: they run inside one copy or the other already).
+    fn versioning<T>(&mut self, generate: impl FnOnce(&mut Self) -> syn::Result<T>) -> syn::Result<T> {
+        let outer = std::mem::replace(&mut self.in_versioned, true);
+        let result = generate(self);
+        self.in_versioned = outer;
+        result
+    }
+
+    /// A loop nest in two copies: one over the `candidates` it reads, each rebound to
+    /// `View::unit_inner()` — the same view with its last axis's stride spelled as the constant
+    /// 1, so that LLVM sees contiguous reads it can vectorise — run when every one of them is
+    /// contiguous along its last axis; the other, unchanged, for every other layout. Both
+    /// copies compute exactly the same values: only what LLVM knows about the strides differs.
+    fn versioned(&self, candidates: &[Ident], nest: TokenStream) -> TokenStream {
+        let used: Vec<&Ident> = candidates.iter().filter(|view| mentions(&nest, view)).collect();
+        if used.is_empty() {
+            return nest;
+        }
+        let some = quote!(::core::option::Option::Some);
+        let none = quote!(::core::option::Option::None);
+        let any_none = (0..used.len()).map(|position| {
+            let slots = (0..used.len()).map(|slot| if slot == position { none.clone() } else { quote!(_) });
+            quote!((#(#slots,)*))
+        });
+        quote! {
+            match (#(#used.unit_inner(),)*) {
+                #(#any_none)|* => {
+                    let (#(#used,)*) = (#(#used,)*);
+                    #nest
+                }
+                (#(#some(#used),)*) => {
+                    #nest
+                }
+            }
+        }
     }
 
     /// Generates `body` in a new block one level deeper (a closure or loop body).

@@ -1,12 +1,13 @@
 //! Reductions and folds. A reduction inside a loop body (comprehension row, reduction or fold
-//! body) is a serial loop with an accumulator; one at the top level, producing a scalar, is
-//! the runtime's deterministic parallel `reduce`. `argmax`/`argmin` keep the first element
+//! body) is a serial `Accumulate::fold_range` (several independent accumulators for floats, so
+//! that it vectorises without fast-math); one at the top level, producing a scalar, is the
+//! runtime's deterministic parallel `reduce_values` (`reduce` for argmax/argmin). `argmax`/`argmin` keep the first element
 //! and replace it only on a strictly greater (smaller) value, so ties go to the first index
 //! and a leading NaN wins, exactly as the serial semantics. A fold is a plain loop; an array
 //! accumulator is an owned store, viewed afresh each iteration.
 
 use super::code::{Block, Code, Prec, Store, Value};
-use super::expr::{call, infix, method, scalar_type};
+use super::expr::scalar_type;
 use super::{has_array, internal, primitive, tree_at, Gen};
 use crate::ir::{BinaryOp, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -14,8 +15,8 @@ use quote::{quote, ToTokens};
 
 /// How two partial results of a reduction combine.
 enum Step {
-    /// `a + b`, `a & b`, …: also an assignment operator (`+=`).
-    Infix(TokenStream, Prec),
+    /// `a + b`, `a & b`, …
+    Infix(TokenStream),
     /// `path(a, b)`
     Path(TokenStream),
     /// `a.name(b)` on a concrete integer type.
@@ -23,34 +24,10 @@ enum Step {
 }
 
 impl Step {
-    fn apply(&self, left: &Code, right: &Code) -> Code {
-        match self {
-            Step::Infix(op, prec) => infix(left, op.clone(), right, *prec),
-            Step::Path(path) => call(path.clone(), &[left, right]),
-            Step::Method(_, name) => method(left, name, &[right]),
-        }
-    }
-
-    /// `acc = acc op value;` (or `acc op= value;`)
-    fn accumulate(&self, acc: &Ident, value: &Code) -> TokenStream {
-        match self {
-            Step::Infix(op, _) => {
-                // An assignment's right side may be any expression.
-                let value = &value.tokens;
-                let assign: TokenStream = format!("{op}=").parse().unwrap_or_else(|_| op.clone());
-                quote!(#acc #assign #value;)
-            }
-            _ => {
-                let value = self.apply(&Code::name(acc), value).tokens;
-                quote!(#acc = #value;)
-            }
-        }
-    }
-
-    /// The combining function, for `reduce`.
+    /// The combining function, for `fold_range`, `reduce_values` and `reduce`.
     fn function(&self, left: &Ident, right: &Ident) -> TokenStream {
         match self {
-            Step::Infix(op, _) => quote!(|#left, #right| #left #op #right),
+            Step::Infix(op) => quote!(|#left, #right| #left #op #right),
             Step::Path(path) => path.clone(),
             Step::Method(scalar, name) => {
                 let (ty, name) = (primitive(*scalar), Ident::new(name, Span::call_site()));
@@ -132,10 +109,10 @@ impl Gen<'_> {
             Step::Path(quote!(::ein::__private::Num::#name))
         };
         Ok(match (op, ty) {
-            (ReduceOp::All, _) => Step::Infix(quote!(&), Prec::BitAnd),
-            (ReduceOp::Any, _) => Step::Infix(quote!(|), Prec::BitOr),
-            (ReduceOp::Sum, ScalarType::Known(scalar)) if scalar.is_float() => Step::Infix(quote!(+), Prec::Add),
-            (ReduceOp::Prod, ScalarType::Known(scalar)) if scalar.is_float() => Step::Infix(quote!(*), Prec::Mul),
+            (ReduceOp::All, _) => Step::Infix(quote!(&)),
+            (ReduceOp::Any, _) => Step::Infix(quote!(|)),
+            (ReduceOp::Sum, ScalarType::Known(scalar)) if scalar.is_float() => Step::Infix(quote!(+)),
+            (ReduceOp::Prod, ScalarType::Known(scalar)) if scalar.is_float() => Step::Infix(quote!(*)),
             (ReduceOp::Sum, ScalarType::Known(scalar)) if scalar.is_int() => Step::Method(scalar, "wrapping_add"),
             (ReduceOp::Prod, ScalarType::Known(scalar)) if scalar.is_int() => Step::Method(scalar, "wrapping_mul"),
             (ReduceOp::Max | ReduceOp::Min, ScalarType::Known(scalar)) if scalar.is_float() => {
@@ -162,7 +139,8 @@ impl Gen<'_> {
         name
     }
 
-    /// `let mut acc = identity; for k in 0..n { acc = acc op body; }`
+    /// `let acc = Accumulate::fold_range(n, identity, op, |position| body)`: in order, with
+    /// several independent accumulators for floats (the runtime documents the grouping).
     #[allow(clippy::too_many_arguments)]
     fn serial_reduce(
         &mut self,
@@ -175,26 +153,28 @@ impl Gen<'_> {
         hint: Option<Ident>,
     ) -> syn::Result<Code> {
         let what = self.program.var(index).name.clone();
-        let end = self.size_end(size, &what, block)?;
+        let count = self.size_usize(size, &what, block)?;
         let identity = self.identity(op, ty, body.span)?;
         let step = self.step(op, ty, body.span)?;
         let acc = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
-        let name = self.names.var(index).clone();
-        let (loop_block, ()) = self.nested(true, |generator, loop_block| {
-            generator.env.insert(index, Value::Plain(Code::name(&name)));
-            let value = generator.scalar(body, loop_block)?;
-            loop_block.push(step.accumulate(&acc, &value));
-            Ok(())
+        let position = self.names.fresh("position");
+        let (value_block, value) = self.nested(true, |generator, value_block| {
+            generator.bind_index(index, &position, value_block);
+            generator.scalar(body, value_block)
         })?;
-        let (identity, end, body) = (&identity.tokens, &end.tokens, loop_block.finish(None));
-        block.push(quote! {
-            let mut #acc = #identity;
-            for #name in 0..#end { #body }
-        });
+        let position_param = if self.names.is_referenced(index) { position.to_token_stream() } else { quote!(_) };
+        let value_body = value_block.finish(Some(&value));
+        let (left, right) = (self.names.fresh("left"), self.names.fresh("right"));
+        let combine = step.function(&left, &right);
+        let (count, identity) = (&count.tokens, &identity.tokens);
+        let tokens = quote! {
+            ::ein::__private::Accumulate::fold_range(#count, #identity, #combine, |#position_param| { #value_body })
+        };
+        block.push_let(acc.clone(), Code::expr(tokens, Prec::Atom));
         Ok(Code::name(&acc))
     }
 
-    /// `reduce(n, || identity, |acc, k| acc op body, op)`
+    /// `reduce_values(n, identity, |position| body, op)`, versioned for unit-stride views.
     fn parallel_reduce(
         &mut self,
         op: ReduceOp,
@@ -208,21 +188,30 @@ impl Gen<'_> {
         let count = self.size_usize(size, &what, block)?;
         let identity = self.identity(op, ty, body.span)?;
         let step = self.step(op, ty, body.span)?;
-        let acc = self.names.fresh("acc");
         let position = self.names.fresh("position");
-        let (step_block, value) = self.nested(true, |generator, step_block| {
-            generator.bind_index(index, &position, step_block);
-            generator.scalar(body, step_block)
+        let candidates = self.version_candidates();
+        let (value_block, value) = self.versioning(|generator| {
+            generator.nested(true, |generator, value_block| {
+                generator.bind_index(index, &position, value_block);
+                generator.scalar(body, value_block)
+            })
         })?;
-        let tail = step.apply(&Code::name(&acc), &value);
-        let step_body = step_block.finish(Some(&tail));
+        let position_param = if self.names.is_referenced(index) { position.to_token_stream() } else { quote!(_) };
+        let value_body = value_block.finish(Some(&value));
         let (left, right) = (self.names.fresh("left"), self.names.fresh("right"));
         let combine = step.function(&left, &right);
         let (count, identity) = (&count.tokens, &identity.tokens);
-        let tokens = quote! {
-            ::ein::__private::reduce(#count, || #identity, |#acc, #position| { #step_body }, #combine)
+        let call = quote! {
+            ::ein::__private::reduce_values(#count, #identity, |#position_param| { #value_body }, #combine)
         };
-        Ok(Code { has_unsafe: true, ..Code::expr(tokens, Prec::Atom).panics(true) })
+        let tokens = self.versioned(&candidates, call.clone());
+        let versioned = tokens.to_string() != call.to_string();
+        let code = if versioned {
+            Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
+        } else {
+            Code::expr(tokens, Prec::Atom)
+        };
+        Ok(Code { has_unsafe: true, ..code.panics(true) })
     }
 
     /// The comparison that makes `value` the new best of an argmax/argmin.

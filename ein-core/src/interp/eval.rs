@@ -107,6 +107,7 @@ impl<'p> Interpreter<'p> {
             ExprKind::Cast { operand, to } => self.eval_cast(operand, *to),
             ExprKind::Len { array, axis } => self.eval_len(array, *axis),
             ExprKind::Assert { checks, body } => self.eval_assert(checks, body),
+            ExprKind::Contract(contraction) => self.eval_contract(expr, contraction),
         }
     }
 

@@ -226,6 +226,119 @@ pub enum ExprKind {
     Len { array: Box<Expr>, axis: usize },
     /// Check every size equality, then evaluate `body`. Type: body's.
     Assert { checks: Vec<SizeCheck>, body: Box<Expr> },
+    /// A sum of products of two arrays (an einsum), made by the `contract` pass and run on a
+    /// tuned GEMM; see [`Contraction`] for its meaning, typing rule and invariants. Type:
+    /// the element type when there is no output label, else an array of it with one axis per
+    /// output label.
+    Contract(Box<Contraction>),
+}
+
+/// `out[o…] = scale * Σ k… left[…] * right[…]`: the einsum that the `contract` pass recognises
+/// in `for o… { scale * sum k… { left[…] * right[…] } }` (scale optional, on either side).
+///
+/// Meaning: for every value of the output labels (row-major, `labels[..outputs]`), the sum
+/// over the summed labels (`labels[outputs..]`, outermost sum first, each from 0 to its size)
+/// of `left[axes of left] * right[axes of right]`, then multiplied by `scale`. Evaluated as
+/// written this is exactly the loop nest it came from; generated code may sum in another order
+/// (that is the only difference: see the `contract` pass).
+///
+/// Typing rule: `elem` is a float type (`f32`, `f64`) or a type parameter; `left.array` and
+/// `right.array` are arrays of `elem`; `scale` has type `elem`; the node has type `elem` when
+/// `outputs == 0`, else `[elem]` of rank `outputs`.
+///
+/// Invariants (checked by the validator):
+/// - every label size has type `i64` and mentions no index (regularity); summed sizes cannot
+///   fail (array lengths or non-negative literals), since an empty output skips them;
+/// - an operand's `axes` has one label position per axis of its array, no label twice;
+/// - every output label occurs in at least one operand and every summed label in both;
+/// - axis `d` of an operand is at least as long as label `axes[d]` (the reads it came from
+///   were proven in bounds), so generated code reads it without checks;
+/// - the operands and the scale mention no label (labels are not variables: nothing can
+///   mention them) and cannot fail: they are evaluated once, after the sizes, left first.
+#[derive(Clone, Debug)]
+pub struct Contraction {
+    /// Output labels first, in output-axis order, then summed labels, outermost sum first.
+    pub labels: Vec<Label>,
+    /// How many of `labels` are output axes.
+    pub outputs: usize,
+    pub left: Operand,
+    pub right: Operand,
+    pub scale: Option<Scale>,
+    /// The element type (`elem` in the typing rule).
+    pub elem: ScalarType,
+}
+
+/// One index of a [`Contraction`].
+#[derive(Clone, Debug)]
+pub struct Label {
+    /// The user's name of the index it came from (for dumps and error messages only).
+    pub name: String,
+    /// Its range `0..size`, an `i64` size expression.
+    pub size: Expr,
+}
+
+/// One factor of a [`Contraction`]: an array expression and the label of each of its axes.
+#[derive(Clone, Debug)]
+pub struct Operand {
+    /// An array-typed expression, e.g. a parameter `a` or a sub-array `a[p]`.
+    pub array: Expr,
+    /// `axes[d]` is the position in [`Contraction::labels`] of the label indexing axis `d`.
+    pub axes: Vec<usize>,
+}
+
+/// A scalar factor of a [`Contraction`] and which side of the sum it was written on (`scale *
+/// sum …` or `sum … * scale`; float multiplication is commutative, the side is kept for dumps).
+#[derive(Clone, Debug)]
+pub struct Scale {
+    pub factor: Expr,
+    pub side: Side,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+impl Contraction {
+    /// The output labels.
+    pub fn output_labels(&self) -> &[Label] {
+        &self.labels[..self.outputs]
+    }
+
+    /// The summed labels, outermost first.
+    pub fn summed_labels(&self) -> &[Label] {
+        &self.labels[self.outputs..]
+    }
+
+    /// Everything but the children (label count, outputs, operand axes, scale side) as text:
+    /// two contractions are equal exactly when their keys and their children are. Label names
+    /// are left out (they are only for display, like a binder's name).
+    pub fn structure_key(&self) -> String {
+        let side = self.scale.as_ref().map(|scale| scale.side);
+        format!(
+            "contract{}/{}{:?}{:?}{side:?}{:?}",
+            self.labels.len(),
+            self.outputs,
+            self.left.axes,
+            self.right.axes,
+            self.elem
+        )
+    }
+
+    /// The children in evaluation order: label sizes, scale, left, right.
+    pub fn children(&self) -> impl Iterator<Item = &Expr> {
+        let sizes = self.labels.iter().map(|label| &label.size);
+        sizes.chain(self.scale.as_ref().map(|scale| &scale.factor)).chain([&self.left.array, &self.right.array])
+    }
+
+    /// [`Contraction::children`], mutably.
+    pub fn children_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
+        let sizes = self.labels.iter_mut().map(|label| &mut label.size);
+        sizes
+            .chain(self.scale.as_mut().map(|scale| &mut scale.factor))
+            .chain([&mut self.left.array, &mut self.right.array])
+    }
 }
 
 impl Expr {
@@ -275,6 +388,7 @@ impl Expr {
                 }
                 f(body);
             }
+            ExprKind::Contract(contraction) => contraction.children().for_each(f),
         }
     }
 
@@ -320,6 +434,7 @@ impl Expr {
                 }
                 f(body);
             }
+            ExprKind::Contract(contraction) => contraction.children_mut().for_each(f),
         }
     }
 }

@@ -28,6 +28,9 @@
 //!   reduction); `if c { a } else { b }` for a select (both sides are evaluated).
 //! - Types print as ein spells them: `f32`, `[[f32]]`, `(f32, i64)`, `{re: f64, im: f64}`, and
 //!   `T0` for the type parameter `ScalarType::Param(0)`.
+//! - A contraction (made by the `contract` pass) prints as the loop nest it stands for, marked
+//!   `contract`, with each operand's axes in one bracket:
+//!   `contract i in 0..m, j in 0..n { s * sum k in 0..p { a[i, k] * b[k, j] } }`.
 //! - Literals: integers in decimal, floats as Rust's `{:?}` of the stored `f64` (`1.0`, `inf`,
 //!   `NaN`), without a type suffix.
 //! - There is no trailing newline.
@@ -36,7 +39,8 @@
 //! `?#id`).
 
 use super::{
-    Bounds, Expr, ExprKind, Literal, NumberClass, Program, ScalarType, Type, UnaryOp, VarId,
+    Bounds, Contraction, Expr, ExprKind, Literal, NumberClass, Program, Scale, ScalarType, Side, Type, UnaryOp,
+    VarId,
 };
 use crate::ops::BinaryOp;
 use std::collections::BTreeSet;
@@ -492,7 +496,50 @@ impl<'p> Printer<'p> {
                 self.inline(array, Precedence::Construct, out);
                 let _ = write!(out, ", {axis})");
             }
+            ExprKind::Contract(contraction) => self.contraction(contraction, out),
         }
+    }
+
+    /// `contract i in 0..m, j in 0..n { s * sum k in 0..p { a[i, k] * b[k, j] } }`: the loop
+    /// nest it stands for, marked `contract`, each operand's axes listed in one bracket.
+    fn contraction(&self, contraction: &Contraction, out: &mut String) {
+        let ranges = |labels: &[super::Label]| {
+            let ranges: Vec<String> = labels
+                .iter()
+                .map(|label| format!("{} in 0..{}", label.name, self.inline_string(&label.size, Precedence::Add)))
+                .collect();
+            ranges.join(", ")
+        };
+        out.push_str("contract ");
+        let outputs = ranges(contraction.output_labels());
+        if !outputs.is_empty() {
+            out.push_str(&outputs);
+            out.push(' ');
+        }
+        out.push_str("{ ");
+        if let Some(Scale { factor, side: Side::Left }) = &contraction.scale {
+            self.inline(factor, Precedence::Multiply, out);
+            out.push_str(" * ");
+        }
+        let _ = write!(out, "sum {} {{ ", ranges(contraction.summed_labels()));
+        for (position, operand) in [&contraction.left, &contraction.right].into_iter().enumerate() {
+            if position > 0 {
+                out.push_str(" * ");
+            }
+            self.inline(&operand.array, Precedence::Postfix, out);
+            let names: Vec<&str> = operand
+                .axes
+                .iter()
+                .map(|&label| contraction.labels.get(label).map_or("?", |label| label.name.as_str()))
+                .collect();
+            let _ = write!(out, "[{}]", names.join(", "));
+        }
+        out.push_str(" }");
+        if let Some(Scale { factor, side: Side::Right }) = &contraction.scale {
+            out.push_str(" * ");
+            self.inline(factor, Precedence::Cast, out);
+        }
+        out.push_str(" }");
     }
 
     /// The inside of an inline `{ .. }` block: `let`s and `assert`s separated by `; `.

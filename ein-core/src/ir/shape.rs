@@ -53,6 +53,9 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
             sizes
         }
         ExprKind::Assert { body, .. } => raw_shape(body)?,
+        ExprKind::Contract(contraction) => {
+            contraction.output_labels().iter().map(|label| label.size.clone()).collect()
+        }
         ExprKind::Select { then, .. } => raw_shape(then)?,
         ExprKind::Fold { init, .. } => raw_shape(init)?,
         ExprKind::Project { tuple, field } => match &tuple.kind {
@@ -129,6 +132,7 @@ pub fn same_expr(left: &Expr, right: &Expr) -> bool {
         (K::Call { func: l, .. }, K::Call { func: r, .. }) => l == r,
         (K::Cast { to: l, .. }, K::Cast { to: r, .. }) => l == r,
         (K::Len { axis: l, .. }, K::Len { axis: r, .. }) => l == r,
+        (K::Contract(l), K::Contract(r)) => l.structure_key() == r.structure_key(),
         _ => false,
     };
     same_node && left.ty == right.ty && same_children()

@@ -159,6 +159,7 @@ fn write_alpha(expr: &Expr, bound: &mut Vec<VarId>, text: &mut String) {
         ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
         ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
         ExprKind::Assert { .. } => write!(text, "assert"),
+        ExprKind::Contract(contraction) => write!(text, "{}", contraction.structure_key()),
     };
     let _ = write!(text, ":{:?}(", expr.ty);
     // Children in evaluation order; a binder's variable is in scope only in its body, which is

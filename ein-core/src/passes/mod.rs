@@ -4,6 +4,7 @@
 //! printed to stderr. In debug builds of the compiler the IR is validated after every pass,
 //! and a failure names the pass.
 
+mod contract;
 mod cse;
 mod hoist;
 mod inline;
@@ -22,7 +23,9 @@ pub struct Pass {
 
 /// The standard pipeline, in order. Fusion first (so producers disappear before anything is
 /// lifted out of them), then lifting, then sharing what lifting made visible, then lifting
-/// again what sharing exposed, and a final clean-up.
+/// again what sharing exposed, and a final clean-up; contractions are recognised last, in the
+/// loop nests the other passes left (after fusion and lifting, and so that no other pass needs
+/// to look inside a contraction).
 pub const PIPELINE: &[Pass] = &[
     Pass { name: "inline", run: inline::inline },
     Pass { name: "simplify", run: simplify::simplify },
@@ -30,6 +33,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "cse", run: cse::eliminate_common_subexpressions },
     Pass { name: "hoist-again", run: hoist::hoist },
     Pass { name: "simplify-again", run: simplify::simplify },
+    Pass { name: "contract", run: contract::contract },
 ];
 
 /// Whether `EIN_DUMP` asks for dumps.
@@ -63,5 +67,7 @@ pub fn run_passes(mut program: Program, unit_name: &str, passes: &[Pass]) -> Res
     Ok(program)
 }
 
+#[cfg(test)]
+mod contract_tests;
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,8 @@ pub fn may_fail(expr: &Expr) -> bool {
         ExprKind::For { size, .. } | ExprKind::Reduce { size, .. } => !is_length(size),
         ExprKind::Fold { count, .. } => !is_length(count),
         ExprKind::Assert { .. } => true,
+        // A negative output size; summed sizes cannot fail (see `Contraction`).
+        ExprKind::Contract(contraction) => contraction.output_labels().iter().any(|label| !is_length(&label.size)),
         _ => false,
     };
     let mut children = false;
@@ -37,7 +39,11 @@ fn is_length(size: &Expr) -> bool {
 pub fn is_expensive(expr: &Expr) -> bool {
     let own = matches!(
         expr.kind,
-        ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Call { .. }
+        ExprKind::For { .. }
+            | ExprKind::Reduce { .. }
+            | ExprKind::Fold { .. }
+            | ExprKind::Call { .. }
+            | ExprKind::Contract(_)
     );
     let mut children = false;
     expr.for_each_child(|child| children |= is_expensive(child));
@@ -46,7 +52,10 @@ pub fn is_expensive(expr: &Expr) -> bool {
 
 /// Whether `expr` contains a loop (as opposed to only scalar arithmetic and calls).
 pub fn has_loop(expr: &Expr) -> bool {
-    let own = matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. });
+    let own = matches!(
+        expr.kind,
+        ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Contract(_)
+    );
     let mut children = false;
     expr.for_each_child(|child| children |= has_loop(child));
     own || children

@@ -2,7 +2,8 @@
 //! exactly once and used only in its scope, node types following their typing rules, sizes
 //! free of indices). Run after the checker and after every pass in debug builds and tests.
 
-use crate::ir::{Expr, ExprKind, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
+use super::purity::may_fail;
+use crate::ir::{Contraction, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
 
 pub fn validate(program: &Program) -> Result<(), String> {
     let mut validator = Validator { program, in_scope: Vec::new(), bound: vec![false; program.vars.len()] };
@@ -49,6 +50,68 @@ impl Validator<'_> {
             }
         }
         self.expr(size)
+    }
+
+    /// The invariants written on [`Contraction`].
+    fn contraction(&mut self, expr: &Expr, contraction: &Contraction) -> Result<(), String> {
+        let fail = |rule: &str| Err(format!("invalid contraction: {rule}"));
+        if contraction.outputs > contraction.labels.len() {
+            return fail("more output labels than labels");
+        }
+        for (position, label) in contraction.labels.iter().enumerate() {
+            self.size(&label.size, "a contraction size")?;
+            let cannot_fail = match &label.size.kind {
+                ExprKind::Len { .. } => true,
+                ExprKind::Literal(Literal::Int(value)) => *value >= 0,
+                _ => false,
+            };
+            if position >= contraction.outputs && !cannot_fail {
+                return fail("a summed size that may fail");
+            }
+        }
+        let elem = Type::Scalar(contraction.elem);
+        let float_or_param = match contraction.elem {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            ScalarType::Param(_) => true,
+        };
+        if !float_or_param {
+            return fail("the element type is not a float");
+        }
+        if let Some(scale) = &contraction.scale {
+            self.expr(&scale.factor)?;
+            if scale.factor.ty != elem || may_fail(&scale.factor) {
+                return fail("the scale is not an element that cannot fail");
+            }
+        }
+        let mut uses = vec![0usize; contraction.labels.len()];
+        for operand in [&contraction.left, &contraction.right] {
+            self.expr(&operand.array)?;
+            let Type::Array { elem: operand_elem, rank } = &operand.array.ty else {
+                return fail("an operand is not an array");
+            };
+            if **operand_elem != elem || *rank != operand.axes.len() || may_fail(&operand.array) {
+                return fail("an operand is not an array of the element type, one label per axis, that cannot fail");
+            }
+            let mut seen = vec![false; contraction.labels.len()];
+            for &label in &operand.axes {
+                match seen.get_mut(label) {
+                    Some(slot) if !*slot => *slot = true,
+                    _ => return fail("an operand axis with a missing or repeated label"),
+                }
+                uses[label] += 1;
+            }
+        }
+        for (position, count) in uses.iter().enumerate() {
+            let needed = if position < contraction.outputs { 1 } else { 2 };
+            if *count < needed {
+                return fail("an output label in no operand, or a summed label not in both");
+            }
+        }
+        let wanted = if contraction.outputs == 0 { elem } else { Type::array(elem, contraction.outputs) };
+        if expr.ty != wanted {
+            return fail("its type is not that of its element and output labels");
+        }
+        Ok(())
     }
 
     fn expr(&mut self, expr: &Expr) -> Result<(), String> {
@@ -115,6 +178,7 @@ impl Validator<'_> {
                 self.expr(array)?;
                 expect(*axis < array.ty.rank() && expr.ty == Type::I64, "len of an existing axis")
             }
+            ExprKind::Contract(contraction) => self.contraction(expr, contraction),
             _ => {
                 let mut result = Ok(());
                 expr.for_each_child(|child| {

@@ -192,6 +192,7 @@ fn write_key(expr: &Expr, text: &mut String) {
         ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
         ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
         ExprKind::Assert { .. } => write!(text, "assert"),
+        ExprKind::Contract(contraction) => write!(text, "{}", contraction.structure_key()),
     };
     text.push('(');
     expr.for_each_child(|child| {

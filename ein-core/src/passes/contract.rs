@@ -1,0 +1,178 @@
+//! Contraction recognition: a loop nest that is an einsum of two arrays becomes one
+//! [`Contraction`] node, which code generation hands to a tuned GEMM (Ein's and feinsum's
+//! "contractions are a primitive").
+//!
+//! The pattern, after fusion and let-lifting have run:
+//!
+//! ```text
+//! for o1, o2, … { [scale *] sum k1, k2, … { a[…][l…] * b[…][l…] } [* scale] }
+//! ```
+//!
+//! (also with no `for` at all, a dot product, when it is not inside any loop), where
+//! - every `l` is a plain label (an `o` or a `k`), no label twice in one operand, every `o` in
+//!   at least one operand and every `k` in both;
+//! - `a[…]` and `b[…]` (the operands: a parameter, a `let`-bound array, or a sub-array such as
+//!   `a[p]` with an outer index `p`) mention no label, contain no loop and cannot fail, and so
+//!   may be evaluated once instead of once per element; likewise the optional `scale`;
+//! - every read is proven in bounds (a clamped read would need its clamp in the kernel);
+//! - the element type is `f32`, `f64` or a type parameter (the runtime dispatches it: a GEMM
+//!   for floats, plain loops for integers);
+//! - the sizes of the `k`s cannot fail (array lengths or literals): an empty output never
+//!   evaluates them, the contraction always does.
+//!
+//! Anything else keeps its loops: min-plus products (`min k { a + b }`), non-linear operands
+//! (`exp(a[i, k]) * b[k, j]`), integer element types, clamped or affine reads, a factor inside
+//! the sum (`sum k { s * a * b }`, which would round differently if moved out).
+//!
+//! Semantics are preserved exactly up to the order of float additions: the contraction sums
+//! the same products (see `Contraction`), then multiplies by `scale` as the program did.
+//!
+//! Limitation: a contraction already fused into an element-wise consumer by inlining
+//! (`for i, j { relu(sum k { … }) }`) is not taken apart again; it keeps its loops.
+
+use super::purity::{has_loop, may_fail};
+use crate::ir::visit::free_vars;
+use crate::ir::{
+    Bounds, Contraction, Expr, ExprKind, Label, Literal, Operand, Program, ReduceOp, Scalar, ScalarType, Scale, Side,
+    VarId,
+};
+use crate::ops::BinaryOp;
+use std::collections::BTreeSet;
+
+pub fn contract(mut program: Program) -> Program {
+    let body = std::mem::replace(&mut program.body, crate::ir::shape::int(0, proc_macro2::Span::call_site()));
+    program.body = rewrite(&program, body, false);
+    program
+}
+
+/// Replaces every contraction in `expr` (outermost first); `in_loop` says whether `expr` runs
+/// once per iteration of some loop.
+fn rewrite(program: &Program, mut expr: Expr, in_loop: bool) -> Expr {
+    let candidate = match &expr.kind {
+        ExprKind::For { .. } => true,
+        ExprKind::Reduce { op: ReduceOp::Sum, .. } => !in_loop,
+        _ => false,
+    };
+    if candidate {
+        if let Some(contraction) = recognise(program, &expr) {
+            return contraction;
+        }
+    }
+    let body_in_loop = in_loop || matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. });
+    let last = {
+        let mut count = 0;
+        expr.for_each_child(|_| count += 1);
+        count
+    };
+    let mut position = 0;
+    expr.for_each_child_mut(|child| {
+        // A loop's body (its last child) runs per iteration; its size or init do not.
+        let child_in_loop = if position + 1 == last { body_in_loop } else { in_loop };
+        position += 1;
+        let taken = std::mem::replace(child, crate::ir::shape::int(0, child.span));
+        *child = rewrite(program, taken, child_in_loop);
+    });
+    expr
+}
+
+/// The contraction that `expr` is, if it is one (see the module documentation).
+fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
+    let mut labels: Vec<(VarId, &Expr)> = Vec::new();
+    let mut node = expr;
+    while let ExprKind::For { index, size, body } = &node.kind {
+        labels.push((*index, size));
+        node = body;
+    }
+    let outputs = labels.len();
+
+    let is_sum = |expr: &Expr| matches!(expr.kind, ExprKind::Reduce { op: ReduceOp::Sum, .. });
+    let (scale, mut node) = match &node.kind {
+        ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } if is_sum(rhs) && !is_sum(lhs) => {
+            (Some(Scale { factor: (**lhs).clone(), side: Side::Left }), &**rhs)
+        }
+        ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } if is_sum(lhs) && !is_sum(rhs) => {
+            (Some(Scale { factor: (**rhs).clone(), side: Side::Right }), &**lhs)
+        }
+        _ => (None, node),
+    };
+    while let ExprKind::Reduce { op: ReduceOp::Sum, index, size, body } = &node.kind {
+        let cannot_fail = match &size.kind {
+            ExprKind::Len { .. } => true,
+            ExprKind::Literal(Literal::Int(value)) => *value >= 0,
+            _ => false,
+        };
+        if !cannot_fail {
+            return None;
+        }
+        labels.push((*index, size));
+        node = body;
+    }
+    if labels.len() == outputs {
+        return None;
+    }
+    let ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } = &node.kind else { return None };
+    let elem = node.ty.as_scalar()?;
+    if let ScalarType::Known(scalar) = elem {
+        if !matches!(scalar, Scalar::F32 | Scalar::F64) {
+            return None;
+        }
+    }
+
+    let label_vars: BTreeSet<VarId> = labels.iter().map(|(var, _)| *var).collect();
+    let left = operand(lhs, &labels, &label_vars)?;
+    let right = operand(rhs, &labels, &label_vars)?;
+    if let Some(scale) = &scale {
+        if !movable(&scale.factor, &label_vars) {
+            return None;
+        }
+    }
+    let occurrences = |label: usize| [&left, &right].iter().filter(|operand| operand.axes.contains(&label)).count();
+    for label in 0..labels.len() {
+        let needed = if label < outputs { 1 } else { 2 };
+        if occurrences(label) < needed {
+            return None;
+        }
+    }
+
+    let labels = labels
+        .into_iter()
+        .map(|(var, size)| Label { name: program.var(var).name.clone(), size: size.clone() })
+        .collect();
+    let contraction = Contraction { labels, outputs, left, right, scale, elem };
+    Some(Expr::new(ExprKind::Contract(Box::new(contraction)), expr.ty.clone(), expr.span))
+}
+
+/// An operand `a[e…][l…]`: a chain of proven reads whose trailing indices are distinct labels
+/// and whose leading part `a[e…]` (the operand's array) may be evaluated once.
+fn operand(read: &Expr, labels: &[(VarId, &Expr)], label_vars: &BTreeSet<VarId>) -> Option<Operand> {
+    let mut axes = Vec::new();
+    let mut array = read;
+    while let ExprKind::Index { array: inner, index, bounds } = &array.kind {
+        let ExprKind::Var(var) = index.kind else { break };
+        let Some(label) = labels.iter().position(|(label, _)| *label == var) else { break };
+        if *bounds != Bounds::Proven || axes.contains(&label) {
+            return None;
+        }
+        axes.push(label);
+        array = inner;
+    }
+    axes.reverse();
+    if axes.is_empty() || array.ty.rank() != axes.len() || !movable(array, label_vars) {
+        return None;
+    }
+    // Reads of the leading part must be proven too: the contraction reads without checks.
+    let mut prefix = array;
+    while let ExprKind::Index { array: inner, bounds, .. } = &prefix.kind {
+        if *bounds != Bounds::Proven {
+            return None;
+        }
+        prefix = inner;
+    }
+    Some(Operand { array: array.clone(), axes })
+}
+
+/// Whether `expr` may be evaluated once, before the loops it stood in: it mentions none of
+/// their labels, contains no loop (so moving it costs nothing) and cannot fail.
+fn movable(expr: &Expr, label_vars: &BTreeSet<VarId>) -> bool {
+    free_vars(expr).is_disjoint(label_vars) && !has_loop(expr) && !may_fail(expr)
+}

@@ -1,0 +1,231 @@
+//! Structure tests of the `contract` pass (in the style of `tests.rs`): which programs compile
+//! to a [`Contraction`] and with what labels, which keep their loops, and that the interpreter
+//! gives the same answer before and after the pipeline (up to float summation order).
+
+use crate::interp::{self, ArrayValue, Value};
+use crate::ir::{Contraction, Expr, ExprKind, Program, Side};
+use crate::ops::Scalar;
+
+fn checked(source: &str) -> Program {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let mut units = crate::check::check_input(input).expect("checks");
+    units.remove(0).program
+}
+
+fn optimised(source: &str) -> Program {
+    super::run_pipeline(checked(source), "test").expect("pipeline")
+}
+
+fn walk<'a>(expr: &'a Expr, visit: &mut impl FnMut(&'a Expr)) {
+    visit(expr);
+    expr.for_each_child(|child| walk(child, visit));
+}
+
+fn contractions(program: &Program) -> Vec<&Contraction> {
+    let mut found = Vec::new();
+    walk(&program.body, &mut |expr| {
+        if let ExprKind::Contract(contraction) = &expr.kind {
+            found.push(&**contraction);
+        }
+    });
+    found
+}
+
+/// Loops left in the program (comprehensions, reductions, folds).
+fn loops(program: &Program) -> usize {
+    let mut count = 0;
+    walk(&program.body, &mut |expr| {
+        count += matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. }) as usize
+    });
+    count
+}
+
+/// The only contraction of `source`, which must have no loop left.
+fn single_contraction(source: &str) -> (Program, Contraction) {
+    let program = optimised(source);
+    let found = contractions(&program);
+    assert_eq!(found.len(), 1, "{program}");
+    let contraction = found[0].clone();
+    assert_eq!(loops(&program), 0, "{program}");
+    (program, contraction)
+}
+
+fn names(contraction: &Contraction, axes: &[usize]) -> Vec<String> {
+    axes.iter().map(|&label| contraction.labels[label].name.clone()).collect()
+}
+
+#[test]
+fn matmul_is_one_contraction() {
+    let (program, contraction) =
+        single_contraction("fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } } }");
+    assert_eq!(contraction.outputs, 2);
+    assert_eq!(names(&contraction, &contraction.left.axes), ["i", "k"]);
+    assert_eq!(names(&contraction, &contraction.right.axes), ["k", "j"]);
+    assert!(contraction.scale.is_none());
+    let text = program.to_string();
+    assert!(
+        text.contains("contract i in 0..len(a, 0), j in 0..len(b, 1) { sum k in 0..len(a, 1) { a[i, k] * b[k, j] } }"),
+        "{text}"
+    );
+}
+
+#[test]
+fn batched_matmul_is_one_contraction() {
+    let (_, contraction) = single_contraction(
+        "fn f(a: [[[f64]]], b: [[[f64]]]) -> [[[f64]]] { for p, i, j { sum k { a[p, i, k] * b[p, k, j] } } }",
+    );
+    assert_eq!(contraction.outputs, 3);
+    assert_eq!(names(&contraction, &contraction.left.axes), ["p", "i", "k"]);
+    assert_eq!(names(&contraction, &contraction.right.axes), ["p", "k", "j"]);
+}
+
+#[test]
+fn matvec_vector_matrix_and_dot_are_contractions() {
+    let (_, matvec) = single_contraction("fn f(a: [[f64]], x: [f64]) -> [f64] { for i { sum j { a[i, j] * x[j] } } }");
+    assert_eq!((matvec.outputs, matvec.labels.len()), (1, 2));
+    let (_, vecmat) = single_contraction("fn f(a: [[f32]], x: [f32]) -> [f32] { for j { sum i { x[i] * a[i, j] } } }");
+    assert_eq!(names(&vecmat, &vecmat.left.axes), ["i"]);
+    let (_, dot) = single_contraction("fn f(x: [f64], y: [f64]) -> f64 { sum k { x[k] * y[k] } }");
+    assert_eq!((dot.outputs, dot.labels.len()), (0, 1));
+}
+
+#[test]
+fn transposed_operands_multi_axis_sums_and_scales_are_contractions() {
+    let (_, transposed) =
+        single_contraction("fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[k, i] * b[j, k] } } }");
+    assert_eq!(names(&transposed, &transposed.left.axes), ["k", "i"]);
+    assert_eq!(names(&transposed, &transposed.right.axes), ["j", "k"]);
+    let (_, two_sums) = single_contraction(
+        "fn f(a: [[[f64]]], b: [[[f64]]]) -> [[f64]] { for i, j { sum k, l { a[i, k, l] * b[k, l, j] } } }",
+    );
+    assert_eq!((two_sums.outputs, two_sums.labels.len()), (2, 4));
+    let (_, scaled) = single_contraction(
+        "fn f(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] { for i, j { s * sum k { a[i, k] * b[k, j] } } }",
+    );
+    assert_eq!(scaled.scale.as_ref().map(|scale| scale.side), Some(Side::Left));
+    let (_, scaled) = single_contraction(
+        "fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } * 0.5 } }",
+    );
+    assert_eq!(scaled.scale.as_ref().map(|scale| scale.side), Some(Side::Right));
+}
+
+#[test]
+fn expression_form_matmul_is_a_contraction() {
+    let (_, contraction) = single_contraction("for i, j { sum k { a[i, k] * b[k, j] } }");
+    assert!(matches!(contraction.elem, crate::ir::ScalarType::Param(_)));
+}
+
+#[test]
+fn sub_array_operands_under_an_outer_loop() {
+    // `a[p]` is an operand of the matvec for each `p`, which is itself a batch label here.
+    let (_, contraction) = single_contraction(
+        "fn f(a: [[[f64]]], x: [[f64]]) -> [[f64]] { for p, i { sum j { a[p, i, j] * x[p, j] } } }",
+    );
+    assert_eq!(contraction.outputs, 2);
+}
+
+#[test]
+fn attention_has_two_contractions_and_keeps_its_softmax() {
+    let program = optimised(
+        "fn attention(q: [[f32]], k: [[f32]], v: [[f32]]) -> [[f32]] {
+            let s = for i, j { sum d { q[i, d] * k[j, d] } };
+            let p = for i, j { exp(s[i, j] - max l { s[i, l] }) / sum l { exp(s[i, l] - max m { s[i, m] }) } };
+            for i, d { sum j { p[i, j] * v[j, d] } }
+        }",
+    );
+    assert_eq!(contractions(&program).len(), 2, "{program}");
+}
+
+#[test]
+fn what_is_not_a_contraction_keeps_its_loops() {
+    let cases = [
+        // Min-plus (tropical) product: not a sum of products.
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { min k { a[i, k] + b[k, j] } } }",
+        // A non-linear operand.
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { exp(a[i, k]) * b[k, j] } } }",
+        // Integers keep exact wrapping loops.
+        "fn f(a: [[i64]], b: [[i64]]) -> [[i64]] { for i, j { sum k { a[i, k] * b[k, j] } } }",
+        // Explicit sizes: the reads are clamped.
+        "fn f(a: [[f32]], b: [[f32]], n: usize) -> [[f32]] { for i, j { sum k in 0..n { a[i, k] * b[k, j] } } }",
+        // A factor inside the sum would round differently outside it.
+        "fn f(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] { for i, j { sum k { s * a[i, k] * b[k, j] } } }",
+        // A diagonal read uses a label twice.
+        "fn f(a: [[f64]], b: [f64]) -> [f64] { for i { sum k { a[k, k] * b[i] } } }",
+        // A summed label in one operand only.
+        "fn f(a: [[f64]], b: [f64]) -> [f64] { for i { sum k { a[i, k] * b[i] } } }",
+        // An affine index.
+        "fn f(a: [f64], b: [f64]) -> f64 { sum k { a[k] * b[b.len() - 1 - k] } }",
+    ];
+    for source in cases {
+        let program = optimised(source);
+        assert!(contractions(&program).is_empty(), "{source}\n{program}");
+    }
+}
+
+#[test]
+fn a_dot_product_inside_a_loop_is_left_to_the_loop_code() {
+    // Per-row dots of a row-dependent operand: recognised only as part of a whole `for` nest.
+    let program = optimised("fn f(a: [[f64]], b: [[f64]]) -> [f64] { for i { sum k { a[i, k] * b[i, k] } + 1.0 } }");
+    assert!(contractions(&program).is_empty(), "{program}");
+}
+
+// -----------------------------------------------------------------------------------------
+// The interpreter agrees before and after the pipeline.
+
+/// Deterministic values in `[-1, 1)` for test inputs.
+struct Numbers(u64);
+
+impl Numbers {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    fn array(&mut self, shape: &[usize], scalar: Scalar) -> Value {
+        Value::Array(ArrayValue::from_fn(shape.to_vec(), |_| match scalar {
+            Scalar::F32 => Value::F32(self.next() as f32),
+            _ => Value::F64(self.next()),
+        }))
+    }
+}
+
+/// Runs `source` before and after the pipeline on the given arguments and compares.
+fn agrees(source: &str, args: Vec<Value>, type_args: &[Scalar]) {
+    let before = checked(source);
+    let after = super::run_pipeline(before.clone(), "test").expect("pipeline");
+    assert!(!contractions(&after).is_empty(), "{after}");
+    let expected = interp::run(&before, args.clone(), type_args);
+    let actual = interp::run(&after, args, type_args);
+    match (expected, actual) {
+        (Ok(expected), Ok(actual)) => assert!(expected.approx_eq(&actual, 1e-5), "{source}\n{expected:?}\n{actual:?}"),
+        (expected, actual) => assert_eq!(expected, actual, "{source}"),
+    }
+}
+
+#[test]
+fn the_interpreter_gives_the_same_answers_after_the_pass() {
+    let mut numbers = Numbers(7);
+    for [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [4, 3, 0]] {
+        let source = "fn f(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] { for i, j { s * sum k { a[k, i] * b[j, k] } } }";
+        let args = vec![numbers.array(&[k, m], Scalar::F64), numbers.array(&[n, k], Scalar::F64), Value::F64(-1.5)];
+        agrees(source, args, &[]);
+        let source =
+            "fn f(a: [[[f32]]], b: [[[f32]]]) -> [[f32]] { for i, j { sum k, l { a[i, k, l] * b[k, l, j] } } }";
+        let args = vec![numbers.array(&[m, k, 2], Scalar::F32), numbers.array(&[k, 2, n], Scalar::F32)];
+        agrees(source, args, &[]);
+        let source = "fn f(x: [f64], y: [f64]) -> f64 { sum t { x[t] * y[t] } * 2.0 }";
+        agrees(source, vec![numbers.array(&[k], Scalar::F64), numbers.array(&[k], Scalar::F64)], &[]);
+        let source = "for p, i, j { sum k { a[p, i, k] * b[p, k, j] } }";
+        let args = vec![numbers.array(&[2, m, k], Scalar::F32), numbers.array(&[2, k, n], Scalar::F32)];
+        agrees(source, args, &[Scalar::F32, Scalar::F32]);
+    }
+}
+
+#[test]
+fn size_mismatches_fail_the_same_after_the_pass() {
+    // The size check of `k` (2 against 4) fails before the contraction, as before the pass.
+    let source = "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { a[i, k] * b[k, j] } } }";
+    let mut numbers = Numbers(3);
+    agrees(source, vec![numbers.array(&[2, 3], Scalar::F64), numbers.array(&[4, 2], Scalar::F64)], &[]);
+}

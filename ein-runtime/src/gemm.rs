@@ -1,0 +1,888 @@
+//! Contractions (einsums of two arrays) for generated code: `out[o…] = scale * Σ k… left[…] *
+//! right[…]`, the node the compiler's `contract` pass makes of matmul, batched matmul, matvec,
+//! dot products and multi-axis tensor contractions.
+//!
+//! Every label is a batch label (in both operands and the output), an M label (left and
+//! output), an N label (right and output) or a K label (both operands, summed). A contraction
+//! runs as one GEMM `C[M, N] = scale * A[M, K] B[K, N]` per batch position:
+//! - the labels of each group are merged into one axis when the operand strides allow it
+//!   (a reshape, no copy: row-major, column-major, transposed, reversed and stepped views
+//!   usually do); an operand whose strides do not allow it is packed into a contiguous copy,
+//!   and an output whose axes interleave the groups is computed in a scratch array and then
+//!   copied into place;
+//! - the GEMM itself is [`gemm`] on raw strided matrices, the one door to the kernel
+//!   (matrixmultiply's `sgemm`/`dgemm`, which take any strides for A and B, including zero
+//!   and negative ones), split into row or column blocks over rayon's threads when large;
+//! - matrix–vector products, vector–matrix products and dot products take [`gemv`] instead,
+//!   vectorised dot products (eight independent accumulators) over rows, also over rayon;
+//! - small contractions (under [`SMALL_CONTRACTION`] multiply–adds), and element types other
+//!   than f32 and f64, run as plain loops, which beat a GEMM's packing at that size.
+//!
+//! Rounding: each output element is a sum of the same products as the loop nest it replaces,
+//! added in another order (blocked by the GEMM kernel, or in eight interleaved partial sums),
+//! then multiplied by `scale`; an empty sum is `scale * 0`.
+
+use std::any::TypeId;
+
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::build::GRAIN;
+use crate::errors::internal_error;
+use crate::scalar::Num;
+use crate::view::View;
+
+/// Contractions with fewer multiply–adds than this run as plain loops: below it, packing
+/// operands for the GEMM kernel costs more than it saves (measured on matmuls of every shape
+/// from 8³ to 64³, f32 and f64).
+pub const SMALL_CONTRACTION: usize = 1 << 15;
+
+/// A GEMM (or a batch of them) with at least this many multiply–adds is split over rayon's
+/// threads.
+pub const PARALLEL_CONTRACTION: usize = 1 << 20;
+
+/// Which label indexes each operand axis, and how many labels are output axes (the first
+/// ones): the static part of a contraction, written by generated code as a constant.
+#[derive(Clone, Copy, Debug)]
+pub struct ContractionSpec {
+    /// Labels `0..outputs` are the output axes, in order; the others are summed.
+    pub outputs: usize,
+    /// `left[d]` is the label of axis `d` of the left operand.
+    pub left: &'static [usize],
+    /// `right[d]` is the label of axis `d` of the right operand.
+    pub right: &'static [usize],
+}
+
+/// `scale * Σ left * right` as an array with one axis per output label. `output` gives the
+/// output labels' sizes, `summed` the summed labels' sizes (outermost sum first).
+pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
+    spec: &ContractionSpec,
+    output: [usize; N],
+    summed: &[usize],
+    scale: Option<T>,
+    left: View<'_, T, A>,
+    right: View<'_, T, B>,
+) -> Array<T, N> {
+    if spec.outputs != N {
+        internal_error(format_args!("a contraction with {} output labels makes an array of rank {N}", spec.outputs));
+    }
+    let mut sizes = output.to_vec();
+    sizes.extend_from_slice(summed);
+    let plan = Plan::new(spec, sizes, (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
+    let count = output.iter().product::<usize>();
+    let mut out = vec![T::ZERO; count];
+    plan.run(scale, &mut out);
+    Array::from_vec(output, out)
+}
+
+/// `scale * Σ left * right` for a contraction with no output label (a dot product).
+pub fn contract_scalar<T: Num, const A: usize, const B: usize>(
+    spec: &ContractionSpec,
+    summed: &[usize],
+    scale: Option<T>,
+    left: View<'_, T, A>,
+    right: View<'_, T, B>,
+) -> T {
+    if spec.outputs != 0 {
+        internal_error(format_args!("a contraction with {} output labels makes a scalar", spec.outputs));
+    }
+    let plan = Plan::new(spec, summed.to_vec(), (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
+    let mut out = [T::ZERO];
+    plan.run(scale, &mut out);
+    out[0]
+}
+
+/// The element types with a GEMM kernel.
+pub trait GemmFloat: Num {
+    /// `C = alpha * A B` for `A: m × k`, `B: k × n`, `C: m × n` with the given row and column
+    /// strides (in elements).
+    ///
+    /// # Safety
+    /// Every element of A and B addressed by the sizes and strides must be readable, every
+    /// element of C writable, and no two elements of C may share an address.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_serial(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: Self,
+        a: *const Self,
+        a_strides: [isize; 2],
+        b: *const Self,
+        b_strides: [isize; 2],
+        c: *mut Self,
+        c_strides: [isize; 2],
+    );
+}
+
+impl GemmFloat for f32 {
+    unsafe fn gemm_serial(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: f32,
+        a: *const f32,
+        [rsa, csa]: [isize; 2],
+        b: *const f32,
+        [rsb, csb]: [isize; 2],
+        c: *mut f32,
+        [rsc, csc]: [isize; 2],
+    ) {
+        // SAFETY: the caller's promise; beta = 0, so C is only written.
+        unsafe { matrixmultiply::sgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+    }
+}
+
+impl GemmFloat for f64 {
+    unsafe fn gemm_serial(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: f64,
+        a: *const f64,
+        [rsa, csa]: [isize; 2],
+        b: *const f64,
+        [rsb, csb]: [isize; 2],
+        c: *mut f64,
+        [rsc, csc]: [isize; 2],
+    ) {
+        // SAFETY: the caller's promise; beta = 0, so C is only written.
+        unsafe { matrixmultiply::dgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+    }
+}
+
+/// A raw pointer that may cross threads: the blocks that share it write disjoint elements.
+#[derive(Clone, Copy)]
+struct Shared<P>(P);
+// SAFETY: used only for blocks of a GEMM that read shared operands and write disjoint outputs.
+unsafe impl<P> Send for Shared<P> {}
+// SAFETY: as above.
+unsafe impl<P> Sync for Shared<P> {}
+
+/// The GEMM behind every contraction: `C = alpha * A B` on strided matrices, split into
+/// blocks of rows (or of columns, whichever is longer) over rayon's threads when it has at
+/// least [`PARALLEL_CONTRACTION`] multiply–adds.
+///
+/// # Safety
+/// As [`GemmFloat::gemm_serial`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm<F: GemmFloat>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: F,
+    a: *const F,
+    a_strides: [isize; 2],
+    b: *const F,
+    b_strides: [isize; 2],
+    c: *mut F,
+    c_strides: [isize; 2],
+) {
+    let threads = rayon::current_num_threads();
+    let work = m.saturating_mul(n).saturating_mul(k);
+    if threads <= 1 || work < PARALLEL_CONTRACTION || Ord::max(m, n) < 2 * MIN_BLOCK {
+        // SAFETY: the caller's promise.
+        unsafe { F::gemm_serial(m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) };
+        return;
+    }
+    let (a, b, c) = (Shared(a), Shared(b), Shared(c));
+    let split_rows = m >= n;
+    let length = if split_rows { m } else { n };
+    let blocks = Ord::max(Ord::min(threads, length / MIN_BLOCK), 1);
+    let block = length.div_ceil(blocks);
+    (0..blocks).into_par_iter().for_each(|position| {
+        let (a, b, c) = (a, b, c);
+        let start = position * block;
+        let end = Ord::min(length, start + block);
+        if start >= end {
+            return;
+        }
+        let offset = |strides: [isize; 2], axis: usize| start as isize * strides[axis];
+        // SAFETY: a block is a sub-matrix of C (rows or columns `start..end`) computed from the
+        // matching rows of A or columns of B: in range of the caller's matrices, and blocks
+        // write disjoint parts of C.
+        unsafe {
+            if split_rows {
+                F::gemm_serial(
+                    end - start,
+                    k,
+                    n,
+                    alpha,
+                    a.0.wrapping_offset(offset(a_strides, 0)),
+                    a_strides,
+                    b.0,
+                    b_strides,
+                    c.0.wrapping_offset(offset(c_strides, 0)),
+                    c_strides,
+                );
+            } else {
+                F::gemm_serial(
+                    m,
+                    k,
+                    end - start,
+                    alpha,
+                    a.0,
+                    a_strides,
+                    b.0.wrapping_offset(offset(b_strides, 1)),
+                    b_strides,
+                    c.0.wrapping_offset(offset(c_strides, 1)),
+                    c_strides,
+                );
+            }
+        }
+    });
+}
+
+/// The fewest rows (or columns) a parallel GEMM block gets.
+const MIN_BLOCK: usize = 64;
+
+/// `y[i] = alpha * Σ_k A[i, k] x[k]` for `A: m × k`: dot products over rows (vectorised when
+/// the rows and `x` are contiguous), or, for a column-major A, column updates; rows are spread
+/// over rayon's threads when there are at least [`PARALLEL_CONTRACTION`] multiply–adds.
+///
+/// # Safety
+/// Every element of A and x addressed by the sizes and strides must be readable, and `y` must
+/// be valid for `m` writes at stride `y_stride` without two of them sharing an address.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemv<T: Num>(
+    m: usize,
+    k: usize,
+    alpha: Option<T>,
+    a: *const T,
+    [rsa, csa]: [isize; 2],
+    x: *const T,
+    x_stride: isize,
+    y: *mut T,
+    y_stride: isize,
+) {
+    let (a, x, y) = (Shared(a), Shared(x), Shared(y));
+    let rows = |range: std::ops::Range<usize>| {
+        let (a, x, y) = (a, x, y);
+        if rsa == 1 && csa != 1 && range.len() > 1 {
+            // Column-major: accumulate whole columns (contiguous) into the rows' sums.
+            let mut sums = vec![T::ZERO; range.len()];
+            for step in 0..k {
+                let column = a.0.wrapping_offset(step as isize * csa + range.start as isize);
+                // SAFETY: `step < k`.
+                let factor = unsafe { *x.0.wrapping_offset(step as isize * x_stride) };
+                for (row, sum) in sums.iter_mut().enumerate() {
+                    // SAFETY: `row < range.len()` rows of this column, which are in range.
+                    *sum = sum.add(unsafe { *column.add(row) }.mul(factor));
+                }
+            }
+            for (row, sum) in range.clone().zip(sums) {
+                // SAFETY: `row < m`.
+                unsafe { *y.0.wrapping_offset(row as isize * y_stride) = scaled(alpha, sum) };
+            }
+        } else {
+            for row in range {
+                // SAFETY: row `row < m` of A has `k` readable elements at stride `csa`.
+                let sum = unsafe { dot(k, a.0.wrapping_offset(row as isize * rsa), csa, x.0, x_stride) };
+                // SAFETY: `row < m`.
+                unsafe { *y.0.wrapping_offset(row as isize * y_stride) = scaled(alpha, sum) };
+            }
+        }
+    };
+    let work = m.saturating_mul(k);
+    if work >= PARALLEL_CONTRACTION && m >= 2 && rayon::current_num_threads() > 1 {
+        let chunk = (GRAIN / Ord::max(k, 1)).clamp(1, m.div_ceil(2));
+        let chunks = m.div_ceil(chunk);
+        (0..chunks).into_par_iter().for_each(|position| rows(position * chunk..Ord::min(m, (position + 1) * chunk)));
+    } else {
+        rows(0..m);
+    }
+}
+
+fn scaled<T: Num>(alpha: Option<T>, sum: T) -> T {
+    match alpha {
+        Some(alpha) => alpha.mul(sum),
+        None => sum,
+    }
+}
+
+/// `Σ_k a[k] * b[k]` over `length` elements at the given strides; contiguous inputs are summed
+/// in eight interleaved partial sums, which LLVM turns into vector instructions.
+///
+/// # Safety
+/// `length` elements of `a` and of `b` at their strides must be readable.
+pub unsafe fn dot<T: Num>(length: usize, a: *const T, a_stride: isize, b: *const T, b_stride: isize) -> T {
+    if length == 0 {
+        return T::ZERO;
+    }
+    if a_stride == 1 && b_stride == 1 {
+        // SAFETY: `length` contiguous readable elements each (the caller's promise).
+        let (a, b) = unsafe { (std::slice::from_raw_parts(a, length), std::slice::from_raw_parts(b, length)) };
+        let mut sums = [T::ZERO; 8];
+        let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+        let (a_rest, b_rest) = (a_chunks.remainder(), b_chunks.remainder());
+        for (a_chunk, b_chunk) in a_chunks.zip(b_chunks) {
+            for lane in 0..8 {
+                sums[lane] = sums[lane].add(a_chunk[lane].mul(b_chunk[lane]));
+            }
+        }
+        for (lane, (&a, &b)) in a_rest.iter().zip(b_rest).enumerate() {
+            sums[lane] = sums[lane].add(a.mul(b));
+        }
+        let quarter = [sums[0].add(sums[4]), sums[1].add(sums[5]), sums[2].add(sums[6]), sums[3].add(sums[7])];
+        return quarter[0].add(quarter[2]).add(quarter[1].add(quarter[3]));
+    }
+    let mut sum = T::ZERO;
+    for step in 0..length as isize {
+        // SAFETY: `step < length`.
+        sum = sum.add(unsafe { (*a.wrapping_offset(step * a_stride)).mul(*b.wrapping_offset(step * b_stride)) });
+    }
+    sum
+}
+
+/// What each label is: see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Batch,
+    M,
+    N,
+    K,
+}
+
+/// One operand with, for every label, its stride (0 where the operand lacks the label).
+#[derive(Clone, Debug)]
+struct Operand<T> {
+    ptr: *const T,
+    strides: Vec<isize>,
+}
+
+// SAFETY: an operand only reads through `ptr`, like the `View` it was made from (or a packed
+// copy that outlives it), which is Send and Sync when T is Sync.
+unsafe impl<T: Sync> Send for Operand<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Operand<T> {}
+
+/// A contraction ready to run: sizes and strides per label.
+struct Plan<T> {
+    sizes: Vec<usize>,
+    outputs: usize,
+    roles: Vec<Role>,
+    left: Operand<T>,
+    right: Operand<T>,
+}
+
+impl<T: Num> Plan<T> {
+    fn new(spec: &ContractionSpec, sizes: Vec<usize>, left: (*const T, &[usize], &[isize]), right: (*const T, &[usize], &[isize])) -> Plan<T> {
+        let labels = sizes.len();
+        let operand = |(ptr, shape, strides): (*const T, &[usize], &[isize]), axes: &[usize], side: &str| {
+            if axes.len() != shape.len() {
+                internal_error(format_args!("the {side} operand of a contraction has {} axes but {} labels", shape.len(), axes.len()));
+            }
+            let mut by_label = vec![0isize; labels];
+            let mut seen = vec![false; labels];
+            for ((&label, &length), &stride) in axes.iter().zip(shape).zip(strides) {
+                // The safety of every read below rests on this check.
+                if label >= labels || seen[label] || length < sizes[label] {
+                    internal_error(format_args!(
+                        "axis of length {length} of the {side} operand of a contraction cannot hold label {label} (sizes {sizes:?})"
+                    ));
+                }
+                seen[label] = true;
+                by_label[label] = stride;
+            }
+            (Operand { ptr, strides: by_label }, seen)
+        };
+        let (left, in_left) = operand(left, spec.left, "left");
+        let (right, in_right) = operand(right, spec.right, "right");
+        let roles = (0..labels)
+            .map(|label| match (label < spec.outputs, in_left[label], in_right[label]) {
+                (true, true, true) => Role::Batch,
+                (true, true, false) => Role::M,
+                (true, false, true) => Role::N,
+                (false, true, true) => Role::K,
+                _ => internal_error(format_args!("label {label} of a contraction is in no operand, or summed in one")),
+            })
+            .collect();
+        Plan { sizes, outputs: spec.outputs, roles, left, right }
+    }
+
+    fn labels_of(&self, role: Role) -> Vec<usize> {
+        (0..self.sizes.len()).filter(|&label| self.roles[label] == role).collect()
+    }
+
+    fn product(&self, labels: &[usize]) -> usize {
+        labels.iter().map(|&label| self.sizes[label]).product()
+    }
+
+    /// Fills `out` (row-major over the output labels).
+    fn run(&self, scale: Option<T>, out: &mut [T]) {
+        if out.is_empty() {
+            return;
+        }
+        let summed = self.product(&self.labels_of(Role::K));
+        if summed == 0 {
+            out.fill(scaled(scale, T::ZERO));
+            return;
+        }
+        let work = out.len().saturating_mul(summed);
+        if work >= SMALL_CONTRACTION {
+            if let Some(scale) = cast::<T, f32>(scale) {
+                let plan = self.cast::<f32>();
+                // SAFETY: T is f32.
+                let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f32>(), out.len()) };
+                return plan.run_gemm(scale, out);
+            }
+            if let Some(scale) = cast::<T, f64>(scale) {
+                let plan = self.cast::<f64>();
+                // SAFETY: T is f64.
+                let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f64>(), out.len()) };
+                return plan.run_gemm(scale, out);
+            }
+        }
+        self.run_loops(scale, out, summed);
+    }
+
+    /// The plain loop nest: every output element (row-major), the sum over the summed labels
+    /// in order; output rows over rayon's threads when large.
+    fn run_loops(&self, scale: Option<T>, out: &mut [T], summed: usize) {
+        let summed_labels: Vec<usize> = (self.outputs..self.sizes.len()).collect();
+        let element = |position: usize| {
+            // The output multi-index of `position`, as offsets into both operands.
+            let (mut left, mut right) = (0isize, 0isize);
+            let mut rest = position;
+            for label in (0..self.outputs).rev() {
+                let index = (rest % self.sizes[label]) as isize;
+                rest /= self.sizes[label];
+                left += index * self.left.strides[label];
+                right += index * self.right.strides[label];
+            }
+            let sum = self.sum(&summed_labels, left, right);
+            scaled(scale, sum)
+        };
+        let work = out.len().saturating_mul(summed);
+        if work >= PARALLEL_CONTRACTION && out.len() >= 2 && rayon::current_num_threads() > 1 {
+            let chunk = (GRAIN / Ord::max(summed, 1)).clamp(1, out.len().div_ceil(2));
+            out.par_chunks_mut(chunk).enumerate().for_each(|(index, values)| {
+                for (offset, value) in values.iter_mut().enumerate() {
+                    *value = element(index * chunk + offset);
+                }
+            });
+        } else {
+            for (position, value) in out.iter_mut().enumerate() {
+                *value = element(position);
+            }
+        }
+    }
+
+    /// `Σ` over `labels` (outermost first) of the products at the given operand offsets.
+    fn sum(&self, labels: &[usize], left: isize, right: isize) -> T {
+        match labels {
+            [] => {
+                // SAFETY: every label index is below its size, which the operands' axes hold
+                // (checked in `Plan::new`), so both offsets address elements of the views.
+                unsafe { (*self.left.ptr.wrapping_offset(left)).mul(*self.right.ptr.wrapping_offset(right)) }
+            }
+            [last] => {
+                // SAFETY: as above, for `sizes[last]` steps along the last summed label.
+                unsafe {
+                    dot(
+                        self.sizes[*last],
+                        self.left.ptr.wrapping_offset(left),
+                        self.left.strides[*last],
+                        self.right.ptr.wrapping_offset(right),
+                        self.right.strides[*last],
+                    )
+                }
+            }
+            [first, rest @ ..] => {
+                let mut sum = T::ZERO;
+                for index in 0..self.sizes[*first] as isize {
+                    let left = left + index * self.left.strides[*first];
+                    let right = right + index * self.right.strides[*first];
+                    sum = sum.add(self.sum(rest, left, right));
+                }
+                sum
+            }
+        }
+    }
+
+    /// The same plan for `F`, which is `T` (checked by the caller through [`cast`]).
+    fn cast<F: Num>(&self) -> Plan<F> {
+        let operand = |operand: &Operand<T>| Operand { ptr: operand.ptr.cast::<F>(), strides: operand.strides.clone() };
+        Plan {
+            sizes: self.sizes.clone(),
+            outputs: self.outputs,
+            roles: self.roles.clone(),
+            left: operand(&self.left),
+            right: operand(&self.right),
+        }
+    }
+}
+
+/// `value` as an `F` if `T` is `F` (`Some(None)` for no value), else `None`.
+fn cast<T: 'static + Copy, F: 'static + Copy>(value: Option<T>) -> Option<Option<F>> {
+    if TypeId::of::<T>() != TypeId::of::<F>() {
+        return None;
+    }
+    // SAFETY: T and F are the same type.
+    Some(value.map(|value| unsafe { *(&value as *const T).cast::<F>() }))
+}
+
+/// Labels merged into one axis: its length and its stride in each array it is merged for.
+struct Merged {
+    length: usize,
+    strides: Vec<isize>,
+}
+
+/// Merges `labels` (outermost first) into one axis of each array whose strides are given
+/// (`strides[array][label]`): possible when in every array each label's stride is the next
+/// one's times its length, as in a row-major block. Labels of length 1 do not matter.
+fn merge(labels: &[usize], sizes: &[usize], strides: &[&[isize]]) -> Option<Merged> {
+    let labels: Vec<usize> = labels.iter().copied().filter(|&label| sizes[label] != 1).collect();
+    let length = labels.iter().map(|&label| sizes[label]).product();
+    let mut merged = Vec::new();
+    for array in strides {
+        for pair in labels.windows(2) {
+            if array[pair[0]] != array[pair[1]].wrapping_mul(sizes[pair[1]] as isize) {
+                return None;
+            }
+        }
+        merged.push(labels.last().map_or(0, |&label| array[label]));
+    }
+    Some(Merged { length, strides: merged })
+}
+
+/// Row-major strides of an array whose axes are `labels` (outermost first), by label.
+fn packed_strides(labels: &[usize], sizes: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; sizes.len()];
+    let mut step = 1isize;
+    for &label in labels.iter().rev() {
+        strides[label] = step;
+        step *= sizes[label] as isize;
+    }
+    strides
+}
+
+/// Copies the elements of `operand` over `labels` into a new row-major array of those axes.
+fn pack<F: Num>(operand: &Operand<F>, labels: &[usize], sizes: &[usize]) -> Vec<F> {
+    let count: usize = labels.iter().map(|&label| sizes[label]).product();
+    let mut packed = Vec::with_capacity(count);
+    let mut index = vec![0usize; labels.len()];
+    for _ in 0..count {
+        let offset: isize =
+            labels.iter().zip(&index).map(|(&label, &position)| position as isize * operand.strides[label]).sum();
+        // SAFETY: every label index is below its size, which the operand's axes hold.
+        packed.push(unsafe { *operand.ptr.wrapping_offset(offset) });
+        for axis in (0..labels.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < sizes[labels[axis]] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    packed
+}
+
+impl<F: GemmFloat> Plan<F> {
+    /// One GEMM (or GEMV) per batch position, on merged groups of labels; see the module docs.
+    fn run_gemm(&self, scale: Option<F>, out: &mut [F]) {
+        let (batch, m_labels, n_labels) = (self.labels_of(Role::Batch), self.labels_of(Role::M), self.labels_of(Role::N));
+        let output_labels: Vec<usize> = (0..self.outputs).collect();
+        let out_strides = packed_strides(&output_labels, &self.sizes);
+        // Summed labels in the order of the left operand's strides (any order sums the same
+        // products), which merges them for any layout of the left operand.
+        let mut k_labels = self.labels_of(Role::K);
+        k_labels.sort_by_key(|&label| std::cmp::Reverse(self.left.strides[label].unsigned_abs()));
+
+        // An operand whose groups do not merge is packed: [batch, M, K] or [batch, K, N].
+        let mergeable = |operand: &Operand<F>, own: &[usize]| {
+            merge(own, &self.sizes, &[&operand.strides]).is_some()
+                && merge(&k_labels, &self.sizes, &[&operand.strides]).is_some()
+        };
+        let left_labels: Vec<usize> = batch.iter().chain(&m_labels).chain(&k_labels).copied().collect();
+        let left_packed = (!mergeable(&self.left, &m_labels)).then(|| pack(&self.left, &left_labels, &self.sizes));
+        let left = match &left_packed {
+            Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&left_labels, &self.sizes) },
+            None => self.left.clone(),
+        };
+        let right_labels: Vec<usize> = batch.iter().chain(&k_labels).chain(&n_labels).copied().collect();
+        let right_packed = (!mergeable(&self.right, &n_labels)).then(|| pack(&self.right, &right_labels, &self.sizes));
+        let right = match &right_packed {
+            Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&right_labels, &self.sizes) },
+            None => self.right.clone(),
+        };
+        // The output: in place when its M and N axes merge, else in scratch [batch, M, N].
+        let in_place = merge(&m_labels, &self.sizes, &[&out_strides]).is_some() && merge(&n_labels, &self.sizes, &[&out_strides]).is_some();
+        let scratch_labels: Vec<usize> = batch.iter().chain(&m_labels).chain(&n_labels).copied().collect();
+        let target_strides = if in_place { out_strides.clone() } else { packed_strides(&scratch_labels, &self.sizes) };
+        let mut scratch = if in_place { Vec::new() } else { vec![F::ZERO; out.len()] };
+
+        let merged = |labels: &[usize], arrays: &[&[isize]]| match merge(labels, &self.sizes, arrays) {
+            Some(merged) => merged,
+            None => internal_error(format_args!("contraction labels {labels:?} do not merge after packing")),
+        };
+        let m = merged(&m_labels, &[&left.strides, &target_strides]);
+        let n = merged(&n_labels, &[&right.strides, &target_strides]);
+        let k = merged(&k_labels, &[&left.strides, &right.strides]);
+        let target = if in_place { out.as_mut_ptr() } else { scratch.as_mut_ptr() };
+        let (left_ptr, right_ptr, target) = (Shared(left.ptr), Shared(right.ptr), Shared(target));
+
+        let batches = self.product(&batch);
+        let one = |position: usize| {
+            let (left_ptr, right_ptr, target) = (left_ptr, right_ptr, target);
+            let (mut a, mut b, mut c) = (0isize, 0isize, 0isize);
+            let mut rest = position;
+            for &label in batch.iter().rev() {
+                let index = (rest % self.sizes[label]) as isize;
+                rest /= self.sizes[label];
+                a += index * left.strides[label];
+                b += index * right.strides[label];
+                c += index * target_strides[label];
+            }
+            let (a, b, c) = (left_ptr.0.wrapping_offset(a), right_ptr.0.wrapping_offset(b), target.0.wrapping_offset(c));
+            // SAFETY: every label index stays below its size, which the operands' axes (or
+            // the packed copies) hold; the target is the output (or scratch) array, whose
+            // M, N and batch positions are distinct elements.
+            unsafe {
+                if n.length == 1 {
+                    gemv(m.length, k.length, scale, a, [m.strides[0], k.strides[0]], b, k.strides[1], c, m.strides[1]);
+                } else if m.length == 1 {
+                    gemv(n.length, k.length, scale, b, [n.strides[0], k.strides[1]], a, k.strides[0], c, n.strides[1]);
+                } else {
+                    let alpha = scale.unwrap_or(F::ONE);
+                    gemm(
+                        m.length,
+                        k.length,
+                        n.length,
+                        alpha,
+                        a,
+                        [m.strides[0], k.strides[0]],
+                        b,
+                        [k.strides[1], n.strides[0]],
+                        c,
+                        [m.strides[1], n.strides[1]],
+                    );
+                }
+            }
+        };
+        let work = out.len().saturating_mul(k.length);
+        if batches > 1 && work >= PARALLEL_CONTRACTION && rayon::current_num_threads() > 1 {
+            (0..batches).into_par_iter().for_each(one);
+        } else {
+            (0..batches).for_each(one);
+        }
+
+        if !in_place {
+            // Scatter the scratch [batch, M, N] into the output's own axis order.
+            let scratch = Operand { ptr: scratch.as_ptr(), strides: target_strides };
+            let copied = pack(&scratch, &output_labels, &self.sizes);
+            out.copy_from_slice(&copied);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::as_view::AsView;
+    use crate::test_support::{panic_message, size};
+    use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
+
+    /// Deterministic values in [-1, 1).
+    fn numbers(count: usize, seed: u64) -> Vec<f64> {
+        let mut state = seed;
+        (0..count)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn matrix(rows: usize, columns: usize, seed: u64) -> Array2<f64> {
+        Array2::from_shape_vec((rows, columns), numbers(rows * columns, seed)).unwrap()
+    }
+
+    fn in_pool<R: Send>(threads: usize, action: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(action)
+    }
+
+    fn assert_close(actual: &[f64], expected: &[f64], what: &str) {
+        assert_eq!(actual.len(), expected.len(), "{what}: lengths");
+        for (position, (a, e)) in actual.iter().zip(expected).enumerate() {
+            assert!((a - e).abs() <= 1e-10 * e.abs().max(1.0), "{what}: element {position}: {a} != {e}");
+        }
+    }
+
+    const MATMUL: ContractionSpec = ContractionSpec { outputs: 2, left: &[0, 2], right: &[2, 1] };
+
+    /// `C = A B` through `contract`, against the obvious loops.
+    fn check_matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: Option<f64>, what: &str) {
+        let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+        let result = contract(&MATMUL, [m, n], &[k], scale, AsView::<f64, 2>::view(&a), AsView::<f64, 2>::view(&b));
+        let mut expected = Vec::new();
+        for i in 0..m {
+            for j in 0..n {
+                let sum: f64 = (0..k).map(|l| a[[i, l]] * b[[l, j]]).sum();
+                expected.push(scale.map_or(sum, |scale| scale * sum));
+            }
+        }
+        assert_close(result.as_slice(), &expected, what);
+    }
+
+    #[test]
+    fn matmul_in_every_layout_on_one_and_two_threads() {
+        // Above the GEMM threshold; on two threads above the parallel one too (rows split,
+        // then columns split).
+        let shapes = [(size(150, 40), size(130, 30), size(140, 30)), (size(70, 40), size(120, 30), size(260, 45))];
+        for (m, k, n) in shapes {
+            let a = matrix(m, k, 1);
+            let b = matrix(k, n, 2);
+            let a_t = a.t().to_owned();
+            let a_stored_transposed = a_t.t();
+            let a_big = matrix(2 * m, 2 * k, 3);
+            let a_stepped = a_big.slice(s![..;2, ..;2]);
+            let b_reversed = b.slice(s![..;-1, ..;-1]);
+            for threads in [1, 2] {
+                in_pool(threads, || {
+                    check_matmul(a.view(), b.view(), None, "row-major");
+                    check_matmul(a_stored_transposed, b.view(), Some(0.5), "transposed");
+                    check_matmul(a_stepped, b_reversed, Some(-2.0), "stepped and reversed");
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn broadcast_operands_and_small_sizes() {
+        let row = matrix(1, size(90, 40), 4);
+        let a = row.broadcast((size(80, 30), size(90, 40))).unwrap();
+        let b = matrix(size(90, 40), size(70, 30), 5);
+        check_matmul(a, b.view(), None, "zero stride");
+        for (m, k, n) in [(1, 1, 1), (3, 5, 2), (1, 9, 7), (8, 1, 8)] {
+            check_matmul(matrix(m, k, 6).view(), matrix(k, n, 7).view(), Some(3.0), "small");
+        }
+    }
+
+    #[test]
+    fn empty_sums_are_the_scale_times_zero() {
+        let (a, b) = (Array2::<f32>::zeros((2, 0)), Array2::<f32>::zeros((0, 3)));
+        let (a, b) = (AsView::<f32, 2>::view(&a), AsView::<f32, 2>::view(&b));
+        assert_eq!(contract(&MATMUL, [2, 3], &[0], None, a, b).as_slice(), [0.0; 6]);
+        assert!(contract(&MATMUL, [2, 3], &[0], Some(f32::INFINITY), a, b).as_slice().iter().all(|x| x.is_nan()));
+        let empty = contract(&MATMUL, [0, 3], &[0], Some(1.0), a, b);
+        assert_eq!(empty.shape(), [0, 3]);
+    }
+
+    #[test]
+    fn matvec_vector_matrix_and_dot() {
+        let (m, k) = (size(1100, 50), size(1000, 40));
+        let a = matrix(m, k, 8);
+        let x: Vec<f64> = numbers(k, 9);
+        let a_column_major = a.t().to_owned();
+        let a_column_major = a_column_major.t();
+        let expected: Vec<f64> = (0..m).map(|i| (0..k).map(|l| a[[i, l]] * x[l]).sum()).collect();
+        let matvec = ContractionSpec { outputs: 1, left: &[0, 1], right: &[1] };
+        for threads in [1, 2] {
+            in_pool(threads, || {
+                for (layout, a) in [("row-major", a.view()), ("column-major", a_column_major)] {
+                    let result = contract(&matvec, [m], &[k], None, AsView::<f64, 2>::view(&a), x.view());
+                    assert_close(result.as_slice(), &expected, layout);
+                }
+            });
+        }
+        // x A, with A indexed [k, j].
+        let vector_matrix = ContractionSpec { outputs: 1, left: &[1], right: &[1, 0] };
+        let b = a.t();
+        let result = contract(&vector_matrix, [m], &[k], Some(2.0), x.view(), AsView::<f64, 2>::view(&b));
+        let doubled: Vec<f64> = expected.iter().map(|value| 2.0 * value).collect();
+        assert_close(result.as_slice(), &doubled, "vector-matrix");
+        let dot = ContractionSpec { outputs: 0, left: &[0], right: &[0] };
+        let y = numbers(k, 10);
+        let expected: f64 = x.iter().zip(&y).map(|(x, y)| x * y).sum();
+        let result = contract_scalar(&dot, &[k], None, x.view(), y.view());
+        assert_close(&[result], &[expected], "dot");
+    }
+
+    /// `out[p, i, j] = Σ_k a[i, p, k] b[k, p, j]` (batch in the middle), and the same with the
+    /// output's axes in another order (`out[i, p, j]`).
+    #[test]
+    fn batches_and_interleaved_outputs() {
+        let (batch, m, k, n) = (size(5, 2), size(40, 12), size(50, 13), size(45, 14));
+        let a = Array3::from_shape_vec((m, batch, k), numbers(m * batch * k, 11)).unwrap();
+        let b = Array3::from_shape_vec((k, batch, n), numbers(k * batch * n, 12)).unwrap();
+        let reference = |p: usize, i: usize, j: usize| (0..k).map(|l| a[[i, p, l]] * b[[l, p, j]]).sum::<f64>();
+        let batch_first = ContractionSpec { outputs: 3, left: &[1, 0, 3], right: &[3, 0, 2] };
+        let interleaved = ContractionSpec { outputs: 3, left: &[0, 1, 3], right: &[3, 1, 2] };
+        let (a_view, b_view): (ArrayView3<'_, f64>, ArrayView3<'_, f64>) = (a.view(), b.view());
+        for threads in [1, 2] {
+            in_pool(threads, || {
+                let (left, right) = (AsView::<f64, 3>::view(&a_view), AsView::<f64, 3>::view(&b_view));
+                let result = contract(&batch_first, [batch, m, n], &[k], None, left, right);
+                let expected: Vec<f64> =
+                    (0..batch * m * n).map(|e| reference(e / (m * n), e / n % m, e % n)).collect();
+                assert_close(result.as_slice(), &expected, "batch first");
+                let result = contract(&interleaved, [m, batch, n], &[k], None, left, right);
+                let expected: Vec<f64> =
+                    (0..batch * m * n).map(|e| reference(e / n % batch, e / (batch * n), e % n)).collect();
+                assert_close(result.as_slice(), &expected, "interleaved");
+            });
+        }
+    }
+
+    /// `out[i, j, r] = Σ_k a[i, r, k] b[k, j]`: the M labels `i` and `r` are not adjacent in the
+    /// output, so the GEMM writes a scratch array, copied into place after.
+    #[test]
+    fn interleaved_output_labels_go_through_scratch() {
+        let (m, r, k, n) = (size(20, 4), size(6, 3), size(40, 30), size(30, 5));
+        let a = Array3::from_shape_vec((m, r, k), numbers(m * r * k, 15)).unwrap();
+        let b = matrix(k, n, 16);
+        let spec = ContractionSpec { outputs: 3, left: &[0, 2, 3], right: &[3, 1] };
+        let result = contract(&spec, [m, n, r], &[k], None, AsView::<f64, 3>::view(&a), AsView::<f64, 2>::view(&b));
+        let expected: Vec<f64> = (0..m * n * r)
+            .map(|e| {
+                let (i, j, q) = (e / (n * r), e / r % n, e % r);
+                (0..k).map(|l| a[[i, q, l]] * b[[l, j]]).sum()
+            })
+            .collect();
+        assert_close(result.as_slice(), &expected, "scratch");
+    }
+
+    /// Two summed labels whose strides cannot merge (a broadcast axis): the operand is packed.
+    #[test]
+    fn unmergeable_summed_labels_are_packed() {
+        let (m, k, l, n) = (size(30, 9), size(6, 3), size(7, 4), size(40, 10));
+        let a = Array3::from_shape_vec((m, 1, l), numbers(m * l, 13)).unwrap();
+        let a = a.broadcast((m, k, l)).unwrap();
+        let b = Array3::from_shape_vec((k, l, n), numbers(k * l * n, 14)).unwrap();
+        let spec = ContractionSpec { outputs: 2, left: &[0, 2, 3], right: &[2, 3, 1] };
+        let result = contract(&spec, [m, n], &[k, l], None, AsView::<f64, 3>::view(&a), AsView::<f64, 3>::view(&b));
+        let expected: Vec<f64> = (0..m * n)
+            .map(|e| {
+                let (i, j) = (e / n, e % n);
+                (0..k).flat_map(|p| (0..l).map(move |q| (p, q))).map(|(p, q)| a[[i, p, q]] * b[[p, q, j]]).sum()
+            })
+            .collect();
+        assert_close(result.as_slice(), &expected, "packed");
+    }
+
+    #[test]
+    fn integers_wrap_in_plain_loops() {
+        let (m, k, n) = (size(120, 10), size(100, 10), size(110, 10));
+        let a: Vec<i64> = (0..m * k).map(|x| (x as i64).wrapping_mul(0x5851_F42D_4C95_7F2D)).collect();
+        let b: Vec<i64> = (0..k * n).map(|x| (x as i64).wrapping_mul(0x1405_7B7E_F767_814F)).collect();
+        let (a_view, b_view) = (View::from_slice(&a, [m, k]), View::from_slice(&b, [k, n]));
+        for threads in [1, 2] {
+            let result = in_pool(threads, || contract(&MATMUL, [m, n], &[k], Some(3), a_view, b_view));
+            for (e, value) in result.as_slice().iter().enumerate() {
+                let (i, j) = (e / n, e % n);
+                let sum = (0..k).fold(0i64, |sum, l| sum.wrapping_add(a[i * k + l].wrapping_mul(b[l * n + j])));
+                assert_eq!(*value, sum.wrapping_mul(3));
+            }
+        }
+    }
+
+    #[test]
+    fn an_axis_shorter_than_its_label_is_an_internal_error() {
+        let (a, b) = (vec![1.0f64; 6], vec![1.0f64; 6]);
+        let message = panic_message(|| {
+            contract(&MATMUL, [2, 2], &[4], None, View::from_slice(&a, [2, 3]), View::from_slice(&b, [3, 2]))
+        });
+        assert!(message.contains("internal error"), "{message}");
+    }
+}

@@ -1,0 +1,163 @@
+//! Differential tests of contractions (issue 5): every form the `contract` pass turns into a
+//! GEMM, GEMV or dot product — matmul in f32 and f64, transposed operands, batched matmul,
+//! matvec, vector–matrix, dot, a sum over two labels, scaled sums, a permuted output — against
+//! the interpreter's loop nest. Shape cases include empty and length-1 axes, small sizes (the
+//! runtime's plain loops) and sizes above its GEMM threshold; every case runs in every layout
+//! (row-major, transposed, stepped, reversed, and mixed with broadcast zero strides), which
+//! exercises merging strided axes, packing operands that cannot be merged, and negative and
+//! zero strides passed to the kernel.
+
+use crate::harness::{array, scalar};
+
+differential! {
+    contraction_matmul_f32: fn(a: [[f32]], b: [[f32]]) -> [[f32]] {
+        for i, j { sum k { a[i, k] * b[k, j] } }
+    }
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [4, 3, 0], [1, 40, 1], [37, 29, 41], [64, 33, 70]];
+    args (a = array([m, k]), b = array([k, n]));
+}
+
+differential! {
+    contraction_matmul_f64: fn(a: [[f64]], b: [[f64]]) -> [[f64]] {
+        for i, j { sum k { a[i, k] * b[k, j] } }
+    }
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [4, 3, 0], [1, 30, 50], [50, 30, 1], [45, 31, 52]];
+    args (a = array([m, k]), b = array([k, n]));
+}
+
+differential! {
+    /// Both operands transposed in the program (`aᵀ bᵀ`), on top of the layouts' own strides.
+    contraction_transposed_operands: fn(a: [[f32]], b: [[f32]]) -> [[f32]] {
+        for i, j { sum k { a[k, i] * b[j, k] } }
+    }
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 2, 2], [2, 0, 3], [33, 35, 40]];
+    args (a = array([k, m]), b = array([n, k]));
+}
+
+differential! {
+    /// The output's axes in the other order: `C` is written transposed.
+    contraction_transposed_output: fn(a: [[f64]], b: [[f64]]) -> [[f64]] {
+        for j, i { sum k { a[i, k] * b[k, j] } }
+    }
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [3, 0, 2], [0, 2, 2], [36, 30, 34]];
+    args (a = array([m, k]), b = array([k, n]));
+}
+
+differential! {
+    contraction_batched_matmul: fn(a: [[[f32]]], b: [[[f32]]]) -> [[[f32]]] {
+        for p, i, j { sum k { a[p, i, k] * b[p, k, j] } }
+    }
+    cases [batch, m, k, n] in [[2, 3, 4, 5], [1, 1, 1, 1], [0, 2, 3, 4], [3, 2, 0, 2], [2, 0, 3, 4], [3, 20, 25, 30]];
+    args (a = array([batch, m, k]), b = array([batch, k, n]));
+}
+
+differential! {
+    /// A batch label that is not the outermost axis of the operands.
+    contraction_batch_in_the_middle: fn(a: [[[f64]]], b: [[[f64]]]) -> [[[f64]]] {
+        for p, i, j { sum k { a[i, p, k] * b[k, p, j] } }
+    }
+    cases [batch, m, k, n] in [[2, 3, 4, 5], [1, 1, 1, 1], [2, 0, 3, 4], [3, 2, 0, 2], [3, 18, 27, 24]];
+    args (a = array([m, batch, k]), b = array([k, batch, n]));
+}
+
+differential! {
+    contraction_matvec: fn(a: [[f64]], x: [f64]) -> [f64] {
+        for i { sum j { a[i, j] * x[j] } }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [6, 0], [200, 170], [1, 300]];
+    args (a = array([m, n]), x = array([n]));
+}
+
+differential! {
+    contraction_vector_matrix: fn(x: [f32], a: [[f32]]) -> [f32] {
+        for j { sum i { x[i] * a[i, j] } }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [6, 0], [190, 210]];
+    args (x = array([m]), a = array([m, n]));
+}
+
+differential! {
+    contraction_dot: fn(x: [f64], y: [f64]) -> f64 {
+        sum k { x[k] * y[k] }
+    }
+    cases [n] in [[0], [1], [7], [40000]];
+    args (x = array([n]), y = array([n]));
+}
+
+differential! {
+    /// A contraction over two labels at once: `k` and `l` merge into one GEMM axis when the
+    /// strides allow it, else the operands are packed.
+    contraction_two_summed_labels: fn(a: [[[f32]]], b: [[[f32]]]) -> [[f32]] {
+        for i, j { sum k, l { a[i, k, l] * b[k, l, j] } }
+    }
+    cases [m, k, l, n] in [[3, 2, 4, 5], [1, 1, 1, 1], [0, 2, 2, 3], [2, 0, 3, 2], [2, 3, 0, 2], [30, 6, 7, 35]];
+    args (a = array([m, k, l]), b = array([k, l, n]));
+}
+
+differential! {
+    /// Two output labels from the left operand (a multi-axis M group) and a summed label that
+    /// is not its last axis.
+    contraction_multi_axis_output: fn(a: [[[f64]]], b: [[f64]]) -> [[[f64]]] {
+        for i, r, j { sum k { a[i, k, r] * b[j, k] } }
+    }
+    cases [m, k, r, n] in [[2, 3, 4, 5], [1, 1, 1, 1], [0, 2, 3, 2], [2, 0, 2, 2], [12, 20, 9, 30]];
+    args (a = array([m, k, r]), b = array([n, k]));
+}
+
+differential! {
+    /// The left operand's two output labels are not next to each other in the output: the GEMM
+    /// writes a scratch array that is then copied into the output's axis order.
+    contraction_interleaved_output: fn(a: [[[f32]]], b: [[f32]]) -> [[[f32]]] {
+        for i, j, r { sum k { a[i, r, k] * b[k, j] } }
+    }
+    cases [m, r, k, n] in [[2, 3, 4, 5], [1, 1, 1, 1], [0, 2, 3, 2], [2, 2, 0, 2], [11, 6, 25, 30]];
+    args (a = array([m, r, k]), b = array([k, n]));
+}
+
+differential! {
+    contraction_scaled_left: fn(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] {
+        for i, j { s * sum k { a[i, k] * b[k, j] } }
+    }
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [40, 30, 45]];
+    args (a = array([m, k]), b = array([k, n]), s = scalar(-2.5));
+}
+
+differential! {
+    /// A scale on the right, and an infinite one: an empty sum times infinity is NaN, as in
+    /// the loop nest.
+    contraction_scaled_right: fn(a: [[f32]], b: [[f32]], s: f32) -> [[f32]] {
+        for i, j { sum k { a[i, k] * b[k, j] } * s }
+    }
+    cases [m, k, n, infinite] in [[3, 4, 5, 0], [1, 1, 1, 0], [2, 0, 3, 1], [2, 0, 3, 0], [38, 33, 40, 0]];
+    args (a = array([m, k]), b = array([k, n]), s = scalar(if infinite == 1 { f32::INFINITY } else { 0.75 }));
+}
+
+differential! {
+    /// Attention written pointfully: two contractions around a softmax.
+    contraction_attention: fn(q: [[f32]], k: [[f32]], v: [[f32]]) -> [[f32]] {
+        let s = for i, j { sum d { q[i, d] * k[j, d] } };
+        let p = for i, j { exp(s[i, j] - max l { s[i, l] }) / sum l { exp(s[i, l] - max m { s[i, m] }) } };
+        for i, d { sum j { p[i, j] * v[j, d] } }
+    }
+    cases [n, d] in [[3, 2], [1, 1], [0, 2], [2, 0], [40, 24]];
+    args (q = array([n, d]), k = array([n, d]), v = array([n, d]));
+}
+
+differential_expr! {
+    /// The expression form: element types left to rustc, dispatched to the GEMM at run time.
+    /// (f64: the harness takes its f32 tolerance from the program's types, which the
+    /// expression form leaves to rustc.)
+    contraction_expression_form_f64:
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [40, 35, 30]];
+    let a = array::<f64>([m, k]), b = array::<f64>([k, n]);
+    ein!(for i, j { sum k { a[i, k] * b[k, j] } });
+}
+
+differential_expr! {
+    /// Integers through the expression form: the runtime's plain loops, wrapping like the
+    /// interpreter.
+    contraction_expression_form_i64:
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [40, 35, 30]];
+    let a = array::<i64>([m, k]).within(-1.0e12, 1.0e12), b = array::<i64>([k, n]).within(-1.0e9, 1.0e9);
+    ein!(for i, j { sum k { a[i, k] * b[k, j] } });
+}
