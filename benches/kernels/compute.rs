@@ -13,11 +13,10 @@ ein! {
     /// Parboil MRI-Q: Q(x) = Σₖ |φₖ|² · e^{2πi kₖ·x}, as a record of its two parts.
     pub fn mri_q(x: [f32], y: [f32], z: [f32], kx: [f32], ky: [f32], kz: [f32], phi_mag: [f32]) -> [{re: f32, im: f32}] {
         for i {
-            let q = {
+            {
                 re: sum k { phi_mag[k] * cos(6.2831855 * (kx[k] * x[i] + ky[k] * y[i] + kz[k] * z[i])) },
                 im: sum k { phi_mag[k] * sin(6.2831855 * (kx[k] * x[i] + ky[k] * y[i] + kz[k] * z[i])) }
-            };
-            q
+            }
         }
     }
 
@@ -133,7 +132,7 @@ fn mandelbrot_hand(cre: &[f64], cim: &[f64], iterations: usize) -> Vec<i64> {
     out.par_chunks_mut(width).zip(cim.par_iter()).for_each(|(row, &ci)| {
         for (out, &cr) in row.iter_mut().zip(cre) {
             let (mut zr, mut zi, mut count) = (0.0f64, 0.0f64, 0usize);
-            while count < iterations && !(zr * zr + zi * zi > 4.0) {
+            while count < iterations && zr * zr + zi * zi <= 4.0 {
                 let next_re = zr * zr - zi * zi + cr;
                 zi = 2.0 * zr * zi + ci;
                 zr = next_re;
@@ -195,7 +194,7 @@ fn kmeans_hand(points: &[f32], centroids: &[f32], dimensions: usize, clusters: u
             by_dimension[d * clusters + c] = centroids[c * dimensions + d];
         }
     }
-    let count = if dimensions == 0 { 0 } else { points.len() / dimensions };
+    let count = points.len().checked_div(dimensions).unwrap_or(0);
     let mut out = vec![0usize; count];
     out.par_chunks_mut(CHUNK).enumerate().for_each_init(
         || vec![0.0f32; clusters],

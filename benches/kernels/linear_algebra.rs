@@ -86,7 +86,7 @@ pub fn dot<T: Real>(a: &[T], b: &[T]) -> T {
 fn matmul_rows<T: Real>(a_rows: &[T], b: &[T], c_rows: &mut [T], m: usize, p: usize) {
     const K_BLOCK: usize = 128;
     const J_BLOCK: usize = 256;
-    let height = if p == 0 { 0 } else { c_rows.len() / p };
+    let height = c_rows.len().checked_div(p).unwrap_or(0);
     for j0 in (0..p).step_by(J_BLOCK) {
         let j1 = (j0 + J_BLOCK).min(p);
         for k0 in (0..m).step_by(K_BLOCK) {
@@ -119,9 +119,9 @@ fn matmul_hand<T: Real>(a: &[T], b: &[T], n: usize, m: usize, p: usize) -> Vec<T
     c
 }
 
-fn matmul_kernel<T: Real + data_kind::Uniform>(quick: bool, name: &'static str, tolerance: f64, ein_variant: fn(&ArrayView2<T>, &ArrayView2<T>) -> ein::Array<T, 2>) -> Kernel
+fn matmul_kernel<T>(quick: bool, name: &'static str, tolerance: f64, ein_variant: fn(&ArrayView2<T>, &ArrayView2<T>) -> ein::Array<T, 2>) -> Kernel
 where
-    T: crate::harness::IntoOutput + ndarray::LinalgScalar,
+    T: Real + data_kind::Uniform + ndarray::LinalgScalar,
     Vec<T>: crate::harness::IntoOutput,
     ein::Array<T, 2>: crate::harness::IntoOutput,
     Array2<T>: crate::harness::IntoOutput,

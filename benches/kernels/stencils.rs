@@ -13,6 +13,7 @@ use crate::harness::{data, Check, Kernel, KernelSpec, Work};
 
 ein! {
     /// Rodinia hotspot: `iterations` steps of the thermal simulation (5-point stencil).
+    #[allow(clippy::too_many_arguments)]
     pub fn hotspot(
         temp: [[f32]],
         power: [[f32]],

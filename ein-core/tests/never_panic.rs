@@ -83,7 +83,8 @@ fn compile_never_panics() {
         for failure in &report.failures {
             let _ = writeln!(
                 message,
-                "\n--- case {} ({:?}): {}\n    replay: EIN_FUZZ_SEED={seed:#x} EIN_FUZZ_CASE={} cargo test -p ein-core --test never_panic\n    input: {}",
+                "\n--- case {} ({:?}): {}\n    replay: EIN_FUZZ_SEED={seed:#x} EIN_FUZZ_CASE={} \
+                 cargo test -p ein-core --test never_panic\n    input: {}",
                 failure.case,
                 failure.generator,
                 failure.problem,
@@ -99,7 +100,8 @@ fn compile_never_panics() {
 #[test]
 fn corpus_programs_compile() {
     for &(source, item_form) in CORPUS {
-        let tokens = TokenStream::from_str(source).unwrap_or_else(|error| panic!("corpus does not lex: {error}\n{source}"));
+        let tokens =
+            TokenStream::from_str(source).unwrap_or_else(|error| panic!("corpus does not lex: {error}\n{source}"));
         assert_eq!(starts_like_items(&tokens), item_form, "the form of this corpus program is misread:\n{source}");
         if let Err(error) = ein_core::compile(tokens) {
             panic!("corpus program rejected: {error}\n{source}");
@@ -137,7 +139,8 @@ impl Report {
             self.slowest = other.slowest;
         }
         for failure in other.failures {
-            if self.failures.len() < MAX_FAILURES && !self.failures.iter().any(|known| known.problem == failure.problem) {
+            let known = self.failures.iter().any(|known| known.problem == failure.problem);
+            if self.failures.len() < MAX_FAILURES && !known {
                 self.failures.push(failure);
             }
         }
@@ -301,8 +304,9 @@ fn starts_like_items(input: &TokenStream) -> bool {
     }
 }
 
-const ITEM_KEYWORDS: &[&str] =
-    &["pub", "fn", "struct", "enum", "impl", "trait", "type", "const", "static", "use", "mod", "extern", "unsafe", "async"];
+const ITEM_KEYWORDS: &[&str] = &[
+    "pub", "fn", "struct", "enum", "impl", "trait", "type", "const", "static", "use", "mod", "extern", "unsafe", "async",
+];
 
 fn first_visible(stream: &TokenStream) -> Option<TokenTree> {
     for tree in stream.clone() {
@@ -444,7 +448,8 @@ fn stream_of(trees: &[Tree]) -> TokenStream {
 }
 
 fn lex(source: &str) -> Vec<Tree> {
-    trees_of(TokenStream::from_str(source).unwrap_or_else(|error| panic!("fuzz vocabulary does not lex: {source}: {error}")))
+    let stream = TokenStream::from_str(source).unwrap_or_else(|error| panic!("does not lex: {source}: {error}"));
+    trees_of(stream)
 }
 
 /// The token sequences random streams are made of: one entry may be several tokens (`+=`, `'a`).
@@ -809,10 +814,9 @@ fn array_expression(rng: &mut Rng, scope: &mut Scope, element: Element, rank: us
         .map(|(name, _)| name.clone())
         .collect();
     let roll = rng.below(100);
-    if (!matching.is_empty() && roll < 15) || depth == 0 {
-        if !matching.is_empty() {
-            return rng.pick(&matching).clone();
-        }
+    // A parameter or `let` of the right type; always one at the bottom, when there is one.
+    if !matching.is_empty() && (roll < 15 || depth == 0) {
+        return rng.pick(&matching).clone();
     }
     if roll < 25 && depth > 0 {
         // A `let` of some value, then the array.

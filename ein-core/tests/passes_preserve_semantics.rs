@@ -81,7 +81,7 @@ use std::time::Instant;
 
 /// Accepted programs per default run.
 const DEFAULT_CASES: usize = 1500;
-const DEFAULT_SEED: u64 = 0x5EED_0F_E1A5;
+const DEFAULT_SEED: u64 = 0x005E_ED0F_E1A5;
 /// Random input sets each program runs on.
 const INPUTS_PER_PROGRAM: usize = 4;
 /// The share of generated programs the checker must accept.
@@ -398,7 +398,11 @@ fn run_case(seed: u64, case: u64, verbose: bool) -> CaseOutcome {
         ir_after: None,
     };
     let tested_failure = |failure: Failure| {
-        CaseOutcome::Tested(Tested { failure: Some(Box::new(failure)), changed_by_pass: vec![false; PIPELINE.len()], ..Tested::default() })
+        CaseOutcome::Tested(Tested {
+            failure: Some(Box::new(failure)),
+            changed_by_pass: vec![false; PIPELINE.len()],
+            ..Tested::default()
+        })
     };
 
     // Source → IR through the real front end.
@@ -418,7 +422,9 @@ fn run_case(seed: u64, case: u64, verbose: bool) -> CaseOutcome {
             }
             return CaseOutcome::Rejected(rejection_key(&reason));
         }
-        Err(payload) => return tested_failure(failure("checker", format!("the front end panicked: {}", panic_message(&payload)))),
+        Err(payload) => {
+            return tested_failure(failure("checker", format!("the front end panicked: {}", panic_message(&payload))))
+        }
     };
     let Some(unit) = units.into_iter().next() else {
         return tested_failure(failure("checker", "the checker returned no unit".to_string()));
@@ -480,7 +486,11 @@ fn run_case(seed: u64, case: u64, verbose: bool) -> CaseOutcome {
         let after_text = after.to_string();
         tested.changed_by_pass[position] = after_text != before_text;
         if verbose {
-            eprintln!("IR after `{}`{}:\n{after_text}", pass.name, if after_text == before_text { " (unchanged)" } else { "" });
+            eprintln!(
+                "IR after `{}`{}:\n{after_text}",
+                pass.name,
+                if after_text == before_text { " (unchanged)" } else { "" }
+            );
         }
         if let Err(error) = validate(&after) {
             let mut failure = failure(pass.name, format!("the pass produced IR the validator rejects: {error}"));
@@ -620,8 +630,9 @@ fn describe_value(value: &Value) -> String {
                     return (describe_value(&array.elements[offset]), 1);
                 }
                 let stride: usize = array.shape[axis + 1..].iter().product();
-                let parts: Vec<String> =
-                    (0..array.shape[axis]).map(|position| nested(array, axis + 1, offset + position * stride).0).collect();
+                let parts: Vec<String> = (0..array.shape[axis])
+                    .map(|position| nested(array, axis + 1, offset + position * stride).0)
+                    .collect();
                 (format!("[{}]", parts.join(", ")), 0)
             }
             if array.shape.iter().product::<usize>() == 0 {
@@ -834,7 +845,12 @@ impl Elem {
             Elem::Tuple(fields) => format!("({})", fields.iter().map(|sc| sc.name()).collect::<Vec<_>>().join(", ")),
             Elem::Record(fields) => format!(
                 "{{ {} }}",
-                fields.iter().enumerate().map(|(k, sc)| format!("{}: {}", FIELD_NAMES[k], sc.name())).collect::<Vec<_>>().join(", ")
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(k, sc)| format!("{}: {}", FIELD_NAMES[k], sc.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -915,9 +931,16 @@ struct Memo {
 
 #[derive(Clone, Debug)]
 enum ParamKind {
-    /// `role_gather`: integer elements that are indices into arrays (some out of range).
-    Array { sc: Sc, dims: Vec<usize>, gather: bool },
-    Scalar { sc: Sc, size_of: Option<usize> },
+    /// `gather`: integer elements that are indices into arrays (some out of range).
+    Array {
+        sc: Sc,
+        dims: Vec<usize>,
+        gather: bool,
+    },
+    Scalar {
+        sc: Sc,
+        size_of: Option<usize>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -942,9 +965,8 @@ impl GeneratedProgram {
         let sizes: Vec<usize> = (0..self.symbols).map(|_| rng.weighted(&[7, 16, 30, 32, 15])).collect();
         let max_size = sizes.iter().copied().max().unwrap_or(0) as i64;
         let perturb = if rng.chance(7) {
-            let arrays: Vec<usize> = (0..self.params.len())
-                .filter(|&k| matches!(self.params[k].kind, ParamKind::Array { .. }))
-                .collect();
+            let arrays: Vec<usize> =
+                (0..self.params.len()).filter(|&k| matches!(self.params[k].kind, ParamKind::Array { .. })).collect();
             if arrays.is_empty() {
                 None
             } else {
@@ -1117,7 +1139,9 @@ impl<'r> Generator<'r> {
             .iter()
             .map(|param| {
                 let ty = match &param.kind {
-                    ParamKind::Array { sc, dims, .. } => format!("{}{}{}", "[".repeat(dims.len()), sc.name(), "]".repeat(dims.len())),
+                    ParamKind::Array { sc, dims, .. } => {
+                        format!("{}{}{}", "[".repeat(dims.len()), sc.name(), "]".repeat(dims.len()))
+                    }
                     ParamKind::Scalar { sc, .. } => sc.name().to_string(),
                 };
                 format!("{}: {ty}", param.name)
@@ -1160,10 +1184,14 @@ impl<'r> Generator<'r> {
             let rank = 1 + self.rng.below(2);
             add_array(self, "h", Sc::F32, rank, false);
         }
-        for symbol in 0..symbols {
-            if !used[symbol] {
+        let unused: Vec<usize> = (0..symbols).filter(|&symbol| !used[symbol]).collect();
+        for symbol in unused {
+            {
                 let name = format!("x{}", self.params.len());
-                self.params.push(ParamSpec { name, kind: ParamKind::Array { sc: Sc::F64, dims: vec![symbol], gather: false } });
+                self.params.push(ParamSpec {
+                    name,
+                    kind: ParamKind::Array { sc: Sc::F64, dims: vec![symbol], gather: false },
+                });
             }
         }
         if self.rng.chance(50) {
@@ -1508,7 +1536,12 @@ impl<'r> Generator<'r> {
         match elem {
             Elem::Record(_) => format!(
                 "{{ {} }}",
-                parts.iter().enumerate().map(|(k, part)| format!("{}: {part}", FIELD_NAMES[k])).collect::<Vec<_>>().join(", ")
+                parts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, part)| format!("{}: {part}", FIELD_NAMES[k]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             _ => format!("({})", parts.join(", ")),
         }
@@ -1564,7 +1597,8 @@ impl<'r> Generator<'r> {
                 // `(for j { .. })[e]`: one axis more, indexed directly.
                 let mut outer = vec![self.new_dim()];
                 outer.extend_from_slice(dims);
-                let (inner, source) = self.maybe_clean(65, |generator| generator.comprehension(elem, &outer, depth - 1));
+                let (inner, source) =
+                    self.maybe_clean(65, |generator| generator.comprehension(elem, &outer, depth - 1));
                 let index = self.index_expr(outer[0], source, depth - 1);
                 (format!("({inner})[{index}]"), source)
             }
@@ -1581,11 +1615,8 @@ impl<'r> Generator<'r> {
             self.indices.push(IndexVar { name, dim, sourced: false, hidden: false });
         }
         self.loop_depth += 1;
-        let (body, source) = if count == dims.len() {
-            (self.elem(elem, depth), true)
-        } else {
-            self.array(elem, &dims[count..], depth)
-        };
+        let (body, source) =
+            if count == dims.len() { (self.elem(elem, depth), true) } else { self.array(elem, &dims[count..], depth) };
         self.loop_depth -= 1;
         let binders: Vec<IndexVar> = self.indices.drain(base..).collect();
         let binders = self.binder_list(&binders);
@@ -1634,7 +1665,8 @@ impl<'r> Generator<'r> {
             .filter(|&k| match &self.vars[k].ty {
                 Ty::Array(_, d) => {
                     !clean
-                        || (self.vars[k].kind != Kind::Accumulator && d[..d.len() - dims.len()].iter().all(|dim| sizes.contains(dim)))
+                        || (self.vars[k].kind != Kind::Accumulator
+                            && d[..d.len() - dims.len()].iter().all(|dim| sizes.contains(dim)))
                 }
                 Ty::Elem(_) => false,
             })
@@ -1686,7 +1718,9 @@ impl<'r> Generator<'r> {
             candidates
                 .into_iter()
                 .filter(|(k, _)| match &self.vars[*k].ty {
-                    Ty::Array(_, dims) => self.vars[*k].kind != Kind::Accumulator && dims.iter().all(|dim| sizes.contains(dim)),
+                    Ty::Array(_, dims) => {
+                        self.vars[*k].kind != Kind::Accumulator && dims.iter().all(|dim| sizes.contains(dim))
+                    }
                     Ty::Elem(_) => false,
                 })
                 .collect()
@@ -1771,9 +1805,10 @@ impl<'r> Generator<'r> {
                     .vars
                     .iter()
                     .filter_map(|b| match (&b.ty, b.kind) {
-                        (Ty::Array(Elem::Scalar(Sc::Usize | Sc::I64), dims), Kind::Param) if dims.len() == 1 => {
-                            visible.iter().position(|&k| self.indices[k].dim == dims[0]).map(|k| (b.name.clone(), visible[k]))
-                        }
+                        (Ty::Array(Elem::Scalar(Sc::Usize | Sc::I64), dims), Kind::Param) if dims.len() == 1 => visible
+                            .iter()
+                            .position(|&k| self.indices[k].dim == dims[0])
+                            .map(|k| (b.name.clone(), visible[k])),
                         _ => None,
                     })
                     .collect();
@@ -1855,9 +1890,12 @@ impl<'r> Generator<'r> {
             9 => self.let_block(&Ty::Elem(Elem::Scalar(sc)), depth),
             10 => self.projection(sc, depth),
             11 => {
-                let visible: Vec<Dim> = self.indices.iter().filter(|index| !index.hidden).map(|index| index.dim).collect();
-                let dim = if !visible.is_empty() && self.rng.chance(75) { *self.rng.pick(&visible) } else { self.new_dim() };
-                let (inner, source) = self.maybe_clean(65, |generator| generator.comprehension(&Elem::Scalar(sc), &[dim], depth - 1));
+                let visible: Vec<Dim> =
+                    self.indices.iter().filter(|index| !index.hidden).map(|index| index.dim).collect();
+                let dim =
+                    if !visible.is_empty() && self.rng.chance(75) { *self.rng.pick(&visible) } else { self.new_dim() };
+                let (inner, source) =
+                    self.maybe_clean(65, |generator| generator.comprehension(&Elem::Scalar(sc), &[dim], depth - 1));
                 let index = self.index_expr(dim, source, depth - 1);
                 format!("({inner})[{index}]")
             }
@@ -1901,7 +1939,11 @@ impl<'r> Generator<'r> {
             if !arrays.is_empty() {
                 let (name, rank) = self.rng.pick(&arrays).clone();
                 let axis = self.rng.below(rank);
-                return if axis == 0 && self.rng.chance(50) { format!("{name}.len()") } else { format!("{name}.shape({axis})") };
+                return if axis == 0 && self.rng.chance(50) {
+                    format!("{name}.len()")
+                } else {
+                    format!("{name}.shape({axis})")
+                };
             }
         }
         self.literal(sc)
@@ -1952,7 +1994,9 @@ impl<'r> Generator<'r> {
 
     fn call(&mut self, sc: Sc, depth: u32) -> String {
         let text = if sc.is_float() {
-            let func = *self.rng.pick(&["exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max"]);
+            let func = *self
+                .rng
+                .pick(&["exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max"]);
             if matches!(func, "pow" | "min" | "max") {
                 let left = self.scalar(sc, depth - 1);
                 let right = self.scalar(sc, depth - 1);
@@ -2048,9 +2092,10 @@ impl<'r> Generator<'r> {
         let start = self.created.len();
         let (op, body_sc) = match sc {
             Sc::Bool => (*self.rng.pick(&["all", "any"]), Sc::Bool),
-            Sc::Usize if !self.clean && self.rng.chance(70) => {
-                (*self.rng.pick(&["argmax", "argmin"]), *self.rng.pick(&[Sc::F64, Sc::F64, Sc::I64, Sc::F32, Sc::I32, Sc::Usize]))
-            }
+            Sc::Usize if !self.clean && self.rng.chance(70) => (
+                *self.rng.pick(&["argmax", "argmin"]),
+                *self.rng.pick(&[Sc::F64, Sc::F64, Sc::I64, Sc::F32, Sc::I32, Sc::Usize]),
+            ),
             _ => (*self.rng.pick(&["sum", "sum", "prod", "max", "min", "max"]), sc),
         };
         let count = if op.starts_with("arg") || !self.rng.chance(15) { 1 } else { 2 };
@@ -2120,7 +2165,13 @@ impl<'r> Generator<'r> {
             }
             None => {
                 let name = self.fresh("acc");
-                self.vars.push(Binding { name: name.clone(), ty: ty.clone(), kind: Kind::Accumulator, size_of: None, source: false });
+                self.vars.push(Binding {
+                    name: name.clone(),
+                    ty: ty.clone(),
+                    kind: Kind::Accumulator,
+                    size_of: None,
+                    source: false,
+                });
                 name
             }
         };
@@ -2158,7 +2209,12 @@ impl<'r> Generator<'r> {
                 match elem {
                     Elem::Record(_) => format!(
                         "{{ {} }}",
-                        parts.iter().enumerate().map(|(k, part)| format!("{}: {part}", FIELD_NAMES[k])).collect::<Vec<_>>().join(", ")
+                        parts
+                            .iter()
+                            .enumerate()
+                            .map(|(k, part)| format!("{}: {part}", FIELD_NAMES[k]))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                     _ => format!("({})", parts.join(", ")),
                 }
@@ -2184,8 +2240,13 @@ impl<'r> Generator<'r> {
                     let mut dims = Vec::new();
                     for _ in 0..rank {
                         // Often the size of an index in scope, so the body can read it element-wise.
-                        let visible: Vec<Dim> = self.indices.iter().filter(|index| !index.hidden).map(|index| index.dim).collect();
-                        let dim = if !visible.is_empty() && self.rng.chance(50) { *self.rng.pick(&visible) } else { self.new_dim() };
+                        let visible: Vec<Dim> =
+                            self.indices.iter().filter(|index| !index.hidden).map(|index| index.dim).collect();
+                        let dim = if !visible.is_empty() && self.rng.chance(50) {
+                            *self.rng.pick(&visible)
+                        } else {
+                            self.new_dim()
+                        };
                         dims.push(dim);
                     }
                     Ty::Array(Elem::Scalar(*self.rng.pick(&[Sc::F64, Sc::F64, Sc::F64, Sc::I64])), dims)
@@ -2275,7 +2336,10 @@ impl Generator<'_> {
             return self.rng.pick(&existing).clone();
         }
         let name = format!("x{}", self.params.len());
-        self.params.push(ParamSpec { name: name.clone(), kind: ParamKind::Array { sc: Sc::F64, dims: symbols.to_vec(), gather: false } });
+        self.params.push(ParamSpec {
+            name: name.clone(),
+            kind: ParamKind::Array { sc: Sc::F64, dims: symbols.to_vec(), gather: false },
+        });
         self.vars.push(Binding { name: name.clone(), ty: wanted, kind: Kind::Param, size_of: None, source: true });
         name
     }
@@ -2332,9 +2396,15 @@ impl Generator<'_> {
                 let body = product(self, left, right);
                 let sum = scaled(format!("{op} {k} {{ {body} }}"), &scale);
                 if self.rng.chance(20) {
-                    (Ty::Array(Elem::Scalar(Sc::F64), vec![Dim::Sym(sj), Dim::Sym(si)]), format!("for {j}, {i} {{ {sum} }}"))
+                    (
+                        Ty::Array(Elem::Scalar(Sc::F64), vec![Dim::Sym(sj), Dim::Sym(si)]),
+                        format!("for {j}, {i} {{ {sum} }}"),
+                    )
                 } else {
-                    (Ty::Array(Elem::Scalar(Sc::F64), vec![Dim::Sym(si), Dim::Sym(sj)]), format!("for {i}, {j} {{ {sum} }}"))
+                    (
+                        Ty::Array(Elem::Scalar(Sc::F64), vec![Dim::Sym(si), Dim::Sym(sj)]),
+                        format!("for {i}, {j} {{ {sum} }}"),
+                    )
                 }
             }
             2 => {
@@ -2471,7 +2541,11 @@ impl Generator<'_> {
         };
         self.indices.truncate(self.indices.len() - 2);
         self.vars.truncate(scope);
-        let binders = if self.rng.chance(25) { format!("{i} in 0..{}, {j}", self.size_text(dims[0]).0) } else { format!("{i}, {j}") };
+        let binders = if self.rng.chance(25) {
+            format!("{i} in 0..{}, {j}", self.size_text(dims[0]).0)
+        } else {
+            format!("{i}, {j}")
+        };
         let result = if statements.is_empty() {
             format!("for {binders} {{ {body} }}")
         } else {
@@ -2511,9 +2585,16 @@ impl Generator<'_> {
         if rank == 2 {
             dims.push(self.reduction_dim());
         }
-        let (value, source) = self.maybe_clean(70, |generator| generator.comprehension(&Elem::Scalar(Sc::F64), &dims, 3));
+        let (value, source) =
+            self.maybe_clean(70, |generator| generator.comprehension(&Elem::Scalar(Sc::F64), &dims, 3));
         let g = self.fresh("g");
-        self.vars.push(Binding { name: g.clone(), ty: Ty::Array(Elem::Scalar(Sc::F64), dims.clone()), kind: Kind::Let, size_of: None, source });
+        self.vars.push(Binding {
+            name: g.clone(),
+            ty: Ty::Array(Elem::Scalar(Sc::F64), dims.clone()),
+            kind: Kind::Let,
+            size_of: None,
+            source,
+        });
         let statement = format!("let {g} = {value};");
         let j = self.fresh("j");
         self.indices.push(IndexVar { name: j.clone(), dim, sourced: source, hidden: false });
@@ -2529,7 +2610,10 @@ impl Generator<'_> {
                 // Inside a reduction, next to an invariant statistic of the same producer.
                 let k = self.fresh("k");
                 let other = self.scalar(Sc::F64, 2);
-                (Ty::Array(Elem::Scalar(Sc::F64), vec![dim]), format!("for {j} {{ {g}[{j}] - sum {k} {{ {g}[{k}] * {other} }} }}"))
+                (
+                    Ty::Array(Elem::Scalar(Sc::F64), vec![dim]),
+                    format!("for {j} {{ {g}[{j}] - sum {k} {{ {g}[{k}] * {other} }} }}"),
+                )
             }
             2 => {
                 let (i2, k) = (self.fresh("i"), self.fresh("k"));
@@ -2565,9 +2649,17 @@ impl Generator<'_> {
         }
         let other = self.scalar(Sc::F64, 3);
         let index = self.indices.pop().expect("pushed");
-        let binder = if index.sourced && self.rng.chance(80) { i.clone() } else { format!("{i} in 0..{}", self.size_text(dim).0) };
+        let binder = if index.sourced && self.rng.chance(80) {
+            i.clone()
+        } else {
+            format!("{i} in 0..{}", self.size_text(dim).0)
+        };
         let op = *self.rng.pick(&["+", "*", "-"]);
-        Some((Ty::Array(Elem::Scalar(Sc::F64), vec![dim]), Vec::new(), format!("for {binder} {{ ({producer})[{i}] {op} {other} }}")))
+        Some((
+            Ty::Array(Elem::Scalar(Sc::F64), vec![dim]),
+            Vec::new(),
+            format!("for {binder} {{ ({producer})[{i}] {op} {other} }}"),
+        ))
     }
 }
 

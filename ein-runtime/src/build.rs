@@ -353,7 +353,44 @@ pub trait Fill: sealed::Sealed {
         // the elements written so far would merely stay unrecorded.
         unsafe { self.commit(count) };
     }
+
+    /// Writes the next `rows * row_len` elements — `rows` rows of `row_len` — in tiles of
+    /// [`TILE`] columns: for each tile, every row's columns in that tile, so that a read that
+    /// walks across rows (a transposed operand) stays within a few cache lines per tile.
+    /// `value(row, column, slot)` must push the element at (`row`, `column`) into `slot`; it is
+    /// called once per element. Panics before calling it if the elements do not fit, and if a
+    /// call pushes nothing.
+    #[inline(always)]
+    fn fill_tiled(&mut self, rows: usize, row_len: usize, mut value: impl FnMut(usize, usize, &mut Self::Slot)) {
+        let Some(count) = rows.checked_mul(row_len) else {
+            internal_error(format_args!("{rows} rows of {row_len} elements overflow usize"));
+        };
+        let cursor = self.reserve(count);
+        let mut tile_start = 0;
+        while tile_start < row_len {
+            let tile_end = row_len.min(tile_start + TILE);
+            for row in 0..rows {
+                for column in tile_start..tile_end {
+                    // SAFETY: row < rows and column < row_len, so the offset is below `count`,
+                    // which `reserve` checked fits; `self` stays borrowed mutably.
+                    let mut slot = unsafe { Self::slot(cursor, row * row_len + column) };
+                    value(row, column, &mut slot);
+                    if !Self::is_written(&slot) {
+                        unwritten_element();
+                    }
+                }
+            }
+            tile_start = tile_end;
+        }
+        // SAFETY: the tiles cover every (row, column) once, so all `count` elements were
+        // pushed, as checked one by one.
+        unsafe { self.commit(count) };
+    }
 }
+
+/// The width and height of the tiles [`Fill::fill_tiled`] writes an output in (and the height
+/// of the chunks generated code asks `fill_chunks` for when it tiles).
+pub const TILE: usize = 32;
 
 #[cold]
 #[inline(never)]
@@ -529,13 +566,15 @@ impl_tuples! {
 /// of consecutive rows `start..end`, where `outs` must receive exactly the chunk's
 /// `(end - start) * row_len` elements, in row-major order, in every column. Runs on rayon's
 /// pool when `rows * row_len >= GRAIN` (and rows > 1), in chunks of about `GRAIN` elements
-/// (at least one row); otherwise the whole output is one chunk, filled on the calling thread.
-/// Each chunk's outs are checked full after `f` returns (panic otherwise).
+/// and at least `min_chunk_rows` rows (at least one); otherwise the whole output is one chunk,
+/// filled on the calling thread. Each chunk's outs are checked full after `f` returns (panic
+/// otherwise).
 ///
 /// Every column must have exactly `rows * row_len` elements. When `row_len` is 0 there is
 /// nothing to write and `f` is not called (so it cannot, for instance, read from an axis
 /// that only an element of the empty output would have read).
-pub fn fill_chunks<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, f: F)
+#[inline]
+pub fn fill_chunks<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, min_chunk_rows: usize, f: F)
 where
     F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
 {
@@ -551,29 +590,49 @@ where
         return;
     }
     let pointers = columns.pointers();
-    let fill_chunk = |start: usize, end: usize| {
-        // SAFETY: start < end <= rows, so the chunk lies inside every buffer (of
-        // `rows * row_len` elements); chunks are disjoint and each is visited once, so they are
-        // never aliased; and `columns` is mutably borrowed, hence not otherwise accessed, until
-        // every chunk is done.
-        let mut outs = unsafe { C::outs(pointers, start * row_len, (end - start) * row_len) };
-        f(start, end, &mut outs);
-        if !C::is_full(&outs) {
-            short_chunk(start, end, row_len);
-        }
-    };
     if rows > 1 && len >= GRAIN {
-        let rows_per_chunk = GRAIN.div_ceil(row_len);
-        let chunks = rows.div_ceil(rows_per_chunk);
-        (0..chunks).into_par_iter().for_each(|chunk| {
-            let start = chunk * rows_per_chunk;
-            fill_chunk(start, rows.min(start + rows_per_chunk));
-        });
+        fill_in_parallel::<C, F>(pointers, rows, row_len, min_chunk_rows, &f);
     } else {
-        fill_chunk(0, rows);
+        // SAFETY: the one chunk is the whole of every buffer, and `columns` is mutably
+        // borrowed, hence not otherwise accessed, until it is done.
+        unsafe { fill_chunk::<C, F>(pointers, 0, rows, row_len, &f) };
     }
     // SAFETY: only reached if no chunk panicked, so every chunk was written and checked full.
     unsafe { columns.mark_initialised(len) };
+}
+
+/// The chunks of [`fill_chunks`] on rayon's pool (kept out of line: small outputs never get
+/// here).
+fn fill_in_parallel<C: Columns, F>(pointers: C::Pointers, rows: usize, row_len: usize, min_chunk_rows: usize, f: &F)
+where
+    F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
+{
+    let rows_per_chunk = GRAIN.div_ceil(row_len).max(min_chunk_rows);
+    let chunks = rows.div_ceil(rows_per_chunk);
+    (0..chunks).into_par_iter().for_each(|chunk| {
+        let start = chunk * rows_per_chunk;
+        // SAFETY: the chunks `start..end` are disjoint, each visited once, and inside the
+        // buffers; `fill_chunks` holds `columns` mutably borrowed until every one is done.
+        unsafe { fill_chunk::<C, F>(pointers, start, rows.min(start + rows_per_chunk), row_len, f) };
+    });
+}
+
+/// Fills rows `start..end` through `f` and checks that it wrote every element.
+///
+/// # Safety
+/// `start < end`, the rows `start..end` of `row_len` elements must lie inside every buffer
+/// behind `pointers`, and nothing else may access them meanwhile.
+#[inline]
+unsafe fn fill_chunk<C: Columns, F>(pointers: C::Pointers, start: usize, end: usize, row_len: usize, f: &F)
+where
+    F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
+{
+    // SAFETY: the caller's promise.
+    let mut outs = unsafe { C::outs(pointers, start * row_len, (end - start) * row_len) };
+    f(start, end, &mut outs);
+    if !C::is_full(&outs) {
+        short_chunk(start, end, row_len);
+    }
 }
 
 #[cfg(test)]
@@ -587,7 +646,7 @@ mod tests {
         let mut buffer = Buffer::<i64>::new(6);
         let caller = std::thread::current().id();
         let calls = AtomicUsize::new(0);
-        fill_chunks(&mut buffer, 2, 3, |start, end, out| {
+        fill_chunks(&mut buffer, 2, 3, 1, |start, end, out| {
             assert_eq!(std::thread::current().id(), caller);
             assert_eq!((start, end), (0, 2));
             calls.fetch_add(1, Ordering::Relaxed);
@@ -609,7 +668,7 @@ mod tests {
         let rows_seen = AtomicUsize::new(0);
         let chunks = AtomicUsize::new(0);
         let mut buffer = Buffer::<f64>::new(rows * row_len);
-        fill_chunks(&mut buffer, rows, row_len, |start, end, out| {
+        fill_chunks(&mut buffer, rows, row_len, 1, |start, end, out| {
             assert!(start < end && end <= rows);
             assert!(end - start <= GRAIN.div_ceil(row_len));
             chunks.fetch_add(1, Ordering::Relaxed);
@@ -629,7 +688,7 @@ mod tests {
         let n = size(100_003, GRAIN * 2 + 3);
         let chunks = AtomicUsize::new(0);
         let mut buffer = Buffer::<usize>::new(n);
-        fill_chunks(&mut buffer, n, 1, |start, end, out| {
+        fill_chunks(&mut buffer, n, 1, 1, |start, end, out| {
             chunks.fetch_add(1, Ordering::Relaxed);
             assert!(end - start == GRAIN || end == n);
             out.fill(end - start, |offset, slot| slot.push((start + offset) * 3));
@@ -643,7 +702,7 @@ mod tests {
     fn rows_longer_than_a_grain_are_one_chunk_each() {
         let (rows, row_len) = (3, GRAIN + 1);
         let mut buffer = Buffer::<u8>::new(rows * row_len);
-        fill_chunks(&mut buffer, rows, row_len, |start, end, out| {
+        fill_chunks(&mut buffer, rows, row_len, 1, |start, end, out| {
             assert_eq!(end, start + 1);
             out.fill(row_len, |_, slot| slot.push(start as u8));
         });
@@ -655,7 +714,7 @@ mod tests {
     fn fills_a_tuple_of_two_buffers() {
         for (rows, row_len) in [(3, 4), (size(300, 200), 100)] {
             let mut columns = (Buffer::<i32>::new(rows * row_len), Buffer::<f32>::new(rows * row_len));
-            fill_chunks(&mut columns, rows, row_len, |start, end, outs| {
+            fill_chunks(&mut columns, rows, row_len, 1, |start, end, outs| {
                 for row in start..end {
                     if row % 2 == 0 {
                         outs.fill(row_len, |column, slots| slots.push(((row + column) as i32, (row * column) as f32)));
@@ -681,7 +740,7 @@ mod tests {
     #[test]
     fn fills_nested_tuples() {
         let mut columns = (Buffer::<i64>::new(4), (Buffer::<bool>::new(4), Buffer::<usize>::new(4)));
-        fill_chunks(&mut columns, 1, 4, |_, _, outs| {
+        fill_chunks(&mut columns, 1, 4, 1, |_, _, outs| {
             outs.fill(3, |position, slots| slots.push((position as i64, (position % 2 == 0, position * 2))));
             outs.push((3, (false, 6)));
         });
@@ -694,7 +753,7 @@ mod tests {
     #[test]
     fn fill_calls_its_function_in_order_and_writes_nothing_for_a_count_of_zero() {
         let mut buffer = Buffer::<usize>::new(3);
-        fill_chunks(&mut buffer, 1, 3, |_, _, out| {
+        fill_chunks(&mut buffer, 1, 3, 1, |_, _, out| {
             out.fill(0, |_, _| panic!("nothing to write"));
             let mut order = Vec::new();
             out.fill(3, |offset, slot| {
@@ -713,7 +772,7 @@ mod tests {
         // SAFETY: a transposed view over the same 12 elements.
         let transposed = unsafe { View::from_raw_parts(data.as_ptr(), [4, 3], [1, 4]) };
         let mut columns = (Buffer::<i32>::new(24), Buffer::<i32>::new(24));
-        fill_chunks(&mut columns, 2, 12, |start, end, outs| {
+        fill_chunks(&mut columns, 2, 12, 1, |start, end, outs| {
             for row in start..end {
                 if row == 0 {
                     (matrix, transposed).copy_into(outs);
@@ -735,10 +794,10 @@ mod tests {
     #[test]
     fn zero_rows_or_empty_rows_call_nothing() {
         let mut buffer = Buffer::<f32>::new(0);
-        fill_chunks(&mut buffer, 0, 5, |_, _, _| panic!("no rows"));
+        fill_chunks(&mut buffer, 0, 5, 1, |_, _, _| panic!("no rows"));
         assert_eq!(buffer.into_array([0, 5]).shape(), [0, 5]);
         let mut buffer = Buffer::<f32>::new(0);
-        fill_chunks(&mut buffer, 1_000_000, 0, |_, _, _| panic!("no elements"));
+        fill_chunks(&mut buffer, 1_000_000, 0, 1, |_, _, _| panic!("no elements"));
         assert_eq!(buffer.into_array([1_000_000, 0]).shape(), [1_000_000, 0]);
     }
 
@@ -747,7 +806,7 @@ mod tests {
         for rows in [2, size(1000, 200)] {
             let message = panic_message(move || {
                 let mut buffer = Buffer::<i32>::new(rows * 100);
-                fill_chunks(&mut buffer, rows, 100, |start, end, out| {
+                fill_chunks(&mut buffer, rows, 100, 1, |start, end, out| {
                     for row in start..end {
                         let count = if row == 1 { 99 } else { 100 };
                         out.fill(count, |value, slot| slot.push(value as i32));
@@ -769,7 +828,7 @@ mod tests {
     fn a_short_column_of_a_tuple_panics() {
         let message = panic_message(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
-            fill_chunks(&mut columns, 1, 2, |_, _, outs| {
+            fill_chunks(&mut columns, 1, 2, 1, |_, _, outs| {
                 outs.push((1, 1));
                 outs.0.push(2);
             });
@@ -781,7 +840,7 @@ mod tests {
     fn writing_past_the_end_panics() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(2);
-            fill_chunks(&mut buffer, 1, 2, |_, _, out| (0..3).for_each(|value| out.push(value)));
+            fill_chunks(&mut buffer, 1, 2, 1, |_, _, out| (0..3).for_each(|value| out.push(value)));
         });
         assert_eq!(
             message,
@@ -789,7 +848,7 @@ mod tests {
         );
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(4);
-            fill_chunks(&mut buffer, 2, 2, |start, end, out| {
+            fill_chunks(&mut buffer, 2, 2, 1, |start, end, out| {
                 for _ in start..end {
                     out.fill(3, |value, slot| slot.push(value as i32));
                 }
@@ -798,7 +857,7 @@ mod tests {
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
         let message = panic_message(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
-            fill_chunks(&mut columns, 1, 2, |_, _, outs| {
+            fill_chunks(&mut columns, 1, 2, 1, |_, _, outs| {
                 outs.1.push(0);
                 outs.fill(2, |_, slots| slots.push((1, 1)));
             });
@@ -813,7 +872,7 @@ mod tests {
                     // SAFETY: every other element of six.
                     unsafe { View::from_raw_parts(data.as_ptr(), [3], [2]) }
                 };
-                fill_chunks(&mut buffer, 1, 2, |_, _, out| view.copy_into(out));
+                fill_chunks(&mut buffer, 1, 2, 1, |_, _, out| view.copy_into(out));
             });
             assert!(message.starts_with("ein: internal error: more than 2 elements"));
         }
@@ -828,7 +887,7 @@ mod tests {
         );
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(4);
-            fill_chunks(&mut buffer, 2, 2, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
+            fill_chunks(&mut buffer, 2, 2, 1, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
             buffer.into_array([4, 1, 2])
         });
         assert!(message.starts_with("ein: internal error: a buffer of 4 elements cannot become an array of shape [4, 1, 2]"));
@@ -838,7 +897,7 @@ mod tests {
     fn a_buffer_left_unfinished_by_a_panic_stays_unfinished() {
         let mut buffer = Buffer::<i32>::new(4);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            fill_chunks(&mut buffer, 2, 2, |_, _, out| {
+            fill_chunks(&mut buffer, 2, 2, 1, |_, _, out| {
                 out.fill(4, |value, slot| slot.push(if value == 3 { panic!("user code panicked") } else { value as i32 }))
             })
         }));
@@ -850,7 +909,7 @@ mod tests {
     fn fill_chunks_rejects_buffers_of_the_wrong_length() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(5);
-            fill_chunks(&mut buffer, 2, 2, |_, _, _| {});
+            fill_chunks(&mut buffer, 2, 2, 1, |_, _, _| {});
         });
         assert!(message.starts_with("ein: internal error: fill_chunks of 2 rows of 2 elements"));
     }
@@ -859,7 +918,7 @@ mod tests {
     fn an_element_left_unpushed_panics() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(3);
-            fill_chunks(&mut buffer, 1, 3, |_, _, out| {
+            fill_chunks(&mut buffer, 1, 3, 1, |_, _, out| {
                 out.fill(3, |offset, slot| {
                     if offset != 1 {
                         slot.push(0);
@@ -871,5 +930,37 @@ mod tests {
             message,
             "ein: internal error: an element of an output was not written by its code (this is a bug in ein; please report it)"
         );
+    }
+
+    #[test]
+    fn tiled_fills_write_every_element_once_and_chunks_respect_the_minimum_height() {
+        for (rows, row_len) in [(1, 1), (3, 70), (size(100, 40), 33), (size(700, 70), 64), (5, 0)] {
+            let heights = std::sync::Mutex::new(Vec::new());
+            let mut buffer = Buffer::<usize>::new(rows * row_len);
+            fill_chunks(&mut buffer, rows, row_len, TILE, |start, end, out| {
+                heights.lock().unwrap().push((start, end));
+                let mut visits = vec![0; (end - start) * row_len];
+                out.fill_tiled(end - start, row_len, |row, column, slot| {
+                    visits[row * row_len + column] += 1;
+                    slot.push((start + row) * 1000 + column);
+                });
+                assert!(visits.iter().all(|&count| count == 1));
+            });
+            let heights = heights.into_inner().unwrap();
+            if rows * row_len >= GRAIN {
+                assert!(heights.iter().all(|&(start, end)| end - start >= TILE || end == rows));
+            }
+            let array = buffer.into_array([rows, row_len]);
+            for row in 0..rows {
+                for column in 0..row_len {
+                    assert_eq!(array[[row, column]], row * 1000 + column);
+                }
+            }
+        }
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i32>::new(4);
+            fill_chunks(&mut buffer, 2, 2, 1, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
+        });
+        assert!(message.starts_with("ein: internal error: more than 4 elements"));
     }
 }

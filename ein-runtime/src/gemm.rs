@@ -15,8 +15,9 @@
 //!   and negative ones), split into row or column blocks over rayon's threads when large;
 //! - matrix–vector products, vector–matrix products and dot products take [`gemv`] instead,
 //!   vectorised dot products (eight independent accumulators) over rows, also over rayon;
-//! - small contractions (under [`SMALL_CONTRACTION`] multiply–adds), and element types other
-//!   than f32 and f64, run as plain loops, which beat a GEMM's packing at that size.
+//! - element types other than f32 and f64 run as plain loops; small contractions (under
+//!   [`SMALL_CONTRACTION`] multiply–adds) do not come here at all: generated code runs their
+//!   original loop nest, which beats any GEMM's set-up at that size.
 //!
 //! Rounding: each output element is a sum of the same products as the loop nest it replaces,
 //! added in another order (blocked by the GEMM kernel, or in eight interleaved partial sums),
@@ -32,10 +33,19 @@ use crate::errors::internal_error;
 use crate::scalar::Num;
 use crate::view::View;
 
-/// Contractions with fewer multiply–adds than this run as plain loops: below it, packing
-/// operands for the GEMM kernel costs more than it saves (measured on matmuls of every shape
-/// from 8³ to 64³, f32 and f64).
-pub const SMALL_CONTRACTION: usize = 1 << 15;
+/// Contractions with fewer multiply–adds than this run as the loop nest they were written as
+/// (generated code asks [`contraction_is_small`]): below it, a GEMM's set-up costs more than
+/// it saves. Measured on f32 matmuls from 2³ to 32³ (2 threads): generated loops take 0.05 µs
+/// at 2³ and 0.8 µs at 12³ against 1.4 µs for this module's GEMM path, and fall behind from
+/// 16³ on.
+pub const SMALL_CONTRACTION: usize = 1 << 11;
+
+/// Whether a contraction with these label sizes (output and summed) is small enough to run as
+/// plain loops (see [`SMALL_CONTRACTION`]).
+#[inline]
+pub fn contraction_is_small(sizes: &[usize]) -> bool {
+    sizes.iter().try_fold(1usize, |product, &size| product.checked_mul(size)).is_some_and(|work| work < SMALL_CONTRACTION)
+}
 
 /// A GEMM (or a batch of them) with at least this many multiply–adds is split over rayon's
 /// threads.
@@ -66,8 +76,9 @@ pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
     if spec.outputs != N {
         internal_error(format_args!("a contraction with {} output labels makes an array of rank {N}", spec.outputs));
     }
-    let mut sizes = output.to_vec();
-    sizes.extend_from_slice(summed);
+    let mut sizes = PerLabel::filled(0usize, N + summed.len());
+    sizes[..N].copy_from_slice(&output);
+    sizes[N..].copy_from_slice(summed);
     let plan = Plan::new(spec, sizes, (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
     let count = output.iter().product::<usize>();
     let mut out = vec![T::ZERO; count];
@@ -86,7 +97,7 @@ pub fn contract_scalar<T: Num, const A: usize, const B: usize>(
     if spec.outputs != 0 {
         internal_error(format_args!("a contraction with {} output labels makes a scalar", spec.outputs));
     }
-    let plan = Plan::new(spec, summed.to_vec(), (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
+    let plan = Plan::new(spec, PerLabel::from_slice(summed, 0), (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
     let mut out = [T::ZERO];
     plan.run(scale, &mut out);
     out[0]
@@ -343,11 +354,50 @@ enum Role {
     K,
 }
 
+/// The most labels a contraction has: two operands of ein's maximum rank (16), all distinct.
+const MAX_LABELS: usize = 32;
+
+/// One value per label, on the stack: a contraction's plan allocates nothing, so that small
+/// contractions pay no set-up beyond their output.
+#[derive(Clone, Copy, Debug)]
+struct PerLabel<T> {
+    items: [T; MAX_LABELS],
+    len: usize,
+}
+
+impl<T: Copy> PerLabel<T> {
+    fn filled(value: T, len: usize) -> PerLabel<T> {
+        if len > MAX_LABELS {
+            internal_error(format_args!("a contraction with {len} labels (at most {MAX_LABELS})"));
+        }
+        PerLabel { items: [value; MAX_LABELS], len }
+    }
+
+    fn from_slice(values: &[T], filler: T) -> PerLabel<T> {
+        let mut per_label = PerLabel::filled(filler, values.len());
+        per_label.items[..values.len()].copy_from_slice(values);
+        per_label
+    }
+}
+
+impl<T> std::ops::Deref for PerLabel<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items[..self.len]
+    }
+}
+
+impl<T> std::ops::DerefMut for PerLabel<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.items[..self.len]
+    }
+}
+
 /// One operand with, for every label, its stride (0 where the operand lacks the label).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Operand<T> {
     ptr: *const T,
-    strides: Vec<isize>,
+    strides: PerLabel<isize>,
 }
 
 // SAFETY: an operand only reads through `ptr`, like the `View` it was made from (or a packed
@@ -358,22 +408,22 @@ unsafe impl<T: Sync> Sync for Operand<T> {}
 
 /// A contraction ready to run: sizes and strides per label.
 struct Plan<T> {
-    sizes: Vec<usize>,
+    sizes: PerLabel<usize>,
     outputs: usize,
-    roles: Vec<Role>,
+    roles: PerLabel<Role>,
     left: Operand<T>,
     right: Operand<T>,
 }
 
 impl<T: Num> Plan<T> {
-    fn new(spec: &ContractionSpec, sizes: Vec<usize>, left: (*const T, &[usize], &[isize]), right: (*const T, &[usize], &[isize])) -> Plan<T> {
+    fn new(spec: &ContractionSpec, sizes: PerLabel<usize>, left: (*const T, &[usize], &[isize]), right: (*const T, &[usize], &[isize])) -> Plan<T> {
         let labels = sizes.len();
         let operand = |(ptr, shape, strides): (*const T, &[usize], &[isize]), axes: &[usize], side: &str| {
             if axes.len() != shape.len() {
                 internal_error(format_args!("the {side} operand of a contraction has {} axes but {} labels", shape.len(), axes.len()));
             }
-            let mut by_label = vec![0isize; labels];
-            let mut seen = vec![false; labels];
+            let mut by_label = PerLabel::filled(0isize, labels);
+            let mut seen = PerLabel::filled(false, labels);
             for ((&label, &length), &stride) in axes.iter().zip(shape).zip(strides) {
                 // The safety of every read below rests on this check.
                 if label >= labels || seen[label] || length < sizes[label] {
@@ -388,15 +438,16 @@ impl<T: Num> Plan<T> {
         };
         let (left, in_left) = operand(left, spec.left, "left");
         let (right, in_right) = operand(right, spec.right, "right");
-        let roles = (0..labels)
-            .map(|label| match (label < spec.outputs, in_left[label], in_right[label]) {
+        let mut roles = PerLabel::filled(Role::K, labels);
+        for (label, role) in roles.iter_mut().enumerate() {
+            *role = match (label < spec.outputs, in_left[label], in_right[label]) {
                 (true, true, true) => Role::Batch,
                 (true, true, false) => Role::M,
                 (true, false, true) => Role::N,
                 (false, true, true) => Role::K,
                 _ => internal_error(format_args!("label {label} of a contraction is in no operand, or summed in one")),
-            })
-            .collect();
+            };
+        }
         Plan { sizes, outputs: spec.outputs, roles, left, right }
     }
 
@@ -413,25 +464,23 @@ impl<T: Num> Plan<T> {
         if out.is_empty() {
             return;
         }
-        let summed = self.product(&self.labels_of(Role::K));
+        let summed = self.sizes[self.outputs..].iter().product::<usize>();
         if summed == 0 {
             out.fill(scaled(scale, T::ZERO));
             return;
         }
-        let work = out.len().saturating_mul(summed);
-        if work >= SMALL_CONTRACTION {
-            if let Some(scale) = cast::<T, f32>(scale) {
-                let plan = self.cast::<f32>();
-                // SAFETY: T is f32.
-                let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f32>(), out.len()) };
-                return plan.run_gemm(scale, out);
-            }
-            if let Some(scale) = cast::<T, f64>(scale) {
-                let plan = self.cast::<f64>();
-                // SAFETY: T is f64.
-                let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f64>(), out.len()) };
-                return plan.run_gemm(scale, out);
-            }
+        // Floats go to the GEMM; other element types (integers of the expression form) loop.
+        if let Some(scale) = cast::<T, f32>(scale) {
+            let plan = self.cast::<f32>();
+            // SAFETY: T is f32.
+            let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f32>(), out.len()) };
+            return plan.run_gemm(scale, out);
+        }
+        if let Some(scale) = cast::<T, f64>(scale) {
+            let plan = self.cast::<f64>();
+            // SAFETY: T is f64.
+            let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f64>(), out.len()) };
+            return plan.run_gemm(scale, out);
         }
         self.run_loops(scale, out, summed);
     }
@@ -439,31 +488,46 @@ impl<T: Num> Plan<T> {
     /// The plain loop nest: every output element (row-major), the sum over the summed labels
     /// in order; output rows over rayon's threads when large.
     fn run_loops(&self, scale: Option<T>, out: &mut [T], summed: usize) {
-        let summed_labels: Vec<usize> = (self.outputs..self.sizes.len()).collect();
-        let element = |position: usize| {
-            // The output multi-index of `position`, as offsets into both operands.
-            let (mut left, mut right) = (0isize, 0isize);
-            let mut rest = position;
-            for label in (0..self.outputs).rev() {
-                let index = (rest % self.sizes[label]) as isize;
-                rest /= self.sizes[label];
-                left += index * self.left.strides[label];
-                right += index * self.right.strides[label];
-            }
-            let sum = self.sum(&summed_labels, left, right);
-            scaled(scale, sum)
-        };
         let work = out.len().saturating_mul(summed);
         if work >= PARALLEL_CONTRACTION && out.len() >= 2 && rayon::current_num_threads() > 1 {
             let chunk = (GRAIN / Ord::max(summed, 1)).clamp(1, out.len().div_ceil(2));
-            out.par_chunks_mut(chunk).enumerate().for_each(|(index, values)| {
-                for (offset, value) in values.iter_mut().enumerate() {
-                    *value = element(index * chunk + offset);
-                }
-            });
+            out.par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(index, values)| self.fill_from(index * chunk, scale, values));
         } else {
-            for (position, value) in out.iter_mut().enumerate() {
-                *value = element(position);
+            self.fill_from(0, scale, out);
+        }
+    }
+
+    /// Writes the output elements `start..start + out.len()` (row-major positions), walking the
+    /// output labels like an odometer.
+    fn fill_from(&self, start: usize, scale: Option<T>, out: &mut [T]) {
+        let mut summed_labels = PerLabel::filled(0usize, self.sizes.len() - self.outputs);
+        for (position, label) in summed_labels.iter_mut().enumerate() {
+            *label = self.outputs + position;
+        }
+        let mut index = PerLabel::filled(0usize, self.outputs);
+        let (mut left, mut right) = (0isize, 0isize);
+        let mut rest = start;
+        for label in (0..self.outputs).rev() {
+            index[label] = rest % self.sizes[label];
+            rest /= self.sizes[label];
+            left += index[label] as isize * self.left.strides[label];
+            right += index[label] as isize * self.right.strides[label];
+        }
+        for value in out {
+            *value = scaled(scale, self.sum(&summed_labels, left, right));
+            for label in (0..self.outputs).rev() {
+                index[label] += 1;
+                left += self.left.strides[label];
+                right += self.right.strides[label];
+                if index[label] < self.sizes[label] {
+                    break;
+                }
+                let length = self.sizes[label] as isize;
+                left -= length * self.left.strides[label];
+                right -= length * self.right.strides[label];
+                index[label] = 0;
             }
         }
     }
@@ -502,11 +566,11 @@ impl<T: Num> Plan<T> {
 
     /// The same plan for `F`, which is `T` (checked by the caller through [`cast`]).
     fn cast<F: Num>(&self) -> Plan<F> {
-        let operand = |operand: &Operand<T>| Operand { ptr: operand.ptr.cast::<F>(), strides: operand.strides.clone() };
+        let operand = |operand: &Operand<T>| Operand { ptr: operand.ptr.cast::<F>(), strides: operand.strides };
         Plan {
-            sizes: self.sizes.clone(),
+            sizes: self.sizes,
             outputs: self.outputs,
-            roles: self.roles.clone(),
+            roles: self.roles,
             left: operand(&self.left),
             right: operand(&self.right),
         }
@@ -547,8 +611,8 @@ fn merge(labels: &[usize], sizes: &[usize], strides: &[&[isize]]) -> Option<Merg
 }
 
 /// Row-major strides of an array whose axes are `labels` (outermost first), by label.
-fn packed_strides(labels: &[usize], sizes: &[usize]) -> Vec<isize> {
-    let mut strides = vec![0isize; sizes.len()];
+fn packed_strides(labels: &[usize], sizes: &[usize]) -> PerLabel<isize> {
+    let mut strides = PerLabel::filled(0isize, sizes.len());
     let mut step = 1isize;
     for &label in labels.iter().rev() {
         strides[label] = step;
@@ -598,18 +662,18 @@ impl<F: GemmFloat> Plan<F> {
         let left_packed = (!mergeable(&self.left, &m_labels)).then(|| pack(&self.left, &left_labels, &self.sizes));
         let left = match &left_packed {
             Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&left_labels, &self.sizes) },
-            None => self.left.clone(),
+            None => self.left,
         };
         let right_labels: Vec<usize> = batch.iter().chain(&k_labels).chain(&n_labels).copied().collect();
         let right_packed = (!mergeable(&self.right, &n_labels)).then(|| pack(&self.right, &right_labels, &self.sizes));
         let right = match &right_packed {
             Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&right_labels, &self.sizes) },
-            None => self.right.clone(),
+            None => self.right,
         };
         // The output: in place when its M and N axes merge, else in scratch [batch, M, N].
         let in_place = merge(&m_labels, &self.sizes, &[&out_strides]).is_some() && merge(&n_labels, &self.sizes, &[&out_strides]).is_some();
         let scratch_labels: Vec<usize> = batch.iter().chain(&m_labels).chain(&n_labels).copied().collect();
-        let target_strides = if in_place { out_strides.clone() } else { packed_strides(&scratch_labels, &self.sizes) };
+        let target_strides = if in_place { out_strides } else { packed_strides(&scratch_labels, &self.sizes) };
         let mut scratch = if in_place { Vec::new() } else { vec![F::ZERO; out.len()] };
 
         let merged = |labels: &[usize], arrays: &[&[isize]]| match merge(labels, &self.sizes, arrays) {

@@ -7,8 +7,8 @@ pub use ndarray;
 
 pub use crate::array::Array;
 pub use crate::as_view::AsView;
-pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, GRAIN};
-pub use crate::gemm::{contract, contract_scalar, ContractionSpec};
+pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, Slot, GRAIN, TILE};
+pub use crate::gemm::{contract, contract_scalar, contraction_is_small, ContractionSpec};
 pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, IntoSize, Site,
 };

@@ -152,7 +152,23 @@ fn combine_pairwise<A>(mut parts: Vec<A>, combine: &impl Fn(A, A) -> A) -> Optio
 /// Deterministic parallel reduction over 0..n of `value(k)` with `combine`: each chunk of
 /// [`REDUCE_CHUNK`] steps is an [`Accumulate::fold_range`] from `identity`, and chunk results
 /// are combined pairwise. Serial when n is small (below [`GRAIN`] steps).
+#[inline]
 pub fn reduce_values<A, V, C>(n: usize, identity: A, value: V, combine: C) -> A
+where
+    A: Accumulate + Send + Sync,
+    V: Fn(usize) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    if n <= REDUCE_CHUNK {
+        // The single chunk (or none): exactly what the chunked computation gives, inline so
+        // that small reductions cost no more than their loop.
+        return A::fold_range(n, identity, combine, value);
+    }
+    reduce_chunks(n, identity, value, combine)
+}
+
+/// [`reduce_values`] over more than one chunk.
+fn reduce_chunks<A, V, C>(n: usize, identity: A, value: V, combine: C) -> A
 where
     A: Accumulate + Send + Sync,
     V: Fn(usize) -> A + Sync,
@@ -164,10 +180,6 @@ where
         let end = n.min(start + REDUCE_CHUNK);
         A::fold_range(end - start, identity, &combine, |step| value(start + step))
     };
-    if chunks <= 1 {
-        // The single chunk (or none): exactly what the chunked computation gives.
-        return fold_chunk(0);
-    }
     let partial_results: Vec<A> = if n >= GRAIN {
         (0..chunks).into_par_iter().map(fold_chunk).collect()
     } else {

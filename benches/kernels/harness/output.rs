@@ -114,8 +114,11 @@ pub enum Check {
     MostlyEqual { share: f64 },
     /// A kernel-specific judgement (e.g. k-means, where a different nearest centroid is fine
     /// when the two distances tie within rounding). Returns the worst error it saw.
-    Custom(Box<dyn Fn(&Output, &Output) -> Result<f64, String>>),
+    Custom(Judge),
 }
+
+/// A kernel-specific comparison of (reference, candidate): the worst error, or why they differ.
+pub type Judge = Box<dyn Fn(&Output, &Output) -> Result<f64, String>>;
 
 /// Compares `candidate` with `reference`; `Ok` carries the worst normalised error seen.
 pub fn compare(reference: &Output, candidate: &Output, check: &Check) -> Result<f64, String> {

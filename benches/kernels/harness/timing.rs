@@ -38,7 +38,7 @@ impl Settings {
             Settings {
                 quick,
                 repetitions: 11,
-                budget: Duration::from_secs(3),
+                budget: Duration::from_secs(8),
                 warmup: Duration::from_millis(250),
                 min_sample: Duration::from_millis(10),
             }

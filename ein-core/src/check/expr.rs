@@ -37,9 +37,17 @@ impl Checker {
             ast::ExprKind::Len { array } => self.length(array, 0, span, span),
             ast::ExprKind::Shape { array, axis, axis_span } => self.length(array, *axis, *axis_span, span),
             ast::ExprKind::Let { pattern, value, body } => {
-                let value = self.expr(value)?;
+                let value = self.expr(value);
                 let depth = self.scope.len();
-                let bindings = self.bind_pattern(pattern, value, VarKind::Let);
+                // After a bad value, the names are still bound, so the body is checked for
+                // errors of its own without "unknown name" noise.
+                let bindings = match value {
+                    Ok(value) => self.bind_pattern(pattern, value, VarKind::Let),
+                    Err(reported) => {
+                        self.bind_unknown(pattern);
+                        Err(reported)
+                    }
+                };
                 let body = self.expr(body);
                 self.scope.truncate(depth);
                 let mut body = body?;
@@ -53,14 +61,14 @@ impl Checker {
                 let (cond, then, otherwise) = (cond?, then?, otherwise?);
                 if self.unifier.unify_types(&cond.ty, &Type::BOOL).is_err() {
                     let found = self.unifier.describe_type(&cond.ty);
-                    self.errors.push(cond.span, format!("the condition of `if` must be a `bool`, found `{found}`"));
+                    self.errors.push(cond.span, format!("the condition of `if` must be a `bool`, found {found}"));
                     return Err(Reported);
                 }
                 if let Err(mismatch) = self.unifier.unify_types(&then.ty, &otherwise.ty) {
                     self.errors.push(
                         otherwise.span,
                         format!(
-                            "`if` branches have different types: `{}` and `{}`; both sides of a select must agree",
+                            "`if` branches have different types: {} and {}; both sides of a select must agree",
                             mismatch.left, mismatch.right
                         ),
                     );
@@ -154,7 +162,7 @@ impl Checker {
         let Some((binder, rest)) = binders.split_first() else {
             return self.binding_body(body, binding);
         };
-        let explicit = binder.size.as_ref().map(|size| self.size_expr(size, &binder.name.to_string()));
+        let explicit = binder.size.as_ref().map(|size| self.size_expr(size, &format!("the size of `{}`", binder.name)));
         let index = self.bind_index(&binder.name);
         let inner = self.binders(rest, body, binding, span);
         self.scope.pop();
@@ -221,7 +229,7 @@ impl Checker {
                         body.span,
                         format!(
                             "array elements must be numbers, booleans, or tuples/records of them; \
-                             this comprehension's body is `{found}`"
+                             this comprehension's body is {found}"
                         ),
                     );
                     return Err(Reported);
@@ -240,7 +248,7 @@ impl Checker {
                 if !ok {
                     let wanted = if class == NumberClass::Bool { "a `bool`" } else { "a number" };
                     let found = self.unifier.describe_type(&body.ty);
-                    self.errors.push(body.span, format!("`{}` needs {wanted} body, found `{found}`", op.name()));
+                    self.errors.push(body.span, format!("`{}` needs {wanted} body, found {found}", op.name()));
                     return Err(Reported);
                 }
             }
@@ -257,26 +265,42 @@ impl Checker {
     }
 
     /// An explicit size or fold count: an integer not depending on any index, as `i64`.
-    fn size_expr(&mut self, size: &ast::Expr, index_name: &str) -> Checked<Expr> {
+    /// `what` names the quantity in errors: "the size of `i`", "the count of the fold over `t`".
+    fn size_expr(&mut self, size: &ast::Expr, what: &str) -> Checked<Expr> {
         let size = self.expr(size)?;
         let Some(scalar) = size.ty.as_scalar().filter(|scalar| self.unifier.require(*scalar, NumberClass::Int).is_ok())
         else {
             let found = self.unifier.describe_type(&size.ty);
-            self.errors.push(size.span, format!("the size of `{index_name}` must be an integer, found `{found}`"));
+            self.errors.push(size.span, format!("{what} must be an integer, found {found}"));
             return Err(Reported);
         };
         if let Some(dependency) = self.index_dependency(&size) {
+            let span = self.dependency_use(&size).unwrap_or(size.span);
             let dependency = self.var(dependency).name.clone();
             self.errors.push(
-                size.span,
+                span,
                 format!(
-                    "the size of `{index_name}` depends on `{dependency}`, which changes from one iteration \
-                     to the next; ein arrays are rectangular, so sizes must not depend on indices or accumulators"
+                    "{what} depends on `{dependency}`, which changes from one iteration to the next; \
+                     ein arrays are rectangular, so sizes and counts must not depend on indices or accumulators"
                 ),
             );
             return Err(Reported);
         }
         Ok(to_i64(size, scalar, &mut self.unifier))
+    }
+
+    /// The first variable use in `expr` through which it depends on an index or accumulator.
+    fn dependency_use(&self, expr: &Expr) -> Option<Span> {
+        if let ExprKind::Var(_) = expr.kind {
+            return self.index_dependency(expr).map(|_| expr.span);
+        }
+        let mut found = None;
+        expr.for_each_child(|child| {
+            if found.is_none() {
+                found = self.dependency_use(child);
+            }
+        });
+        found
     }
 
     /// An index or accumulator that `expr` depends on, directly or through `let`s.
@@ -308,38 +332,48 @@ impl Checker {
     fn fold(&mut self, index: &Binder, acc: &Pattern, init: &ast::Expr, body: &ast::Expr, span: Span) -> Checked<Expr> {
         let index_name = index.name.to_string();
         let count = match &index.size {
-            Some(count) => self.size_expr(count, &index_name),
+            Some(count) => self.size_expr(count, &format!("the count of the fold over `{index_name}`")),
             None => {
                 self.errors.push(index.name.span(), "a fold needs an explicit count: `fold t in 0..n, acc = init { .. }`");
                 Err(Reported)
             }
         };
         let init = self.expr(init);
-        let (count, init) = (count?, init?);
         let depth = self.scope.len();
         let index_var = self.bind_index(&index.name);
-        let acc_name = match acc {
-            Pattern::Name(name) => name.to_string(),
-            Pattern::Tuple(..) => "__ein_acc".to_string(),
-        };
-        let acc_var = self.declare(&acc_name, init.ty.clone(), VarKind::Accumulator, acc.span());
-        self.scope.push(acc_var);
-        let bindings = match acc {
-            Pattern::Name(_) => Ok(Vec::new()),
-            Pattern::Tuple(..) => {
-                let whole = Expr::new(ExprKind::Var(acc_var), init.ty.clone(), acc.span());
-                self.bind_pattern(acc, whole, VarKind::Let)
+        let (init, bindings, acc_var) = match init {
+            Ok(init) => {
+                let acc_name = match acc {
+                    Pattern::Name(name) => name.to_string(),
+                    Pattern::Tuple(..) => "__ein_acc".to_string(),
+                };
+                let acc_var = self.declare(&acc_name, init.ty.clone(), VarKind::Accumulator, acc.span());
+                self.scope.push(acc_var);
+                let bindings = match acc {
+                    Pattern::Name(_) => Ok(Vec::new()),
+                    Pattern::Tuple(..) => {
+                        let whole = Expr::new(ExprKind::Var(acc_var), init.ty.clone(), acc.span());
+                        self.bind_pattern(acc, whole, VarKind::Let)
+                    }
+                };
+                (Ok(init), bindings, Some(acc_var))
+            }
+            Err(reported) => {
+                // Keep checking the body for its own errors, with the accumulator's names bound.
+                self.bind_unknown(acc);
+                (Err(reported), Err(reported), None)
             }
         };
         let body = self.expr(body);
         self.scope.truncate(depth);
         self.size_uses.take(index_var);
-        let (mut body, bindings) = (body?, bindings?);
+        let (count, init, mut body, bindings) = (count?, init?, body?, bindings?);
+        let acc_var = acc_var.ok_or(Reported)?;
         if let Err(mismatch) = self.unifier.unify_types(&init.ty, &body.ty) {
             self.errors.push(
                 body.span,
                 format!(
-                    "the fold body has type `{}` but its initial value has type `{}`; they must be the same",
+                    "the fold body has type {} but its initial value has type {}; they must be the same",
                     mismatch.right, mismatch.left
                 ),
             );
@@ -376,9 +410,10 @@ impl Checker {
                     Type::Tuple { fields, .. } if fields.len() == items.len() => fields.clone(),
                     other => {
                         let found = self.unifier.describe_type(other);
+                        self.bind_unknown(pattern);
                         self.errors.push(
                             *span,
-                            format!("this pattern takes a tuple of {} values, but the value is `{found}`", items.len()),
+                            format!("this pattern takes a tuple of {} values, but the value is {found}", items.len()),
                         );
                         return Err(Reported);
                     }
@@ -399,6 +434,19 @@ impl Checker {
         }
     }
 
+    /// Binds a pattern's names to values of unknown type after an error, so uses of the names
+    /// are not reported again as unknown.
+    fn bind_unknown(&mut self, pattern: &Pattern) {
+        match pattern {
+            Pattern::Name(name) => {
+                let ty = Type::Scalar(self.unifier.fresh(NumberClass::Any, super::types::Origin::Literal));
+                let var = self.declare(&name.to_string(), ty, VarKind::Let, name.span());
+                self.scope.push(var);
+            }
+            Pattern::Tuple(items, _) => items.iter().for_each(|item| self.bind_unknown(item)),
+        }
+    }
+
     fn index(&mut self, array: &ast::Expr, indices: &[ast::Expr], span: Span) -> Checked<Expr> {
         let base = self.expr(array);
         let indices = self.all(indices);
@@ -406,7 +454,7 @@ impl Checker {
         let rank = base.ty.rank();
         if rank == 0 {
             let found = self.unifier.describe_type(&base.ty);
-            self.errors.push(array.span, format!("only arrays can be indexed; this is `{found}`"));
+            self.errors.push(array.span, format!("only arrays can be indexed; this is {found}"));
             return Err(Reported);
         }
         if indices.len() > rank {
@@ -421,7 +469,7 @@ impl Checker {
             let integer = index.ty.as_scalar().is_some_and(|scalar| self.unifier.require(scalar, NumberClass::Int).is_ok());
             if !integer {
                 let found = self.unifier.describe_type(&index.ty);
-                self.errors.push(index.span, format!("array indices must be integers, found `{found}`"));
+                self.errors.push(index.span, format!("array indices must be integers, found {found}"));
                 return Err(Reported);
             }
             if let ExprKind::Var(var) = index.kind {
@@ -446,7 +494,7 @@ impl Checker {
             }
             other => {
                 let found = self.unifier.describe_type(other);
-                self.errors.push(span, format!("only tuples and records have fields; this is `{found}`"));
+                self.errors.push(span, format!("only tuples and records have fields; this is {found}"));
                 return Err(Reported);
             }
         };
@@ -479,7 +527,7 @@ impl Checker {
         let rank = array.ty.rank();
         if rank == 0 {
             let found = self.unifier.describe_type(&array.ty);
-            self.errors.push(array.span, format!("only arrays have a length; this is `{found}`"));
+            self.errors.push(array.span, format!("only arrays have a length; this is {found}"));
             return Err(Reported);
         }
         if axis >= rank {
@@ -499,7 +547,7 @@ impl Checker {
         if !ok {
             let found = self.unifier.describe_type(&operand.ty);
             let wanted = if op == UnaryOp::Neg { "`-` needs a number" } else { "`!` needs a `bool`" };
-            self.errors.push(op_span, format!("{wanted}, found `{found}`"));
+            self.errors.push(op_span, format!("{wanted}, found {found}"));
             return Err(Reported);
         }
         let ty = operand.ty.clone();
@@ -514,7 +562,7 @@ impl Checker {
             if side.ty.as_scalar().is_none() {
                 let found = self.unifier.describe_type(&side.ty);
                 let hint = if side.ty.rank() > 0 { "; index the array, e.g. `a[i]`" } else { "" };
-                self.errors.push(side.span, format!("`{symbol}` works on single values, not `{found}`{hint}"));
+                self.errors.push(side.span, format!("`{symbol}` works on single values, not {found}{hint}"));
                 return Err(Reported);
             }
         }
@@ -526,27 +574,24 @@ impl Checker {
                 let scalar = side.ty.as_scalar().unwrap_or(ScalarType::BOOL);
                 if self.unifier.unify(scalar, ScalarType::BOOL).is_err() {
                     let found = self.unifier.describe(scalar);
-                    self.errors.push(side.span, format!("`{symbol}` needs `bool` operands, found `{found}`"));
+                    self.errors.push(side.span, format!("`{symbol}` needs `bool` operands, found {found}"));
                     return Err(Reported);
                 }
             }
             return Ok(Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, Type::BOOL, span));
         }
         if let Err(mismatch) = self.unifier.unify(left, right) {
+            let hint = self.conversion_hint(left, right);
             self.errors.push(
                 op_span,
-                format!(
-                    "mismatched types: `{}` {symbol} `{}`; ein never converts numbers implicitly, \
-                     add a cast such as `x as f64`",
-                    mismatch.left, mismatch.right
-                ),
+                format!("mismatched types: {} {symbol} {}; {hint}", mismatch.left, mismatch.right),
             );
             return Err(Reported);
         }
         let needs_number = op.is_arithmetic() || !matches!(op, BinaryOp::Eq | BinaryOp::Ne);
         if needs_number && self.unifier.require(left, NumberClass::Number).is_err() {
             let found = self.unifier.describe(left);
-            self.errors.push(op_span, format!("`{symbol}` needs numbers, found `{found}`"));
+            self.errors.push(op_span, format!("`{symbol}` needs numbers, found {found}"));
             return Err(Reported);
         }
         let ty = if op.is_comparison() { Type::BOOL } else { lhs.ty.clone() };
@@ -567,21 +612,21 @@ impl Checker {
         for arg in &args {
             let Some(scalar) = arg.ty.as_scalar() else {
                 let found = self.unifier.describe_type(&arg.ty);
-                self.errors.push(arg.span, format!("`{}` works on single values, not `{found}`", func.name()));
+                self.errors.push(arg.span, format!("`{}` works on single values, not {found}", func.name()));
                 return Err(Reported);
             };
             if self.unifier.require(scalar, class).is_err() {
                 let found = self.unifier.describe(scalar);
                 let hint = if class == NumberClass::Float { "; cast with `as f64` first" } else { "" };
                 let wanted = if class == NumberClass::Float { "a float" } else { "a number" };
-                self.errors.push(arg.span, format!("`{}` needs {wanted}, found `{found}`{hint}", func.name()));
+                self.errors.push(arg.span, format!("`{}` needs {wanted}, found {found}{hint}", func.name()));
                 return Err(Reported);
             }
             if let Some(first) = result {
                 if let Err(mismatch) = self.unifier.unify(first, scalar) {
                     self.errors.push(
                         arg.span,
-                        format!("mismatched argument types: `{}` and `{}`; add a cast", mismatch.left, mismatch.right),
+                        format!("mismatched argument types: {} and {}; add a cast", mismatch.left, mismatch.right),
                     );
                     return Err(Reported);
                 }
@@ -596,7 +641,7 @@ impl Checker {
         let operand = self.expr(operand)?;
         let Some(from) = operand.ty.as_scalar() else {
             let found = self.unifier.describe_type(&operand.ty);
-            self.errors.push(operand.span, format!("only single values can be cast, not `{found}`"));
+            self.errors.push(operand.span, format!("only single values can be cast, not {found}"));
             return Err(Reported);
         };
         let from_class = self.unifier.class_of(from);
@@ -613,6 +658,32 @@ impl Checker {
         }
         let kind = ExprKind::Cast { operand: Box::new(operand), to: ScalarType::Known(to) };
         Ok(Expr::new(kind, Type::scalar(to), span))
+    }
+}
+
+impl Checker {
+    /// How to fix a mismatch between two scalar types: a literal spelled for the other side, or
+    /// an explicit cast to the type the other side has.
+    fn conversion_hint(&self, left: ScalarType, right: ScalarType) -> String {
+        let literal_fix = |literal: ScalarType, other: ScalarType| {
+            self.unifier.is_open_literal(literal, NumberClass::Int)
+                && matches!(self.unifier.shallow(other), ScalarType::Known(s) if s.is_float())
+        };
+        if literal_fix(left, right) || literal_fix(right, left) {
+            return "ein never converts numbers implicitly: write the integer literal as a float, e.g. `2.0`".to_string();
+        }
+        let target = [left, right].into_iter().find_map(|side| match self.unifier.shallow(side) {
+            ScalarType::Known(s) if s.is_float() => Some(s),
+            _ => None,
+        });
+        let target = target.or_else(|| match self.unifier.shallow(left) {
+            ScalarType::Known(s) => Some(s),
+            ScalarType::Param(_) => None,
+        });
+        match target {
+            Some(target) => format!("ein never converts numbers implicitly: cast the other side with `as {target}`"),
+            None => "ein never converts numbers implicitly: add a cast".to_string(),
+        }
     }
 }
 

@@ -81,7 +81,7 @@ fn check_function(function: &ast::Function) -> syn::Result<Unit> {
     if let (Ok(body), Ok(declared)) = (&body, &declared) {
         if checker.unifier.unify_types(declared, &body.ty).is_err() {
             let message = format!(
-                "the body has type `{}` but the function returns `{}`",
+                "the body has type {} but the function returns {}",
                 checker.unifier.describe_type(&body.ty),
                 checker.unifier.describe_type(declared)
             );
@@ -159,7 +159,8 @@ impl Checker {
                     ty.span(),
                     "parameters must be scalars or arrays of scalars; pass the fields of records as separate arrays",
                 );
-                Err(Reported)
+                // Still bound with its type, so its uses are checked without "unknown name" noise.
+                Ok(resolved)
             }
         }
     }

@@ -72,36 +72,64 @@ impl Unifier {
         }
     }
 
-    /// A human name for a type in errors: `f32`, `float`, `integer`, `number`.
+    /// A human name for a type in errors: a concrete type in backticks (`` `f32` ``), or plain
+    /// words for what is only partly known ("a float", "an integer literal").
     pub fn describe(&self, ty: ScalarType) -> String {
         match self.shallow(ty) {
-            ScalarType::Known(s) => s.name().to_string(),
-            ScalarType::Param(_) => match self.class_of(ty) {
-                NumberClass::Any => "a value".to_string(),
-                NumberClass::Number => "a number".to_string(),
-                NumberClass::Float => "a float".to_string(),
-                NumberClass::Int => "an integer".to_string(),
-                NumberClass::Bool => "bool".to_string(),
-            },
+            ScalarType::Known(s) => format!("`{}`", s.name()),
+            ScalarType::Param(slot) => {
+                let literal = matches!(self.slots.get(slot), Some(Slot::Open { origin: Origin::Literal, .. }));
+                match (self.class_of(ty), literal) {
+                    (NumberClass::Float, true) => "a float literal".to_string(),
+                    (NumberClass::Int, true) => "an integer literal".to_string(),
+                    (class, _) => class_name(class).to_string(),
+                }
+            }
         }
     }
 
     pub fn describe_type(&self, ty: &Type) -> String {
         match ty {
             Type::Scalar(s) => self.describe(*s),
+            _ => format!("`{}`", self.type_text(ty)),
+        }
+    }
+
+    /// Type syntax, with partly known element types written as `float`, `integer`, `number`, `_`.
+    fn type_text(&self, ty: &Type) -> String {
+        match ty {
+            Type::Scalar(s) => match self.shallow(*s) {
+                ScalarType::Known(known) => known.name().to_string(),
+                ScalarType::Param(_) => match self.class_of(*s) {
+                    NumberClass::Float => "float".to_string(),
+                    NumberClass::Int => "integer".to_string(),
+                    NumberClass::Number => "number".to_string(),
+                    NumberClass::Bool => "bool".to_string(),
+                    NumberClass::Any => "_".to_string(),
+                },
+            },
             Type::Array { elem, rank } => {
-                let inner = self.describe_type(elem);
-                format!("{}{}{}", "[".repeat(*rank), inner, "]".repeat(*rank))
+                format!("{}{}{}", "[".repeat(*rank), self.type_text(elem), "]".repeat(*rank))
             }
             Type::Tuple { fields, names } if names.is_empty() => {
-                let fields: Vec<String> = fields.iter().map(|f| self.describe_type(f)).collect();
+                let fields: Vec<String> = fields.iter().map(|f| self.type_text(f)).collect();
                 format!("({})", fields.join(", "))
             }
             Type::Tuple { fields, names } => {
                 let fields: Vec<String> =
-                    names.iter().zip(fields).map(|(n, f)| format!("{n}: {}", self.describe_type(f))).collect();
+                    names.iter().zip(fields).map(|(n, f)| format!("{n}: {}", self.type_text(f))).collect();
                 format!("{{ {} }}", fields.join(", "))
             }
+        }
+    }
+
+    /// Whether a slot is still an unsuffixed literal of the given class.
+    pub fn is_open_literal(&self, ty: ScalarType, class: NumberClass) -> bool {
+        match self.shallow(ty) {
+            ScalarType::Param(slot) => {
+                matches!(self.slots.get(slot), Some(Slot::Open { origin: Origin::Literal, class: c }) if *c == class)
+            }
+            ScalarType::Known(_) => false,
         }
     }
 

@@ -160,9 +160,16 @@ impl Gen<'_> {
         let row = self.row.clone();
         let outs = self.outs.clone();
         let candidates = self.version_candidates();
+        let tiled = chain.len() == 2
+            && !has_array(&body.ty)
+            && cannot_fail(body)
+            && reads_across_rows(body, chain[0].0, chain[1].0);
         let (chunk_block, ()) = self.versioning(|generator| {
             generator.nested(true, |generator, chunk_block| {
-                if chain.len() == 1 && !has_array(&body.ty) {
+                if tiled {
+                    let count = Code::expr(quote!(#end - #start), Prec::Add);
+                    generator.fill_tiles((outer, &start), chain[1].0, &count, &dims[1].len, body, chunk_block)
+                } else if chain.len() == 1 && !has_array(&body.ty) {
                     // One element per row: the whole chunk is one counted loop.
                     let count = Code::expr(quote!(#end - #start), Prec::Add);
                     let offset = start.to_token_stream();
@@ -185,8 +192,9 @@ impl Gen<'_> {
         let chunk_tokens = self.versioned(&candidates, chunk_block.finish(None));
         let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
         let end_param = if mentions(&chunk_tokens, &end) { end.to_token_stream() } else { quote!(_) };
+        let min_chunk_rows = if tiled { quote!(::ein::__private::TILE) } else { quote!(1) };
         block.push(quote! {
-            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, |#start_param, #end_param, #outs| {
+            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, |#start_param, #end_param, #outs| {
                 #chunk_tokens
             });
         });
@@ -242,9 +250,9 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// `Fill::fill(outs, count, |position| { let index = (offset + position) as i64; body })`:
-    /// the innermost loop of a comprehension with a scalar (or tuple) body, a counted loop
-    /// that checks once that its `count` elements fit and writes each through a raw cursor.
+    /// `Fill::fill(outs, count, |position, slot| { let index = (offset + position) as i64;
+    /// Push::push(slot, body); })`: the innermost loop of a comprehension with a scalar (or
+    /// tuple) body, a counted loop that checks once that its `count` elements fit.
     fn fill_loop(
         &mut self,
         index: VarId,
@@ -268,10 +276,52 @@ impl Gen<'_> {
             generator.env.insert(index, Value::Plain(Code::name(&name)));
             generator.scalar(body, inner)
         })?;
+        let mut inner = inner;
+        let slot = self.names.fresh("slot");
+        let value = &value.tokens;
+        inner.push(quote!(::ein::__private::Push::push(#slot, #value);));
         let position_param = if used { position.to_token_stream() } else { quote!(_) };
-        let (count, inner) = (&count.tokens, inner.finish(Some(&value)));
+        let (count, inner) = (&count.tokens, inner.finish(None));
         block.push(quote! {
-            ::ein::__private::Fill::fill(#outs, #count, |#position_param| { #inner });
+            ::ein::__private::Fill::fill(#outs, #count, |#position_param, #slot| { #inner });
+        });
+        Ok(())
+    }
+
+    /// `Fill::fill_tiled(outs, rows, row_len, |row, column, slot| { let i = (start + row) as
+    /// i64; let j = column as i64; Push::push(slot, body); })`: both axes of a two-axis
+    /// comprehension whose body reads across rows, written tile by tile.
+    fn fill_tiles(
+        &mut self,
+        (outer, start): (VarId, &Ident),
+        inner: VarId,
+        rows: &Code,
+        row_len: &Code,
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<()> {
+        let outs = self.outs.clone();
+        let (row, column, slot) = (self.names.fresh("row"), self.names.fresh("column"), self.names.fresh("slot"));
+        let (outer_name, inner_name) = (self.names.var(outer).clone(), self.names.var(inner).clone());
+        let (outer_used, inner_used) = (self.names.is_referenced(outer), self.names.is_referenced(inner));
+        let (mut element, value) = self.nested(true, |generator, element| {
+            if outer_used {
+                element.push(quote!(let #outer_name = (#start + #row) as ::core::primitive::i64;));
+            }
+            if inner_used {
+                element.push(quote!(let #inner_name = #column as ::core::primitive::i64;));
+            }
+            generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
+            generator.env.insert(inner, Value::Plain(Code::name(&inner_name)));
+            generator.scalar(body, element)
+        })?;
+        let value = &value.tokens;
+        element.push(quote!(::ein::__private::Push::push(#slot, #value);));
+        let row_param = if outer_used { row.to_token_stream() } else { quote!(_) };
+        let column_param = if inner_used { column.to_token_stream() } else { quote!(_) };
+        let (rows, row_len, element) = (&rows.tokens, &row_len.tokens, element.finish(None));
+        block.push(quote! {
+            ::ein::__private::Fill::fill_tiled(#outs, #rows, #row_len, |#row_param, #column_param, #slot| { #element });
         });
         Ok(())
     }
@@ -520,6 +570,64 @@ fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) 
         }
         Type::Array { elem, .. } => column_tree(elem, column),
     }
+}
+
+/// Whether evaluating `body` can never fail, for any values of its free variables
+/// (conservatively: no clamped read, no integer division, no loop, no size check, no cast
+/// that checks). Only such a body may be evaluated out of row-major order (tiled): the order
+/// decides which error a failing program reports first.
+fn cannot_fail(body: &Expr) -> bool {
+    let here = match &body.kind {
+        ExprKind::Index { bounds, .. } => *bounds == Bounds::Proven,
+        ExprKind::Binary { op, lhs, .. } => {
+            let division = matches!(op, crate::ir::BinaryOp::Div | crate::ir::BinaryOp::Rem);
+            let int = match lhs.ty.as_scalar() {
+                Some(ScalarType::Known(scalar)) => !scalar.is_float(),
+                _ => true,
+            };
+            !(division && int)
+        }
+        ExprKind::Cast { operand, to } => {
+            matches!((operand.ty.as_scalar(), to), (Some(ScalarType::Known(_)), ScalarType::Known(_)))
+        }
+        ExprKind::For { .. }
+        | ExprKind::Reduce { .. }
+        | ExprKind::Fold { .. }
+        | ExprKind::Assert { .. }
+        | ExprKind::Contract(_) => false,
+        _ => true,
+    };
+    let mut children = true;
+    body.for_each_child(|child| children &= cannot_fail(child));
+    here && children
+}
+
+/// Whether `body` reads some array with the inner index `inner` in an axis other than its
+/// last and not in its last (`b[j, i]` inside `for i, j`): consecutive elements of a row then
+/// read a column, a cache line apiece, unless the loops are tiled.
+fn reads_across_rows(body: &Expr, outer: VarId, inner: VarId) -> bool {
+    if let ExprKind::Index { .. } = &body.kind {
+        let mut indices = Vec::new();
+        let mut base = body;
+        while let ExprKind::Index { array, index, .. } = &base.kind {
+            indices.push(&**index);
+            base = array;
+        }
+        indices.reverse();
+        if let (Some((last, others)), Type::Array { rank, .. }) = (indices.split_last(), &base.ty) {
+            let in_last = visit::free_vars(last);
+            let across = indices.len() == *rank
+                && !in_last.contains(&inner)
+                && others.iter().any(|index| visit::free_vars(index).contains(&inner))
+                && (in_last.contains(&outer) || in_last.is_empty());
+            if across {
+                return true;
+            }
+        }
+    }
+    let mut found = false;
+    body.for_each_child(|child| found |= reads_across_rows(child, outer, inner));
+    found
 }
 
 /// `a * b * c`

@@ -1,9 +1,9 @@
-//! Contractions ([`Contraction`]): one call to the runtime's `contract` (or `contract_scalar`
-//! for a dot product), which picks a GEMM, a GEMV, a dot product or plain loops at run time
-//! from the sizes and strides (see `ein-runtime/src/gemm.rs`).
-//!
-//! The sizes are computed (and checked non-negative) first, in label order, then the scale,
-//! then the operands' views: the order `Contraction` evaluates its children in.
+//! Contractions ([`Contraction`]): the sizes are computed (and checked non-negative) first, in
+//! label order; then, if the contraction is small (`contraction_is_small`: a GEMM's set-up
+//! would cost more than it saves), the original loop nest (`Contraction::loops`) runs as any
+//! other code; else one call to the runtime's `contract` (or `contract_scalar` for a dot
+//! product) with the scale and the operands' views, which picks a GEMM, a GEMV or a dot
+//! product from the sizes and strides (see `ein-runtime/src/gemm.rs`).
 
 use super::code::{Block, Code, Prec, Value};
 use super::{internal, Gen};
@@ -30,6 +30,31 @@ impl Gen<'_> {
                 sizes.push(name.into_token_stream());
             }
         }
+        let ty = &expr.ty;
+        let (small, loops) = self.nested(false, |generator, small| {
+            let value = generator.value(&contraction.loops, small)?;
+            generator.owned(&value, ty, expr.span, small)
+        })?;
+        let loops = small.finish(Some(&loops));
+        let mut large = Block::new();
+        let call = self.contraction_call(contraction, &sizes, &mut large)?;
+        let large = large.finish(Some(&call));
+        let name = self.names.fresh(if contraction.outputs == 0 { "dot" } else { "contracted" });
+        let choice = quote! {
+            if ::ein::__private::contraction_is_small(&[#(#sizes),*]) { #loops } else { #large }
+        };
+        block.push_let(name.clone(), Code::expr(choice, Prec::Block));
+        if contraction.outputs == 0 {
+            return Ok(Value::Plain(Code::name(&name)));
+        }
+        let Type::Array { elem, .. } = &expr.ty else {
+            return Err(internal(expr.span, "a contraction with output labels that is not an array"));
+        };
+        Ok(Value::Array(self.views_of_store(elem, name.into_token_stream(), hint, block)))
+    }
+
+    /// The runtime call for a contraction whose sizes are bound to `sizes`.
+    fn contraction_call(&mut self, contraction: &Contraction, sizes: &[TokenStream], block: &mut Block) -> syn::Result<Code> {
         let scale = match &contraction.scale {
             Some(scale) => {
                 let factor = self.scalar(&scale.factor, block)?;
@@ -55,22 +80,11 @@ impl Gen<'_> {
             &::ein::__private::ContractionSpec { outputs: #outputs, left: #left_axes, right: #right_axes }
         };
         let (output_sizes, summed_sizes) = sizes.split_at(contraction.outputs);
-        if contraction.outputs == 0 {
-            let name = self.names.fresh("dot");
-            let call = quote! {
-                ::ein::__private::contract_scalar(#spec, &[#(#summed_sizes),*], #scale, #left, #right)
-            };
-            block.push_let(name.clone(), Code::expr(call, Prec::Atom));
-            return Ok(Value::Plain(Code::name(&name)));
-        }
-        let Type::Array { elem, .. } = &expr.ty else {
-            return Err(internal(expr.span, "a contraction with output labels that is not an array"));
+        let call = if contraction.outputs == 0 {
+            quote!(::ein::__private::contract_scalar(#spec, &[#(#summed_sizes),*], #scale, #left, #right))
+        } else {
+            quote!(::ein::__private::contract(#spec, [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #left, #right))
         };
-        let store = self.names.fresh("contracted");
-        let call = quote! {
-            ::ein::__private::contract(#spec, [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #left, #right)
-        };
-        block.push_let(store.clone(), Code::expr(call, Prec::Atom));
-        Ok(Value::Array(self.views_of_store(elem, store.into_token_stream(), hint, block)))
+        Ok(Code::expr(call, Prec::Atom))
     }
 }

@@ -87,6 +87,8 @@ struct Gen<'p> {
     /// Inside a loop nest that is being versioned for unit-stride views (see
     /// [`Gen::versioned`]): nested loop nests are not versioned again.
     in_versioned: bool,
+    /// Never version (the `EIN_NO_VERSIONING` switch, for comparing diagnostics and speed).
+    no_versioning: bool,
 }
 
 impl<'p> Gen<'p> {
@@ -106,6 +108,7 @@ impl<'p> Gen<'p> {
             row,
             outs,
             in_versioned: false,
+            no_versioning: std::env::var_os("EIN_NO_VERSIONING").is_some(),
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
@@ -364,10 +367,7 @@ impl<'p> Gen<'p> {
             }
         }
         let mut found = Vec::new();
-        // Element types left to rustc: two copies of the same code could make rustc report an
-        // ill-typed program's errors twice, differently (the first copy's inference shapes the
-        // second's). Such programs keep one copy.
-        if !self.in_versioned && self.program.type_params.is_empty() {
+        if !self.in_versioned && !self.no_versioning {
             self.env.values().for_each(|value| collect(value, &mut found));
         }
         found
@@ -392,19 +392,26 @@ impl<'p> Gen<'p> {
         if used.is_empty() {
             return nest;
         }
-        let some = quote!(::core::option::Option::Some);
-        let none = quote!(::core::option::Option::None);
+        let tuple = |items: Vec<TokenStream>| tuple_tokens(items);
         let any_none = (0..used.len()).map(|position| {
-            let slots = (0..used.len()).map(|slot| if slot == position { none.clone() } else { quote!(_) });
-            quote!((#(#slots,)*))
+            tuple(
+                (0..used.len())
+                    .map(|slot| if slot == position { quote!(::core::option::Option::None) } else { quote!(_) })
+                    .collect(),
+            )
         });
+        let units = tuple(used.iter().map(|view| quote!(#view.unit_inner())).collect());
+        let views = tuple(used.iter().map(|view| view.to_token_stream()).collect());
+        let somes = tuple(used.iter().map(|view| quote!(::core::option::Option::Some(#view))).collect());
+        // The general copy rebinds the views to locals of its own too, so that LLVM knows no
+        // output write can change them and keeps their pointers and strides in registers.
         quote! {
-            match (#(#used.unit_inner(),)*) {
+            match #units {
                 #(#any_none)|* => {
-                    let (#(#used,)*) = (#(#used,)*);
+                    let #views = #views;
                     #nest
                 }
-                (#(#some(#used),)*) => {
+                #somes => {
                     #nest
                 }
             }

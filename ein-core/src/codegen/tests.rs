@@ -223,6 +223,26 @@ fn polar() -> Sample {
     function("polar", b.program(body))
 }
 
+/// `fn transpose_add(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { a[i, j] + b[j, i] } }`
+/// (sizes from `a`; the checks that `b` agrees are left out here) and the same with a clamped
+/// read, which may fail and so must not be reordered.
+fn transpose_adds() -> (Sample, Sample) {
+    let sample = |name: &'static str, bounds: Bounds| {
+        let mut b = Builder::default();
+        let a = b.param("a", array(Scalar::F32, 2));
+        let bt = b.param("b", array(Scalar::F32, 2));
+        let (i, j) = (b.index("i"), b.index("j"));
+        let sum = binary(
+            BinaryOp::Add,
+            at(at(b.var(a), b.var(i), Bounds::Proven), b.var(j), Bounds::Proven),
+            at(at(b.var(bt), b.var(j), bounds), b.var(i), Bounds::Proven),
+        );
+        let body = for_each(i, len(b.var(a), 0), for_each(j, len(b.var(a), 1), sum));
+        function(name, b.program(body))
+    };
+    (sample("transpose_add", Bounds::Proven), sample("transpose_add_clamped", Bounds::Clamped))
+}
+
 /// `fn total(a: [f32]) -> f32 { sum k { a[k] } }`: a top-level, parallel reduction.
 fn total() -> Sample {
     let mut b = Builder::default();
@@ -341,8 +361,11 @@ fn softmax() -> Sample {
 fn samples() -> Vec<Sample> {
     let (best, row_best) = arg_reductions();
     let (scale, generic_sum) = generic_expressions();
+    let (transpose_add, transpose_add_clamped) = transpose_adds();
     vec![
         matmul(),
+        transpose_add,
+        transpose_add_clamped,
         shift(),
         polar(),
         total(),
@@ -370,18 +393,62 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "::ein::__private::check_same_size(a.size(1), b.size(0), \"k\", \"axis 1 of `a`\", \"axis 0 of `b`\", &__ein_site)",
             "let __ein_size_i = a.len_of(0);",
             "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_size_i * __ein_size_j)",
-            "::ein::__private::fill_rows(&mut __ein_buffer, __ein_size_i, __ein_size_j, |__ein_row, __ein_outs|",
-            "let i = __ein_row as ::core::primitive::i64;",
-            "for j in 0..__ein_size_j as ::core::primitive::i64",
-            "let mut __ein_sum_k = 0.0f32;",
-            "for k in 0..a.size(1)",
-            "__ein_sum_k += unsafe { a.get_unchecked([i as ::core::primitive::usize, k as ::core::primitive::usize]) }",
-            "::ein::__private::Push::push(__ein_outs, __ein_sum_k);",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, 1, |__ein_start, __ein_end, __ein_outs|",
+            // Versioned: a copy for unit-stride last axes, the general one for any layout.
+            "match (a.unit_inner(), b.unit_inner()) {",
+            "(::core::option::Option::None, _) | (_, ::core::option::Option::None) => { let (a, b) = (a, b);",
+            "(::core::option::Option::Some(a), ::core::option::Option::Some(b)) => {",
+            "for __ein_row in __ein_start..__ein_end { let i = __ein_row as ::core::primitive::i64;",
+            // The innermost axis is one counted loop per row.
+            "::ein::__private::Fill::fill(__ein_outs, __ein_size_j, |__ein_position, __ein_slot| { let j = __ein_position as ::core::primitive::i64;",
+            "let __ein_sum_k = ::ein::__private::Accumulate::fold_range(a.len_of(1), 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_position_2| { let k = __ein_position_2 as ::core::primitive::i64;",
+            "unsafe { a.get_unchecked([i as ::core::primitive::usize, k as ::core::primitive::usize]) }",
+            "::ein::__private::Push::push(__ein_slot, __ein_sum_k);",
             "__ein_buffer.into_array([__ein_size_i, __ein_size_j])",
         ],
     );
     let text = text(&sample);
-    assert!(text.find("check_same_size").unwrap() < text.find("fill_rows").unwrap());
+    assert!(text.find("check_same_size").unwrap() < text.find("fill_chunks").unwrap());
+    assert_eq!(text.matches("fold_range").count(), 2, "one reduction per copy");
+}
+
+#[test]
+fn a_one_dimensional_output_is_one_counted_loop_per_chunk() {
+    let sample = shift();
+    assert_contains(
+        &sample,
+        &[
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, 1, 1, |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
+        ],
+    );
+    assert_lacks(&sample, &["for __ein_row"]);
+}
+
+#[test]
+fn a_transposed_read_is_tiled_unless_the_body_may_fail() {
+    let (plain, clamped) = transpose_adds();
+    assert_contains(
+        &plain,
+        &[
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, ::ein::__private::TILE, |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::Fill::fill_tiled(__ein_outs, __ein_end - __ein_start, __ein_size_j, |__ein_row_2, __ein_column, __ein_slot| { let i = (__ein_start + __ein_row_2) as ::core::primitive::i64; let j = __ein_column as ::core::primitive::i64;",
+            "unsafe { b.get_unchecked([j as ::core::primitive::usize, i as ::core::primitive::usize]) }",
+        ],
+    );
+    assert_contains(&clamped, &["::ein::__private::Fill::fill(__ein_outs, __ein_size_j,"]);
+    assert_lacks(&clamped, &["fill_tiled", "TILE"]);
+    // Nothing is tiled when every read walks along rows.
+    assert_lacks(&matmul(), &["fill_tiled"]);
+}
+
+#[test]
+fn nested_loop_nests_are_versioned_once() {
+    let sample = smooth();
+    // The fold's comprehension is versioned on `acc`, once.
+    assert_eq!(text(&sample).matches("unit_inner").count(), 1, "{}", sample.tokens);
+    let sample = softmax();
+    assert_eq!(text(&sample).matches("unit_inner").count(), 1, "{}", sample.tokens);
 }
 
 #[test]
@@ -420,8 +487,9 @@ fn a_top_level_sum_is_a_parallel_reduce() {
     assert_contains(
         &sample,
         &[
-            "::ein::__private::reduce(a.len_of(0), || 0.0f32, |__ein_acc, __ein_position|",
-            "|__ein_left, __ein_right| __ein_left + __ein_right",
+            "match (a.unit_inner(),) { (::core::option::Option::None,) => { let (a,) = (a,);",
+            "::ein::__private::reduce_values(a.len_of(0), 0.0f32, |__ein_position| { let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }, |__ein_left, __ein_right| __ein_left + __ein_right)",
+            "(::core::option::Option::Some(a),) => { ::ein::__private::reduce_values(",
         ],
     );
 }
@@ -475,6 +543,7 @@ fn generic_expressions_leave_element_types_to_rustc() {
         &[
             "let a = ::ein::__private::AsView::<_, 1>::view(&a);",
             "::ein::__private::Buffer::new(__ein_size_i)",
+            "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
             "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), s)",
         ],
     );
@@ -483,7 +552,7 @@ fn generic_expressions_leave_element_types_to_rustc() {
         &generic_sum,
         &[
             "let __ein_marker_a = ::ein::__private::marker_of_view(&a);",
-            "|| ::ein::__private::zero(__ein_marker_a)",
+            "::ein::__private::reduce_values(a.len_of(0), ::ein::__private::zero(__ein_marker_a),",
             "::ein::__private::Num::add",
         ],
     );
@@ -496,9 +565,8 @@ fn softmax_binds_rows_and_evaluates_both_sides_of_a_select() {
         &sample,
         &[
             "let r = unsafe { x.sub_unchecked::<1, 1>([i as ::core::primitive::usize]) };",
-            // The reduction's accumulator is the `let`'s variable.
-            "let mut m = ::core::primitive::f32::NEG_INFINITY;",
-            "m = ::core::primitive::f32::max(m, unsafe { r.get_unchecked([k as ::core::primitive::usize]) });",
+            // The reduction's result is the `let`'s variable.
+            "let m = ::ein::__private::Accumulate::fold_range(r.len_of(0), ::core::primitive::f32::NEG_INFINITY, ::core::primitive::f32::max, |__ein_position| { let k = __ein_position as ::core::primitive::i64; unsafe { r.get_unchecked([k as ::core::primitive::usize]) } });",
             "::core::primitive::f32::exp",
             "if m > 0.0f32",
         ],
@@ -553,7 +621,7 @@ fn operands_that_may_fail_are_evaluated_in_order() {
     let text = squeeze(&text(&sample));
     let division =
         text.find(&squeeze("let __ein_operand = ::ein::__private::int_div(")).expect("the division is bound");
-    let reduction = text.find(&squeeze("for k in")).expect("the reduction loop");
+    let reduction = text.find(&squeeze("fold_range")).expect("the reduction loop");
     assert!(division < reduction, "{}", sample.tokens);
     // `a[idx[i]]`: the inner read is computed before the outer `unsafe` block.
     assert_contains(&sample, &["let __ein_at = ::ein::__private::clamp_index(unsafe { idx.get_unchecked("]);

@@ -1,6 +1,8 @@
 //! The interpreter's [`Contraction`]: plain nested loops in label order, exactly the loop nest
 //! the `contract` pass replaced (same sums in the same order, same errors), so differential
-//! tests can hold compiled GEMM results against it.
+//! tests can hold compiled GEMM results against it. It evaluates the contraction from its own
+//! labels and operands, not from `Contraction::loops`, so that comparing a program before and
+//! after the pass tests what the pass built.
 
 use super::datum::{ArrayView, Datum};
 use super::eval::Interpreter;

@@ -254,7 +254,11 @@ pub enum ExprKind {
 /// - axis `d` of an operand is at least as long as label `axes[d]` (the reads it came from
 ///   were proven in bounds), so generated code reads it without checks;
 /// - the operands and the scale mention no label (labels are not variables: nothing can
-///   mention them) and cannot fail: they are evaluated once, after the sizes, left first.
+///   mention them) and cannot fail: they are evaluated once, after the sizes, left first;
+/// - `loops` is the loop nest the contraction was made from, unchanged (it binds the index
+///   variables the labels came from): an equivalent way to compute the node, which generated
+///   code runs instead of the GEMM for small sizes. It has the node's type, and is evaluated
+///   instead of the other children, never as well.
 #[derive(Clone, Debug)]
 pub struct Contraction {
     /// Output labels first, in output-axis order, then summed labels, outermost sum first.
@@ -266,6 +270,8 @@ pub struct Contraction {
     pub scale: Option<Scale>,
     /// The element type (`elem` in the typing rule).
     pub elem: ScalarType,
+    /// The original loop nest (see the invariants).
+    pub loops: Box<Expr>,
 }
 
 /// One index of a [`Contraction`].
@@ -326,10 +332,13 @@ impl Contraction {
         )
     }
 
-    /// The children in evaluation order: label sizes, scale, left, right.
+    /// The children: label sizes, scale, left, right in evaluation order, then the original
+    /// loop nest (the alternative to all of them).
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let sizes = self.labels.iter().map(|label| &label.size);
-        sizes.chain(self.scale.as_ref().map(|scale| &scale.factor)).chain([&self.left.array, &self.right.array])
+        sizes
+            .chain(self.scale.as_ref().map(|scale| &scale.factor))
+            .chain([&self.left.array, &self.right.array, &*self.loops])
     }
 
     /// [`Contraction::children`], mutably.
@@ -337,7 +346,7 @@ impl Contraction {
         let sizes = self.labels.iter_mut().map(|label| &mut label.size);
         sizes
             .chain(self.scale.as_mut().map(|scale| &mut scale.factor))
-            .chain([&mut self.left.array, &mut self.right.array])
+            .chain([&mut self.left.array, &mut self.right.array, &mut *self.loops])
     }
 }
 

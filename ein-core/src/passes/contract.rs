@@ -8,7 +8,8 @@
 //! for o1, o2, … { [scale *] sum k1, k2, … { a[…][l…] * b[…][l…] } [* scale] }
 //! ```
 //!
-//! (also with no `for` at all, a dot product, when it is not inside any loop), where
+//! (also with no `for` at all, a dot product, when it is not inside any loop; the factors may
+//! also be named first, `sum k { let x = a[i, k]; let y = b[k, j]; x * y }`), where
 //! - every `l` is a plain label (an `o` or a `k`), no label twice in one operand, every `o` in
 //!   at least one operand and every `k` in both;
 //! - `a[…]` and `b[…]` (the operands: a parameter, a `let`-bound array, or a sub-array such as
@@ -110,7 +111,28 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
     if labels.len() == outputs {
         return None;
     }
+    // `let x = a[i, k]; let y = b[k, j]; x * y`: the reads bound to names (each used once, as
+    // a factor, so nothing is dropped or repeated).
+    let mut reads: Vec<(VarId, &Expr)> = Vec::new();
+    while let ExprKind::Let { var, value, body } = &node.kind {
+        reads.push((*var, value));
+        node = body;
+    }
     let ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } = &node.kind else { return None };
+    let mut unused = reads.clone();
+    let mut factor = |expr: &'_ Expr| -> Option<Expr> {
+        match expr.kind {
+            ExprKind::Var(var) if reads.iter().any(|(bound, _)| *bound == var) => {
+                let position = unused.iter().position(|(bound, _)| *bound == var)?;
+                Some(unused.remove(position).1.clone())
+            }
+            _ => Some(expr.clone()),
+        }
+    };
+    let (lhs, rhs) = (factor(lhs)?, factor(rhs)?);
+    if !unused.is_empty() {
+        return None;
+    }
     let elem = node.ty.as_scalar()?;
     if let ScalarType::Known(scalar) = elem {
         if !matches!(scalar, Scalar::F32 | Scalar::F64) {
@@ -118,11 +140,12 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
         }
     }
 
-    let label_vars: BTreeSet<VarId> = labels.iter().map(|(var, _)| *var).collect();
-    let left = operand(lhs, &labels, &label_vars)?;
-    let right = operand(rhs, &labels, &label_vars)?;
+    // What an operand or the scale must not mention: the labels, and the names just removed.
+    let bound_inside: BTreeSet<VarId> = labels.iter().map(|(var, _)| *var).chain(reads.iter().map(|(var, _)| *var)).collect();
+    let left = operand(&lhs, &labels, &bound_inside)?;
+    let right = operand(&rhs, &labels, &bound_inside)?;
     if let Some(scale) = &scale {
-        if !movable(&scale.factor, &label_vars) {
+        if !movable(&scale.factor, &bound_inside) {
             return None;
         }
     }
@@ -138,13 +161,14 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
         .into_iter()
         .map(|(var, size)| Label { name: program.var(var).name.clone(), size: size.clone() })
         .collect();
-    let contraction = Contraction { labels, outputs, left, right, scale, elem };
+    let loops = Box::new(expr.clone());
+    let contraction = Contraction { labels, outputs, left, right, scale, elem, loops };
     Some(Expr::new(ExprKind::Contract(Box::new(contraction)), expr.ty.clone(), expr.span))
 }
 
 /// An operand `a[e…][l…]`: a chain of proven reads whose trailing indices are distinct labels
 /// and whose leading part `a[e…]` (the operand's array) may be evaluated once.
-fn operand(read: &Expr, labels: &[(VarId, &Expr)], label_vars: &BTreeSet<VarId>) -> Option<Operand> {
+fn operand(read: &Expr, labels: &[(VarId, &Expr)], bound_inside: &BTreeSet<VarId>) -> Option<Operand> {
     let mut axes = Vec::new();
     let mut array = read;
     while let ExprKind::Index { array: inner, index, bounds } = &array.kind {
@@ -157,7 +181,7 @@ fn operand(read: &Expr, labels: &[(VarId, &Expr)], label_vars: &BTreeSet<VarId>)
         array = inner;
     }
     axes.reverse();
-    if axes.is_empty() || array.ty.rank() != axes.len() || !movable(array, label_vars) {
+    if axes.is_empty() || array.ty.rank() != axes.len() || !movable(array, bound_inside) {
         return None;
     }
     // Reads of the leading part must be proven too: the contraction reads without checks.
@@ -173,6 +197,6 @@ fn operand(read: &Expr, labels: &[(VarId, &Expr)], label_vars: &BTreeSet<VarId>)
 
 /// Whether `expr` may be evaluated once, before the loops it stood in: it mentions none of
 /// their labels, contains no loop (so moving it costs nothing) and cannot fail.
-fn movable(expr: &Expr, label_vars: &BTreeSet<VarId>) -> bool {
-    free_vars(expr).is_disjoint(label_vars) && !has_loop(expr) && !may_fail(expr)
+fn movable(expr: &Expr, bound_inside: &BTreeSet<VarId>) -> bool {
+    free_vars(expr).is_disjoint(bound_inside) && !has_loop(expr) && !may_fail(expr)
 }

@@ -17,9 +17,15 @@ fn optimised(source: &str) -> Program {
     super::run_pipeline(checked(source), "test").expect("pipeline")
 }
 
+/// Visits every node, except inside a contraction's copy of its original loop nest.
 fn walk<'a>(expr: &'a Expr, visit: &mut impl FnMut(&'a Expr)) {
     visit(expr);
-    expr.for_each_child(|child| walk(child, visit));
+    match &expr.kind {
+        ExprKind::Contract(contraction) => {
+            contraction.children().filter(|child| !std::ptr::eq(*child, &*contraction.loops)).for_each(|child| walk(child, visit))
+        }
+        _ => expr.for_each_child(|child| walk(child, visit)),
+    }
 }
 
 fn contractions(program: &Program) -> Vec<&Contraction> {
@@ -108,6 +114,23 @@ fn transposed_operands_multi_axis_sums_and_scales_are_contractions() {
         "fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } * 0.5 } }",
     );
     assert_eq!(scaled.scale.as_ref().map(|scale| scale.side), Some(Side::Right));
+}
+
+#[test]
+fn factors_named_by_lets_are_contractions() {
+    let (_, contraction) = single_contraction(
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { let x = a[i, k]; let y = b[k, j]; x * y } } }",
+    );
+    assert_eq!(names(&contraction, &contraction.right.axes), ["k", "j"]);
+    // A factor read through another name bound inside the sum stays a loop (the pipeline
+    // validates the IR after the pass, so a dangling name would fail here).
+    let program = optimised(
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { let r = a[i]; let x = r[k]; x * b[k, j] } } }",
+    );
+    assert!(loops(&program) > 0 || contractions(&program).len() == 1, "{program}");
+    // A name used twice is not a product of two reads.
+    let program = optimised("fn f(a: [[f64]]) -> [f64] { for i { sum k { let x = a[i, k] * 2.0; x * x } } }");
+    assert!(contractions(&program).is_empty(), "{program}");
 }
 
 #[test]

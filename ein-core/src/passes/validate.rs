@@ -111,6 +111,10 @@ impl Validator<'_> {
         if expr.ty != wanted {
             return fail("its type is not that of its element and output labels");
         }
+        self.expr(&contraction.loops)?;
+        if contraction.loops.ty != expr.ty {
+            return fail("its loop nest has another type");
+        }
         Ok(())
     }
 
