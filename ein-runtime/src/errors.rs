@@ -139,6 +139,10 @@ pub fn clamp_index(index: i64, len: usize, array: &str, axis: usize, site: &Site
 #[cold]
 #[inline(never)]
 fn read_from_empty_axis(array: &str, axis: usize, site: &Site) -> ! {
+    // Generated code passes an empty name for arrays the user never named.
+    if array.is_empty() {
+        panic!("ein: read from empty axis {axis} of a computed array (at {site})")
+    }
     panic!("ein: read from empty axis {axis} of `{array}` (at {site})")
 }
 

@@ -380,6 +380,25 @@ impl<T: Copy> PerLabel<T> {
     }
 }
 
+impl PerLabel<usize> {
+    fn push(&mut self, value: usize) {
+        if self.len == MAX_LABELS {
+            internal_error(format_args!("a contraction with more than {MAX_LABELS} labels"));
+        }
+        self.items[self.len] = value;
+        self.len += 1;
+    }
+}
+
+/// The labels of several groups, one after the other.
+fn concat(groups: &[&[usize]]) -> PerLabel<usize> {
+    let mut labels = PerLabel::filled(0usize, 0);
+    for &label in groups.iter().copied().flatten() {
+        labels.push(label);
+    }
+    labels
+}
+
 impl<T> std::ops::Deref for PerLabel<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
@@ -451,8 +470,12 @@ impl<T: Num> Plan<T> {
         Plan { sizes, outputs: spec.outputs, roles, left, right }
     }
 
-    fn labels_of(&self, role: Role) -> Vec<usize> {
-        (0..self.sizes.len()).filter(|&label| self.roles[label] == role).collect()
+    fn labels_of(&self, role: Role) -> PerLabel<usize> {
+        let mut labels = PerLabel::filled(0usize, 0);
+        for label in (0..self.sizes.len()).filter(|&label| self.roles[label] == role) {
+            labels.push(label);
+        }
+        labels
     }
 
     fn product(&self, labels: &[usize]) -> usize {
@@ -589,23 +612,27 @@ fn cast<T: 'static + Copy, F: 'static + Copy>(value: Option<T>) -> Option<Option
 /// Labels merged into one axis: its length and its stride in each array it is merged for.
 struct Merged {
     length: usize,
-    strides: Vec<isize>,
+    /// The merged axis's stride in each of the (at most two) arrays, in the order given.
+    strides: [isize; 2],
 }
 
 /// Merges `labels` (outermost first) into one axis of each array whose strides are given
 /// (`strides[array][label]`): possible when in every array each label's stride is the next
 /// one's times its length, as in a row-major block. Labels of length 1 do not matter.
 fn merge(labels: &[usize], sizes: &[usize], strides: &[&[isize]]) -> Option<Merged> {
-    let labels: Vec<usize> = labels.iter().copied().filter(|&label| sizes[label] != 1).collect();
-    let length = labels.iter().map(|&label| sizes[label]).product();
-    let mut merged = Vec::new();
-    for array in strides {
-        for pair in labels.windows(2) {
+    let mut kept = PerLabel::filled(0usize, 0);
+    for &label in labels.iter().filter(|&&label| sizes[label] != 1) {
+        kept.push(label);
+    }
+    let length = kept.iter().map(|&label| sizes[label]).product();
+    let mut merged = [0isize; 2];
+    for (slot, array) in merged.iter_mut().zip(strides) {
+        for pair in kept.windows(2) {
             if array[pair[0]] != array[pair[1]].wrapping_mul(sizes[pair[1]] as isize) {
                 return None;
             }
         }
-        merged.push(labels.last().map_or(0, |&label| array[label]));
+        *slot = kept.last().map_or(0, |&label| array[label]);
     }
     Some(Merged { length, strides: merged })
 }
@@ -646,7 +673,10 @@ impl<F: GemmFloat> Plan<F> {
     /// One GEMM (or GEMV) per batch position, on merged groups of labels; see the module docs.
     fn run_gemm(&self, scale: Option<F>, out: &mut [F]) {
         let (batch, m_labels, n_labels) = (self.labels_of(Role::Batch), self.labels_of(Role::M), self.labels_of(Role::N));
-        let output_labels: Vec<usize> = (0..self.outputs).collect();
+        let mut output_labels = PerLabel::filled(0usize, self.outputs);
+        for (position, label) in output_labels.iter_mut().enumerate() {
+            *label = position;
+        }
         let out_strides = packed_strides(&output_labels, &self.sizes);
         // Summed labels in the order of the left operand's strides (any order sums the same
         // products), which merges them for any layout of the left operand.
@@ -658,13 +688,13 @@ impl<F: GemmFloat> Plan<F> {
             merge(own, &self.sizes, &[&operand.strides]).is_some()
                 && merge(&k_labels, &self.sizes, &[&operand.strides]).is_some()
         };
-        let left_labels: Vec<usize> = batch.iter().chain(&m_labels).chain(&k_labels).copied().collect();
+        let left_labels = concat(&[&batch, &m_labels, &k_labels]);
         let left_packed = (!mergeable(&self.left, &m_labels)).then(|| pack(&self.left, &left_labels, &self.sizes));
         let left = match &left_packed {
             Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&left_labels, &self.sizes) },
             None => self.left,
         };
-        let right_labels: Vec<usize> = batch.iter().chain(&k_labels).chain(&n_labels).copied().collect();
+        let right_labels = concat(&[&batch, &k_labels, &n_labels]);
         let right_packed = (!mergeable(&self.right, &n_labels)).then(|| pack(&self.right, &right_labels, &self.sizes));
         let right = match &right_packed {
             Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&right_labels, &self.sizes) },
@@ -672,7 +702,7 @@ impl<F: GemmFloat> Plan<F> {
         };
         // The output: in place when its M and N axes merge, else in scratch [batch, M, N].
         let in_place = merge(&m_labels, &self.sizes, &[&out_strides]).is_some() && merge(&n_labels, &self.sizes, &[&out_strides]).is_some();
-        let scratch_labels: Vec<usize> = batch.iter().chain(&m_labels).chain(&n_labels).copied().collect();
+        let scratch_labels = concat(&[&batch, &m_labels, &n_labels]);
         let target_strides = if in_place { out_strides } else { packed_strides(&scratch_labels, &self.sizes) };
         let mut scratch = if in_place { Vec::new() } else { vec![F::ZERO; out.len()] };
 

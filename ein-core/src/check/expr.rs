@@ -75,8 +75,10 @@ impl Checker {
                     return Err(Reported);
                 }
                 let ty = then.ty.clone();
+                // Array branches must have one shape (the result's shape is read from `then`).
+                let checks = self.same_shape_checks(&then, &otherwise, ["the `then` branch", "the `else` branch"], span)?;
                 let kind = ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) };
-                Ok(Expr::new(kind, ty, span))
+                Ok(guarded(checks, Expr::new(kind, ty, span)))
             }
             ast::ExprKind::Tuple(items) => {
                 let items = self.all(items)?;
@@ -382,6 +384,11 @@ impl Checker {
         for (var, value) in bindings.into_iter().rev() {
             body = let_node(var, value, body);
         }
+        // An array accumulator keeps its shape: every step's value must have the initial shape,
+        // which is what the fold's shape (and reads of it) are taken from.
+        let accumulator = Expr::new(ExprKind::Var(acc_var), init.ty.clone(), body.span);
+        let checks = self.same_shape_checks(&accumulator, &body, ["the accumulator", "the fold body"], body.span)?;
+        let body = guarded(checks, body);
         let ty = init.ty.clone();
         let kind = ExprKind::Fold {
             index: index_var,
@@ -391,6 +398,35 @@ impl Checker {
             body: Box::new(body),
         };
         Ok(Expr::new(kind, ty, span))
+    }
+
+    /// Run-time checks that two array-typed values have equal shapes, axis by axis; none for
+    /// axes equal by construction. An error when a shape cannot be computed before evaluating.
+    fn same_shape_checks(&mut self, left: &Expr, right: &Expr, names: [&str; 2], span: Span) -> Checked<Vec<SizeCheck>> {
+        if left.ty.rank() == 0 {
+            return Ok(Vec::new());
+        }
+        let shapes = (crate::ir::shape::shape_in_scope(left), crate::ir::shape::shape_in_scope(right));
+        let (Some(left_shape), Some(right_shape)) = shapes else {
+            self.errors.push(span, "the shapes of these arrays cannot be compared before computing them; bind them with `let` first");
+            return Err(Reported);
+        };
+        let mut checks = Vec::new();
+        for (axis, (left_size, right_size)) in left_shape.into_iter().zip(right_shape).enumerate() {
+            let same = sizes::key(&sizes::canonical(&left_size, &self.lets))
+                == sizes::key(&sizes::canonical(&right_size, &self.lets));
+            if !same {
+                checks.push(SizeCheck {
+                    left: left_size,
+                    right: right_size,
+                    left_what: format!("axis {axis} of {}", names[0]),
+                    right_what: format!("axis {axis} of {}", names[1]),
+                    index_name: format!("axis {axis}"),
+                    span,
+                });
+            }
+        }
+        Ok(checks)
     }
 
     /// Binds a pattern to a value, pushing the names on the scope; returns the `let`s to wrap
@@ -685,6 +721,15 @@ impl Checker {
             None => "ein never converts numbers implicitly: add a cast".to_string(),
         }
     }
+}
+
+/// `node`, preceded by `checks` when there are any.
+fn guarded(checks: Vec<SizeCheck>, node: Expr) -> Expr {
+    if checks.is_empty() {
+        return node;
+    }
+    let (ty, span) = (node.ty.clone(), node.span);
+    Expr::new(ExprKind::Assert { checks, body: Box::new(node) }, ty, span)
 }
 
 fn let_node(var: VarId, value: Expr, body: Expr) -> Expr {

@@ -407,9 +407,11 @@ impl Gen<'_> {
             };
         }
 
+        // Errors name the user's array; arrays the user never named get an empty name, which
+        // the runtime words as "a computed array" (as the interpreter does).
         let array_name = match &base.kind {
-            ExprKind::Var(var) => self.program.var(*var).name.clone(),
-            _ => "array".to_string(),
+            ExprKind::Var(var) if !self.program.var(*var).is_synthetic() => self.program.var(*var).name.clone(),
+            _ => String::new(),
         };
         // Each axis's index is evaluated, then clamped, before the next axis's index (the
         // IR's order, which matters only for which error is reported first).

@@ -371,7 +371,9 @@ impl<'p> Interpreter<'p> {
                     axis += 1;
                     current = array;
                 }
-                ExprKind::Var(var) => return format!("empty axis {axis} of `{}`", self.var_name(*var)),
+                ExprKind::Var(var) if !self.program.var(*var).is_synthetic() => {
+                    return format!("empty axis {axis} of `{}`", self.var_name(*var))
+                }
                 _ => return format!("empty axis {axis} of a computed array"),
             }
         }

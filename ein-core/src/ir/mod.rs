@@ -448,6 +448,16 @@ impl Expr {
     }
 }
 
+/// Names of variables the compiler invents start with this; users never see them in errors.
+pub const SYNTHETIC_PREFIX: &str = "__ein_";
+
+impl VarInfo {
+    /// Whether the compiler invented this variable (a lifted value, a tuple being destructured).
+    pub fn is_synthetic(&self) -> bool {
+        self.name.starts_with(SYNTHETIC_PREFIX)
+    }
+}
+
 impl Program {
     pub fn var(&self, id: VarId) -> &VarInfo {
         &self.vars[id.0 as usize]

@@ -10,8 +10,13 @@ use super::{Expr, ExprKind, Literal, Program, Type};
 /// `expr`: they mention no variable bound inside it. `None` when a size can only be known by
 /// evaluating something bound inside `expr`.
 pub fn shape_of(program: &Program, expr: &Expr) -> Option<Vec<Expr>> {
-    let inside = bound_vars(expr);
     let _ = program;
+    shape_in_scope(expr)
+}
+
+/// [`shape_of`] for stages that have no [`Program`] yet (the checker).
+pub fn shape_in_scope(expr: &Expr) -> Option<Vec<Expr>> {
+    let inside = bound_vars(expr);
     let sizes = raw_shape(expr)?;
     sizes
         .into_iter()

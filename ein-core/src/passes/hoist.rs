@@ -98,12 +98,13 @@ impl Hoister<'_> {
     }
 
     fn fresh(&mut self, value: &Expr) -> VarId {
-        let name = match &value.kind {
-            ExprKind::Reduce { op, .. } => op.name().to_string(),
-            ExprKind::For { .. } => "array".to_string(),
-            ExprKind::Fold { .. } => "folded".to_string(),
-            _ => "value".to_string(),
+        let what = match &value.kind {
+            ExprKind::Reduce { op, .. } => op.name(),
+            ExprKind::For { .. } => "array",
+            ExprKind::Fold { .. } => "folded",
+            _ => "value",
         };
+        let name = format!("{}{what}", crate::ir::SYNTHETIC_PREFIX);
         self.vars.push(VarInfo { name, ty: value.ty.clone(), kind: VarKind::Let, span: value.span });
         VarId(self.vars.len() as u32 - 1)
     }

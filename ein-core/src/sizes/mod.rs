@@ -45,7 +45,7 @@ impl SizeUses {
 pub fn describe(vars: &[VarInfo], size: &Expr) -> String {
     if let ExprKind::Len { array, axis } = &size.kind {
         if let ExprKind::Var(var) = array.kind {
-            if let Some(info) = vars.get(var.0 as usize) {
+            if let Some(info) = vars.get(var.0 as usize).filter(|info| !info.is_synthetic()) {
                 return format!("axis {axis} of `{}`", info.name);
             }
         }
