@@ -564,18 +564,27 @@ impl_tuples! {
 
 /// Fills `rows` rows of `row_len` elements each, calling `f(start, end, outs)` once per chunk
 /// of consecutive rows `start..end`, where `outs` must receive exactly the chunk's
-/// `(end - start) * row_len` elements, in row-major order, in every column. Runs on rayon's
-/// pool when `rows * row_len >= GRAIN` (and rows > 1), in chunks of about `GRAIN` elements
-/// and at least `min_chunk_rows` rows (at least one); otherwise the whole output is one chunk,
-/// filled on the calling thread. Each chunk's outs are checked full after `f` returns (panic
+/// `(end - start) * row_len` elements, in row-major order, in every column.
+///
+/// `work_per_row` estimates the steps one row takes (`row_len` when each element is a few
+/// operations; more when elements run loops). Runs on rayon's pool when
+/// `rows * work_per_row >= GRAIN` (and rows > 1), in chunks of about `GRAIN` steps and at
+/// least `min_chunk_rows` rows (at least one); otherwise the whole output is one chunk, filled
+/// on the calling thread. Each chunk's outs are checked full after `f` returns (panic
 /// otherwise).
 ///
 /// Every column must have exactly `rows * row_len` elements. When `row_len` is 0 there is
 /// nothing to write and `f` is not called (so it cannot, for instance, read from an axis
 /// that only an element of the empty output would have read).
 #[inline]
-pub fn fill_chunks<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, min_chunk_rows: usize, f: F)
-where
+pub fn fill_chunks<C: Columns, F>(
+    columns: &mut C,
+    rows: usize,
+    row_len: usize,
+    min_chunk_rows: usize,
+    work_per_row: usize,
+    f: F,
+) where
     F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
 {
     let Some(len) = rows.checked_mul(row_len) else {
@@ -590,8 +599,10 @@ where
         return;
     }
     let pointers = columns.pointers();
-    if rows > 1 && len >= GRAIN {
-        fill_in_parallel::<C, F>(pointers, rows, row_len, min_chunk_rows, &f);
+    let work_per_row = work_per_row.max(1);
+    if rows > 1 && rows.saturating_mul(work_per_row) >= GRAIN {
+        let rows_per_chunk = GRAIN.div_ceil(work_per_row).max(min_chunk_rows);
+        fill_in_parallel::<C, F>(pointers, rows, row_len, rows_per_chunk, &f);
     } else {
         // SAFETY: the one chunk is the whole of every buffer, and `columns` is mutably
         // borrowed, hence not otherwise accessed, until it is done.
@@ -603,11 +614,10 @@ where
 
 /// The chunks of [`fill_chunks`] on rayon's pool (kept out of line: small outputs never get
 /// here).
-fn fill_in_parallel<C: Columns, F>(pointers: C::Pointers, rows: usize, row_len: usize, min_chunk_rows: usize, f: &F)
+fn fill_in_parallel<C: Columns, F>(pointers: C::Pointers, rows: usize, row_len: usize, rows_per_chunk: usize, f: &F)
 where
     F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
 {
-    let rows_per_chunk = GRAIN.div_ceil(row_len).max(min_chunk_rows);
     let chunks = rows.div_ceil(rows_per_chunk);
     (0..chunks).into_par_iter().for_each(|chunk| {
         let start = chunk * rows_per_chunk;
@@ -646,7 +656,7 @@ mod tests {
         let mut buffer = Buffer::<i64>::new(6);
         let caller = std::thread::current().id();
         let calls = AtomicUsize::new(0);
-        fill_chunks(&mut buffer, 2, 3, 1, |start, end, out| {
+        fill_chunks(&mut buffer, 2, 3, 1, 3, |start, end, out| {
             assert_eq!(std::thread::current().id(), caller);
             assert_eq!((start, end), (0, 2));
             calls.fetch_add(1, Ordering::Relaxed);
@@ -668,7 +678,7 @@ mod tests {
         let rows_seen = AtomicUsize::new(0);
         let chunks = AtomicUsize::new(0);
         let mut buffer = Buffer::<f64>::new(rows * row_len);
-        fill_chunks(&mut buffer, rows, row_len, 1, |start, end, out| {
+        fill_chunks(&mut buffer, rows, row_len, 1, row_len, |start, end, out| {
             assert!(start < end && end <= rows);
             assert!(end - start <= GRAIN.div_ceil(row_len));
             chunks.fetch_add(1, Ordering::Relaxed);
@@ -688,7 +698,7 @@ mod tests {
         let n = size(100_003, GRAIN * 2 + 3);
         let chunks = AtomicUsize::new(0);
         let mut buffer = Buffer::<usize>::new(n);
-        fill_chunks(&mut buffer, n, 1, 1, |start, end, out| {
+        fill_chunks(&mut buffer, n, 1, 1, 1, |start, end, out| {
             chunks.fetch_add(1, Ordering::Relaxed);
             assert!(end - start == GRAIN || end == n);
             out.fill(end - start, |offset, slot| slot.push((start + offset) * 3));
@@ -702,7 +712,7 @@ mod tests {
     fn rows_longer_than_a_grain_are_one_chunk_each() {
         let (rows, row_len) = (3, GRAIN + 1);
         let mut buffer = Buffer::<u8>::new(rows * row_len);
-        fill_chunks(&mut buffer, rows, row_len, 1, |start, end, out| {
+        fill_chunks(&mut buffer, rows, row_len, 1, row_len, |start, end, out| {
             assert_eq!(end, start + 1);
             out.fill(row_len, |_, slot| slot.push(start as u8));
         });
@@ -714,7 +724,7 @@ mod tests {
     fn fills_a_tuple_of_two_buffers() {
         for (rows, row_len) in [(3, 4), (size(300, 200), 100)] {
             let mut columns = (Buffer::<i32>::new(rows * row_len), Buffer::<f32>::new(rows * row_len));
-            fill_chunks(&mut columns, rows, row_len, 1, |start, end, outs| {
+            fill_chunks(&mut columns, rows, row_len, 1, row_len, |start, end, outs| {
                 for row in start..end {
                     if row % 2 == 0 {
                         outs.fill(row_len, |column, slots| slots.push(((row + column) as i32, (row * column) as f32)));
@@ -740,7 +750,7 @@ mod tests {
     #[test]
     fn fills_nested_tuples() {
         let mut columns = (Buffer::<i64>::new(4), (Buffer::<bool>::new(4), Buffer::<usize>::new(4)));
-        fill_chunks(&mut columns, 1, 4, 1, |_, _, outs| {
+        fill_chunks(&mut columns, 1, 4, 1, 4, |_, _, outs| {
             outs.fill(3, |position, slots| slots.push((position as i64, (position % 2 == 0, position * 2))));
             outs.push((3, (false, 6)));
         });
@@ -753,7 +763,7 @@ mod tests {
     #[test]
     fn fill_calls_its_function_in_order_and_writes_nothing_for_a_count_of_zero() {
         let mut buffer = Buffer::<usize>::new(3);
-        fill_chunks(&mut buffer, 1, 3, 1, |_, _, out| {
+        fill_chunks(&mut buffer, 1, 3, 1, 3, |_, _, out| {
             out.fill(0, |_, _| panic!("nothing to write"));
             let mut order = Vec::new();
             out.fill(3, |offset, slot| {
@@ -772,7 +782,7 @@ mod tests {
         // SAFETY: a transposed view over the same 12 elements.
         let transposed = unsafe { View::from_raw_parts(data.as_ptr(), [4, 3], [1, 4]) };
         let mut columns = (Buffer::<i32>::new(24), Buffer::<i32>::new(24));
-        fill_chunks(&mut columns, 2, 12, 1, |start, end, outs| {
+        fill_chunks(&mut columns, 2, 12, 1, 12, |start, end, outs| {
             for row in start..end {
                 if row == 0 {
                     (matrix, transposed).copy_into(outs);
@@ -794,10 +804,10 @@ mod tests {
     #[test]
     fn zero_rows_or_empty_rows_call_nothing() {
         let mut buffer = Buffer::<f32>::new(0);
-        fill_chunks(&mut buffer, 0, 5, 1, |_, _, _| panic!("no rows"));
+        fill_chunks(&mut buffer, 0, 5, 1, 5, |_, _, _| panic!("no rows"));
         assert_eq!(buffer.into_array([0, 5]).shape(), [0, 5]);
         let mut buffer = Buffer::<f32>::new(0);
-        fill_chunks(&mut buffer, 1_000_000, 0, 1, |_, _, _| panic!("no elements"));
+        fill_chunks(&mut buffer, 1_000_000, 0, 1, 0, |_, _, _| panic!("no elements"));
         assert_eq!(buffer.into_array([1_000_000, 0]).shape(), [1_000_000, 0]);
     }
 
@@ -806,7 +816,7 @@ mod tests {
         for rows in [2, size(1000, 200)] {
             let message = panic_message(move || {
                 let mut buffer = Buffer::<i32>::new(rows * 100);
-                fill_chunks(&mut buffer, rows, 100, 1, |start, end, out| {
+                fill_chunks(&mut buffer, rows, 100, 1, 100, |start, end, out| {
                     for row in start..end {
                         let count = if row == 1 { 99 } else { 100 };
                         out.fill(count, |value, slot| slot.push(value as i32));
@@ -828,7 +838,7 @@ mod tests {
     fn a_short_column_of_a_tuple_panics() {
         let message = panic_message(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
-            fill_chunks(&mut columns, 1, 2, 1, |_, _, outs| {
+            fill_chunks(&mut columns, 1, 2, 1, 2, |_, _, outs| {
                 outs.push((1, 1));
                 outs.0.push(2);
             });
@@ -840,7 +850,7 @@ mod tests {
     fn writing_past_the_end_panics() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(2);
-            fill_chunks(&mut buffer, 1, 2, 1, |_, _, out| (0..3).for_each(|value| out.push(value)));
+            fill_chunks(&mut buffer, 1, 2, 1, 2, |_, _, out| (0..3).for_each(|value| out.push(value)));
         });
         assert_eq!(
             message,
@@ -848,7 +858,7 @@ mod tests {
         );
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(4);
-            fill_chunks(&mut buffer, 2, 2, 1, |start, end, out| {
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |start, end, out| {
                 for _ in start..end {
                     out.fill(3, |value, slot| slot.push(value as i32));
                 }
@@ -857,7 +867,7 @@ mod tests {
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
         let message = panic_message(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
-            fill_chunks(&mut columns, 1, 2, 1, |_, _, outs| {
+            fill_chunks(&mut columns, 1, 2, 1, 2, |_, _, outs| {
                 outs.1.push(0);
                 outs.fill(2, |_, slots| slots.push((1, 1)));
             });
@@ -872,7 +882,7 @@ mod tests {
                     // SAFETY: every other element of six.
                     unsafe { View::from_raw_parts(data.as_ptr(), [3], [2]) }
                 };
-                fill_chunks(&mut buffer, 1, 2, 1, |_, _, out| view.copy_into(out));
+                fill_chunks(&mut buffer, 1, 2, 1, 2, |_, _, out| view.copy_into(out));
             });
             assert!(message.starts_with("ein: internal error: more than 2 elements"));
         }
@@ -887,7 +897,7 @@ mod tests {
         );
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(4);
-            fill_chunks(&mut buffer, 2, 2, 1, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
             buffer.into_array([4, 1, 2])
         });
         assert!(message.starts_with("ein: internal error: a buffer of 4 elements cannot become an array of shape [4, 1, 2]"));
@@ -897,7 +907,7 @@ mod tests {
     fn a_buffer_left_unfinished_by_a_panic_stays_unfinished() {
         let mut buffer = Buffer::<i32>::new(4);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            fill_chunks(&mut buffer, 2, 2, 1, |_, _, out| {
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| {
                 out.fill(4, |value, slot| slot.push(if value == 3 { panic!("user code panicked") } else { value as i32 }))
             })
         }));
@@ -909,7 +919,7 @@ mod tests {
     fn fill_chunks_rejects_buffers_of_the_wrong_length() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(5);
-            fill_chunks(&mut buffer, 2, 2, 1, |_, _, _| {});
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, _| {});
         });
         assert!(message.starts_with("ein: internal error: fill_chunks of 2 rows of 2 elements"));
     }
@@ -918,7 +928,7 @@ mod tests {
     fn an_element_left_unpushed_panics() {
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(3);
-            fill_chunks(&mut buffer, 1, 3, 1, |_, _, out| {
+            fill_chunks(&mut buffer, 1, 3, 1, 3, |_, _, out| {
                 out.fill(3, |offset, slot| {
                     if offset != 1 {
                         slot.push(0);
@@ -937,7 +947,7 @@ mod tests {
         for (rows, row_len) in [(1, 1), (3, 70), (size(100, 40), 33), (size(700, 70), 64), (5, 0)] {
             let heights = std::sync::Mutex::new(Vec::new());
             let mut buffer = Buffer::<usize>::new(rows * row_len);
-            fill_chunks(&mut buffer, rows, row_len, TILE, |start, end, out| {
+            fill_chunks(&mut buffer, rows, row_len, TILE, row_len, |start, end, out| {
                 heights.lock().unwrap().push((start, end));
                 let mut visits = vec![0; (end - start) * row_len];
                 out.fill_tiled(end - start, row_len, |row, column, slot| {
@@ -959,8 +969,30 @@ mod tests {
         }
         let message = panic_message(|| {
             let mut buffer = Buffer::<i32>::new(4);
-            fill_chunks(&mut buffer, 2, 2, 1, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
         });
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
+    }
+
+    #[test]
+    fn heavy_rows_run_in_parallel_even_when_the_output_is_small() {
+        let rows = 64;
+        let calls = AtomicUsize::new(0);
+        let mut buffer = Buffer::<usize>::new(rows);
+        // 64 elements of 4096 steps each: 256 Ki steps, in chunks of GRAIN / 4096 = 4 rows.
+        fill_chunks(&mut buffer, rows, 1, 1, 4096, |start, end, out| {
+            assert_eq!(end - start, 4);
+            calls.fetch_add(1, Ordering::Relaxed);
+            out.fill(end - start, |offset, slot| slot.push(start + offset));
+        });
+        assert_eq!(calls.into_inner(), 16);
+        assert_eq!(buffer.into_array([rows]).as_slice(), &(0..rows).collect::<Vec<_>>()[..]);
+        // Light rows of a small output stay in one chunk, whatever their length says.
+        let mut buffer = Buffer::<u8>::new(8);
+        let caller = std::thread::current().id();
+        fill_chunks(&mut buffer, 8, 1, 1, 1, |start, end, out| {
+            assert_eq!((start, end, std::thread::current().id()), (0, 8, caller));
+            out.fill(8, |_, slot| slot.push(1));
+        });
     }
 }

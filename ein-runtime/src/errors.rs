@@ -65,6 +65,13 @@ pub fn check_size(size: i64, what: &str, site: &Site) -> usize {
     }
 }
 
+/// A size as a number of loop iterations for work estimates: negative sizes (which fail
+/// later, where the semantics says) count as none.
+#[inline]
+pub fn size_or_zero(size: i64) -> usize {
+    usize::try_from(size).unwrap_or(0)
+}
+
 #[cold]
 #[inline(never)]
 fn invalid_size(size: i64, what: &str, site: &Site) -> ! {

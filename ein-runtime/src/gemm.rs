@@ -12,12 +12,22 @@
 //!   copied into place;
 //! - the GEMM itself is [`gemm`] on raw strided matrices, the one door to the kernel
 //!   (matrixmultiply's `sgemm`/`dgemm`, which take any strides for A and B, including zero
-//!   and negative ones), split into row or column blocks over rayon's threads when large;
+//!   and negative ones); batches of small GEMMs run side by side on rayon's threads;
 //! - matrix–vector products, vector–matrix products and dot products take [`gemv`] instead,
 //!   vectorised dot products (eight independent accumulators) over rows, also over rayon;
 //! - element types other than f32 and f64 run as plain loops; small contractions (under
 //!   [`SMALL_CONTRACTION`] multiply–adds) do not come here at all: generated code runs their
 //!   original loop nest, which beats any GEMM's set-up at that size.
+//!
+//! GEMM threads: a large GEMM runs on matrixmultiply's own thread pool (its `threading`
+//! feature, which this crate turns on): `MATMUL_NUM_THREADS` threads, by default one per
+//! physical core, at most 4. It is not also split over rayon. Splitting it into row blocks
+//! over rayon would follow rayon's thread count and scale past 4 cores, and is as fast where
+//! matrixmultiply is single-threaded (1024³ on 2 cores: 167 GFLOP/s f32 and 82 f64, against
+//! 172 and 80 for one threaded call), but any crate in a build can switch matrixmultiply's
+//! threading on (ndarray's `matrixmultiply-threading` does, and Cargo unifies features), and
+//! then every block starts threads of its own: two pools on the same cores, measured 30%
+//! slower. Turning the feature on here makes the behaviour the same in every build.
 //!
 //! Rounding: each output element is a sum of the same products as the loop nest it replaces,
 //! added in another order (blocked by the GEMM kernel, or in eight interleaved partial sums),
@@ -36,19 +46,22 @@ use crate::view::View;
 /// Contractions with fewer multiply–adds than this run as the loop nest they were written as
 /// (generated code asks [`contraction_is_small`]): below it, a GEMM's set-up costs more than
 /// it saves. Measured on f32 matmuls from 2³ to 32³ (2 threads): generated loops take 0.05 µs
-/// at 2³ and 0.8 µs at 12³ against 1.4 µs for this module's GEMM path, and fall behind from
-/// 16³ on.
+/// at 2³, 0.3 µs at 8³ and 0.8 µs at 12³; this module's path about 0.7–0.9 µs from 8³ to 16³
+/// (matrixmultiply's packing and call), where the loops fall to 1 GFLOP/s.
 pub const SMALL_CONTRACTION: usize = 1 << 11;
 
 /// Whether a contraction with these label sizes (output and summed) is small enough to run as
 /// plain loops (see [`SMALL_CONTRACTION`]).
 #[inline]
 pub fn contraction_is_small(sizes: &[usize]) -> bool {
-    sizes.iter().try_fold(1usize, |product, &size| product.checked_mul(size)).is_some_and(|work| work < SMALL_CONTRACTION)
+    sizes
+        .iter()
+        .try_fold(1usize, |product, &size| product.checked_mul(size))
+        .is_some_and(|work| work < SMALL_CONTRACTION)
 }
 
-/// A GEMM (or a batch of them) with at least this many multiply–adds is split over rayon's
-/// threads.
+/// Batches of small GEMMs, GEMVs and integer loop nests with at least this many multiply–adds
+/// run over rayon's threads.
 pub const PARALLEL_CONTRACTION: usize = 1 << 20;
 
 /// Which label indexes each operand axis, and how many labels are output axes (the first
@@ -79,10 +92,20 @@ pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
     let mut sizes = PerLabel::filled(0usize, N + summed.len());
     sizes[..N].copy_from_slice(&output);
     sizes[N..].copy_from_slice(summed);
-    let plan = Plan::new(spec, sizes, (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
+    let plan = Plan::new(
+        spec,
+        sizes,
+        (left.as_ptr(), &left.shape(), &left.strides()),
+        (right.as_ptr(), &right.shape(), &right.strides()),
+    );
     let count = output.iter().product::<usize>();
-    let mut out = vec![T::ZERO; count];
-    plan.run(scale, &mut out);
+    let mut out = Vec::with_capacity(count);
+    // SAFETY: `run` writes all `count` elements (GEMM kernels write C without reading it, as
+    // the memset of zeros an initialised buffer would need costs as much as a small product).
+    unsafe {
+        plan.run(scale, out.as_mut_ptr(), count);
+        out.set_len(count);
+    }
     Array::from_vec(output, out)
 }
 
@@ -97,9 +120,15 @@ pub fn contract_scalar<T: Num, const A: usize, const B: usize>(
     if spec.outputs != 0 {
         internal_error(format_args!("a contraction with {} output labels makes a scalar", spec.outputs));
     }
-    let plan = Plan::new(spec, PerLabel::from_slice(summed, 0), (left.as_ptr(), &left.shape(), &left.strides()), (right.as_ptr(), &right.shape(), &right.strides()));
+    let plan = Plan::new(
+        spec,
+        PerLabel::from_slice(summed, 0),
+        (left.as_ptr(), &left.shape(), &left.strides()),
+        (right.as_ptr(), &right.shape(), &right.strides()),
+    );
     let mut out = [T::ZERO];
-    plan.run(scale, &mut out);
+    // SAFETY: one writable element.
+    unsafe { plan.run(scale, out.as_mut_ptr(), 1) };
     out[0]
 }
 
@@ -170,9 +199,10 @@ unsafe impl<P> Send for Shared<P> {}
 // SAFETY: as above.
 unsafe impl<P> Sync for Shared<P> {}
 
-/// The GEMM behind every contraction: `C = alpha * A B` on strided matrices, split into
-/// blocks of rows (or of columns, whichever is longer) over rayon's threads when it has at
-/// least [`PARALLEL_CONTRACTION`] multiply–adds.
+/// The GEMM behind every contraction: `C = alpha * A B` on strided matrices.
+///
+/// Threads (see "GEMM threads" in the module docs): one call to matrixmultiply, which splits a
+/// large product over its own pool; it is never split over rayon as well.
 ///
 /// # Safety
 /// As [`GemmFloat::gemm_serial`].
@@ -189,63 +219,14 @@ pub unsafe fn gemm<F: GemmFloat>(
     c: *mut F,
     c_strides: [isize; 2],
 ) {
-    let threads = rayon::current_num_threads();
-    let work = m.saturating_mul(n).saturating_mul(k);
-    if threads <= 1 || work < PARALLEL_CONTRACTION || Ord::max(m, n) < 2 * MIN_BLOCK {
-        // SAFETY: the caller's promise.
-        unsafe { F::gemm_serial(m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) };
-        return;
-    }
-    let (a, b, c) = (Shared(a), Shared(b), Shared(c));
-    let split_rows = m >= n;
-    let length = if split_rows { m } else { n };
-    let blocks = Ord::max(Ord::min(threads, length / MIN_BLOCK), 1);
-    let block = length.div_ceil(blocks);
-    (0..blocks).into_par_iter().for_each(|position| {
-        let (a, b, c) = (a, b, c);
-        let start = position * block;
-        let end = Ord::min(length, start + block);
-        if start >= end {
-            return;
-        }
-        let offset = |strides: [isize; 2], axis: usize| start as isize * strides[axis];
-        // SAFETY: a block is a sub-matrix of C (rows or columns `start..end`) computed from the
-        // matching rows of A or columns of B: in range of the caller's matrices, and blocks
-        // write disjoint parts of C.
-        unsafe {
-            if split_rows {
-                F::gemm_serial(
-                    end - start,
-                    k,
-                    n,
-                    alpha,
-                    a.0.wrapping_offset(offset(a_strides, 0)),
-                    a_strides,
-                    b.0,
-                    b_strides,
-                    c.0.wrapping_offset(offset(c_strides, 0)),
-                    c_strides,
-                );
-            } else {
-                F::gemm_serial(
-                    m,
-                    k,
-                    end - start,
-                    alpha,
-                    a.0,
-                    a_strides,
-                    b.0.wrapping_offset(offset(b_strides, 1)),
-                    b_strides,
-                    c.0.wrapping_offset(offset(c_strides, 1)),
-                    c_strides,
-                );
-            }
-        }
-    });
+    // SAFETY: the caller's promise.
+    unsafe { F::gemm_serial(m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) }
 }
 
-/// The fewest rows (or columns) a parallel GEMM block gets.
-const MIN_BLOCK: usize = 64;
+/// matrixmultiply runs a product on one thread when `m k + k n` is below this (its own
+/// heuristic, in `threading.rs` of matrixmultiply 0.3): such GEMMs may run side by side on
+/// rayon's threads without oversubscribing the cores.
+const SINGLE_THREADED_GEMM: usize = 2 << 14;
 
 /// `y[i] = alpha * Σ_k A[i, k] x[k]` for `A: m × k`: dot products over rows (vectorised when
 /// the rows and `x` are contiguous), or, for a column-major A, column updates; rows are spread
@@ -435,11 +416,20 @@ struct Plan<T> {
 }
 
 impl<T: Num> Plan<T> {
-    fn new(spec: &ContractionSpec, sizes: PerLabel<usize>, left: (*const T, &[usize], &[isize]), right: (*const T, &[usize], &[isize])) -> Plan<T> {
+    fn new(
+        spec: &ContractionSpec,
+        sizes: PerLabel<usize>,
+        left: (*const T, &[usize], &[isize]),
+        right: (*const T, &[usize], &[isize]),
+    ) -> Plan<T> {
         let labels = sizes.len();
         let operand = |(ptr, shape, strides): (*const T, &[usize], &[isize]), axes: &[usize], side: &str| {
             if axes.len() != shape.len() {
-                internal_error(format_args!("the {side} operand of a contraction has {} axes but {} labels", shape.len(), axes.len()));
+                internal_error(format_args!(
+                    "the {side} operand of a contraction has {} axes but {} labels",
+                    shape.len(),
+                    axes.len()
+                ));
             }
             let mut by_label = PerLabel::filled(0isize, labels);
             let mut seen = PerLabel::filled(false, labels);
@@ -483,28 +473,37 @@ impl<T: Num> Plan<T> {
     }
 
     /// Fills `out` (row-major over the output labels).
-    fn run(&self, scale: Option<T>, out: &mut [T]) {
-        if out.is_empty() {
+    /// Writes all `count` output elements (row-major over the output labels) to `out`.
+    ///
+    /// # Safety
+    /// `out` must be valid for `count` writes; it need not be initialised.
+    unsafe fn run(&self, scale: Option<T>, out: *mut T, count: usize) {
+        if count == 0 {
             return;
         }
         let summed = self.sizes[self.outputs..].iter().product::<usize>();
         if summed == 0 {
-            out.fill(scaled(scale, T::ZERO));
+            for position in 0..count {
+                // SAFETY: `position < count`.
+                unsafe { out.add(position).write(scaled(scale, T::ZERO)) };
+            }
             return;
         }
         // Floats go to the GEMM; other element types (integers of the expression form) loop.
         if let Some(scale) = cast::<T, f32>(scale) {
-            let plan = self.cast::<f32>();
-            // SAFETY: T is f32.
-            let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f32>(), out.len()) };
-            return plan.run_gemm(scale, out);
+            // SAFETY: T is f32; the caller's promise.
+            return unsafe { self.cast::<f32>().run_gemm(scale, out.cast::<f32>(), count) };
         }
         if let Some(scale) = cast::<T, f64>(scale) {
-            let plan = self.cast::<f64>();
-            // SAFETY: T is f64.
-            let out = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f64>(), out.len()) };
-            return plan.run_gemm(scale, out);
+            // SAFETY: T is f64; the caller's promise.
+            return unsafe { self.cast::<f64>().run_gemm(scale, out.cast::<f64>(), count) };
         }
+        for position in 0..count {
+            // SAFETY: `position < count`.
+            unsafe { out.add(position).write(T::ZERO) };
+        }
+        // SAFETY: `count` initialised elements, valid for writes (the caller's promise).
+        let out = unsafe { std::slice::from_raw_parts_mut(out, count) };
         self.run_loops(scale, out, summed);
     }
 
@@ -671,8 +670,12 @@ fn pack<F: Num>(operand: &Operand<F>, labels: &[usize], sizes: &[usize]) -> Vec<
 
 impl<F: GemmFloat> Plan<F> {
     /// One GEMM (or GEMV) per batch position, on merged groups of labels; see the module docs.
-    fn run_gemm(&self, scale: Option<F>, out: &mut [F]) {
-        let (batch, m_labels, n_labels) = (self.labels_of(Role::Batch), self.labels_of(Role::M), self.labels_of(Role::N));
+    /// # Safety
+    /// `out` must be valid for `count` writes (the output, row-major); it need not be
+    /// initialised: every element is written.
+    unsafe fn run_gemm(&self, scale: Option<F>, out: *mut F, count: usize) {
+        let (batch, m_labels, n_labels) =
+            (self.labels_of(Role::Batch), self.labels_of(Role::M), self.labels_of(Role::N));
         let mut output_labels = PerLabel::filled(0usize, self.outputs);
         for (position, label) in output_labels.iter_mut().enumerate() {
             *label = position;
@@ -701,10 +704,11 @@ impl<F: GemmFloat> Plan<F> {
             None => self.right,
         };
         // The output: in place when its M and N axes merge, else in scratch [batch, M, N].
-        let in_place = merge(&m_labels, &self.sizes, &[&out_strides]).is_some() && merge(&n_labels, &self.sizes, &[&out_strides]).is_some();
+        let in_place = merge(&m_labels, &self.sizes, &[&out_strides]).is_some()
+            && merge(&n_labels, &self.sizes, &[&out_strides]).is_some();
         let scratch_labels = concat(&[&batch, &m_labels, &n_labels]);
         let target_strides = if in_place { out_strides } else { packed_strides(&scratch_labels, &self.sizes) };
-        let mut scratch = if in_place { Vec::new() } else { vec![F::ZERO; out.len()] };
+        let mut scratch = if in_place { Vec::new() } else { vec![F::ZERO; count] };
 
         let merged = |labels: &[usize], arrays: &[&[isize]]| match merge(labels, &self.sizes, arrays) {
             Some(merged) => merged,
@@ -713,7 +717,7 @@ impl<F: GemmFloat> Plan<F> {
         let m = merged(&m_labels, &[&left.strides, &target_strides]);
         let n = merged(&n_labels, &[&right.strides, &target_strides]);
         let k = merged(&k_labels, &[&left.strides, &right.strides]);
-        let target = if in_place { out.as_mut_ptr() } else { scratch.as_mut_ptr() };
+        let target = if in_place { out } else { scratch.as_mut_ptr() };
         let (left_ptr, right_ptr, target) = (Shared(left.ptr), Shared(right.ptr), Shared(target));
 
         let batches = self.product(&batch);
@@ -728,7 +732,8 @@ impl<F: GemmFloat> Plan<F> {
                 b += index * right.strides[label];
                 c += index * target_strides[label];
             }
-            let (a, b, c) = (left_ptr.0.wrapping_offset(a), right_ptr.0.wrapping_offset(b), target.0.wrapping_offset(c));
+            let (a, b, c) =
+                (left_ptr.0.wrapping_offset(a), right_ptr.0.wrapping_offset(b), target.0.wrapping_offset(c));
             // SAFETY: every label index stays below its size, which the operands' axes (or
             // the packed copies) hold; the target is the output (or scratch) array, whose
             // M, N and batch positions are distinct elements.
@@ -754,8 +759,12 @@ impl<F: GemmFloat> Plan<F> {
                 }
             }
         };
-        let work = out.len().saturating_mul(k.length);
-        if batches > 1 && work >= PARALLEL_CONTRACTION && rayon::current_num_threads() > 1 {
+        let work = count.saturating_mul(k.length);
+        let single_threaded = n.length == 1
+            || m.length == 1
+            || m.length.saturating_mul(k.length).saturating_add(k.length.saturating_mul(n.length))
+                < SINGLE_THREADED_GEMM;
+        if batches > 1 && single_threaded && work >= PARALLEL_CONTRACTION && rayon::current_num_threads() > 1 {
             (0..batches).into_par_iter().for_each(one);
         } else {
             (0..batches).for_each(one);
@@ -765,7 +774,8 @@ impl<F: GemmFloat> Plan<F> {
             // Scatter the scratch [batch, M, N] into the output's own axis order.
             let scratch = Operand { ptr: scratch.as_ptr(), strides: target_strides };
             let copied = pack(&scratch, &output_labels, &self.sizes);
-            out.copy_from_slice(&copied);
+            // SAFETY: `copied` has `count` elements, and `out` is valid for `count` writes.
+            unsafe { std::ptr::copy_nonoverlapping(copied.as_ptr(), out, count) };
         }
     }
 }
@@ -821,8 +831,7 @@ mod tests {
 
     #[test]
     fn matmul_in_every_layout_on_one_and_two_threads() {
-        // Above the GEMM threshold; on two threads above the parallel one too (rows split,
-        // then columns split).
+        // Large enough for matrixmultiply to use its threads (a square-ish and a wide product).
         let shapes = [(size(150, 40), size(130, 30), size(140, 30)), (size(70, 40), size(120, 30), size(260, 45))];
         for (m, k, n) in shapes {
             let a = matrix(m, k, 1);
@@ -908,8 +917,7 @@ mod tests {
             in_pool(threads, || {
                 let (left, right) = (AsView::<f64, 3>::view(&a_view), AsView::<f64, 3>::view(&b_view));
                 let result = contract(&batch_first, [batch, m, n], &[k], None, left, right);
-                let expected: Vec<f64> =
-                    (0..batch * m * n).map(|e| reference(e / (m * n), e / n % m, e % n)).collect();
+                let expected: Vec<f64> = (0..batch * m * n).map(|e| reference(e / (m * n), e / n % m, e % n)).collect();
                 assert_close(result.as_slice(), &expected, "batch first");
                 let result = contract(&interleaved, [m, batch, n], &[k], None, left, right);
                 let expected: Vec<f64> =

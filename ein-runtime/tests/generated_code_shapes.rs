@@ -10,7 +10,7 @@ fn buffer_element_type_is_inferred_from_pushes() {
         let a_view = __private::AsView::view(&a);
         let n = a_view.len_of(0);
         let mut buffer = __private::Buffer::new(n);
-        __private::fill_chunks(&mut buffer, n, 1, 1, |start, end, out| {
+        __private::fill_chunks(&mut buffer, n, 1, 1, 1, |start, end, out| {
             __private::Fill::fill(out, end - start, |position, slot| {
                 let i = (start + position) as i64;
                 // SAFETY: i < n.
@@ -30,7 +30,7 @@ fn tuple_buffers_with_inferred_types() {
         let a_view = __private::AsView::view(&a);
         let rows = a_view.len_of(0);
         let mut columns = (__private::Buffer::new(rows), __private::Buffer::new(rows));
-        __private::fill_chunks(&mut columns, rows, 1, 1, |start, end, outs| {
+        __private::fill_chunks(&mut columns, rows, 1, 1, a_view.len_of(1), |start, end, outs| {
             for i in start..end {
                 // SAFETY: i < rows.
                 let row: __private::View<'_, _, 1> = unsafe { a_view.sub_unchecked([i]) };
@@ -66,7 +66,7 @@ fn copy_into_with_inferred_types() {
     let result = {
         let view = __private::AsView::view(&transposed);
         let mut buffer = __private::Buffer::new(4);
-        __private::fill_chunks(&mut buffer, 1, 4, 1, |_, _, out| {
+        __private::fill_chunks(&mut buffer, 1, 4, 1, 4, |_, _, out| {
             __private::CopyInto::copy_into(&view, out);
         });
         buffer.into_array(view.shape())

@@ -193,8 +193,9 @@ impl Gen<'_> {
         let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
         let end_param = if mentions(&chunk_tokens, &end) { end.to_token_stream() } else { quote!(_) };
         let min_chunk_rows = if tiled { quote!(::ein::__private::TILE) } else { quote!(1) };
+        let work = self.row_work(&chain, &dims, body)?.tokens();
         block.push(quote! {
-            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, |#start_param, #end_param, #outs| {
+            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start_param, #end_param, #outs| {
                 #chunk_tokens
             });
         });
@@ -205,6 +206,74 @@ impl Gen<'_> {
         let arrays = tree_at(elem, &buffer.into_token_stream()).map(&mut |column| quote!(#column.into_array(#shape)));
         block.push_let(store.clone(), Code::expr(arrays.tuple(), Prec::Atom));
         Ok(self.views_of_store(elem, store.into_token_stream(), hint, block))
+    }
+
+    /// An estimate of the work of one row of a comprehension (its elements, times the loop
+    /// iterations inside each), for the runtime's choice of serial or parallel and of the chunk
+    /// size: a matrix-vector product's 4096 outputs are 16 Mi steps of work, not 4 Ki.
+    fn row_work(&mut self, chain: &[(VarId, &Expr)], dims: &[Dim], body: &Expr) -> syn::Result<Work> {
+        let mut inside: BTreeSet<VarId> = visit::bound_vars(body);
+        inside.extend(chain.iter().map(|(index, _)| *index));
+        let mut work = Work::Const(1);
+        for dim in &dims[1..chain.len()] {
+            work = work.mul(Work::of_code(&dim.len));
+        }
+        let element = self.loops_work(body, &inside)?.at_least_one();
+        Ok(work.mul(element))
+    }
+
+    /// The iterations of the loops in `expr` (each loop's size times the work of its body),
+    /// zero if it has none.
+    fn loops_work(&mut self, expr: &Expr, inside: &BTreeSet<VarId>) -> syn::Result<Work> {
+        Ok(match &expr.kind {
+            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+                let body_work = self.loops_work(body, inside)?.at_least_one();
+                self.size_work(size, inside)?.mul(body_work)
+            }
+            ExprKind::Fold { count, init, body, .. } => {
+                let body_work = self.loops_work(body, inside)?.at_least_one();
+                self.loops_work(init, inside)?.add(self.size_work(count, inside)?.mul(body_work))
+            }
+            ExprKind::Contract(_) => Work::Const(UNKNOWN_SIZE),
+            _ => {
+                let mut children = Vec::new();
+                expr.for_each_child(|child| children.push(child));
+                let mut work = Work::Const(0);
+                for child in children {
+                    work = work.add(self.loops_work(child, inside)?);
+                }
+                work
+            }
+        })
+    }
+
+    /// A loop size as work: the size itself when it can be computed before the loops (it
+    /// cannot fail and reads nothing bound inside them), else a guess.
+    fn size_work(&mut self, size: &Expr, inside: &BTreeSet<VarId>) -> syn::Result<Work> {
+        if let ExprKind::Literal(Literal::Int(value)) = &size.kind {
+            return Ok(Work::Const(usize::try_from(*value).unwrap_or(0)));
+        }
+        let free = visit::free_vars(size);
+        let available =
+            cannot_fail(size) && free.is_disjoint(inside) && free.iter().all(|var| self.env.contains_key(var));
+        if !available {
+            return Ok(Work::Const(UNKNOWN_SIZE));
+        }
+        let mut scratch = Block::new();
+        if let ExprKind::Len { .. } = &size.kind {
+            // An axis length is a `usize` already.
+            let code = self.size_usize(size, "", &mut scratch)?;
+            if scratch.len() == 0 && !code.may_panic {
+                return Ok(Work::of_code(&code));
+            }
+            return Ok(Work::Const(UNKNOWN_SIZE));
+        }
+        let code = self.scalar(size, &mut scratch)?;
+        if scratch.len() > 0 || code.may_panic {
+            return Ok(Work::Const(UNKNOWN_SIZE));
+        }
+        let tokens = &code.tokens;
+        Ok(Work::Tokens(quote!(::ein::__private::size_or_zero(#tokens))))
     }
 
     /// `let name = store.view();` (per column) and the array value over it.
@@ -571,6 +640,62 @@ fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) 
             super::code::tuple_tokens(fields.iter().map(|field| column_tree(field, column)).collect())
         }
         Type::Array { elem, .. } => column_tree(elem, column),
+    }
+}
+
+/// The size assumed for a loop whose size is only known inside the loops, for work estimates.
+const UNKNOWN_SIZE: usize = 64;
+
+/// Work, in loop iterations: a constant, or a `usize` expression evaluated before the loops
+/// (saturating: it only steers parallelism).
+enum Work {
+    Const(usize),
+    Tokens(TokenStream),
+}
+
+impl Work {
+    fn of_code(code: &Code) -> Work {
+        match code.tokens.to_string().parse::<usize>() {
+            Ok(value) => Work::Const(value),
+            Err(_) => Work::Tokens(code.tokens.clone()),
+        }
+    }
+
+    fn tokens(&self) -> TokenStream {
+        match self {
+            Work::Const(value) => proc_macro2::Literal::usize_unsuffixed(*value).into_token_stream(),
+            Work::Tokens(tokens) => tokens.clone(),
+        }
+    }
+
+    fn add(self, other: Work) -> Work {
+        match (self, other) {
+            (Work::Const(left), Work::Const(right)) => Work::Const(left.saturating_add(right)),
+            (Work::Const(0), work) | (work, Work::Const(0)) => work,
+            (left, right) => {
+                let (left, right) = (left.tokens(), right.tokens());
+                Work::Tokens(quote!(::core::primitive::usize::saturating_add(#left, #right)))
+            }
+        }
+    }
+
+    fn mul(self, other: Work) -> Work {
+        match (self, other) {
+            (Work::Const(left), Work::Const(right)) => Work::Const(left.saturating_mul(right)),
+            (Work::Const(1), work) | (work, Work::Const(1)) => work,
+            (left, right) => {
+                let (left, right) = (left.tokens(), right.tokens());
+                Work::Tokens(quote!(::core::primitive::usize::saturating_mul(#left, #right)))
+            }
+        }
+    }
+
+    /// At least one step (an element with no loop still costs one).
+    fn at_least_one(self) -> Work {
+        match self {
+            Work::Const(value) => Work::Const(value.max(1)),
+            Work::Tokens(tokens) => Work::Tokens(quote!(::core::cmp::Ord::max(#tokens, 1))),
+        }
     }
 }
 

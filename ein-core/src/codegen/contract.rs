@@ -54,7 +54,12 @@ impl Gen<'_> {
     }
 
     /// The runtime call for a contraction whose sizes are bound to `sizes`.
-    fn contraction_call(&mut self, contraction: &Contraction, sizes: &[TokenStream], block: &mut Block) -> syn::Result<Code> {
+    fn contraction_call(
+        &mut self,
+        contraction: &Contraction,
+        sizes: &[TokenStream],
+        block: &mut Block,
+    ) -> syn::Result<Code> {
         let scale = match &contraction.scale {
             Some(scale) => {
                 let factor = self.scalar(&scale.factor, block)?;

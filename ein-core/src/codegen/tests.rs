@@ -393,7 +393,8 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "::ein::__private::check_same_size(a.size(1), b.size(0), \"k\", \"axis 1 of `a`\", \"axis 0 of `b`\", &__ein_site)",
             "let __ein_size_i = a.len_of(0);",
             "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_size_i * __ein_size_j)",
-            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, 1, |__ein_start, __ein_end, __ein_outs|",
+            // Each element sums over `k`: the rows' work, for the choice of serial or parallel.
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, 1, ::core::primitive::usize::saturating_mul(__ein_size_j, ::core::cmp::Ord::max(a.len_of(1), 1)), |__ein_start, __ein_end, __ein_outs|",
             // Versioned: a copy for unit-stride last axes, the general one for any layout.
             "match (a.unit_inner(), b.unit_inner()) {",
             "(::core::option::Option::None, _) | (_, ::core::option::Option::None) => { let (a, b) = (a, b);",
@@ -418,7 +419,7 @@ fn a_one_dimensional_output_is_one_counted_loop_per_chunk() {
     assert_contains(
         &sample,
         &[
-            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, 1, 1, |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, 1, 1, 1, |__ein_start, __ein_end, __ein_outs|",
             "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
         ],
     );
@@ -431,7 +432,7 @@ fn a_transposed_read_is_tiled_unless_the_body_may_fail() {
     assert_contains(
         &plain,
         &[
-            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, ::ein::__private::TILE, |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, ::ein::__private::TILE, __ein_size_j, |__ein_start, __ein_end, __ein_outs|",
             "::ein::__private::Fill::fill_tiled(__ein_outs, __ein_end - __ein_start, __ein_size_j, |__ein_row_2, __ein_column, __ein_slot| { let i = (__ein_start + __ein_row_2) as ::core::primitive::i64; let j = __ein_column as ::core::primitive::i64;",
             "unsafe { b.get_unchecked([j as ::core::primitive::usize, i as ::core::primitive::usize]) }",
         ],

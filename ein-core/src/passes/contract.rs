@@ -59,7 +59,8 @@ fn rewrite(program: &Program, mut expr: Expr, in_loop: bool) -> Expr {
             return contraction;
         }
     }
-    let body_in_loop = in_loop || matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. });
+    let body_in_loop =
+        in_loop || matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. });
     let last = {
         let mut count = 0;
         expr.for_each_child(|_| count += 1);
@@ -141,7 +142,8 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
     }
 
     // What an operand or the scale must not mention: the labels, and the names just removed.
-    let bound_inside: BTreeSet<VarId> = labels.iter().map(|(var, _)| *var).chain(reads.iter().map(|(var, _)| *var)).collect();
+    let bound_inside: BTreeSet<VarId> =
+        labels.iter().map(|(var, _)| *var).chain(reads.iter().map(|(var, _)| *var)).collect();
     let left = operand(&lhs, &labels, &bound_inside)?;
     let right = operand(&rhs, &labels, &bound_inside)?;
     if let Some(scale) = &scale {

@@ -21,9 +21,10 @@ fn optimised(source: &str) -> Program {
 fn walk<'a>(expr: &'a Expr, visit: &mut impl FnMut(&'a Expr)) {
     visit(expr);
     match &expr.kind {
-        ExprKind::Contract(contraction) => {
-            contraction.children().filter(|child| !std::ptr::eq(*child, &*contraction.loops)).for_each(|child| walk(child, visit))
-        }
+        ExprKind::Contract(contraction) => contraction
+            .children()
+            .filter(|child| !std::ptr::eq(*child, &*contraction.loops))
+            .for_each(|child| walk(child, visit)),
         _ => expr.for_each_child(|child| walk(child, visit)),
     }
 }
@@ -142,9 +143,8 @@ fn expression_form_matmul_is_a_contraction() {
 #[test]
 fn sub_array_operands_under_an_outer_loop() {
     // `a[p]` is an operand of the matvec for each `p`, which is itself a batch label here.
-    let (_, contraction) = single_contraction(
-        "fn f(a: [[[f64]]], x: [[f64]]) -> [[f64]] { for p, i { sum j { a[p, i, j] * x[p, j] } } }",
-    );
+    let (_, contraction) =
+        single_contraction("fn f(a: [[[f64]]], x: [[f64]]) -> [[f64]] { for p, i { sum j { a[p, i, j] * x[p, j] } } }");
     assert_eq!(contraction.outputs, 2);
 }
 

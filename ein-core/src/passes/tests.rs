@@ -168,7 +168,7 @@ fn hoist_lifts_an_invariant_reduction_out_of_its_loop() {
         before_and_after("fn f(a: [f64], b: [f64]) -> f64 { sum k { a[k] * sum l { b[l] } } }", super::hoist::hoist);
     assert_eq!(
         after,
-        "fn(a: [f64], b: [f64]) -> f64\nlet sum: f64 = sum l in 0..len(b, 0) { b[l] }\nsum k in 0..len(a, 0) { a[k] * sum }"
+        "fn(a: [f64], b: [f64]) -> f64\nlet __ein_sum: f64 = sum l in 0..len(b, 0) { b[l] }\nsum k in 0..len(a, 0) { a[k] * __ein_sum }"
     );
 }
 
