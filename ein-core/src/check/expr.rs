@@ -177,6 +177,7 @@ impl Checker {
                 let resolved = sizes::resolve(&name, candidates, &self.lets, |size| self.usable_at_binder(size));
                 match resolved {
                     Some(resolved) => (resolved.size, resolved.checks),
+                    None if self.shadowed_indices.contains(&index) => return Err(Reported),
                     None => {
                         self.errors.push(
                             binder.name.span(),
@@ -260,6 +261,14 @@ impl Checker {
 
     fn bind_index(&mut self, name: &proc_macro2::Ident) -> VarId {
         let text = name.to_string();
+        // Rebinding an index that is still in scope hides the outer one: almost always a typo.
+        if let Some(outer) = self.lookup(&text).filter(|var| self.var(*var).kind == VarKind::Index) {
+            self.shadowed_indices.push(outer);
+            self.errors.push(
+                name.span(),
+                format!("index `{text}` is already bound here by an enclosing comprehension, reduction or fold; use another name"),
+            );
+        }
         let index = self.declare(&text, Type::I64, VarKind::Index, name.span());
         self.index_names.push((text, name.span()));
         self.scope.push(index);

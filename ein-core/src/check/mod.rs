@@ -118,6 +118,8 @@ struct Checker {
     global_checks: Vec<crate::ir::SizeCheck>,
     /// Index names bound anywhere so far, for "used outside its comprehension" errors.
     index_names: Vec<(String, Span)>,
+    /// Indices hidden by a rebinding (already reported), whose missing size is not news.
+    shadowed_indices: Vec<VarId>,
 }
 
 impl Checker {
@@ -132,6 +134,7 @@ impl Checker {
             lets: LetValues::new(),
             global_checks: Vec::new(),
             index_names: Vec::new(),
+            shadowed_indices: Vec::new(),
         }
     }
 
