@@ -92,9 +92,10 @@ fn main() -> ExitCode {
     let report: Report = pool.install(|| {
         let ceiling = streaming::stream_ceiling(options.quick, &settings);
         println!(
-            "STREAM triad ceiling: {:.1} GB/s (best of {} runs, {}, measured in this run on {threads} thread{})\n",
+            "STREAM triad ceiling: {:.1} GB/s (median of {} runs; best {:.1} GB/s; {}, measured in this run on {threads} thread{})\n",
             ceiling.gigabytes_per_second,
             ceiling.runs,
+            ceiling.best_gigabytes_per_second,
             ceiling.size,
             if threads == 1 { "" } else { "s" }
         );
@@ -110,6 +111,9 @@ fn main() -> ExitCode {
     println!("\n{}", report.table());
     let wall = started.elapsed();
     println!("total wall time {:.1} s", wall.as_secs_f64());
+    if let Some(load) = harness::machine::load_average() {
+        println!("load average at the end: {load:.2}");
+    }
     match report.write_files(&options.out, wall) {
         Ok(paths) => {
             for path in paths {

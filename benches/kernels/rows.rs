@@ -105,7 +105,7 @@ fn softmax_kernel(quick: bool) -> Kernel {
     let shape = (rows, columns);
     let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
     Kernel::new("softmax", format!("{rows}×{columns} f32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-4))
-        .note("ein is the README's softmax: without hoisting, the row max and sum are recomputed for every element (O(rows·columns²))")
+        .note("ein is the README's softmax: the row max and sum sit inside the element's expression (O(rows·columns²) as written); the optimiser must hoist them to once per row")
         .note("ndarray: per row in `Zip::par_for_each`, `fold` for the max, `mapv` for exp, `sum`, `/=`")
         .variant("ein", move || softmax(&data::view(&x1, shape)))
         .variant("hand", move || softmax_hand(&x2, columns))
@@ -149,7 +149,7 @@ fn layernorm_kernel(quick: bool) -> Kernel {
     let (x1, g1, b1) = (Arc::clone(&x), Arc::clone(&gamma), Arc::clone(&beta));
     let (x2, g2, b2) = (Arc::clone(&x), Arc::clone(&gamma), Arc::clone(&beta));
     Kernel::new("layernorm", format!("{rows}×{columns} f32"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-4))
-        .note("ein computes mean and variance inside the element's expression (O(rows·columns²) until they are hoisted)")
+        .note("ein has the mean and variance inside the element's expression (O(rows·columns²) as written); the optimiser must hoist them to once per row")
         .note("ndarray: per row in `Zip::par_for_each`, `mean()`, `var(0.)` and one whole-row expression (temporaries per row)")
         .variant("ein", move || layernorm(&data::view(&x1, shape), &*g1, &*b1, eps))
         .variant("hand", move || layernorm_hand(&x2, &g2, &b2, eps))

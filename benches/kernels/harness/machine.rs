@@ -20,6 +20,9 @@ pub struct Machine {
     /// detection): a default x86-64 build has only SSE2.
     pub compiled_for: Vec<&'static str>,
     pub rustc: Option<String>,
+    /// /proc/loadavg's 1-minute figure when the run started: other work on the machine
+    /// (builds, tests) competes with the benchmark, and this says how much there was.
+    pub load_average: Option<f64>,
 }
 
 impl Machine {
@@ -84,10 +87,11 @@ impl Machine {
             simd,
             compiled_for,
             rustc,
+            load_average: load_average(),
         }
     }
 
-    pub fn describe(&self) -> String {
+pub fn describe(&self) -> String {
         let mut cpu = self.cpu_model.clone();
         if let Some(family_model) = &self.cpu_family_model {
             cpu.push_str(&format!(" ({family_model})"));
@@ -108,6 +112,9 @@ impl Machine {
         if let Some(rustc) = &self.rustc {
             text.push_str(&format!("; {rustc}"));
         }
+        if let Some(load) = self.load_average {
+            text.push_str(&format!("\nload average at start: {load:.2} (other work on the machine competes with the benchmark)"));
+        }
         text
     }
 
@@ -122,6 +129,12 @@ impl Machine {
             ("simd", Json::Array(self.simd.iter().map(|flag| Json::from(*flag)).collect())),
             ("compiled_for", Json::Array(self.compiled_for.iter().map(|flag| Json::from(*flag)).collect())),
             ("rustc", self.rustc.as_deref().map_or(Json::Null, Json::from)),
+            ("load_average_at_start", self.load_average.map_or(Json::Null, Json::from)),
         ])
     }
+}
+
+/// The 1-minute load average from /proc/loadavg, where there is one.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
