@@ -19,8 +19,10 @@ use crate::array::Array;
 use crate::errors::internal_error;
 use crate::view::{element_count, View};
 
-/// Rows are filled in parallel once an output has at least this many elements, and each
-/// parallel task gets at least this many (so tiny outputs never touch the thread pool).
+/// Outputs are filled in parallel once they are at least this many steps of estimated work
+/// (elements, times the loop iterations inside each), and each parallel chunk gets about this
+/// many (so tiny outputs never touch the thread pool). Also the parallel threshold of
+/// [`crate::private::reduce_values`].
 pub const GRAIN: usize = 1 << 14;
 
 /// An uninitialised output buffer of `len` elements, filled chunk by chunk.
@@ -39,13 +41,35 @@ impl<T: Copy> Buffer<T> {
         Buffer { elements, initialised: 0 }
     }
 
+    /// A buffer of `len` uninitialised elements in the allocation of the array in `spare`
+    /// (taken out of it), if it has room for them; in a new allocation otherwise. Folds hand
+    /// the accumulator of the step before to the next step's output this way, so that an
+    /// iterated stencil ping-pongs between two allocations instead of allocating (and page
+    /// faulting) a new array every step.
+    pub fn recycle<const N: usize>(spare: &mut Option<Array<T, N>>, len: usize) -> Self {
+        let Some(array) = spare.take() else {
+            return Buffer::new(len);
+        };
+        let mut data = array.into_vec();
+        if data.capacity() < len {
+            return Buffer::new(len);
+        }
+        data.clear();
+        let mut data = ManuallyDrop::new(data);
+        let capacity = data.capacity();
+        // SAFETY: MaybeUninit<T> has T's layout, and the allocation is the Vec<T>'s own, of
+        // `capacity` elements (now none of them initialised as far as the Vec knows).
+        let mut elements = unsafe { Vec::from_raw_parts(data.as_mut_ptr().cast::<MaybeUninit<T>>(), 0, capacity) };
+        // SAFETY: len <= capacity, and MaybeUninit needs no initialisation.
+        unsafe { elements.set_len(len) };
+        Buffer { elements, initialised: 0 }
+    }
+
     /// Panics unless every element was written exactly (each chunk's Out finished full).
     pub fn into_array<const N: usize>(self, shape: [usize; N]) -> Array<T, N> {
         let len = self.elements.len();
         if element_count(shape) != Some(len) {
-            internal_error(format_args!(
-                "a buffer of {len} elements cannot become an array of shape {shape:?}"
-            ));
+            internal_error(format_args!("a buffer of {len} elements cannot become an array of shape {shape:?}"));
         }
         if self.initialised != len {
             internal_error(format_args!(
@@ -56,9 +80,7 @@ impl<T: Copy> Buffer<T> {
         let mut elements = ManuallyDrop::new(self.elements);
         // SAFETY: all `len` elements are initialised, and MaybeUninit<T> has T's layout, so the
         // allocation is a valid Vec<T> of the same length and capacity.
-        let data = unsafe {
-            Vec::from_raw_parts(elements.as_mut_ptr().cast::<T>(), len, elements.capacity())
-        };
+        let data = unsafe { Vec::from_raw_parts(elements.as_mut_ptr().cast::<T>(), len, elements.capacity()) };
         Array::from_vec(shape, data)
     }
 }
@@ -193,7 +215,7 @@ mod sealed {
 }
 
 /// A buffer, or a (nested) tuple of buffers for arrays of tuples (SoA). Implemented for
-/// Buffer<T> and for tuples (A,), (A, B), … up to 8 of Columns.
+/// `Buffer<T>` and for tuples `(A,)`, `(A, B)`, … up to 8 of Columns.
 pub trait Columns: Send + sealed::Sealed {
     /// The writers for one chunk: an [`Out`] per buffer, in the same tuple structure.
     type Outs<'a>: Send
@@ -237,7 +259,10 @@ pub trait Columns: Send + sealed::Sealed {
 impl<T> sealed::Sealed for Buffer<T> {}
 
 impl<T: Copy + Send> Columns for Buffer<T> {
-    type Outs<'a> = Out<'a, T> where Self: 'a;
+    type Outs<'a>
+        = Out<'a, T>
+    where
+        Self: 'a;
     type Pointers = RowsPointer<T>;
 
     fn has_len(&self, len: usize) -> bool {
@@ -900,7 +925,8 @@ mod tests {
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
             buffer.into_array([4, 1, 2])
         });
-        assert!(message.starts_with("ein: internal error: a buffer of 4 elements cannot become an array of shape [4, 1, 2]"));
+        assert!(message
+            .starts_with("ein: internal error: a buffer of 4 elements cannot become an array of shape [4, 1, 2]"));
     }
 
     #[test]
@@ -908,7 +934,9 @@ mod tests {
         let mut buffer = Buffer::<i32>::new(4);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| {
-                out.fill(4, |value, slot| slot.push(if value == 3 { panic!("user code panicked") } else { value as i32 }))
+                out.fill(4, |value, slot| {
+                    slot.push(if value == 3 { panic!("user code panicked") } else { value as i32 })
+                })
             })
         }));
         assert!(outcome.is_err());
@@ -994,5 +1022,31 @@ mod tests {
             assert_eq!((start, end, std::thread::current().id()), (0, 8, caller));
             out.fill(8, |_, slot| slot.push(1));
         });
+    }
+
+    #[test]
+    fn a_recycled_buffer_reuses_the_spare_allocation_when_it_has_room() {
+        let array = Array::from_vec([2, 3], vec![1.0f32; 6]);
+        let address = array.as_slice().as_ptr();
+        let mut spare = Some(array);
+        let mut buffer = Buffer::recycle(&mut spare, 4);
+        assert!(spare.is_none());
+        fill_chunks(&mut buffer, 4, 1, 1, 1, |start, end, out| {
+            out.fill(end - start, |offset, slot| slot.push(offset as f32))
+        });
+        let array = buffer.into_array([4]);
+        assert_eq!(array.as_slice(), &[0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(array.as_slice().as_ptr(), address);
+        // Too small a spare, or none: a new allocation.
+        let mut spare = Some(array);
+        let buffer = Buffer::<f32>::recycle(&mut spare, 9);
+        assert_eq!(buffer.len(), 9);
+        assert!(spare.is_none());
+        let mut none: Option<Array<f32, 1>> = None;
+        assert_eq!(Buffer::recycle(&mut none, 3).len(), 3);
+        // A recycled buffer is as unwritten as a new one.
+        let mut spare = Some(Array::from_vec([2], vec![7, 8]));
+        let message = panic_message(move || Buffer::<i32>::recycle(&mut spare, 2).into_array([2]));
+        assert!(message.contains("only 0 of the 2"));
     }
 }

@@ -65,6 +65,25 @@ pub fn check_size(size: i64, what: &str, site: &Site) -> usize {
     }
 }
 
+/// The interior of a run of `count` loop positions whose index starts at `offset`: positions
+/// `lo..hi` (with `lo <= hi <= count`) such that, for every `(len, shift)`,
+/// `0 <= offset + position + shift < len` — where reads of `array[index + shift]` along an axis
+/// of length `len` need no clamping. Positions before `lo` and from `hi` on are the edges.
+#[inline]
+pub fn interior(offset: usize, count: usize, shifts: &[(usize, i64)]) -> (usize, usize) {
+    let start = offset as i128;
+    let end = start + count as i128;
+    let (mut low, mut high) = (start, end);
+    for &(len, shift) in shifts {
+        low = low.max(-i128::from(shift));
+        high = high.min(len as i128 - i128::from(shift));
+    }
+    let low = low.clamp(start, end);
+    let high = high.clamp(low, end);
+    // Both lie in start..=end, so the differences fit in usize.
+    ((low - start) as usize, (high - start) as usize)
+}
+
 /// A size as a number of loop iterations for work estimates: negative sizes (which fail
 /// later, where the semantics says) count as none.
 #[inline]
@@ -286,5 +305,34 @@ mod tests {
     fn internal_errors_say_so() {
         let message = panic_message(|| internal_error(format_args!("row 3 is short")));
         assert_eq!(message, "ein: internal error: row 3 is short (this is a bug in ein; please report it)");
+    }
+
+    #[test]
+    fn interior_positions_need_no_clamping_and_are_maximal() {
+        let cases: &[&[(usize, i64)]] =
+            &[&[], &[(10, 1)], &[(10, -1), (10, 1)], &[(3, 2)], &[(0, 0)], &[(7, -9)], &[(12, 3), (5, -2)]];
+        for &shifts in cases {
+            for offset in 0..6 {
+                for count in 0..14 {
+                    let (lo, hi) = interior(offset, count, shifts);
+                    assert!(lo <= hi && hi <= count);
+                    let fine = |position: usize| {
+                        shifts.iter().all(|&(len, shift)| {
+                            let at = (offset + position) as i64 + shift;
+                            at >= 0 && at < len as i64
+                        })
+                    };
+                    assert!((lo..hi).all(fine), "{shifts:?} {offset} {count}: {lo}..{hi}");
+                    // Maximal: the interior is one run, so a fine position outside it would
+                    // have to sit next to it.
+                    if lo < hi {
+                        assert!(lo == 0 || !fine(lo - 1));
+                        assert!(hi == count || !fine(hi));
+                    } else {
+                        assert!((0..count).all(|position| !fine(position)) || shifts.is_empty() && count == 0);
+                    }
+                }
+            }
+        }
     }
 }

@@ -10,7 +10,8 @@ pub use crate::as_view::AsView;
 pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, Slot, GRAIN, TILE};
 pub use crate::gemm::{contract, contract_scalar, contraction_is_small, ContractionSpec};
 pub use crate::errors::{
-    check_same_size, check_size, clamp_index, empty_arg_reduction, size_or_zero, IntoSize, Site,
+    check_same_size, check_size, clamp_index, empty_arg_reduction, interior, size_or_zero, IntoSize,
+    Site,
 };
 pub use crate::reduce::{reduce, reduce_values, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{

@@ -329,7 +329,8 @@ mod tests {
 
     #[test]
     fn float_folds_use_the_documented_lanes() {
-        let values: Vec<f64> = (0..1000).map(|k| 1.0 / (k as f64 * 0.37 + 1.0) * if k % 3 == 0 { -1.0 } else { 1.0 }).collect();
+        let values: Vec<f64> =
+            (0..1000).map(|k| 1.0 / (k as f64 * 0.37 + 1.0) * if k % 3 == 0 { -1.0 } else { 1.0 }).collect();
         let singles: Vec<f32> = values.iter().map(|&value| value as f32).collect();
         for count in [0, 1, 7, 8, 9, 15, 16, 17, 31, 64, 999, 1000] {
             let f64_sum = f64::fold_range(count, 0.0, |a, b| a + b, |k| values[k]);
@@ -343,10 +344,15 @@ mod tests {
     fn folds_call_values_once_each_in_order() {
         for count in [0, 5, 16, 37] {
             let mut order = Vec::new();
-            let total = f32::fold_range(count, 0.0, |a, b| a + b, |k| {
-                order.push(k);
-                1.0
-            });
+            let total = f32::fold_range(
+                count,
+                0.0,
+                |a, b| a + b,
+                |k| {
+                    order.push(k);
+                    1.0
+                },
+            );
             assert_eq!(order, (0..count).collect::<Vec<_>>());
             assert_eq!(total, count as f32);
             let mut order = Vec::new();

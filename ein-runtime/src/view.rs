@@ -220,6 +220,9 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
 
     /// Copy into a new row-major Array.
     pub fn to_array(&self) -> Array<T, N> {
+        if let Some(elements) = self.as_slice() {
+            return Array::from_vec(self.shape, elements.to_vec());
+        }
         let mut data = Vec::with_capacity(self.element_count());
         self.for_each(|value| data.push(value));
         Array::from_vec(self.shape, data)

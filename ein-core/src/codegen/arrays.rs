@@ -136,13 +136,23 @@ impl Gen<'_> {
             block.push_let(name.clone(), Code::expr(total, Prec::Mul));
             total = name.into_token_stream();
         }
-        let buffers = column_tree(elem, &mut |scalar| match scalar {
-            ScalarType::Known(scalar) => {
-                let ty = primitive(scalar);
-                quote!(::ein::__private::Buffer::<#ty>::new(#total))
-            }
-            // rustc infers the element type from what the rows push.
-            ScalarType::Param(_) => quote!(::ein::__private::Buffer::new(#total)),
+        let recycled = match &self.recycle {
+            Some((spare, tail)) if std::ptr::eq(*tail, expr) && columns.len() == 1 => Some(spare.clone()),
+            _ => None,
+        };
+        if recycled.is_some() {
+            self.recycle = None;
+        }
+        let buffers = column_tree(elem, &mut |scalar| match (scalar, &recycled) {
+            (_, Some(spare)) => quote!(::ein::__private::Buffer::recycle(&mut #spare, #total)),
+            (scalar, None) => match scalar {
+                ScalarType::Known(scalar) => {
+                    let ty = primitive(scalar);
+                    quote!(::ein::__private::Buffer::<#ty>::new(#total))
+                }
+                // rustc infers the element type from what the rows push.
+                ScalarType::Param(_) => quote!(::ein::__private::Buffer::new(#total)),
+            },
         });
         let buffer = self.names.fresh("buffer");
         block.push(quote!(let mut #buffer = #buffers;));
@@ -330,6 +340,54 @@ impl Gen<'_> {
         body: &Expr,
         block: &mut Block,
     ) -> syn::Result<()> {
+        let mut reads = Vec::new();
+        self.shifted_reads(index, body, &mut reads);
+        if reads.is_empty() {
+            return self.fill_run(index, count.tokens.clone(), offset, body, block);
+        }
+        // Clamped reads of `array[.., index + shift, ..]`: split the loop into its edges, where
+        // they clamp, and its interior, where they cannot leave the array and read unchecked.
+        // Elements are still computed in order, so failures happen exactly where they did.
+        let shifts = reads.iter().map(|read| {
+            let views = match self.env.get(&read.array) {
+                Some(Value::Array(array)) => array.views.first().cloned(),
+                _ => None,
+            };
+            let (axis, shift) = (proc_macro2::Literal::usize_unsuffixed(read.axis), read.offset);
+            views.map(|view| quote!((#view.len_of(#axis), #shift)))
+        });
+        let shifts: Option<Vec<TokenStream>> = shifts.collect();
+        let Some(shifts) = shifts else {
+            return self.fill_run(index, count.tokens.clone(), offset, body, block);
+        };
+        let (low, high) = (self.names.fresh("low"), self.names.fresh("high"));
+        let count = count.operand(Prec::Add);
+        let start = offset.clone().unwrap_or_else(|| quote!(0));
+        block.push(quote! {
+            let (#low, #high) = ::ein::__private::interior(#start, #count, &[#(#shifts),*]);
+        });
+        let shifted = |base: &Ident| match &offset {
+            Some(offset) => quote!(#offset + #base),
+            None => base.to_token_stream(),
+        };
+        self.fill_run(index, low.to_token_stream(), offset.clone(), body, block)?;
+        let outer = self.interior.len();
+        self.interior.extend(reads);
+        let interior = self.fill_run(index, quote!(#high - #low), Some(shifted(&low)), body, block);
+        self.interior.truncate(outer);
+        interior?;
+        self.fill_run(index, quote!(#count - #high), Some(shifted(&high)), body, block)
+    }
+
+    /// One `Fill::fill` loop of `count` elements whose index starts at `offset`.
+    fn fill_run(
+        &mut self,
+        index: VarId,
+        count: TokenStream,
+        offset: Option<TokenStream>,
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<()> {
         let outs = self.outs.clone();
         let position = self.names.fresh("position");
         let name = self.names.var(index).clone();
@@ -350,11 +408,45 @@ impl Gen<'_> {
         let value = &value.tokens;
         inner.push(quote!(::ein::__private::Push::push(#slot, #value);));
         let position_param = if used { position.to_token_stream() } else { quote!(_) };
-        let (count, inner) = (&count.tokens, inner.finish(None));
+        let inner = inner.finish(None);
         block.push(quote! {
             ::ein::__private::Fill::fill(#outs, #count, |#position_param, #slot| { #inner });
         });
         Ok(())
+    }
+
+    /// The clamped reads in `body` of an array bound outside it whose index along some axis is
+    /// `index + shift` (`shift` a literal), each once.
+    fn shifted_reads(&self, index: VarId, body: &Expr, found: &mut Vec<Interior>) {
+        if let ExprKind::Index { .. } = &body.kind {
+            let mut chain = Vec::new();
+            let mut base = body;
+            while let ExprKind::Index { array, index: position, bounds } = &base.kind {
+                chain.push((&**position, *bounds));
+                base = array;
+            }
+            chain.reverse();
+            if let ExprKind::Var(array) = &base.kind {
+                if matches!(self.env.get(array), Some(Value::Array(_))) {
+                    for (axis, (position, bounds)) in chain.iter().enumerate() {
+                        if *bounds != Bounds::Clamped {
+                            continue;
+                        }
+                        if let Some(offset) = shift_of(position, index) {
+                            let read = Interior { index, array: *array, axis, offset };
+                            if !found.contains(&read) {
+                                found.push(read);
+                            }
+                        }
+                    }
+                }
+            }
+            for (position, _) in chain {
+                self.shifted_reads(index, position, found);
+            }
+            return;
+        }
+        body.for_each_child(|child| self.shifted_reads(index, child, found));
     }
 
     /// `Fill::fill_tiled(outs, rows, row_len, |row, column, slot| { let i = (start + row) as
@@ -498,6 +590,10 @@ impl Gen<'_> {
                 Bounds::Proven => self.proven_position(code, ty, index.span)?,
                 // A `Clamped` index goes through `clamp_index`, which returns a value in
                 // `0..len` of this axis or panics (empty axis): also in range.
+                // Safety argument for an interior read: `fill_loop` runs this code only for the
+                // positions `interior` (in the runtime) returned for this array's axis length
+                // and this shift, where `index + shift` lies in `0..len`.
+                Bounds::Clamped if self.is_interior(base, axis, index) => self.proven_position(code, ty, index.span)?,
                 Bounds::Clamped => {
                     let index_i64 = self.index_i64(code, ty, index.span)?;
                     let site = self.site(index.span);
@@ -571,6 +667,15 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether the clamped read of `base` at `axis` by `index` is one the enclosing innermost
+    /// loop's interior keeps in range.
+    fn is_interior(&self, base: &Expr, axis: usize, index: &Expr) -> bool {
+        let ExprKind::Var(array) = &base.kind else { return false };
+        self.interior
+            .iter()
+            .any(|read| read.array == *array && read.axis == axis && shift_of(index, read.index) == Some(read.offset))
+    }
+
     /// A proven-in-range index as a `usize` position.
     fn proven_position(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
         Ok(match ty {
@@ -640,6 +745,38 @@ fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) 
             super::code::tuple_tokens(fields.iter().map(|field| column_tree(field, column)).collect())
         }
         Type::Array { elem, .. } => column_tree(elem, column),
+    }
+}
+
+/// A clamped read that cannot leave its array in the interior of an innermost loop:
+/// `array[.., index + offset, ..]`, the shifted index at `axis`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Interior {
+    index: VarId,
+    array: VarId,
+    axis: usize,
+    offset: i64,
+}
+
+/// `Some(c)` if `expr` is `index`, `index + c`, `index - c` or `c + index` for a literal `c`
+/// of modest size.
+fn shift_of(expr: &Expr, index: VarId) -> Option<i64> {
+    let literal = |expr: &Expr| match &expr.kind {
+        ExprKind::Literal(Literal::Int(value)) if value.unsigned_abs() <= 1 << 20 => Some(*value),
+        _ => None,
+    };
+    let is_index = |expr: &Expr| matches!(&expr.kind, ExprKind::Var(var) if *var == index);
+    if expr.ty != Type::scalar(Scalar::I64) {
+        return None;
+    }
+    match &expr.kind {
+        ExprKind::Var(var) if *var == index => Some(0),
+        ExprKind::Binary { op: crate::ir::BinaryOp::Add, lhs, rhs } if is_index(lhs) => literal(rhs),
+        ExprKind::Binary { op: crate::ir::BinaryOp::Add, lhs, rhs } if is_index(rhs) => literal(lhs),
+        ExprKind::Binary { op: crate::ir::BinaryOp::Sub, lhs, rhs } if is_index(lhs) => {
+            literal(rhs).map(|value| -value)
+        }
+        _ => None,
     }
 }
 

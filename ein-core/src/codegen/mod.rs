@@ -16,8 +16,10 @@
 //! outermost axis), their innermost loops counted `Fill::fill` loops; reductions are
 //! `Accumulate::fold_range` (several accumulators for floats) inside other loops and
 //! `reduce_values` (parallel, deterministic) at the top level; folds are plain loops. Each
-//! outermost loop nest is versioned for inputs whose last axis is contiguous. Reads the
-//! checker proved in bounds are `get_unchecked`; all others are clamped by `clamp_index` first.
+//! outermost loop nest is versioned for inputs whose last axis is contiguous (`EIN_NO_VERSIONING`
+//! set at build time turns that off, to compare). Reads the checker proved in bounds are
+//! `get_unchecked`; reads shifted along an innermost loop's index (`a[j + 1]`) are unchecked in
+//! the loop's interior, which the runtime computes; all others are clamped by `clamp_index`.
 //!
 //! Files: `names` (identifiers), `code` (expressions, blocks, values), `expr` (scalar and tuple
 //! expressions, `let`, `if`), `arrays` (comprehensions, reads, storage), `reduce` (reductions
@@ -89,6 +91,13 @@ struct Gen<'p> {
     in_versioned: bool,
     /// Never version (the `EIN_NO_VERSIONING` switch, for comparing diagnostics and speed).
     no_versioning: bool,
+    /// Clamped reads known in range here: the interior of an innermost loop (see
+    /// `Gen::fill_loop`), where `array[.., index + offset, ..]` (at `axis`) needs no clamp.
+    interior: Vec<arrays::Interior>,
+    /// A fold's spare array (`Option<Array>`, the accumulator of the step before) and the
+    /// comprehension that should build the next accumulator in its allocation; set to `None`
+    /// by that comprehension when it does.
+    recycle: Option<(Ident, *const crate::ir::Expr)>,
 }
 
 impl<'p> Gen<'p> {
@@ -109,6 +118,8 @@ impl<'p> Gen<'p> {
             outs,
             in_versioned: false,
             no_versioning: std::env::var_os("EIN_NO_VERSIONING").is_some(),
+            interior: Vec::new(),
+            recycle: None,
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();

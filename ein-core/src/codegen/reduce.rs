@@ -399,7 +399,15 @@ impl Gen<'_> {
         let initial = self.owned(&initial, &ty, init.span, block)?;
         let state = self.names.fresh(&format!("{acc_name}_state"));
         let acc_read = self.names.is_referenced(acc);
-        let (loop_block, ()) = self.nested(true, |generator, loop_block| {
+        // An array accumulator built by a comprehension each step is built in the allocation
+        // of the accumulator of the step before (two allocations in all, not one per step).
+        let spare = self.names.fresh(&format!("{acc_name}_spare"));
+        let tail = fold_tail(body);
+        let eligible = matches!(tail.kind, ExprKind::For { .. })
+            && matches!(&ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
+        let outer_recycle =
+            if eligible { self.recycle.replace((spare.clone(), tail as *const Expr)) } else { self.recycle.take() };
+        let result = self.nested(true, |generator, loop_block| {
             generator.env.insert(index, Value::Plain(Code::name(&index_name)));
             if acc_read {
                 loop_block.push_view(acc_name.clone(), views_of_state(&ty, &state.to_token_stream()));
@@ -407,14 +415,26 @@ impl Gen<'_> {
                 generator.env.insert(acc, value);
             }
             let value = generator.value(body, loop_block)?;
+            // The comprehension clears `recycle` when it used the spare.
+            let recycled = eligible && generator.recycle.is_none();
             let owned = generator.owned(&value, &ty, body.span, loop_block)?;
             let owned = &owned.tokens;
-            loop_block.push(quote!(#state = #owned;));
-            Ok(())
-        })?;
+            if recycled {
+                loop_block.push(quote! {
+                    #spare = ::core::option::Option::Some(::core::mem::replace(&mut #state, #owned));
+                });
+            } else {
+                loop_block.push(quote!(#state = #owned;));
+            }
+            Ok(recycled)
+        });
+        self.recycle = outer_recycle;
+        let (loop_block, recycled) = result?;
         let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
+        let spare_binding = recycled.then(|| quote!(let mut #spare = ::core::option::Option::None;));
         block.push(quote! {
             let mut #state = #initial;
+            #spare_binding
             for #index_name in 0..#end { #body_tokens }
         });
         let name = hint.unwrap_or(acc_name);
@@ -476,6 +496,14 @@ impl Gen<'_> {
             // stay readable after an array of the state was moved out.
             _ => Value::Plain(Code { simple: true, ..Code::expr(state, Prec::Atom) }),
         }
+    }
+}
+
+/// The expression a fold body's value is, under its `let`s and size checks.
+fn fold_tail(body: &Expr) -> &Expr {
+    match &body.kind {
+        ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => fold_tail(body),
+        _ => body,
     }
 }
 

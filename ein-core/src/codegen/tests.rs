@@ -420,10 +420,17 @@ fn a_one_dimensional_output_is_one_counted_loop_per_chunk() {
         &sample,
         &[
             "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, 1, 1, 1, |__ein_start, __ein_end, __ein_outs|",
-            "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
+            // `a[i + 1]` clamps only at the edges: the loop runs in three parts.
+            "let (__ein_low, __ein_high) = ::ein::__private::interior(__ein_start, __ein_end - __ein_start, &[(a.len_of(0), 1i64)]);",
+            "::ein::__private::Fill::fill(__ein_outs, __ein_low, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
+            "::ein::__private::Fill::fill(__ein_outs, __ein_high - __ein_low, |__ein_position_2, __ein_slot_2| { let i = (__ein_start + __ein_low + __ein_position_2) as ::core::primitive::i64;",
+            "unsafe { a.get_unchecked([i.wrapping_add(1i64) as ::core::primitive::usize]) }",
+            "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start - __ein_high, |__ein_position_3, __ein_slot_3| { let i = (__ein_start + __ein_high + __ein_position_3) as ::core::primitive::i64;",
         ],
     );
     assert_lacks(&sample, &["for __ein_row"]);
+    // Two copies (versioned) of the two edges clamp; the interiors do not.
+    assert_eq!(text(&sample).matches("clamp_index").count(), 4);
 }
 
 #[test]
@@ -437,7 +444,7 @@ fn a_transposed_read_is_tiled_unless_the_body_may_fail() {
             "unsafe { b.get_unchecked([j as ::core::primitive::usize, i as ::core::primitive::usize]) }",
         ],
     );
-    assert_contains(&clamped, &["::ein::__private::Fill::fill(__ein_outs, __ein_size_j,"]);
+    assert_contains(&clamped, &["::ein::__private::Fill::fill(__ein_outs, __ein_low,"]);
     assert_lacks(&clamped, &["fill_tiled", "TILE"]);
     // Nothing is tiled when every read walks along rows.
     assert_lacks(&matmul(), &["fill_tiled"]);
@@ -530,7 +537,10 @@ fn a_fold_keeps_its_array_accumulator_in_an_owned_store() {
             "let mut __ein_acc_state = __ein_copy;",
             "for _t in 0..__ein_count_t",
             "let acc = __ein_acc_state.view();",
-            "__ein_acc_state = __ein_store;",
+            // Each step's array is built in the allocation of the accumulator of the step before.
+            "let mut __ein_acc_spare = ::core::option::Option::None;",
+            "::ein::__private::Buffer::recycle(&mut __ein_acc_spare, __ein_size_i)",
+            "__ein_acc_spare = ::core::option::Option::Some(::core::mem::replace(&mut __ein_acc_state, __ein_store));",
             "0.5f32",
         ],
     );
