@@ -2,8 +2,6 @@
 //! `::ein::__private`, and generated code names items only through that absolute path.
 
 pub use rayon;
-// Contractions are lowered to ndarray's matrix multiplication.
-pub use ndarray;
 
 pub use crate::array::Array;
 pub use crate::as_view::AsView;
