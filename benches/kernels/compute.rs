@@ -258,7 +258,9 @@ fn kmeans_kernel(quick: bool) -> Kernel {
             let gap = (dr - dc).abs() / dr.max(dc).max(f64::MIN_POSITIVE);
             worst = worst.max(gap);
             if gap > 1e-5 {
-                return Err(format!("point {point}: reference centroid {r} (distance {dr}), this variant {c} (distance {dc})"));
+                return Err(format!(
+                    "point {point}: reference centroid {r} (distance {dr}), this variant {c} (distance {dc})"
+                ));
             }
         }
         Ok(worst)

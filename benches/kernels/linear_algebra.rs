@@ -119,7 +119,12 @@ fn matmul_hand<T: Real>(a: &[T], b: &[T], n: usize, m: usize, p: usize) -> Vec<T
     c
 }
 
-fn matmul_kernel<T>(quick: bool, name: &'static str, tolerance: f64, ein_variant: fn(&ArrayView2<T>, &ArrayView2<T>) -> ein::Array<T, 2>) -> Kernel
+fn matmul_kernel<T>(
+    quick: bool,
+    name: &'static str,
+    tolerance: f64,
+    ein_variant: fn(&ArrayView2<T>, &ArrayView2<T>) -> ein::Array<T, 2>,
+) -> Kernel
 where
     T: Real + data_kind::Uniform + ndarray::LinalgScalar,
     Vec<T>: crate::harness::IntoOutput,
@@ -168,24 +173,31 @@ fn batched_matmul_kernel(quick: bool) -> Kernel {
     let shape = (batches, n, n);
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
-    Kernel::new("batched-matmul", format!("{batches} × {n}³ f32"), Work::Flops(2.0 * (batches * n * n * n) as f64), Check::Close(1e-4))
-        .note("ndarray is `general_mat_mul` per batch in a `Zip::par_for_each` over the batch axis")
-        .variant("ein", move || batched_matmul(&data::view(&a1, shape), &data::view(&b1, shape)))
-        .variant("hand", move || {
-            let mut c = vec![0.0f32; batches * n * n];
-            c.par_chunks_mut(n * n).enumerate().for_each(|(batch, c)| {
-                matmul_rows(&a2[batch * n * n..(batch + 1) * n * n], &b2[batch * n * n..(batch + 1) * n * n], c, n, n);
-            });
-            c
-        })
-        .variant("ndarray", move || {
-            let (a, b) = (data::view(&a, shape), data::view(&b, shape));
-            let mut c = Array3::<f32>::zeros((batches, n, n));
-            Zip::from(c.axis_iter_mut(Axis(0))).and(a.axis_iter(Axis(0))).and(b.axis_iter(Axis(0))).par_for_each(|mut c, a, b| {
+    Kernel::new(
+        "batched-matmul",
+        format!("{batches} × {n}³ f32"),
+        Work::Flops(2.0 * (batches * n * n * n) as f64),
+        Check::Close(1e-4),
+    )
+    .note("ndarray is `general_mat_mul` per batch in a `Zip::par_for_each` over the batch axis")
+    .variant("ein", move || batched_matmul(&data::view(&a1, shape), &data::view(&b1, shape)))
+    .variant("hand", move || {
+        let mut c = vec![0.0f32; batches * n * n];
+        c.par_chunks_mut(n * n).enumerate().for_each(|(batch, c)| {
+            matmul_rows(&a2[batch * n * n..(batch + 1) * n * n], &b2[batch * n * n..(batch + 1) * n * n], c, n, n);
+        });
+        c
+    })
+    .variant("ndarray", move || {
+        let (a, b) = (data::view(&a, shape), data::view(&b, shape));
+        let mut c = Array3::<f32>::zeros((batches, n, n));
+        Zip::from(c.axis_iter_mut(Axis(0))).and(a.axis_iter(Axis(0))).and(b.axis_iter(Axis(0))).par_for_each(
+            |mut c, a, b| {
                 general_mat_mul(1.0, &a, &b, 0.0, &mut c);
-            });
-            c
-        })
+            },
+        );
+        c
+    })
 }
 
 /// Attention by hand: per query row, the scores, their softmax and the weighted sum of

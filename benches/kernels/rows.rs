@@ -31,7 +31,10 @@ ein! {
 }
 
 pub fn kernels() -> Vec<KernelSpec> {
-    vec![KernelSpec { name: "softmax", build: softmax_kernel }, KernelSpec { name: "layernorm", build: layernorm_kernel }]
+    vec![
+        KernelSpec { name: "softmax", build: softmax_kernel },
+        KernelSpec { name: "layernorm", build: layernorm_kernel },
+    ]
 }
 
 /// Sum with sixteen independent accumulators (vectorised by LLVM).

@@ -104,7 +104,10 @@ impl Hotspot {
     fn cell(&self, center: f32, north: f32, south: f32, west: f32, east: f32, power: f32) -> f32 {
         center
             + self.step_div_cap
-                * (power + (south + north - 2.0 * center) * self.ry_1 + (east + west - 2.0 * center) * self.rx_1 + (self.ambient - center) * self.rz_1)
+                * (power
+                    + (south + north - 2.0 * center) * self.ry_1
+                    + (east + west - 2.0 * center) * self.rx_1
+                    + (self.ambient - center) * self.rz_1)
     }
 }
 
@@ -117,10 +120,16 @@ fn hotspot_step(constants: &Hotspot, current: &[f32], power: &[f32], next: &mut 
         let last = columns - 1;
         out[0] = constants.cell(center[0], north[0], south[0], center[0], center[1.min(last)], power[0]);
         if last > 0 {
-            out[last] = constants.cell(center[last], north[last], south[last], center[last - 1], center[last], power[last]);
+            out[last] =
+                constants.cell(center[last], north[last], south[last], center[last - 1], center[last], power[last]);
         }
         if columns > 2 {
-            let interior = out[1..last].iter_mut().zip(center.windows(3)).zip(&north[1..last]).zip(&south[1..last]).zip(&power[1..last]);
+            let interior = out[1..last]
+                .iter_mut()
+                .zip(center.windows(3))
+                .zip(&north[1..last])
+                .zip(&south[1..last])
+                .zip(&power[1..last]);
             for ((((out, window), &north), &south), &power) in interior {
                 *out = constants.cell(window[1], north, south, window[0], window[2], power);
             }
@@ -128,7 +137,14 @@ fn hotspot_step(constants: &Hotspot, current: &[f32], power: &[f32], next: &mut 
     });
 }
 
-fn hotspot_hand(constants: &Hotspot, temp: &[f32], power: &[f32], rows: usize, columns: usize, iterations: usize) -> Vec<f32> {
+fn hotspot_hand(
+    constants: &Hotspot,
+    temp: &[f32],
+    power: &[f32],
+    rows: usize,
+    columns: usize,
+    iterations: usize,
+) -> Vec<f32> {
     let mut current = temp.to_vec();
     if current.is_empty() {
         return current;
@@ -141,7 +157,12 @@ fn hotspot_hand(constants: &Hotspot, temp: &[f32], power: &[f32], rows: usize, c
     current
 }
 
-fn hotspot_ndarray(constants: &Hotspot, temp: ArrayView2<f32>, power: ArrayView2<f32>, iterations: usize) -> Array2<f32> {
+fn hotspot_ndarray(
+    constants: &Hotspot,
+    temp: ArrayView2<f32>,
+    power: ArrayView2<f32>,
+    iterations: usize,
+) -> Array2<f32> {
     let (rows, columns) = temp.dim();
     let mut current = temp.to_owned();
     let mut next = Array2::<f32>::zeros((rows, columns));
@@ -150,7 +171,8 @@ fn hotspot_ndarray(constants: &Hotspot, temp: ArrayView2<f32>, power: ArrayView2
         Zip::indexed(&mut next).and(&power).par_for_each(|(i, j), out, &power| {
             let (up, down) = (i.saturating_sub(1), (i + 1).min(rows - 1));
             let (left, right) = (j.saturating_sub(1), (j + 1).min(columns - 1));
-            *out = constants.cell(grid[[i, j]], grid[[up, j]], grid[[down, j]], grid[[i, left]], grid[[i, right]], power);
+            *out =
+                constants.cell(grid[[i, j]], grid[[up, j]], grid[[down, j]], grid[[i, left]], grid[[i, right]], power);
         });
         std::mem::swap(&mut current, &mut next);
     }
@@ -196,7 +218,10 @@ fn pathfinder_step(previous: &[i32], wall_row: &[i32], next: &mut [i32]) {
         for j in start..low {
             out[j - start] = clamped(j);
         }
-        let interior = out[low - start..high - start].iter_mut().zip(&wall_row[low..high]).zip(previous[low - 1..high + 1].windows(3));
+        let interior = out[low - start..high - start]
+            .iter_mut()
+            .zip(&wall_row[low..high])
+            .zip(previous[low - 1..high + 1].windows(3));
         for ((out, &wall), window) in interior {
             *out = wall + window[0].min(window[1]).min(window[2]);
         }
@@ -253,7 +278,9 @@ fn stencil_step(current: &[f32], next: &mut [f32], shape: [usize; 3], c0: f32, c
         let down = row(i.saturating_sub(1), j);
         let north = row(i, (j + 1).min(rows - 1));
         let south = row(i, j.saturating_sub(1));
-        let cell = |k: usize, east: f32, west: f32| c1 * (up[k] + down[k] + north[k] + south[k] + east + west) - c0 * center[k];
+        let cell = |k: usize, east: f32, west: f32| {
+            c1 * (up[k] + down[k] + north[k] + south[k] + east + west) - c0 * center[k]
+        };
         let last = columns - 1;
         out[0] = cell(0, center[1.min(last)], center[0]);
         if last > 0 {

@@ -92,7 +92,17 @@ fn triad_inputs(quick: bool) -> (usize, Arc<Vec<f64>>, Arc<Vec<f64>>) {
 /// lucky repetition), and percentages of it would too.
 pub fn stream_ceiling(quick: bool, settings: &Settings) -> Ceiling {
     let (n, b, c) = triad_inputs(quick);
-    let kernel = add_stream_variant(Kernel::new("stream-ceiling", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(0.0)), &b, &c, 3.0);
+    let kernel = add_stream_variant(
+        Kernel::new(
+            "stream-ceiling",
+            format!("2^{} f64", n.trailing_zeros()),
+            Work::Bytes(24.0 * n as f64),
+            Check::Close(0.0),
+        ),
+        &b,
+        &c,
+        3.0,
+    );
     let result = run_kernel(&kernel, settings);
     let variant = &result.variants[0];
     let (median, best) = variant.summary.map_or((f64::NAN, f64::NAN), |summary| (summary.median, summary.min));
@@ -190,7 +200,9 @@ fn transpose_add_kernel(quick: bool) -> Kernel {
         .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`")
         .variant("ein", move || transpose_add(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || transpose_add_hand(&a2, &b2, n, n))
-        .variant("ndarray", move || Zip::from(&data::view(&a, shape)).and(&data::view(&b, shape).t()).par_map_collect(|&x, &y| x + y))
+        .variant("ndarray", move || {
+            Zip::from(&data::view(&a, shape)).and(&data::view(&b, shape).t()).par_map_collect(|&x, &y| x + y)
+        })
 }
 
 fn tiny_inputs() -> [Arc<Vec<f32>>; 3] {
@@ -204,7 +216,9 @@ fn tiny_fma_kernel(_quick: bool) -> Kernel {
     Kernel::new("tiny-fma", "16 f32", Work::Items(16.0, "elem"), Check::Close(1e-6))
         .note("overhead: a 16-element `a·b + c` returning a new array; hand is a plain serial loop")
         .variant("ein", move || tiny_fma(&*a1, &*b1, &*c1))
-        .variant("hand", move || a2.iter().zip(b2.iter()).zip(c2.iter()).map(|((&a, &b), &c)| a * b + c).collect::<Vec<f32>>())
+        .variant("hand", move || {
+            a2.iter().zip(b2.iter()).zip(c2.iter()).map(|((&a, &b), &c)| a * b + c).collect::<Vec<f32>>()
+        })
         .variant("ndarray", move || &ArrayView1::from(&a[..]) * &ArrayView1::from(&b[..]) + ArrayView1::from(&c[..]))
 }
 

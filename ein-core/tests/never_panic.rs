@@ -85,11 +85,7 @@ fn compile_never_panics() {
                 message,
                 "\n--- case {} ({:?}): {}\n    replay: EIN_FUZZ_SEED={seed:#x} EIN_FUZZ_CASE={} \
                  cargo test -p ein-core --test never_panic\n    input: {}",
-                failure.case,
-                failure.generator,
-                failure.problem,
-                failure.case,
-                failure.input,
+                failure.case, failure.generator, failure.problem, failure.case, failure.input,
             );
         }
         panic!("{message}");
@@ -305,7 +301,8 @@ fn starts_like_items(input: &TokenStream) -> bool {
 }
 
 const ITEM_KEYWORDS: &[&str] = &[
-    "pub", "fn", "struct", "enum", "impl", "trait", "type", "const", "static", "use", "mod", "extern", "unsafe", "async",
+    "pub", "fn", "struct", "enum", "impl", "trait", "type", "const", "static", "use", "mod", "extern", "unsafe",
+    "async",
 ];
 
 fn first_visible(stream: &TokenStream) -> Option<TokenTree> {
@@ -455,22 +452,146 @@ fn lex(source: &str) -> Vec<Tree> {
 /// The token sequences random streams are made of: one entry may be several tokens (`+=`, `'a`).
 const VOCABULARY: &[&str] = &[
     // Names ein programs use, and some they may not.
-    "a", "b", "x", "w", "n", "m", "i", "j", "k", "t", "acc", "row", "re", "im", "_", "self", "r#for",
+    "a",
+    "b",
+    "x",
+    "w",
+    "n",
+    "m",
+    "i",
+    "j",
+    "k",
+    "t",
+    "acc",
+    "row",
+    "re",
+    "im",
+    "_",
+    "self",
+    "r#for",
     // Keywords.
-    "for", "in", "if", "else", "let", "fn", "pub", "as", "struct", "where", "match", "return", "mut", "crate",
+    "for",
+    "in",
+    "if",
+    "else",
+    "let",
+    "fn",
+    "pub",
+    "as",
+    "struct",
+    "where",
+    "match",
+    "return",
+    "mut",
+    "crate",
     // Reductions, fold, methods and functions.
-    "sum", "prod", "max", "min", "argmax", "argmin", "all", "any", "fold", "len", "shape", "exp", "ln", "sqrt",
-    "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow",
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "fold",
+    "len",
+    "shape",
+    "exp",
+    "ln",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "abs",
+    "floor",
+    "ceil",
+    "pow",
     // Types.
-    "f32", "f64", "i32", "i64", "usize", "bool", "f16", "u8",
+    "f32",
+    "f64",
+    "i32",
+    "i64",
+    "usize",
+    "bool",
+    "f16",
+    "u8",
     // Literals.
-    "0", "1", "2", "3", "7", "64", "1000000", "0.0", "0.5", "1.0", "2.5", "1e3", "1e400", "1.5e-3", "2.0f32",
-    "1f64", "3i32", "4usize", "5i64", "1.5i32", "2u8", "0x1F", "0b101", "0o17", "18446744073709551615",
-    "18446744073709551616", "9223372036854775807", "9223372036854775808", "true", "false", "\"text\"", "'c'",
-    "b'x'", "b\"bytes\"", "1.", "0.1.2", "'a",
+    "0",
+    "1",
+    "2",
+    "3",
+    "7",
+    "64",
+    "1000000",
+    "0.0",
+    "0.5",
+    "1.0",
+    "2.5",
+    "1e3",
+    "1e400",
+    "1.5e-3",
+    "2.0f32",
+    "1f64",
+    "3i32",
+    "4usize",
+    "5i64",
+    "1.5i32",
+    "2u8",
+    "0x1F",
+    "0b101",
+    "0o17",
+    "18446744073709551615",
+    "18446744073709551616",
+    "9223372036854775807",
+    "9223372036854775808",
+    "true",
+    "false",
+    "\"text\"",
+    "'c'",
+    "b'x'",
+    "b\"bytes\"",
+    "1.",
+    "0.1.2",
+    "'a",
     // Punctuation.
-    "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "=", ",", ";", ":", "::", ".",
-    "..", "..=", "...", "->", "=>", "+=", "-=", "<<", ">>", "#", "&", "|", "^", "?", "@", "~", "$",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "!",
+    "=",
+    ",",
+    ";",
+    ":",
+    "::",
+    ".",
+    "..",
+    "..=",
+    "...",
+    "->",
+    "=>",
+    "+=",
+    "-=",
+    "<<",
+    ">>",
+    "#",
+    "&",
+    "|",
+    "^",
+    "?",
+    "@",
+    "~",
+    "$",
 ];
 
 /// Valid programs, in both forms; `true` marks the item form.
@@ -523,7 +644,8 @@ enum Generator {
 }
 
 impl Generator {
-    const ALL: [Generator; 4] = [Generator::RandomTokens, Generator::Mutation, Generator::TypedProgram, Generator::Deep];
+    const ALL: [Generator; 4] =
+        [Generator::RandomTokens, Generator::Mutation, Generator::TypedProgram, Generator::Deep];
 }
 
 /// The lexed vocabulary and corpus.
@@ -780,7 +902,8 @@ fn typed_program(rng: &mut Rng) -> String {
     };
     let body = expression(rng, &mut scope, result, 4);
     if rng.percent(75) {
-        let return_type = if rng.percent(90) { result.type_text() } else { Shape::Scalar(random_element(rng)).type_text() };
+        let return_type =
+            if rng.percent(90) { result.type_text() } else { Shape::Scalar(random_element(rng)).type_text() };
         format!("fn generated({}) -> {return_type} {{ {body} }}", params.join(", "))
     } else {
         // The expression form: the parameters become captured locals.
@@ -955,7 +1078,8 @@ fn scalar_expression(rng: &mut Rng, scope: &mut Scope, element: Element, depth: 
                 return literal(rng, element);
             }
             let (name, rank) = rng.pick(&arrays).clone();
-            let indices: Vec<String> = (0..rank).map(|_| integer_expression(rng, scope, depth.saturating_sub(1))).collect();
+            let indices: Vec<String> =
+                (0..rank).map(|_| integer_expression(rng, scope, depth.saturating_sub(1))).collect();
             if rng.percent(20) {
                 let chained: Vec<String> = indices.iter().map(|index| format!("[{index}]")).collect();
                 format!("{name}{}", chained.concat())
@@ -965,10 +1089,8 @@ fn scalar_expression(rng: &mut Rng, scope: &mut Scope, element: Element, depth: 
         }
         40..=54 => {
             // Operators.
-            let (left, right) = (
-                scalar_expression(rng, scope, element, depth - 1),
-                scalar_expression(rng, scope, element, depth - 1),
-            );
+            let (left, right) =
+                (scalar_expression(rng, scope, element, depth - 1), scalar_expression(rng, scope, element, depth - 1));
             match element {
                 Element::Bool => {
                     let operator = *rng.pick(&["&&", "||", "==", "!="]);
@@ -992,10 +1114,8 @@ fn scalar_expression(rng: &mut Rng, scope: &mut Scope, element: Element, depth: 
             // Comparisons and casts cross element types.
             let other = random_element(rng);
             if element == Element::Bool && other != Element::Bool {
-                let (left, right) = (
-                    scalar_expression(rng, scope, other, depth - 1),
-                    scalar_expression(rng, scope, other, depth - 1),
-                );
+                let (left, right) =
+                    (scalar_expression(rng, scope, other, depth - 1), scalar_expression(rng, scope, other, depth - 1));
                 format!("{left} {} {right}", rng.pick(&["<", "<=", ">", ">=", "==", "!="]))
             } else {
                 let operand = scalar_expression(rng, scope, other, depth - 1);
@@ -1006,7 +1126,9 @@ fn scalar_expression(rng: &mut Rng, scope: &mut Scope, element: Element, depth: 
             // Functions, called or as methods.
             let argument = scalar_expression(rng, scope, element, depth - 1);
             let function = if element.is_float() {
-                *rng.pick(&["exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max"])
+                *rng.pick(&[
+                    "exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max",
+                ])
             } else {
                 *rng.pick(&["abs", "min", "max"])
             };

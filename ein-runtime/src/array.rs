@@ -19,10 +19,7 @@ impl<T, const N: usize> Array<T, N> {
     /// product of `shape`.
     pub fn from_vec(shape: [usize; N], data: Vec<T>) -> Self {
         if element_count(shape) != Some(data.len()) {
-            panic!(
-                "ein: {} elements cannot form an array of shape {shape:?}",
-                data.len()
-            );
+            panic!("ein: {} elements cannot form an array of shape {shape:?}", data.len());
         }
         Array { data, shape }
     }
@@ -109,10 +106,7 @@ impl<T, const N: usize> Index<[usize; N]> for Array<T, N> {
     fn index(&self, index: [usize; N]) -> &T {
         match self.position(index) {
             Some(position) => &self.data[position],
-            None => panic!(
-                "ein: index {index:?} is out of bounds for an array of shape {:?}",
-                self.shape
-            ),
+            None => panic!("ein: index {index:?} is out of bounds for an array of shape {:?}", self.shape),
         }
     }
 }

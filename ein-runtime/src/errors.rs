@@ -104,8 +104,8 @@ fn invalid_size(size: i64, what: &str, site: &Site) -> ! {
 
 /// Wraps a bare identifier as "index `name`"; leaves a phrase as it is.
 fn describe_sized(what: &str) -> String {
-    let is_identifier = !what.is_empty()
-        && what.chars().all(|character| character.is_alphanumeric() || character == '_');
+    let is_identifier =
+        !what.is_empty() && what.chars().all(|character| character.is_alphanumeric() || character == '_');
     if is_identifier {
         format!("index `{what}`")
     } else {
@@ -117,14 +117,7 @@ fn describe_sized(what: &str) -> String {
 /// "ein: size mismatch for index `k` (at file:line:col): axis 1 of `a` has 3 elements but
 /// axis 0 of `b` has 4".
 #[inline]
-pub fn check_same_size(
-    left: i64,
-    right: i64,
-    index: &str,
-    left_what: &str,
-    right_what: &str,
-    site: &Site,
-) {
+pub fn check_same_size(left: i64, right: i64, index: &str, left_what: &str, right_what: &str, site: &Site) {
     if left != right {
         size_mismatch(left, right, index, left_what, right_what, site);
     }
@@ -132,14 +125,7 @@ pub fn check_same_size(
 
 #[cold]
 #[inline(never)]
-fn size_mismatch(
-    left: i64,
-    right: i64,
-    index: &str,
-    left_what: &str,
-    right_what: &str,
-    site: &Site,
-) -> ! {
+fn size_mismatch(left: i64, right: i64, index: &str, left_what: &str, right_what: &str, site: &Site) -> ! {
     let noun = if left == 1 { "element" } else { "elements" };
     panic!(
         "ein: size mismatch for index `{index}` (at {site}): {left_what} has {left} {noun} but {right_what} has {right}"
@@ -297,7 +283,8 @@ mod tests {
             panic_message(|| u64::MAX.into_size()),
             "ein: the size 18446744073709551615 does not fit in a 64-bit signed integer (i64), the type of ein sizes"
         );
-        assert!(panic_message(|| i128::MIN.into_size()).starts_with("ein: the size -170141183460469231731687303715884105728 "));
+        assert!(panic_message(|| i128::MIN.into_size())
+            .starts_with("ein: the size -170141183460469231731687303715884105728 "));
         assert!(panic_message(|| (u64::MAX as usize).into_size()).starts_with("ein: "));
     }
 

@@ -193,10 +193,7 @@ fn views_of_dynamic_rank_ndarrays() {
     let message = panic_message(|| {
         let _: View<'_, i32, 3> = AsView::view(&dynamic);
     });
-    assert_eq!(
-        message,
-        "ein: an ndarray of dynamic rank with 2 axes was given where an array with 3 axes is expected"
-    );
+    assert_eq!(message, "ein: an ndarray of dynamic rank with 2 axes was given where an array with 3 axes is expected");
 }
 
 #[test]
@@ -268,10 +265,7 @@ fn array_basics() {
     assert_eq!(array.clone().into_vec(), vec![1, 2, 3, 4, 5, 6]);
     assert!(Array::<f32, 2>::from_vec([3, 0], vec![]).is_empty());
     assert_eq!(Array::from_vec([], vec![5]).as_slice(), &[5]);
-    assert_eq!(
-        panic_message(|| array[[0, 3]]),
-        "ein: index [0, 3] is out of bounds for an array of shape [2, 3]"
-    );
+    assert_eq!(panic_message(|| array[[0, 3]]), "ein: index [0, 3] is out of bounds for an array of shape [2, 3]");
     assert_eq!(
         panic_message(|| Array::from_vec([2, 2], vec![1, 2, 3])),
         "ein: 3 elements cannot form an array of shape [2, 2]"
@@ -288,7 +282,10 @@ fn array_debug_prints_nested_rows() {
         "View { shape: [2, 3], strides: [3, 1], elements: [[1, 2, 3], [4, 5, 6]] }"
     );
     assert_eq!(format!("{:?}", Array::from_vec([], vec![1.5])), "Array { shape: [], elements: 1.5 }");
-    assert_eq!(format!("{:?}", Array::<i32, 2>::from_vec([2, 0], vec![])), "Array { shape: [2, 0], elements: [[], []] }");
+    assert_eq!(
+        format!("{:?}", Array::<i32, 2>::from_vec([2, 0], vec![])),
+        "Array { shape: [2, 0], elements: [[], []] }"
+    );
 }
 
 #[test]

@@ -67,10 +67,7 @@ impl<'a, T, const N: usize> View<'a, T, N> {
     /// A row-major view of `data`; panics unless `data.len()` is the product of `shape`.
     pub fn from_slice(data: &'a [T], shape: [usize; N]) -> Self {
         if element_count(shape) != Some(data.len()) {
-            panic!(
-                "ein: a slice of {} elements cannot be viewed with shape {shape:?}",
-                data.len()
-            );
+            panic!("ein: a slice of {} elements cannot be viewed with shape {shape:?}", data.len());
         }
         // SAFETY: row-major strides over a slice of exactly product(shape) elements address
         // only elements of that slice, which is borrowed for 'a.
@@ -118,11 +115,7 @@ impl<'a, T, const N: usize> View<'a, T, N> {
     #[inline]
     fn offset_of<const K: usize>(&self, index: [usize; K]) -> isize {
         // K <= N, so zip stops after the K indexed axes.
-        index
-            .iter()
-            .zip(&self.strides)
-            .map(|(&index_on_axis, &stride)| index_on_axis as isize * stride)
-            .sum()
+        index.iter().zip(&self.strides).map(|(&index_on_axis, &stride)| index_on_axis as isize * stride).sum()
     }
 
     /// Sub-array at the outermost `K` axes; `M` must equal `N - K` (asserted).
@@ -130,14 +123,9 @@ impl<'a, T, const N: usize> View<'a, T, N> {
     /// # Safety
     /// Every index must be in range: `index[k] < self.shape()[k]`.
     #[inline]
-    pub unsafe fn sub_unchecked<const K: usize, const M: usize>(
-        &self,
-        index: [usize; K],
-    ) -> View<'a, T, M> {
+    pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> View<'a, T, M> {
         if K + M != N {
-            internal_error(format_args!(
-                "sub-view of rank {M} taken at {K} axes of a view of rank {N}"
-            ));
+            internal_error(format_args!("sub-view of rank {M} taken at {K} axes of a view of rank {N}"));
         }
         debug_assert!(
             (0..K).all(|axis| index[axis] < self.shape[axis]),

@@ -77,23 +77,14 @@ fn copy_into_with_inferred_types() {
 #[test]
 fn sizes_and_sites() {
     let n: u32 = 3;
-    let site = __private::Site {
-        file: ::core::file!(),
-        line: ::core::line!(),
-        column: ::core::column!(),
-    };
+    let site = __private::Site { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() };
     let size = __private::check_size(__private::IntoSize::into_size(n), "i", &site);
     assert_eq!(size, 3);
     let index = __private::clamp_index(size as i64, size, "a", 0, &site);
     assert_eq!(index, 2);
     let cast: f64 = __private::CastTo::cast_to(index);
     assert_eq!(cast, 2.0);
-    let total = __private::reduce(
-        size,
-        || 0.0f64,
-        |sum, k| sum + __private::Float::sqrt(k as f64),
-        |l, r| l + r,
-    );
+    let total = __private::reduce(size, || 0.0f64, |sum, k| sum + __private::Float::sqrt(k as f64), |l, r| l + r);
     assert!(total > 2.4);
 }
 
@@ -112,15 +103,10 @@ fn lane_reductions_infer_their_types() {
         __private::Num::add,
     );
     assert_eq!(total, 7.0);
-    let best = __private::Accumulate::fold_range(
-        view.len_of(0),
-        __private::lowest(marker),
-        __private::Num::max,
-        |k| {
-            // SAFETY: k < len.
-            unsafe { view.get_unchecked([k]) }
-        },
-    );
+    let best = __private::Accumulate::fold_range(view.len_of(0), __private::lowest(marker), __private::Num::max, |k| {
+        // SAFETY: k < len.
+        unsafe { view.get_unchecked([k]) }
+    });
     assert_eq!(best, 3.0);
     let unit = view.unit_inner();
     assert!(unit.is_some());

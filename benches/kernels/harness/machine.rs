@@ -47,7 +47,8 @@ impl Machine {
                 }
             }
         }
-        let flags: BTreeSet<String> = field("flags").unwrap_or_default().split_whitespace().map(str::to_string).collect();
+        let flags: BTreeSet<String> =
+            field("flags").unwrap_or_default().split_whitespace().map(str::to_string).collect();
         let simd = ["sse4_2", "avx", "avx2", "fma", "avx512f", "neon", "asimd"]
             .into_iter()
             .filter(|flag| flags.contains(*flag))
@@ -91,7 +92,7 @@ impl Machine {
         }
     }
 
-pub fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut cpu = self.cpu_model.clone();
         if let Some(family_model) = &self.cpu_family_model {
             cpu.push_str(&format!(" ({family_model})"));
@@ -113,7 +114,9 @@ pub fn describe(&self) -> String {
             text.push_str(&format!("; {rustc}"));
         }
         if let Some(load) = self.load_average {
-            text.push_str(&format!("\nload average at start: {load:.2} (other work on the machine competes with the benchmark)"));
+            text.push_str(&format!(
+                "\nload average at start: {load:.2} (other work on the machine competes with the benchmark)"
+            ));
         }
         text
     }

@@ -49,7 +49,8 @@ usage: cargo bench --bench kernels -- [options]
                 }
                 "--threads" => {
                     let text = value("--threads")?;
-                    let threads: usize = text.parse().map_err(|_| format!("--threads takes a positive integer, not {text:?}"))?;
+                    let threads: usize =
+                        text.parse().map_err(|_| format!("--threads takes a positive integer, not {text:?}"))?;
                     if threads == 0 {
                         return Err("--threads takes a positive integer, not 0".to_string());
                     }

@@ -139,7 +139,8 @@ fn compare_values(reference: &Output, candidate: &Output, tolerance: f64, share:
         (Output::Tuple(r), Output::Tuple(c)) if r.len() == c.len() => {
             let mut worst: f64 = 0.0;
             for (position, (r, c)) in r.iter().zip(c).enumerate() {
-                let error = compare_values(r, c, tolerance, share).map_err(|message| format!("component {position}: {message}"))?;
+                let error = compare_values(r, c, tolerance, share)
+                    .map_err(|message| format!("component {position}: {message}"))?;
                 worst = worst.max(error);
             }
             Ok(worst)
@@ -154,7 +155,8 @@ fn close<T: Debug>(reference: &[T], candidate: &[T], tolerance: f64, value: impl
         return Err(format!("lengths differ: reference {}, this variant {}", reference.len(), candidate.len()));
     }
     let finite: Vec<f64> = reference.iter().map(&value).filter(|x| x.is_finite()).collect();
-    let rms = if finite.is_empty() { 0.0 } else { (finite.iter().map(|x| x * x).sum::<f64>() / finite.len() as f64).sqrt() };
+    let rms =
+        if finite.is_empty() { 0.0 } else { (finite.iter().map(|x| x * x).sum::<f64>() / finite.len() as f64).sqrt() };
     let mut worst: f64 = 0.0;
     let mut bad = Vec::new();
     let mut bad_count = 0usize;
@@ -193,7 +195,8 @@ fn equal<T: PartialEq + Debug>(reference: &[T], candidate: &[T], share: f64) -> 
     if reference.len() != candidate.len() {
         return Err(format!("lengths differ: reference {}, this variant {}", reference.len(), candidate.len()));
     }
-    let differing: Vec<usize> = reference.iter().zip(candidate).enumerate().filter(|(_, (r, c))| r != c).map(|(index, _)| index).collect();
+    let differing: Vec<usize> =
+        reference.iter().zip(candidate).enumerate().filter(|(_, (r, c))| r != c).map(|(index, _)| index).collect();
     let fraction = if reference.is_empty() { 0.0 } else { differing.len() as f64 / reference.len() as f64 };
     if fraction <= share {
         Ok(fraction)

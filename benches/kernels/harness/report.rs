@@ -53,8 +53,11 @@ impl Report {
             self.settings.budget.as_secs_f64(),
             self.ceiling.gigabytes_per_second
         ));
-        let notes: Vec<String> =
-            self.results.iter().flat_map(|result| result.notes.iter().map(move |note| format!("- {}: {note}", result.name))).collect();
+        let notes: Vec<String> = self
+            .results
+            .iter()
+            .flat_map(|result| result.notes.iter().map(move |note| format!("- {}: {note}", result.name)))
+            .collect();
         if !notes.is_empty() {
             text.push_str("\nnotes:\n");
             text.push_str(&notes.join("\n"));
@@ -119,7 +122,10 @@ impl Report {
                 let summary = variant.summary;
                 Json::object([
                     ("name", Json::from(variant.name)),
-                    ("samples_ms", Json::Array(variant.samples.iter().map(|seconds| Json::from(seconds * 1e3)).collect())),
+                    (
+                        "samples_ms",
+                        Json::Array(variant.samples.iter().map(|seconds| Json::from(seconds * 1e3)).collect()),
+                    ),
                     ("median_ms", summary.map(|summary| summary.median * 1e3).into()),
                     ("min_ms", summary.map(|summary| summary.min * 1e3).into()),
                     ("max_ms", summary.map(|summary| summary.max * 1e3).into()),

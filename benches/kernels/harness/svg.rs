@@ -116,7 +116,11 @@ pub fn render(report: &Report) -> String {
             TOP - 8.0
         );
         let label = if tick >= 1.0 { format!("{tick:.0}×") } else { format!("{tick}×") };
-        let _ = writeln!(svg, r##"<text x="{position:.1}" y="{:.1}" text-anchor="middle" fill="#555">{label}</text>"##, plot_bottom + 16.0);
+        let _ = writeln!(
+            svg,
+            r##"<text x="{position:.1}" y="{:.1}" text-anchor="middle" fill="#555">{label}</text>"##,
+            plot_bottom + 16.0
+        );
     }
 
     let mut y = TOP;
@@ -158,8 +162,16 @@ pub fn render(report: &Report) -> String {
         y += GROUP_GAP;
     }
     let one = x(1.0);
-    let _ = writeln!(svg, r#"<line x1="{one:.1}" y1="{:.1}" x2="{one:.1}" y2="{plot_bottom:.1}" stroke="black" stroke-width="1.5"/>"#, TOP - 8.0);
-    let _ = writeln!(svg, r#"<text x="{one:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">hand = 1×</text>"#, TOP - 12.0);
+    let _ = writeln!(
+        svg,
+        r#"<line x1="{one:.1}" y1="{:.1}" x2="{one:.1}" y2="{plot_bottom:.1}" stroke="black" stroke-width="1.5"/>"#,
+        TOP - 8.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{one:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">hand = 1×</text>"#,
+        TOP - 12.0
+    );
     svg.push_str("</svg>\n");
     svg
 }

@@ -82,14 +82,26 @@ pub fn render(report: &Report) -> String {
         let mut first = true;
         let mut label = |rows: &mut Vec<[String; 9]>, cells: [String; 7]| {
             let [variant, reps, median, min, rate, ratio, ceiling] = cells;
-            let (name, size) = if first { (kernel.name.to_string(), kernel.size.clone()) } else { (String::new(), String::new()) };
+            let (name, size) =
+                if first { (kernel.name.to_string(), kernel.size.clone()) } else { (String::new(), String::new()) };
             first = false;
             rows.push([name, size, variant, reps, median, min, rate, ratio, ceiling]);
         };
         if kernel.variants.iter().all(|variant| variant.summary.is_none()) {
             let reason = kernel.failure.as_deref().unwrap_or("no timings").lines().next().unwrap_or("").to_string();
             let reason: String = reason.chars().take(90).collect();
-            label(&mut rows, ["**FAILED**".to_string(), String::new(), String::new(), String::new(), reason, String::new(), String::new()]);
+            label(
+                &mut rows,
+                [
+                    "**FAILED**".to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    reason,
+                    String::new(),
+                    String::new(),
+                ],
+            );
             continue;
         }
         for variant in &kernel.variants {
@@ -104,7 +116,8 @@ pub fn render(report: &Report) -> String {
                     format_seconds(summary.min),
                     format!("{} {unit}", significant(rate_value)),
                     ratio_to_reference(kernel, variant).map_or(String::new(), format_ratio),
-                    percent_of_ceiling(report, kernel, variant).map_or(String::new(), |percent| format!("{percent:.0}%")),
+                    percent_of_ceiling(report, kernel, variant)
+                        .map_or(String::new(), |percent| format!("{percent:.0}%")),
                 ],
             );
         }

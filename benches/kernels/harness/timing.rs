@@ -91,7 +91,12 @@ impl KernelResult {
 
 /// Checks and times `kernel`; a panic in any variant is caught and reported as a failure.
 pub fn run_kernel(kernel: &Kernel, settings: &Settings) -> KernelResult {
-    eprintln!("{} ({}): {}", kernel.name, kernel.size, kernel.variants.iter().map(|v| v.name).collect::<Vec<_>>().join(", "));
+    eprintln!(
+        "{} ({}): {}",
+        kernel.name,
+        kernel.size,
+        kernel.variants.iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+    );
     match catch_unwind(AssertUnwindSafe(|| check_and_time(kernel, settings))) {
         Ok(result) => result,
         Err(panic) => {
@@ -107,7 +112,14 @@ pub fn run_kernel(kernel: &Kernel, settings: &Settings) -> KernelResult {
 }
 
 fn result_without_timings(kernel: &Kernel, failure: Option<String>, variants: Vec<VariantResult>) -> KernelResult {
-    KernelResult { name: kernel.name, size: kernel.size.clone(), work: kernel.work, notes: kernel.notes.clone(), variants, failure }
+    KernelResult {
+        name: kernel.name,
+        size: kernel.size.clone(),
+        work: kernel.work,
+        notes: kernel.notes.clone(),
+        variants,
+        failure,
+    }
 }
 
 fn check_and_time(kernel: &Kernel, settings: &Settings) -> KernelResult {
@@ -138,7 +150,10 @@ fn check_and_time(kernel: &Kernel, settings: &Settings) -> KernelResult {
                     "\n  !!!!! MISMATCH in {}: `{}` disagrees with `{}`: {message}\n",
                     kernel.name, variant.name, kernel.variants[reference].name
                 );
-                mismatches.push(format!("{}: `{}` disagrees with `{}`: {message}", kernel.name, variant.name, kernel.variants[reference].name));
+                mismatches.push(format!(
+                    "{}: `{}` disagrees with `{}`: {message}",
+                    kernel.name, variant.name, kernel.variants[reference].name
+                ));
                 check_errors.push(None);
             }
         }

@@ -76,8 +76,10 @@ impl Checker {
                 }
                 let ty = then.ty.clone();
                 // Array branches must have one shape (the result's shape is read from `then`).
-                let checks = self.same_shape_checks(&then, &otherwise, ["the `then` branch", "the `else` branch"], span)?;
-                let kind = ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) };
+                let checks =
+                    self.same_shape_checks(&then, &otherwise, ["the `then` branch", "the `else` branch"], span)?;
+                let kind =
+                    ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) };
                 Ok(guarded(checks, Expr::new(kind, ty, span)))
             }
             ast::ExprKind::Tuple(items) => {
@@ -345,7 +347,8 @@ impl Checker {
         let count = match &index.size {
             Some(count) => self.size_expr(count, &format!("the count of the fold over `{index_name}`")),
             None => {
-                self.errors.push(index.name.span(), "a fold needs an explicit count: `fold t in 0..n, acc = init { .. }`");
+                self.errors
+                    .push(index.name.span(), "a fold needs an explicit count: `fold t in 0..n, acc = init { .. }`");
                 Err(Reported)
             }
         };
@@ -411,13 +414,22 @@ impl Checker {
 
     /// Run-time checks that two array-typed values have equal shapes, axis by axis; none for
     /// axes equal by construction. An error when a shape cannot be computed before evaluating.
-    fn same_shape_checks(&mut self, left: &Expr, right: &Expr, names: [&str; 2], span: Span) -> Checked<Vec<SizeCheck>> {
+    fn same_shape_checks(
+        &mut self,
+        left: &Expr,
+        right: &Expr,
+        names: [&str; 2],
+        span: Span,
+    ) -> Checked<Vec<SizeCheck>> {
         if left.ty.rank() == 0 {
             return Ok(Vec::new());
         }
         let shapes = (crate::ir::shape::shape_in_scope(left), crate::ir::shape::shape_in_scope(right));
         let (Some(left_shape), Some(right_shape)) = shapes else {
-            self.errors.push(span, "the shapes of these arrays cannot be compared before computing them; bind them with `let` first");
+            self.errors.push(
+                span,
+                "the shapes of these arrays cannot be compared before computing them; bind them with `let` first",
+            );
             return Err(Reported);
         };
         let mut checks = Vec::new();
@@ -511,7 +523,8 @@ impl Checker {
         }
         let mut current = base;
         for index in indices {
-            let integer = index.ty.as_scalar().is_some_and(|scalar| self.unifier.require(scalar, NumberClass::Int).is_ok());
+            let integer =
+                index.ty.as_scalar().is_some_and(|scalar| self.unifier.require(scalar, NumberClass::Int).is_ok());
             if !integer {
                 let found = self.unifier.describe_type(&index.ty);
                 self.errors.push(index.span, format!("array indices must be integers, found {found}"));
@@ -548,7 +561,11 @@ impl Checker {
                 if *position >= fields.len() {
                     self.errors.push(
                         *member_span,
-                        format!("no field {position}: this tuple has {} fields (0 to {})", fields.len(), fields.len() - 1),
+                        format!(
+                            "no field {position}: this tuple has {} fields (0 to {})",
+                            fields.len(),
+                            fields.len() - 1
+                        ),
                     );
                     return Err(Reported);
                 }
@@ -557,7 +574,11 @@ impl Checker {
             Member::Named(name) => match names.iter().position(|field| name == field) {
                 Some(position) => position,
                 None => {
-                    let known = if names.is_empty() { "it is a tuple: use `.0`, `.1`, …".to_string() } else { format!("its fields are {}", names.join(", ")) };
+                    let known = if names.is_empty() {
+                        "it is a tuple: use `.0`, `.1`, …".to_string()
+                    } else {
+                        format!("its fields are {}", names.join(", "))
+                    };
                     self.errors.push(name.span(), format!("no field `{name}` here; {known}"));
                     return Err(Reported);
                 }
@@ -627,10 +648,8 @@ impl Checker {
         }
         if let Err(mismatch) = self.unifier.unify(left, right) {
             let hint = self.conversion_hint(left, right);
-            self.errors.push(
-                op_span,
-                format!("mismatched types: {} {symbol} {}; {hint}", mismatch.left, mismatch.right),
-            );
+            self.errors
+                .push(op_span, format!("mismatched types: {} {symbol} {}; {hint}", mismatch.left, mismatch.right));
             return Err(Reported);
         }
         let needs_number = op.is_arithmetic() || !matches!(op, BinaryOp::Eq | BinaryOp::Ne);
@@ -646,10 +665,8 @@ impl Checker {
     fn call(&mut self, func: Func, func_span: Span, args: &[ast::Expr], span: Span) -> Checked<Expr> {
         let args = self.all(args)?;
         if args.len() != func.arity() {
-            self.errors.push(
-                func_span,
-                format!("`{}` takes {} argument(s), found {}", func.name(), func.arity(), args.len()),
-            );
+            self.errors
+                .push(func_span, format!("`{}` takes {} argument(s), found {}", func.name(), func.arity(), args.len()));
             return Err(Reported);
         }
         let class = if func.float_only() { NumberClass::Float } else { NumberClass::Number };
@@ -715,7 +732,8 @@ impl Checker {
                 && matches!(self.unifier.shallow(other), ScalarType::Known(s) if s.is_float())
         };
         if literal_fix(left, right) || literal_fix(right, left) {
-            return "ein never converts numbers implicitly: write the integer literal as a float, e.g. `2.0`".to_string();
+            return "ein never converts numbers implicitly: write the integer literal as a float, e.g. `2.0`"
+                .to_string();
         }
         let target = [left, right].into_iter().find_map(|side| match self.unifier.shallow(side) {
             ScalarType::Known(s) if s.is_float() => Some(s),
@@ -750,7 +768,9 @@ fn let_node(var: VarId, value: Expr, body: Expr) -> Expr {
 fn is_valid_element(ty: &Type) -> bool {
     match ty {
         Type::Scalar(_) | Type::Array { .. } => true,
-        Type::Tuple { fields, .. } => fields.iter().all(|field| matches!(field, Type::Scalar(_)) || is_scalar_tuple(field)),
+        Type::Tuple { fields, .. } => {
+            fields.iter().all(|field| matches!(field, Type::Scalar(_)) || is_scalar_tuple(field))
+        }
     }
 }
 

@@ -44,12 +44,18 @@ fn check_expression(body: &ast::Expr) -> syn::Result<Unit> {
     let mut params = Vec::new();
     for capture in captures::find_captures(body) {
         if capture.rank > captures::MAX_RANK {
-            let message = format!("`{}` would need rank {}; ein arrays have at most {} axes", capture.name, capture.rank, captures::MAX_RANK);
+            let message = format!(
+                "`{}` would need rank {}; ein arrays have at most {} axes",
+                capture.name,
+                capture.rank,
+                captures::MAX_RANK
+            );
             checker.errors.push(capture.name.span(), message);
             continue;
         }
         let element = checker.unifier.fresh(NumberClass::Any, Origin::Capture(VarId(checker.vars.len() as u32)));
-        let ty = if capture.rank == 0 { Type::Scalar(element) } else { Type::array(Type::Scalar(element), capture.rank) };
+        let ty =
+            if capture.rank == 0 { Type::Scalar(element) } else { Type::array(Type::Scalar(element), capture.rank) };
         let var = checker.declare(&capture.name.to_string(), ty, VarKind::Param, capture.name.span());
         checker.scope.push(var);
         params.push(var);
@@ -173,7 +179,8 @@ impl Checker {
             TypeExpr::Scalar(scalar, _) => Ok(Type::scalar(*scalar)),
             TypeExpr::Array(inner, span) => {
                 let inner = self.declared_type(inner)?;
-                if matches!(&inner, Type::Tuple { fields, .. } if fields.iter().any(|f| !matches!(f, Type::Scalar(_)))) {
+                if matches!(&inner, Type::Tuple { fields, .. } if fields.iter().any(|f| !matches!(f, Type::Scalar(_))))
+                {
                     self.errors.push(*span, "array elements must be numbers, booleans, or tuples/records of them");
                     return Err(Reported);
                 }
@@ -200,7 +207,13 @@ impl Checker {
     }
 
     /// Resolves types, wraps global size checks, proves bounds: the last barrier.
-    fn finish(mut self, params: Vec<VarId>, body: Checked<Expr>, form: Form, declared: Option<Type>) -> syn::Result<Unit> {
+    fn finish(
+        mut self,
+        params: Vec<VarId>,
+        body: Checked<Expr>,
+        form: Form,
+        declared: Option<Type>,
+    ) -> syn::Result<Unit> {
         let body = match body {
             Ok(body) if self.errors.is_empty() => body,
             _ => {

@@ -136,10 +136,8 @@ impl Unifier {
     /// Narrows a type to a class (number, float, integer, bool); fails if it cannot be one.
     pub fn require(&mut self, ty: ScalarType, class: NumberClass) -> Result<(), Mismatch> {
         let have = self.class_of(ty);
-        let merged = merge_classes(have, class).ok_or_else(|| Mismatch {
-            left: self.describe(ty),
-            right: class_name(class).to_string(),
-        })?;
+        let merged = merge_classes(have, class)
+            .ok_or_else(|| Mismatch { left: self.describe(ty), right: class_name(class).to_string() })?;
         if let ScalarType::Param(slot) = self.shallow(ty) {
             if let Some(Slot::Open { class, .. }) = self.slots.get_mut(slot) {
                 *class = merged;
@@ -159,7 +157,8 @@ impl Unifier {
                     Err(mismatch(self))
                 }
             }
-            (ScalarType::Param(slot), ScalarType::Known(known)) | (ScalarType::Known(known), ScalarType::Param(slot)) => {
+            (ScalarType::Param(slot), ScalarType::Known(known))
+            | (ScalarType::Known(known), ScalarType::Param(slot)) => {
                 let class = self.class_of(ScalarType::Param(slot));
                 if merge_classes(class, class_of_scalar(known)).is_none() {
                     return Err(mismatch(self));
@@ -171,8 +170,7 @@ impl Unifier {
                 if l == r {
                     return Ok(());
                 }
-                let merged =
-                    merge_classes(self.class_of(left), self.class_of(right)).ok_or_else(|| mismatch(self))?;
+                let merged = merge_classes(self.class_of(left), self.class_of(right)).ok_or_else(|| mismatch(self))?;
                 // Keep a capture as the representative: it names the type for rustc.
                 let (keep, drop) = match (&self.slots[l], &self.slots[r]) {
                     (_, Slot::Open { origin: Origin::Capture(_), .. }) => (r, l),
@@ -189,10 +187,8 @@ impl Unifier {
 
     /// Structural unification of whole types (arrays, tuples, records).
     pub fn unify_types(&mut self, left: &Type, right: &Type) -> Result<(), Mismatch> {
-        let mismatch = |unifier: &Unifier| Mismatch {
-            left: unifier.describe_type(left),
-            right: unifier.describe_type(right),
-        };
+        let mismatch =
+            |unifier: &Unifier| Mismatch { left: unifier.describe_type(left), right: unifier.describe_type(right) };
         match (left, right) {
             (Type::Scalar(l), Type::Scalar(r)) => self.unify(*l, *r).map_err(|_| mismatch(self)),
             (Type::Array { elem: le, rank: lr }, Type::Array { elem: re, rank: rr }) if lr == rr => {

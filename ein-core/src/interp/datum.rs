@@ -76,11 +76,7 @@ impl Datum {
                 Datum::Tuple(fields.into_iter().map(Datum::from_value).collect::<Result<Rc<[Datum]>, _>>()?)
             }
             Value::Array(array) => {
-                let elements = array
-                    .elements
-                    .into_iter()
-                    .map(Datum::from_value)
-                    .collect::<Result<Vec<Datum>, _>>()?;
+                let elements = array.elements.into_iter().map(Datum::from_value).collect::<Result<Vec<Datum>, _>>()?;
                 Datum::Array(ArrayView::new(array.shape, elements)?)
             }
         })

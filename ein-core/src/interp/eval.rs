@@ -170,7 +170,9 @@ impl<'p> Interpreter<'p> {
         match self.eval(array)? {
             Datum::Array(view) => match view.shape().get(axis) {
                 Some(&length) => Ok(Datum::I64(length_to_i64(length))),
-                None => Err(RuntimeError::internal(format!("`len` of axis {axis} of a rank-{} array", view.shape().len()))),
+                None => {
+                    Err(RuntimeError::internal(format!("`len` of axis {axis} of a rank-{} array", view.shape().len())))
+                }
             },
             other => Err(RuntimeError::internal(format!("`len` of a {}", other.kind_name()))),
         }
@@ -270,9 +272,8 @@ impl<'p> Interpreter<'p> {
         let mut shape = Vec::new();
         for (axis, size) in sizes.iter().enumerate().skip(1) {
             let length = self.eval_integer(size)?;
-            let length = usize::try_from(length).map_err(|_| {
-                RuntimeError::new(format!("size of axis {axis} of an empty comprehension is {length}"))
-            })?;
+            let length = usize::try_from(length)
+                .map_err(|_| RuntimeError::new(format!("size of axis {axis} of an empty comprehension is {length}")))?;
             shape.push(length);
         }
         Ok(shape)
@@ -357,8 +358,9 @@ impl<'p> Interpreter<'p> {
                 usize::try_from(index.max(0)).unwrap_or(usize::MAX).min(length - 1)
             }
         };
-        view.index(position)
-            .ok_or_else(|| RuntimeError::internal(format!("index {position} out of range of a view of length {length}")))
+        view.index(position).ok_or_else(|| {
+            RuntimeError::internal(format!("index {position} out of range of a view of length {length}"))
+        })
     }
 
     /// Names the axis that `array_expr[..]` reads: "empty axis 1 of `a`" for `a[i][j]`.

@@ -273,10 +273,7 @@ fn clamped_reads_at_both_edges() {
     let mut builder = Builder::default();
     let x = builder.param("x", Type::array(f64_type(), 1));
     let body = builder.comprehension("i", len(x.clone(), 0), |_, i| {
-        add(
-            clamped(x.clone(), binary(BinaryOp::Sub, i.clone(), int(1))),
-            clamped(x.clone(), add(i, int(1))),
-        )
+        add(clamped(x.clone(), binary(BinaryOp::Sub, i.clone(), int(1))), clamped(x.clone(), add(i, int(1))))
     });
     let program = builder.finish(body);
     let result = run(&program, vec![f64_vector(&[1.0, 2.0, 3.0])], &[]);
@@ -319,11 +316,7 @@ fn select_evaluates_both_sides() {
     // `if n == 0 { 0 } else { 10 / n }` with n = 0 divides by zero in the unselected branch.
     let mut builder = Builder::default();
     let n = builder.param("n", Type::I64);
-    let body = select(
-        binary(BinaryOp::Eq, n.clone(), int(0)),
-        int(0),
-        binary(BinaryOp::Div, int(10), n),
-    );
+    let body = select(binary(BinaryOp::Eq, n.clone(), int(0)), int(0), binary(BinaryOp::Div, int(10), n));
     let program = builder.finish(body);
     assert_eq!(error_of(run(&program, vec![Value::I64(0)], &[])), "integer division by zero");
     assert_eq!(run(&program, vec![Value::I64(5)], &[]), Ok(Value::I64(2)));
@@ -412,7 +405,10 @@ fn reductions_over_empty_ranges_give_identities() {
         run(&program, vec![i32_vector(&[])], &[]),
         Ok(Value::Tuple(vec![Value::I32(i32::MIN), Value::I32(i32::MAX)]))
     );
-    assert_eq!(run(&program, vec![i32_vector(&[4, -7, 9])], &[]), Ok(Value::Tuple(vec![Value::I32(9), Value::I32(-7)])));
+    assert_eq!(
+        run(&program, vec![i32_vector(&[4, -7, 9])], &[]),
+        Ok(Value::Tuple(vec![Value::I32(9), Value::I32(-7)]))
+    );
 }
 
 #[test]
@@ -504,10 +500,7 @@ fn arguments_are_checked_against_parameter_types() {
         error_of(run(&program, vec![square.clone(), Value::F64(1.0)], &[])),
         "argument `b` should be [[f64]]: got f64"
     );
-    assert_eq!(
-        error_of(run(&program, vec![square], &[])),
-        "the program takes 2 arguments but 1 were given"
-    );
+    assert_eq!(error_of(run(&program, vec![square], &[])), "the program takes 2 arguments but 1 were given");
 }
 
 #[test]
@@ -641,7 +634,9 @@ fn trees_up_to_the_nesting_limit_evaluate() {
 
     let mut builder = Builder::default();
     let variables: Vec<(VarId, VarId)> = (0..399)
-        .map(|_| (builder.declare("t", Type::I64, VarKind::Index), builder.declare("acc", Type::I64, VarKind::Accumulator)))
+        .map(|_| {
+            (builder.declare("t", Type::I64, VarKind::Index), builder.declare("acc", Type::I64, VarKind::Accumulator))
+        })
         .collect();
     // The innermost body reads the innermost accumulator; every other body is the next fold.
     let mut deep = node(ExprKind::Var(variables[398].1), Type::I64);
@@ -696,7 +691,11 @@ fn printer_output_is_exact() {
                     node(ExprKind::Call { func: Func::Exp, args: vec![shifted] }, f32_type())
                 });
                 let negative = binary(BinaryOp::Lt, m.clone(), float(0.0, f32_type()));
-                select(negative, float(-1.5, f32_type()), binary(BinaryOp::Div, exp, mul(total, float(2.0, f32_type()))))
+                select(
+                    negative,
+                    float(-1.5, f32_type()),
+                    binary(BinaryOp::Div, exp, mul(total, float(2.0, f32_type()))),
+                )
             })
         })
     });
@@ -733,11 +732,12 @@ fn printer_shows_types_tuples_folds_and_inline_lets() {
     let x = builder.param("x", Type::array(Type::Scalar(element), 1));
     let record = Type::Tuple { fields: vec![f64_type(), f64_type()], names: vec!["re".into(), "im".into()] };
     let z = builder.param("z", record.clone());
-    let body = builder.fold("t", len(x.clone(), 0), "acc", tuple(vec![int(0), float(1.0, f64_type())]), |builder, t, acc| {
-        let inner = builder.let_in("y", project(z.clone(), 1), |_, y| y);
-        let negated = node(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(int(-2)) }, Type::I64);
-        tuple(vec![add(binary(BinaryOp::Sub, t, project(acc.clone(), 0)), negated), add(project(acc, 1), inner)])
-    });
+    let body =
+        builder.fold("t", len(x.clone(), 0), "acc", tuple(vec![int(0), float(1.0, f64_type())]), |builder, t, acc| {
+            let inner = builder.let_in("y", project(z.clone(), 1), |_, y| y);
+            let negated = node(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(int(-2)) }, Type::I64);
+            tuple(vec![add(binary(BinaryOp::Sub, t, project(acc.clone(), 0)), negated), add(project(acc, 1), inner)])
+        });
     let program = builder.finish(body);
     let expected = "\
 fn<T0: Float>(x: [T0], z: {re: f64, im: f64}) -> (i64, f64)
@@ -746,4 +746,3 @@ fold t in 0..len(x, 0), acc: (i64, f64) = (0, 1.0) {
 }";
     assert_eq!(program.to_string(), expected);
 }
-

@@ -40,9 +40,15 @@ impl ScalarType {
 pub enum Type {
     Scalar(ScalarType),
     /// `rank >= 1`; `elem` is a scalar or a tuple whose leaves are scalars.
-    Array { elem: Box<Type>, rank: usize },
+    Array {
+        elem: Box<Type>,
+        rank: usize,
+    },
     /// Tuples and named records. `names` is empty for tuples, else one name per field.
-    Tuple { fields: Vec<Type>, names: Vec<String> },
+    Tuple {
+        fields: Vec<Type>,
+        names: Vec<String>,
+    },
 }
 
 impl Type {
@@ -201,31 +207,80 @@ pub enum ExprKind {
     /// Type: the variable's.
     Var(VarId),
     /// `for index in 0..size { body }`. Type: `[body.ty]`.
-    For { index: VarId, size: Box<Expr>, body: Box<Expr> },
+    For {
+        index: VarId,
+        size: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// Type: body's (`usize` for argmax/argmin; `bool` for all/any).
-    Reduce { op: ReduceOp, index: VarId, size: Box<Expr>, body: Box<Expr> },
+    Reduce {
+        op: ReduceOp,
+        index: VarId,
+        size: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `acc = init; for index in 0..count { acc = body }; acc`. Type: init's = body's.
-    Fold { index: VarId, count: Box<Expr>, acc: VarId, init: Box<Expr>, body: Box<Expr> },
+    Fold {
+        index: VarId,
+        count: Box<Expr>,
+        acc: VarId,
+        init: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// Type: body's.
-    Let { var: VarId, value: Box<Expr>, body: Box<Expr> },
+    Let {
+        var: VarId,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `array[index]` on the outermost axis; `index` has an integer type. Type: `array.ty`
     /// with one axis removed.
-    Index { array: Box<Expr>, index: Box<Expr>, bounds: Bounds },
+    Index {
+        array: Box<Expr>,
+        index: Box<Expr>,
+        bounds: Bounds,
+    },
     /// Both sides evaluated, one chosen. Type: then's = otherwise's.
-    Select { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Select {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
     Tuple(Vec<Expr>),
     /// Field `field` of a tuple or record (or of each element of an array of them).
-    Project { tuple: Box<Expr>, field: usize },
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Project {
+        tuple: Box<Expr>,
+        field: usize,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     /// Both operands have the same type (comparison/logical results are `bool`).
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Call { func: Func, args: Vec<Expr> },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Call {
+        func: Func,
+        args: Vec<Expr>,
+    },
     /// Numeric/bool conversion with Rust `as` semantics.
-    Cast { operand: Box<Expr>, to: ScalarType },
+    Cast {
+        operand: Box<Expr>,
+        to: ScalarType,
+    },
     /// Length of axis `axis` of an array, as `i64`.
-    Len { array: Box<Expr>, axis: usize },
+    Len {
+        array: Box<Expr>,
+        axis: usize,
+    },
     /// Check every size equality, then evaluate `body`. Type: body's.
-    Assert { checks: Vec<SizeCheck>, body: Box<Expr> },
+    Assert {
+        checks: Vec<SizeCheck>,
+        body: Box<Expr>,
+    },
     /// A sum of products of two arrays (an einsum), made by the `contract` pass and run on a
     /// tuned GEMM; see [`Contraction`] for its meaning, typing rule and invariants. Type:
     /// the element type when there is no output label, else an array of it with one axis per
@@ -336,17 +391,21 @@ impl Contraction {
     /// loop nest (the alternative to all of them).
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let sizes = self.labels.iter().map(|label| &label.size);
-        sizes
-            .chain(self.scale.as_ref().map(|scale| &scale.factor))
-            .chain([&self.left.array, &self.right.array, &*self.loops])
+        sizes.chain(self.scale.as_ref().map(|scale| &scale.factor)).chain([
+            &self.left.array,
+            &self.right.array,
+            &*self.loops,
+        ])
     }
 
     /// [`Contraction::children`], mutably.
     pub fn children_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
         let sizes = self.labels.iter_mut().map(|label| &mut label.size);
-        sizes
-            .chain(self.scale.as_mut().map(|scale| &mut scale.factor))
-            .chain([&mut self.left.array, &mut self.right.array, &mut *self.loops])
+        sizes.chain(self.scale.as_mut().map(|scale| &mut scale.factor)).chain([
+            &mut self.left.array,
+            &mut self.right.array,
+            &mut *self.loops,
+        ])
     }
 }
 

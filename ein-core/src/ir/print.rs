@@ -39,8 +39,7 @@
 //! `?#id`).
 
 use super::{
-    Bounds, Contraction, Expr, ExprKind, Literal, NumberClass, Program, Scale, ScalarType, Side, Type, UnaryOp,
-    VarId,
+    Bounds, Contraction, Expr, ExprKind, Literal, NumberClass, Program, ScalarType, Scale, Side, Type, UnaryOp, VarId,
 };
 use crate::ops::BinaryOp;
 use std::collections::BTreeSet;
@@ -166,9 +165,7 @@ fn binary_precedence(op: BinaryOp) -> Precedence {
         BinaryOp::And => Precedence::And,
         BinaryOp::Add | BinaryOp::Sub => Precedence::Add,
         BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => Precedence::Multiply,
-        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-            Precedence::Compare
-        }
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => Precedence::Compare,
     }
 }
 
@@ -274,7 +271,11 @@ impl<'p> Printer<'p> {
     fn opened(&self, prefix: &str, expr: &Expr, indent: usize, out: &mut String) {
         match &expr.kind {
             ExprKind::For { index, size, body } => {
-                let header = format!("{prefix}for {} in 0..{} {{", self.var_name(*index), self.inline_string(size, Precedence::Add));
+                let header = format!(
+                    "{prefix}for {} in 0..{} {{",
+                    self.var_name(*index),
+                    self.inline_string(size, Precedence::Add)
+                );
                 self.nested(&header, body, indent, out);
             }
             ExprKind::Fold { index, count, acc, init, body } => {
@@ -348,7 +349,9 @@ impl<'p> Printer<'p> {
     fn precedence(&self, expr: &Expr) -> Precedence {
         match &expr.kind {
             ExprKind::Literal(Literal::Int(value)) if *value < 0 => Precedence::Prefix,
-            ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() && !value.is_nan() => Precedence::Prefix,
+            ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() && !value.is_nan() => {
+                Precedence::Prefix
+            }
             // An `if` as an operand is parenthesised (`if c { a } else { b } + 1` would read as
             // if `+ 1` belonged to the else branch); the brace-closed loops are atoms.
             ExprKind::Select { .. } => Precedence::Construct,

@@ -58,9 +58,7 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
             sizes
         }
         ExprKind::Assert { body, .. } => raw_shape(body)?,
-        ExprKind::Contract(contraction) => {
-            contraction.output_labels().iter().map(|label| label.size.clone()).collect()
-        }
+        ExprKind::Contract(contraction) => contraction.output_labels().iter().map(|label| label.size.clone()).collect(),
         ExprKind::Select { then, .. } => raw_shape(then)?,
         ExprKind::Fold { init, .. } => raw_shape(init)?,
         ExprKind::Project { tuple, field } => match &tuple.kind {
@@ -130,7 +128,9 @@ pub fn same_expr(left: &Expr, right: &Expr) -> bool {
         (K::Fold { index: li, acc: la, .. }, K::Fold { index: ri, acc: ra, .. }) => li == ri && la == ra,
         (K::Let { var: l, .. }, K::Let { var: r, .. }) => l == r,
         (K::Index { bounds: l, .. }, K::Index { bounds: r, .. }) => l == r,
-        (K::Select { .. }, K::Select { .. }) | (K::Tuple(_), K::Tuple(_)) | (K::Assert { .. }, K::Assert { .. }) => true,
+        (K::Select { .. }, K::Select { .. }) | (K::Tuple(_), K::Tuple(_)) | (K::Assert { .. }, K::Assert { .. }) => {
+            true
+        }
         (K::Project { field: l, .. }, K::Project { field: r, .. }) => l == r,
         (K::Unary { op: l, .. }, K::Unary { op: r, .. }) => l == r,
         (K::Binary { op: l, .. }, K::Binary { op: r, .. }) => l == r,

@@ -46,7 +46,8 @@ impl Hoister<'_> {
             _ => return expr,
         };
         let mut lifted = Vec::new();
-        if let ExprKind::For { body, .. } | ExprKind::Reduce { body, .. } | ExprKind::Fold { body, .. } = &mut expr.kind {
+        if let ExprKind::For { body, .. } | ExprKind::Reduce { body, .. } | ExprKind::Fold { body, .. } = &mut expr.kind
+        {
             let mut blocked: BTreeSet<VarId> = loop_vars.into_iter().collect();
             let taken = std::mem::replace(&mut **body, placeholder());
             **body = self.extract(taken, &mut blocked, &mut lifted, true);
@@ -60,7 +61,13 @@ impl Hoister<'_> {
     /// Walks a loop body in evaluation order, replacing invariant parts by variables bound in
     /// `lifted`. `blocked` holds the loop's variables and those bound on the way down.
     /// `at_root` marks the body itself, which is never lifted whole (that is the loop's job).
-    fn extract(&mut self, mut expr: Expr, blocked: &mut BTreeSet<VarId>, lifted: &mut Vec<Lifted>, at_root: bool) -> Expr {
+    fn extract(
+        &mut self,
+        mut expr: Expr,
+        blocked: &mut BTreeSet<VarId>,
+        lifted: &mut Vec<Lifted>,
+        at_root: bool,
+    ) -> Expr {
         let invariant = |expr: &Expr, blocked: &BTreeSet<VarId>| free_vars(expr).is_disjoint(blocked);
         match expr.kind {
             // A `let` whose value is invariant floats out whole, keeping its variable.

@@ -75,7 +75,8 @@ impl Inliner<'_> {
                 let producer = Expr { kind: other, ..producer };
                 let ty = producer.ty.indexed().unwrap_or_else(|| producer.ty.clone());
                 let span = producer.span;
-                let kind = ExprKind::Index { array: Box::new(producer), index: Box::new(index), bounds: Bounds::Proven };
+                let kind =
+                    ExprKind::Index { array: Box::new(producer), index: Box::new(index), bounds: Bounds::Proven };
                 Expr::new(kind, ty, span)
             }
         }

@@ -183,8 +183,10 @@ fn cse_shares_alpha_equivalent_terms() {
 
 #[test]
 fn inline_fuses_a_producer_into_its_consumer() {
-    let (_, after) =
-        before_and_after("fn f(a: [f64]) -> [f64] { let g = for i { a[i] * 2.0 }; for j { g[j] + 1.0 } }", super::inline::inline);
+    let (_, after) = before_and_after(
+        "fn f(a: [f64]) -> [f64] { let g = for i { a[i] * 2.0 }; for j { g[j] + 1.0 } }",
+        super::inline::inline,
+    );
     assert_eq!(after, "fn(a: [f64]) -> [f64]\nfor j in 0..len(a, 0) {\n  { let i: i64 = j; a[i] * 2.0 } + 1.0\n}");
 }
 

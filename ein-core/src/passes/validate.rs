@@ -175,7 +175,8 @@ impl Validator<'_> {
             ExprKind::Binary { lhs, rhs, op } => {
                 self.expr(lhs)?;
                 self.expr(rhs)?;
-                let result_ok = if op.is_comparison() || op.is_logical() { expr.ty == Type::BOOL } else { expr.ty == lhs.ty };
+                let result_ok =
+                    if op.is_comparison() || op.is_logical() { expr.ty == Type::BOOL } else { expr.ty == lhs.ty };
                 expect(lhs.ty == rhs.ty && result_ok, "binary operands agree")
             }
             ExprKind::Len { array, axis } => {

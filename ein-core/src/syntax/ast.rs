@@ -64,9 +64,15 @@ pub struct Expr {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Literal {
     /// An integer literal; `suffix` is the type written after it (`3usize`), if any.
-    Int { value: u64, suffix: Option<Scalar> },
+    Int {
+        value: u64,
+        suffix: Option<Scalar>,
+    },
     /// A float literal; `suffix` as above (`1.0f32`).
-    Float { value: f64, suffix: Option<Scalar> },
+    Float {
+        value: f64,
+        suffix: Option<Scalar>,
+    },
     Bool(bool),
 }
 
@@ -108,31 +114,81 @@ pub enum ExprKind {
     /// A variable, parameter, captured local or index used as a value.
     Name(Ident),
     /// `for i, j in 0..n { body }`
-    For { binders: Vec<Binder>, body: Box<Expr> },
+    For {
+        binders: Vec<Binder>,
+        body: Box<Expr>,
+    },
     /// `sum k { body }`, `argmax k in 0..n { body }`, … (several binders nest).
-    Reduce { op: ReduceOp, op_span: Span, binders: Vec<Binder>, body: Box<Expr> },
+    Reduce {
+        op: ReduceOp,
+        op_span: Span,
+        binders: Vec<Binder>,
+        body: Box<Expr>,
+    },
     /// `fold t in 0..n, acc = init { body }`; `index.size` is always present.
-    Fold { index: Binder, acc: Pattern, init: Box<Expr>, body: Box<Expr> },
+    Fold {
+        index: Binder,
+        acc: Pattern,
+        init: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `a[i, j]` (and `a[i][j]`, parsed as two nested nodes).
-    Index { array: Box<Expr>, indices: Vec<Expr> },
+    Index {
+        array: Box<Expr>,
+        indices: Vec<Expr>,
+    },
     /// `t.0`, `r.re`
-    Field { base: Box<Expr>, member: Member },
+    Field {
+        base: Box<Expr>,
+        member: Member,
+    },
     /// `a.len()`
-    Len { array: Box<Expr> },
+    Len {
+        array: Box<Expr>,
+    },
     /// `a.shape(k)`; `axis` is a literal.
-    Shape { array: Box<Expr>, axis: usize, axis_span: Span },
+    Shape {
+        array: Box<Expr>,
+        axis: usize,
+        axis_span: Span,
+    },
     /// `let pat = value; body` (a block's statements, nested).
-    Let { pattern: Pattern, value: Box<Expr>, body: Box<Expr> },
+    Let {
+        pattern: Pattern,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `if cond { then } else { otherwise }`: a select, both sides evaluated.
-    If { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    If {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
     /// `(a, b)`; never a one-element tuple (that is a parenthesised expression).
     Tuple(Vec<Expr>),
     /// `{ re: x, im: y }`
     Record(Vec<(Ident, Expr)>),
-    Unary { op: UnaryOp, op_span: Span, operand: Box<Expr> },
-    Binary { op: BinaryOp, op_span: Span, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        op_span: Span,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        op_span: Span,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `exp(x)` or `x.exp()`; `func_span` is the function name.
-    Call { func: Func, func_span: Span, args: Vec<Expr> },
+    Call {
+        func: Func,
+        func_span: Span,
+        args: Vec<Expr>,
+    },
     /// `x as f32`
-    Cast { operand: Box<Expr>, to: Scalar, to_span: Span },
+    Cast {
+        operand: Box<Expr>,
+        to: Scalar,
+        to_span: Span,
+    },
 }

@@ -441,7 +441,10 @@ fn parse_axis(content: ParseStream, parentheses: DelimSpan) -> syn::Result<(usiz
     if axis >= MAX_TREE_DEPTH {
         // No array can have this axis (ranks are bounded by the nesting and depth limits), and a
         // huge axis would make the expression form capture an array of that rank.
-        return Err(syn::Error::new(literal.span(), format!("axis {axis} is out of range: no ein array has that many axes")));
+        return Err(syn::Error::new(
+            literal.span(),
+            format!("axis {axis} is out of range: no ein array has that many axes"),
+        ));
     }
     if !content.is_empty() {
         return Err(expected(content, "`)` after the axis of `shape`"));

@@ -3,7 +3,8 @@
 //! a plain name; a record or a block).
 
 use super::expr::{
-    checked_node, function_list, node, parse_binary, parse_block_body, parse_comma_separated, parse_expression, ADDITIVE_PRECEDENCE,
+    checked_node, function_list, node, parse_binary, parse_block_body, parse_comma_separated, parse_expression,
+    ADDITIVE_PRECEDENCE,
 };
 use super::types::parse_pattern;
 use super::{expected, Context};
