@@ -166,41 +166,10 @@ fn is_cheap(expr: &Expr) -> bool {
     own && children
 }
 
-/// A canonical text for an expression (spans ignored), to compare sizes.
+/// A canonical text for an expression, to compare sizes: equal texts mean equal values.
+/// Alpha-equivalence (the IR's one notion of "the same term") is exactly what sizes need.
 pub fn key(expr: &Expr) -> String {
-    let mut text = String::new();
-    write_key(expr, &mut text);
-    text
-}
-
-fn write_key(expr: &Expr, text: &mut String) {
-    use std::fmt::Write;
-    let _ = match &expr.kind {
-        ExprKind::Literal(literal) => write!(text, "{literal:?}"),
-        ExprKind::Var(var) => write!(text, "v{}", var.0),
-        ExprKind::For { index, .. } => write!(text, "for{}", index.0),
-        ExprKind::Reduce { op, index, .. } => write!(text, "{}{}", op.name(), index.0),
-        ExprKind::Fold { index, acc, .. } => write!(text, "fold{}/{}", index.0, acc.0),
-        ExprKind::Let { var, .. } => write!(text, "let{}", var.0),
-        ExprKind::Index { .. } => write!(text, "index"),
-        ExprKind::Select { .. } => write!(text, "select"),
-        ExprKind::Tuple(_) => write!(text, "tuple"),
-        ExprKind::Project { field, .. } => write!(text, "project{field}"),
-        ExprKind::Unary { op, .. } => write!(text, "{op:?}"),
-        ExprKind::Binary { op, .. } => write!(text, "{}", op.symbol()),
-        ExprKind::Call { func, .. } => write!(text, "{}", func.name()),
-        ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
-        ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
-        ExprKind::Assert { .. } => write!(text, "assert"),
-        ExprKind::Contract(contraction) => write!(text, "{}", contraction.structure_key()),
-    };
-    text.push('(');
-    expr.for_each_child(|child| {
-        write_key(child, text);
-        text.push(',');
-    });
-    text.push(')');
-    text.push_str(&format!("{:?}", expr.ty));
+    crate::ir::visit::alpha_key(expr)
 }
 
 /// Whether a size check's both sides can be evaluated before everything: they mention only
