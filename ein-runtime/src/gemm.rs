@@ -109,29 +109,6 @@ pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
     Array::from_vec(output, out)
 }
 
-/// `scale * Σ left * right` for a contraction with no output label (a dot product).
-pub fn contract_scalar<T: Num, const A: usize, const B: usize>(
-    spec: &ContractionSpec,
-    summed: &[usize],
-    scale: Option<T>,
-    left: View<'_, T, A>,
-    right: View<'_, T, B>,
-) -> T {
-    if spec.outputs != 0 {
-        internal_error(format_args!("a contraction with {} output labels makes a scalar", spec.outputs));
-    }
-    let plan = Plan::new(
-        spec,
-        PerLabel::from_slice(summed, 0),
-        (left.as_ptr(), &left.shape(), &left.strides()),
-        (right.as_ptr(), &right.shape(), &right.strides()),
-    );
-    let mut out = [T::ZERO];
-    // SAFETY: one writable element.
-    unsafe { plan.run(scale, out.as_mut_ptr(), 1) };
-    out[0]
-}
-
 /// The element types with a GEMM kernel.
 pub trait GemmFloat: Num {
     /// `C = alpha * A B` for `A: m × k`, `B: k × n`, `C: m × n` with the given row and column
@@ -352,12 +329,6 @@ impl<T: Copy> PerLabel<T> {
             internal_error(format_args!("a contraction with {len} labels (at most {MAX_LABELS})"));
         }
         PerLabel { items: [value; MAX_LABELS], len }
-    }
-
-    fn from_slice(values: &[T], filler: T) -> PerLabel<T> {
-        let mut per_label = PerLabel::filled(filler, values.len());
-        per_label.items[..values.len()].copy_from_slice(values);
-        per_label
     }
 }
 
@@ -873,7 +844,7 @@ mod tests {
     }
 
     #[test]
-    fn matvec_vector_matrix_and_dot() {
+    fn matvec_and_vector_matrix() {
         let (m, k) = (size(1100, 50), size(1000, 40));
         let a = matrix(m, k, 8);
         let x: Vec<f64> = numbers(k, 9);
@@ -895,11 +866,6 @@ mod tests {
         let result = contract(&vector_matrix, [m], &[k], Some(2.0), x.view(), AsView::<f64, 2>::view(&b));
         let doubled: Vec<f64> = expected.iter().map(|value| 2.0 * value).collect();
         assert_close(result.as_slice(), &doubled, "vector-matrix");
-        let dot = ContractionSpec { outputs: 0, left: &[0], right: &[0] };
-        let y = numbers(k, 10);
-        let expected: f64 = x.iter().zip(&y).map(|(x, y)| x * y).sum();
-        let result = contract_scalar(&dot, &[k], None, x.view(), y.view());
-        assert_close(&[result], &[expected], "dot");
     }
 
     /// `out[p, i, j] = Σ_k a[i, p, k] b[k, p, j]` (batch in the middle), and the same with the

@@ -1,9 +1,9 @@
 //! Contractions ([`Contraction`]): the sizes are computed (and checked non-negative) first, in
 //! label order; then, if the contraction is small (`contraction_is_small`: a GEMM's set-up
 //! would cost more than it saves), the original loop nest (`Contraction::loops`) runs as any
-//! other code; else one call to the runtime's `contract` (or `contract_scalar` for a dot
-//! product) with the scale and the operands' views, which picks a GEMM, a GEMV or a dot
-//! product from the sizes and strides (see `ein-runtime/src/gemm.rs`).
+//! other code; else one call to the runtime's `contract` with the scale and the operands'
+//! views, which picks a GEMM, a GEMV or dot products from the sizes and strides (see
+//! `ein-runtime/src/gemm.rs`).
 
 use super::code::{Block, Code, Prec, Value};
 use super::{internal, Gen};
@@ -39,14 +39,11 @@ impl Gen<'_> {
         let mut large = Block::new();
         let call = self.contraction_call(contraction, &sizes, &mut large)?;
         let large = large.finish(Some(&call));
-        let name = self.names.fresh(if contraction.outputs == 0 { "dot" } else { "contracted" });
+        let name = self.names.fresh("contracted");
         let choice = quote! {
             if ::ein::__private::contraction_is_small(&[#(#sizes),*]) { #loops } else { #large }
         };
         block.push_let(name.clone(), Code::expr(choice, Prec::Block));
-        if contraction.outputs == 0 {
-            return Ok(Value::Plain(Code::name(&name)));
-        }
         let Type::Array { elem, .. } = &expr.ty else {
             return Err(internal(expr.span, "a contraction with output labels that is not an array"));
         };
@@ -85,11 +82,7 @@ impl Gen<'_> {
             &::ein::__private::ContractionSpec { outputs: #outputs, left: #left_axes, right: #right_axes }
         };
         let (output_sizes, summed_sizes) = sizes.split_at(contraction.outputs);
-        let call = if contraction.outputs == 0 {
-            quote!(::ein::__private::contract_scalar(#spec, &[#(#summed_sizes),*], #scale, #left, #right))
-        } else {
-            quote!(::ein::__private::contract(#spec, [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #left, #right))
-        };
+        let call = quote!(::ein::__private::contract(#spec, [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #left, #right));
         Ok(Code::expr(call, Prec::Atom))
     }
 }

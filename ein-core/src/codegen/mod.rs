@@ -32,7 +32,7 @@ mod expr;
 mod names;
 mod reduce;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::ir::{Form, FunctionHeader, Program, Scalar, ScalarType, Type, VarId};
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
@@ -136,6 +136,7 @@ impl<'p> Gen<'p> {
         }
         let body = self.body()?;
         let mut params = Vec::new();
+        let mut args = Vec::new();
         let mut rebinds = Vec::new();
         for &param in &self.program.params {
             let info = self.program.var(param);
@@ -150,16 +151,35 @@ impl<'p> Gen<'p> {
                 name = Ident::new(&format!("_{}", bare.trim_start_matches("r#")), name.span());
             }
             params.push(quote!(#name: #ty));
+            args.push(name);
         }
         let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
         let sites = &self.sites;
+        let inner = quote! {
+            #(#rebinds)*
+            #(#sites)*
+            #body
+        };
+        // The same body again, compiled for AVX2 and FMA and taken when the CPU has them (see
+        // `ein-runtime/src/dispatch.rs`); not needed when the whole crate is built for them.
+        let wide = self.names.fresh("wide");
         let FunctionHeader { attrs, vis, name, .. } = header;
         Ok(quote! {
             #(#attrs)*
             #vis fn #name(#(#params),*) -> #ret_type {
-                #(#rebinds)*
-                #(#sites)*
-                #body
+                #[cfg(all(target_arch = "x86_64", not(all(target_feature = "avx2", target_feature = "fma"))))]
+                {
+                    #[target_feature(enable = "avx2,fma")]
+                    #[allow(clippy::too_many_arguments)]
+                    unsafe fn #wide(#(#params),*) -> #ret_type {
+                        #inner
+                    }
+                    if ::ein::__private::wide_simd() {
+                        // SAFETY: `wide_simd` checked that this CPU has AVX2 and FMA.
+                        return unsafe { #wide(#(#args),*) };
+                    }
+                }
+                #inner
             }
         })
     }

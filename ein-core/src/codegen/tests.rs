@@ -9,6 +9,7 @@ use crate::ir::{
     ScalarType, SizeCheck, Type, TypeParam, UnaryOp, VarId, VarInfo, VarKind,
 };
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 
 fn span() -> Span {
     Span::call_site()
@@ -118,17 +119,52 @@ fn header(name: &str) -> Form {
 /// One generated sample: its Rust text and how to wrap it into a complete item.
 struct Sample {
     name: &'static str,
+    /// What the tests read: for a function, without its AVX2 copy (see [`portable_copy`]).
     tokens: TokenStream,
+    /// Everything generated.
+    full: TokenStream,
     /// For an expression-form sample: `fn name(params) -> ret`, whose body it becomes.
     wrapper: Option<&'static str>,
 }
 
 fn function(name: &'static str, program: Program) -> Sample {
-    let tokens = generate(&program, &header(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
-    if let Err(error) = syn::parse2::<syn::File>(tokens.clone()) {
-        panic!("{name} does not parse as an item ({error}):\n{tokens}");
+    let full = generate(&program, &header(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let tokens = portable_copy(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
+    Sample { name, tokens, full, wrapper: None }
+}
+
+/// A generated function without its AVX2+FMA copy, after checking that the copy is there
+/// and is the same body as the portable one (the first statement of the function is
+/// `#[cfg(…)] { #[target_feature(…)] unsafe fn wide(same parameters) { body } if … }`).
+pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> {
+    let mut item: syn::ItemFn = syn::parse2(tokens).map_err(|error| format!("not a function item ({error})"))?;
+    if item.block.stmts.is_empty() {
+        return Err("an empty function".into());
     }
-    Sample { name, tokens, wrapper: None }
+    let syn::Stmt::Expr(syn::Expr::Block(dispatch), None) = item.block.stmts.remove(0) else {
+        return Err("the first statement is not the dispatch block".into());
+    };
+    let has_cfg = dispatch.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
+    let wide = dispatch.block.stmts.iter().find_map(|stmt| match stmt {
+        syn::Stmt::Item(syn::Item::Fn(wide)) => Some(wide),
+        _ => None,
+    });
+    let Some(wide) = wide.filter(|_| has_cfg) else { return Err("no `#[cfg]` block with the wide copy".into()) };
+    let text = |tokens: &dyn ToTokens| tokens.to_token_stream().to_string();
+    let feature = wide.attrs.iter().find(|attr| attr.path().is_ident("target_feature"));
+    if feature.map(|attr| text(attr)).as_deref() != Some("# [target_feature (enable = \"avx2,fma\")]") {
+        return Err("the copy is not compiled for AVX2 and FMA".into());
+    }
+    let same_signature =
+        text(&wide.sig.inputs) == text(&item.sig.inputs) && text(&wide.sig.output) == text(&item.sig.output);
+    if !same_signature || wide.sig.unsafety.is_none() {
+        return Err("the copy's signature differs".into());
+    }
+    let portable = syn::Block { brace_token: item.block.brace_token, stmts: item.block.stmts.clone() };
+    if text(&wide.block) != text(&portable) {
+        return Err("the copy's body differs from the portable body".into());
+    }
+    Ok(item.to_token_stream())
 }
 
 fn expression(name: &'static str, program: Program, wrapper: &'static str) -> Sample {
@@ -136,7 +172,7 @@ fn expression(name: &'static str, program: Program, wrapper: &'static str) -> Sa
     if let Err(error) = syn::parse2::<syn::Expr>(tokens.clone()) {
         panic!("{name} does not parse as an expression ({error}):\n{tokens}");
     }
-    Sample { name, tokens, wrapper: Some(wrapper) }
+    Sample { name, full: tokens.clone(), tokens, wrapper: Some(wrapper) }
 }
 
 fn text(sample: &Sample) -> String {
@@ -700,7 +736,7 @@ fn write_samples_for_a_scratch_crate() {
     let mut source = String::from("#![deny(warnings)]\n#![allow(dead_code)]\n");
     for sample in samples() {
         match sample.wrapper {
-            None => source.push_str(&format!("{}\n\n", sample.tokens)),
+            None => source.push_str(&format!("{}\n\n", sample.full)),
             Some(wrapper) => source.push_str(&format!("pub {wrapper} {}\n\n", sample.tokens)),
         }
     }

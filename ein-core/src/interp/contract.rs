@@ -94,9 +94,6 @@ impl Interpreter<'_> {
                 position[label] = 0;
             }
         }
-        if contraction.outputs == 0 {
-            return elements.pop().ok_or_else(|| RuntimeError::internal("a scalar contraction with no value"));
-        }
         if whole.ty.rank() != contraction.outputs {
             return Err(RuntimeError::internal("a contraction whose type does not match its output labels"));
         }

@@ -298,8 +298,8 @@ pub enum ExprKind {
 /// (that is the only difference: see the `contract` pass).
 ///
 /// Typing rule: `elem` is a float type (`f32`, `f64`) or a type parameter; `left.array` and
-/// `right.array` are arrays of `elem`; `scale` has type `elem`; the node has type `elem` when
-/// `outputs == 0`, else `[elem]` of rank `outputs`.
+/// `right.array` are arrays of `elem`; `scale` has type `elem`; the node has type `[elem]` of
+/// rank `outputs`, which is at least 1 (a whole-array dot product stays a reduction).
 ///
 /// Invariants (checked by the validator):
 /// - every label size has type `i64` and mentions no index (regularity); summed sizes cannot

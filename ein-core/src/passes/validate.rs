@@ -107,8 +107,10 @@ impl Validator<'_> {
                 return fail("an output label in no operand, or a summed label not in both");
             }
         }
-        let wanted = if contraction.outputs == 0 { elem } else { Type::array(elem, contraction.outputs) };
-        if expr.ty != wanted {
+        if contraction.outputs == 0 {
+            return fail("it has no output label");
+        }
+        if expr.ty != Type::array(elem, contraction.outputs) {
             return fail("its type is not that of its element and output labels");
         }
         self.expr(&contraction.loops)?;
