@@ -5,12 +5,12 @@ pub use rayon;
 
 pub use crate::array::Array;
 pub use crate::as_view::AsView;
-pub use crate::dispatch::wide_simd;
 pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, Slot, GRAIN, TILE};
+pub use crate::dispatch::wide_simd;
 pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, interior, size_or_zero, IntoSize, Site,
 };
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec};
-pub use crate::reduce::{reduce, reduce_values, Accumulate, REDUCE_CHUNK};
+pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Float, Num};
 pub use crate::view::View;

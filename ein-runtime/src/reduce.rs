@@ -16,9 +16,8 @@
 //! only the grouping of the combining operation changes. Integers and booleans use one lane
 //! (their operations are associative; LLVM vectorises them unaided).
 //!
-//! [`reduce_values`] (and [`reduce`], for any accumulator type): a parallel reduction over
-//! `0..n` whose answer does not depend on the number of threads, so a float `sum` gives the
-//! same bits on every machine and every run. The range is cut into chunks of
+//! [`reduce`]: a parallel reduction over `0..n` whose answer does not depend on the number of
+//! threads, so a float `sum` gives the same bits on every machine and every run. The range is cut into chunks of
 //! [`REDUCE_CHUNK`] steps, a choice that depends only on `n`; chunks are folded
 //! independently (in parallel for large `n`) and their results combined pairwise, in order:
 //! neighbours first (chunk 0 with 1, 2 with 3, …), then neighbouring pairs, and so on, an odd
@@ -149,71 +148,49 @@ fn combine_pairwise<A>(mut parts: Vec<A>, combine: &impl Fn(A, A) -> A) -> Optio
     parts.pop()
 }
 
-/// Deterministic parallel reduction over 0..n of `value(k)` with `combine`: each chunk of
-/// [`REDUCE_CHUNK`] steps is an [`Accumulate::fold_range`] from `identity`, and chunk results
-/// are combined pairwise. Serial when n is small (below [`GRAIN`] steps).
-#[inline]
-pub fn reduce_values<A, V, C>(n: usize, identity: A, value: V, combine: C) -> A
+/// Deterministic parallel reduction over `0..n`: the range is cut into fixed chunks of
+/// [`REDUCE_CHUNK`] steps that do not depend on the thread count, `fold_chunk(start, end)`
+/// reduces one chunk (and must return the identity for an empty range), and the chunk results
+/// are combined pairwise with `combine` (which must be associative). Serial when n is small
+/// (below [`GRAIN`] steps).
+///
+/// Generated code passes a closure that folds a whole chunk, not one that computes a single
+/// value: the per-value work is then inlined into a closure of the generated function, which is
+/// compiled with that function's target features (see `dispatch.rs`). A closure called once
+/// per value from here could not be inlined into this function, which has none.
+#[inline(always)]
+pub fn reduce<A, F, C>(n: usize, fold_chunk: F, combine: C) -> A
 where
-    A: Accumulate + Send + Sync,
-    V: Fn(usize) -> A + Sync,
-    C: Fn(A, A) -> A + Sync,
+    A: Send,
+    F: Fn(usize, usize) -> A + Sync,
+    C: Fn(A, A) -> A,
 {
     if n <= REDUCE_CHUNK {
         // The single chunk (or none): exactly what the chunked computation gives, inline so
         // that small reductions cost no more than their loop.
-        return A::fold_range(n, identity, combine, value);
+        return fold_chunk(0, n);
     }
-    reduce_chunks(n, identity, value, combine)
+    reduce_chunks(n, &fold_chunk, &combine)
 }
 
-/// [`reduce_values`] over more than one chunk.
-fn reduce_chunks<A, V, C>(n: usize, identity: A, value: V, combine: C) -> A
+/// [`reduce`] over more than one chunk.
+fn reduce_chunks<A, F, C>(n: usize, fold_chunk: &F, combine: &C) -> A
 where
-    A: Accumulate + Send + Sync,
-    V: Fn(usize) -> A + Sync,
-    C: Fn(A, A) -> A + Sync,
-{
-    let chunks = n.div_ceil(REDUCE_CHUNK);
-    let fold_chunk = |chunk: usize| {
-        let start = chunk * REDUCE_CHUNK;
-        let end = n.min(start + REDUCE_CHUNK);
-        A::fold_range(end - start, identity, &combine, |step| value(start + step))
-    };
-    let partial_results: Vec<A> = if n >= GRAIN {
-        (0..chunks).into_par_iter().map(fold_chunk).collect()
-    } else {
-        (0..chunks).map(fold_chunk).collect()
-    };
-    combine_pairwise(partial_results, &combine).unwrap_or(identity)
-}
-
-/// Deterministic parallel reduction over 0..n: the range is split into fixed chunks that do not
-/// depend on the thread count; each chunk folds `step(acc, k)` starting from `identity()`, and
-/// chunk results are combined pairwise with `combine` (which must be associative). Serial when
-/// n is small (below [`GRAIN`] steps).
-pub fn reduce<A: Send, I, S, C>(n: usize, identity: I, step: S, combine: C) -> A
-where
-    I: Fn() -> A + Sync,
-    S: Fn(A, usize) -> A + Sync,
+    A: Send,
+    F: Fn(usize, usize) -> A + Sync,
     C: Fn(A, A) -> A,
 {
     let chunks = n.div_ceil(REDUCE_CHUNK);
-    if chunks <= 1 {
-        // The single chunk (or none): exactly what the chunked computation gives.
-        return (0..n).fold(identity(), step);
-    }
-    let fold_chunk = |chunk: usize| {
+    let fold = |chunk: usize| {
         let start = chunk * REDUCE_CHUNK;
-        let end = n.min(start + REDUCE_CHUNK);
-        (start..end).fold(identity(), &step)
+        fold_chunk(start, n.min(start + REDUCE_CHUNK))
     };
-    let partial_results: Vec<A> = if n >= GRAIN {
-        (0..chunks).into_par_iter().map(fold_chunk).collect()
-    } else {
-        (0..chunks).map(fold_chunk).collect()
-    };
-    combine_pairwise(partial_results, &combine).unwrap_or_else(identity)
+    let partial_results: Vec<A> =
+        if n >= GRAIN { (0..chunks).into_par_iter().map(fold).collect() } else { (0..chunks).map(fold).collect() };
+    match combine_pairwise(partial_results, combine) {
+        Some(result) => result,
+        None => fold_chunk(0, 0),
+    }
 }
 
 #[cfg(test)]
@@ -221,8 +198,28 @@ mod tests {
     use super::*;
     use crate::test_support::size;
 
+    /// [`reduce`] of a step function, each chunk folded from `identity()`.
+    fn reduce_steps<A: Send>(
+        n: usize,
+        identity: impl Fn() -> A + Sync,
+        step: impl Fn(A, usize) -> A + Sync,
+        combine: impl Fn(A, A) -> A,
+    ) -> A {
+        reduce(n, |start, end| (start..end).fold(identity(), &step), combine)
+    }
+
+    /// [`reduce`] as generated code calls it: each chunk an [`Accumulate::fold_range`].
+    fn reduce_values<A: Accumulate + Send + Sync>(
+        n: usize,
+        identity: A,
+        value: impl Fn(usize) -> A + Sync,
+        combine: impl Fn(A, A) -> A + Sync,
+    ) -> A {
+        reduce(n, |start, end| A::fold_range(end - start, identity, &combine, |step| value(start + step)), &combine)
+    }
+
     fn float_sum(n: usize) -> f64 {
-        reduce(n, || 0.0, |sum, k| sum + 1.0 / (k as f64 + 1.0), |left, right| left + right)
+        reduce_steps(n, || 0.0, |sum, k| sum + 1.0 / (k as f64 + 1.0), |left, right| left + right)
     }
 
     fn in_pool<R: Send>(threads: usize, action: impl FnOnce() -> R + Send) -> R {
@@ -231,10 +228,10 @@ mod tests {
 
     #[test]
     fn empty_and_tiny_ranges() {
-        assert_eq!(reduce(0, || 5i64, |sum, k| sum + k as i64, |left, right| left + right), 5);
-        assert_eq!(reduce(1, || 0i64, |sum, k| sum + k as i64 + 1, |left, right| left + right), 1);
+        assert_eq!(reduce_steps(0, || 5i64, |sum, k| sum + k as i64, |left, right| left + right), 5);
+        assert_eq!(reduce_steps(1, || 0i64, |sum, k| sum + k as i64 + 1, |left, right| left + right), 1);
         let caller = std::thread::current().id();
-        let sum = reduce(
+        let sum = reduce_steps(
             GRAIN - 1,
             || 0usize,
             |sum, k| {
@@ -249,7 +246,7 @@ mod tests {
     #[test]
     fn integer_sums_equal_the_serial_sum() {
         for n in [REDUCE_CHUNK - 1, REDUCE_CHUNK, REDUCE_CHUNK + 1, GRAIN, size(1_000_003, GRAIN + 3)] {
-            let parallel = reduce(n, || 0i64, |sum, k| sum.wrapping_add((k * k) as i64), i64::wrapping_add);
+            let parallel = reduce_steps(n, || 0i64, |sum, k| sum.wrapping_add((k * k) as i64), i64::wrapping_add);
             let serial = (0..n).fold(0i64, |sum, k| sum.wrapping_add((k * k) as i64));
             assert_eq!(parallel, serial, "n = {n}");
         }
@@ -279,7 +276,7 @@ mod tests {
     #[test]
     fn chunk_results_combine_left_to_right() {
         let n = size(100_000, GRAIN + 11);
-        let order = reduce(
+        let order = reduce_steps(
             n,
             Vec::new,
             |mut visited, k| {
@@ -297,7 +294,7 @@ mod tests {
     #[test]
     fn argmax_style_reduction_keeps_the_first_tie() {
         let values: Vec<i32> = (0..size(50_000, GRAIN + 1000)).map(|k| (k % 1000) as i32).collect();
-        let best = reduce(
+        let best = reduce_steps(
             values.len(),
             || (i32::MIN, usize::MAX),
             |best, k| if values[k] > best.0 { (values[k], k) } else { best },

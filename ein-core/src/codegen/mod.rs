@@ -15,7 +15,7 @@
 //! Comprehensions are filled chunk by chunk through `fill_chunks` (parallel over chunks of the
 //! outermost axis), their innermost loops counted `Fill::fill` loops; reductions are
 //! `Accumulate::fold_range` (several accumulators for floats) inside other loops and
-//! `reduce_values` (parallel, deterministic) at the top level; folds are plain loops. Each
+//! `reduce` (parallel, deterministic) at the top level; folds are plain loops. Each
 //! outermost loop nest is versioned for inputs whose last axis is contiguous (`EIN_NO_VERSIONING`
 //! set at build time turns that off, to compare). Reads the checker proved in bounds are
 //! `get_unchecked`; reads shifted along an innermost loop's index (`a[j + 1]`) are unchecked in

@@ -1,7 +1,8 @@
 //! Reductions and folds. A reduction inside a loop body (comprehension row, reduction or fold
 //! body) is a serial `Accumulate::fold_range` (several independent accumulators for floats, so
 //! that it vectorises without fast-math); one at the top level, producing a scalar, is the
-//! runtime's deterministic parallel `reduce_values` (`reduce` for argmax/argmin). `argmax`/`argmin` keep the first element
+//! runtime's deterministic parallel `reduce`, given a closure that folds one chunk (with
+//! `fold_range`, or a plain loop for argmax/argmin). `argmax`/`argmin` keep the first element
 //! and replace it only on a strictly greater (smaller) value, so ties go to the first index
 //! and a leading NaN wins, exactly as the serial semantics. A fold is a plain loop; an array
 //! accumulator is an owned store, viewed afresh each iteration.
@@ -174,7 +175,9 @@ impl Gen<'_> {
         Ok(Code::name(&acc))
     }
 
-    /// `reduce_values(n, identity, |position| body, op)`, versioned for unit-stride views.
+    /// `reduce(n, |start, end| fold_range(…, |step| body at start + step), op)`, versioned for
+    /// unit-stride views. Each chunk's loop is in a closure of ours, compiled with our target
+    /// features (see `ein-runtime/src/reduce.rs`, `reduce`).
     fn parallel_reduce(
         &mut self,
         op: ReduceOp,
@@ -196,13 +199,25 @@ impl Gen<'_> {
                 generator.scalar(body, value_block)
             })
         })?;
-        let position_param = if self.names.is_referenced(index) { position.to_token_stream() } else { quote!(_) };
+        let [start, end, offset] = ["start", "end", "step"].map(|name| self.names.fresh(name));
+        let (offset_param, position_binding) = if self.names.is_referenced(index) {
+            (offset.to_token_stream(), quote!(let #position = #start + #offset;))
+        } else {
+            (quote!(_), TokenStream::new())
+        };
         let value_body = value_block.finish(Some(&value));
         let (left, right) = (self.names.fresh("left"), self.names.fresh("right"));
         let combine = step.function(&left, &right);
         let (count, identity) = (&count.tokens, &identity.tokens);
         let call = quote! {
-            ::ein::__private::reduce_values(#count, #identity, |#position_param| { #value_body }, #combine)
+            ::ein::__private::reduce(
+                #count,
+                |#start, #end| ::ein::__private::Accumulate::fold_range(#end - #start, #identity, #combine, |#offset_param| {
+                    #position_binding
+                    #value_body
+                }),
+                #combine,
+            )
         };
         let tokens = self.versioned(&candidates, call.clone());
         let versioned = tokens.to_string() != call.to_string();
@@ -307,8 +322,9 @@ impl Gen<'_> {
     ) -> syn::Result<Code> {
         let what = self.program.var(index).name.clone();
         let count = self.size_usize(size, &what, block)?;
-        let names = ["best", "position", "value", "top", "better", "left", "right", "left_at", "right_at"];
-        let [best, position, value, top, better, left, right, left_at, right_at] =
+        let names =
+            ["best", "position", "value", "top", "better", "left", "right", "left_at", "right_at", "start", "end"];
+        let [best, position, value, top, better, left, right, left_at, right_at, start, end] =
             names.map(|name| self.names.fresh(name));
         let (step_block, code) = self.nested(true, |generator, step_block| {
             generator.bind_index(index, &position, step_block);
@@ -343,8 +359,13 @@ impl Gen<'_> {
         let tokens = quote! {
             ::ein::__private::reduce(
                 #count,
-                || ::core::option::Option::None,
-                |#best, #position| { #step_body },
+                |#start, #end| {
+                    let mut #best = ::core::option::Option::None;
+                    for #position in #start..#end {
+                        #best = { #step_body };
+                    }
+                    #best
+                },
                 |#left, #right| match (#left, #right) {
                     (::core::option::Option::Some((#left, #left_at)), ::core::option::Option::Some((#right, #right_at))) => {
                         if #combine_comparison {

@@ -532,8 +532,10 @@ fn a_top_level_sum_is_a_parallel_reduce() {
         &sample,
         &[
             "match (a.unit_inner(),) { (::core::option::Option::None,) => { let (a,) = (a,);",
-            "::ein::__private::reduce_values(a.len_of(0), 0.0f32, |__ein_position| { let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }, |__ein_left, __ein_right| __ein_left + __ein_right)",
-            "(::core::option::Option::Some(a),) => { ::ein::__private::reduce_values(",
+            // Each chunk's loop is in a closure of the generated function (and so compiled with
+            // its target features), not a closure per value called from the runtime.
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }), |__ein_left, __ein_right| __ein_left + __ein_right,)",
+            "(::core::option::Option::Some(a),) => { ::ein::__private::reduce(",
         ],
     );
 }
@@ -544,7 +546,7 @@ fn argmax_keeps_the_first_best_and_reports_empty_ranges() {
     assert_contains(
         &best,
         &[
-            "::ein::__private::reduce(a.len_of(0), || ::core::option::Option::None",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let mut __ein_best = ::core::option::Option::None; for __ein_position in __ein_start..__ein_end {",
             "__ein_position == 0 || !__ein_value.is_nan()",
             "__ein_value > __ein_top",
             "::ein::__private::empty_arg_reduction(\"argmax\", \"k\", &__ein_site)",
@@ -599,7 +601,7 @@ fn generic_expressions_leave_element_types_to_rustc() {
         &generic_sum,
         &[
             "let __ein_marker_a = ::ein::__private::marker_of_view(&a);",
-            "::ein::__private::reduce_values(a.len_of(0), ::ein::__private::zero(__ein_marker_a),",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(__ein_marker_a),",
             "::ein::__private::Num::add",
         ],
     );
