@@ -23,6 +23,16 @@ differential! {
 }
 
 differential! {
+    /// Forward differences over a range one shorter than the array: `a[i + 1]` is proven in
+    /// bounds (unchecked); an empty array makes the size −1, an error in both.
+    forward_difference: fn(a: [f64]) -> [f64] {
+        for i in 0..a.len() - 1 { a[i + 1] - a[i] }
+    }
+    cases [n] in [[0], [1], [2], [7], [100]];
+    args (a = array([n]));
+}
+
+differential! {
     reverse_via_len: fn(a: [i64]) -> [i64] {
         let n = a.len();
         for i in 0..n { a[n - 1 - i] }

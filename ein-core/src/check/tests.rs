@@ -120,6 +120,25 @@ fn explicit_sizes_win_and_clamp() {
     assert_eq!(bounds(&checked), vec![Bounds::Clamped, Bounds::Proven]);
 }
 
+#[test]
+fn a_shifted_read_over_a_shortened_range_is_proven() {
+    // `i < len - 1`, so `i + 1 < len`: both reads need no clamp.
+    let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() - 1 { a[i + 1] - a[i] } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Proven, Bounds::Proven]);
+    let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() - 2 { (1 + i) as f64 + a[2 + i] } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Proven]);
+    // A fold's index too (pathfinder reads the next row of the wall).
+    let checked = program(
+        "fn f(w: [[i32]]) -> [i32] { fold t in 0..w.len() - 1, row = w[0] { for j { w[t + 1, j] + row[j] } } }",
+    );
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped, Bounds::Proven, Bounds::Proven, Bounds::Proven]);
+    // Shifted further than the range was shortened, or shifted down: clamped.
+    let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() - 1 { a[i + 2] + a[i - 1] } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped, Bounds::Clamped]);
+    let checked = program("fn f(a: [f64], b: [f64]) -> [f64] { for i in 0..b.len() - 1 { a[i + 1] } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped]);
+}
+
 fn program_with_shift() -> Program {
     program("fn f(a: [f64]) -> [f64] { for i { a[i + 1] - a[i] } }")
 }

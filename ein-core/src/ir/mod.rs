@@ -180,7 +180,8 @@ pub enum Literal {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bounds {
     /// The index is a plain index variable whose range equals the axis (by construction or by
-    /// a size assertion checked earlier): read without any check.
+    /// a size assertion checked earlier), or `i + c` with `i` in `0..len - d`, d ≥ c ≥ 0:
+    /// read without any check.
     Proven,
     /// Clamp the index into `0..len`; reading from an empty axis is a run-time error.
     Clamped,

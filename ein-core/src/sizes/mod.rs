@@ -7,7 +7,8 @@
 
 use crate::ir::shape::{raw_shape, simplify_lengths};
 use crate::ir::visit::free_vars;
-use crate::ir::{Bounds, Expr, ExprKind, Program, SizeCheck, VarId, VarInfo};
+use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, SizeCheck, VarId, VarInfo};
+use crate::ops::BinaryOp;
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 
@@ -189,8 +190,8 @@ pub fn prove_bounds(program: &mut Program, lets: &LetValues) {
 
 struct Prover<'a> {
     lets: &'a LetValues,
-    /// Canonical key of the size of each index variable in scope.
-    ranges: BTreeMap<VarId, String>,
+    /// The size of each index variable in scope: its canonical form and that form's key.
+    ranges: BTreeMap<VarId, (String, Expr)>,
     /// Size equalities established by enclosing checks.
     equalities: Vec<(String, String)>,
 }
@@ -200,15 +201,15 @@ impl Prover<'_> {
         match &mut expr.kind {
             ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
                 self.walk(size);
-                let range = key(&canonical(size, self.lets));
-                self.ranges.insert(*index, range);
+                let range = canonical(size, self.lets);
+                self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
             ExprKind::Fold { index, count, init, body, .. } => {
                 self.walk(count);
                 self.walk(init);
-                let range = key(&canonical(count, self.lets));
-                self.ranges.insert(*index, range);
+                let range = canonical(count, self.lets);
+                self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
             ExprKind::Assert { checks, body } => {
@@ -224,14 +225,25 @@ impl Prover<'_> {
             ExprKind::Index { array, index, bounds } => {
                 self.walk(array);
                 self.walk(index);
-                if let ExprKind::Var(var) = index.kind {
-                    if let Some(range) = self.ranges.get(&var) {
-                        let axis = simplify_lengths(crate::ir::shape::length((**array).clone(), 0));
-                        let axis = key(&canonical(&axis, self.lets));
-                        if self.equal(range, &axis) {
-                            *bounds = Bounds::Proven;
+                // `a[i + c]` (c ≥ 0, often 0) with `i` in `0..n - d`: in bounds when `n` is
+                // the axis's length and d ≥ c. A negative size never gets this far: it panics
+                // before its loop runs.
+                let Some((var, offset)) = var_plus_offset(index) else { return };
+                let Some((range_key, range)) = self.ranges.get(&var) else { return };
+                let axis = simplify_lengths(crate::ir::shape::length((**array).clone(), 0));
+                let axis = key(&canonical(&axis, self.lets));
+                let whole_axis = offset == 0 && self.equal(range_key, &axis);
+                let shortened_axis = match &range.kind {
+                    ExprKind::Binary { op: BinaryOp::Sub, lhs, rhs } => match rhs.kind {
+                        ExprKind::Literal(Literal::Int(shortened_by)) => {
+                            shortened_by >= offset && self.equal(&key(lhs), &axis)
                         }
-                    }
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if whole_axis || shortened_axis {
+                    *bounds = Bounds::Proven;
                 }
             }
             _ => expr.for_each_child_mut(|child| self.walk(child)),
@@ -254,6 +266,23 @@ impl Prover<'_> {
             }
         }
         reached.iter().any(|key| key == right)
+    }
+}
+
+/// `i` or `i + c` / `c + i` with a literal `c ≥ 0`: the index variable and `c`.
+fn var_plus_offset(index: &Expr) -> Option<(VarId, i64)> {
+    let literal = |expr: &Expr| match expr.kind {
+        ExprKind::Literal(Literal::Int(value)) if value >= 0 => Some(value),
+        _ => None,
+    };
+    match &index.kind {
+        ExprKind::Var(var) => Some((*var, 0)),
+        ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } => match (&lhs.kind, &rhs.kind) {
+            (ExprKind::Var(var), _) => Some((*var, literal(rhs)?)),
+            (_, ExprKind::Var(var)) => Some((*var, literal(lhs)?)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
