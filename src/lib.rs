@@ -15,7 +15,7 @@
 //! let array = Array::from_vec([2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
 //! let matrix: ndarray::Array2<f32> = array.into();
 //! let transposed = matrix.t();
-//! let view = AsView::<f32, 2>::view(&transposed);
+//! let view = AsView::<f32, 2>::as_view(&transposed);
 //! assert_eq!(view.shape(), [3, 2]);
 //! assert_eq!(view.get([2, 1]), Some(6.0));
 //! ```

@@ -9,55 +9,55 @@ use crate::view::View;
 /// Borrow any storage as a view without copying.
 pub trait AsView<T, const N: usize> {
     /// A view of all of `self`.
-    fn view(&self) -> View<'_, T, N>;
+    fn as_view(&self) -> View<'_, T, N>;
 }
 
 impl<T, const N: usize> AsView<T, N> for Array<T, N> {
     #[inline]
-    fn view(&self) -> View<'_, T, N> {
+    fn as_view(&self) -> View<'_, T, N> {
         Array::view(self)
     }
 }
 
 impl<T, const N: usize> AsView<T, N> for View<'_, T, N> {
     #[inline]
-    fn view(&self) -> View<'_, T, N> {
+    fn as_view(&self) -> View<'_, T, N> {
         *self
     }
 }
 
 impl<T> AsView<T, 1> for Vec<T> {
     #[inline]
-    fn view(&self) -> View<'_, T, 1> {
+    fn as_view(&self) -> View<'_, T, 1> {
         View::from_slice(self, [self.len()])
     }
 }
 
 impl<T> AsView<T, 1> for [T] {
     #[inline]
-    fn view(&self) -> View<'_, T, 1> {
+    fn as_view(&self) -> View<'_, T, 1> {
         View::from_slice(self, [self.len()])
     }
 }
 
 impl<T, const M: usize> AsView<T, 1> for [T; M] {
     #[inline]
-    fn view(&self) -> View<'_, T, 1> {
+    fn as_view(&self) -> View<'_, T, 1> {
         View::from_slice(self, [M])
     }
 }
 
 impl<A: AsView<T, N> + ?Sized, T, const N: usize> AsView<T, N> for &A {
     #[inline]
-    fn view(&self) -> View<'_, T, N> {
-        (**self).view()
+    fn as_view(&self) -> View<'_, T, N> {
+        (**self).as_view()
     }
 }
 
 impl<A: AsView<T, N> + ?Sized, T, const N: usize> AsView<T, N> for &mut A {
     #[inline]
-    fn view(&self) -> View<'_, T, N> {
-        (**self).view()
+    fn as_view(&self) -> View<'_, T, N> {
+        (**self).as_view()
     }
 }
 
@@ -85,7 +85,7 @@ where
     Dim<[usize; N]>: Dimension,
 {
     #[inline]
-    fn view(&self) -> View<'_, T, N> {
+    fn as_view(&self) -> View<'_, T, N> {
         view_of_ndarray(self)
     }
 }
@@ -95,7 +95,7 @@ where
     S: Data<Elem = T>,
 {
     #[inline]
-    fn view(&self) -> View<'_, T, N> {
+    fn as_view(&self) -> View<'_, T, N> {
         if self.ndim() != N {
             wrong_dynamic_rank(self.ndim(), N);
         }

@@ -789,7 +789,8 @@ mod tests {
     /// `C = A B` through `contract`, against the obvious loops.
     fn check_matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: Option<f64>, what: &str) {
         let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
-        let result = contract(&MATMUL, [m, n], &[k], scale, AsView::<f64, 2>::view(&a), AsView::<f64, 2>::view(&b));
+        let result =
+            contract(&MATMUL, [m, n], &[k], scale, AsView::<f64, 2>::as_view(&a), AsView::<f64, 2>::as_view(&b));
         let mut expected = Vec::new();
         for i in 0..m {
             for j in 0..n {
@@ -836,7 +837,7 @@ mod tests {
     #[test]
     fn empty_sums_are_the_scale_times_zero() {
         let (a, b) = (Array2::<f32>::zeros((2, 0)), Array2::<f32>::zeros((0, 3)));
-        let (a, b) = (AsView::<f32, 2>::view(&a), AsView::<f32, 2>::view(&b));
+        let (a, b) = (AsView::<f32, 2>::as_view(&a), AsView::<f32, 2>::as_view(&b));
         assert_eq!(contract(&MATMUL, [2, 3], &[0], None, a, b).as_slice(), [0.0; 6]);
         assert!(contract(&MATMUL, [2, 3], &[0], Some(f32::INFINITY), a, b).as_slice().iter().all(|x| x.is_nan()));
         let empty = contract(&MATMUL, [0, 3], &[0], Some(1.0), a, b);
@@ -855,7 +856,7 @@ mod tests {
         for threads in [1, 2] {
             in_pool(threads, || {
                 for (layout, a) in [("row-major", a.view()), ("column-major", a_column_major)] {
-                    let result = contract(&matvec, [m], &[k], None, AsView::<f64, 2>::view(&a), x.view());
+                    let result = contract(&matvec, [m], &[k], None, AsView::<f64, 2>::as_view(&a), x.as_view());
                     assert_close(result.as_slice(), &expected, layout);
                 }
             });
@@ -863,7 +864,7 @@ mod tests {
         // x A, with A indexed [k, j].
         let vector_matrix = ContractionSpec { outputs: 1, left: &[1], right: &[1, 0] };
         let b = a.t();
-        let result = contract(&vector_matrix, [m], &[k], Some(2.0), x.view(), AsView::<f64, 2>::view(&b));
+        let result = contract(&vector_matrix, [m], &[k], Some(2.0), x.as_view(), AsView::<f64, 2>::as_view(&b));
         let doubled: Vec<f64> = expected.iter().map(|value| 2.0 * value).collect();
         assert_close(result.as_slice(), &doubled, "vector-matrix");
     }
@@ -881,7 +882,7 @@ mod tests {
         let (a_view, b_view): (ArrayView3<'_, f64>, ArrayView3<'_, f64>) = (a.view(), b.view());
         for threads in [1, 2] {
             in_pool(threads, || {
-                let (left, right) = (AsView::<f64, 3>::view(&a_view), AsView::<f64, 3>::view(&b_view));
+                let (left, right) = (AsView::<f64, 3>::as_view(&a_view), AsView::<f64, 3>::as_view(&b_view));
                 let result = contract(&batch_first, [batch, m, n], &[k], None, left, right);
                 let expected: Vec<f64> = (0..batch * m * n).map(|e| reference(e / (m * n), e / n % m, e % n)).collect();
                 assert_close(result.as_slice(), &expected, "batch first");
@@ -901,7 +902,8 @@ mod tests {
         let a = Array3::from_shape_vec((m, r, k), numbers(m * r * k, 15)).unwrap();
         let b = matrix(k, n, 16);
         let spec = ContractionSpec { outputs: 3, left: &[0, 2, 3], right: &[3, 1] };
-        let result = contract(&spec, [m, n, r], &[k], None, AsView::<f64, 3>::view(&a), AsView::<f64, 2>::view(&b));
+        let result =
+            contract(&spec, [m, n, r], &[k], None, AsView::<f64, 3>::as_view(&a), AsView::<f64, 2>::as_view(&b));
         let expected: Vec<f64> = (0..m * n * r)
             .map(|e| {
                 let (i, j, q) = (e / (n * r), e / r % n, e % r);
@@ -919,7 +921,8 @@ mod tests {
         let a = a.broadcast((m, k, l)).unwrap();
         let b = Array3::from_shape_vec((k, l, n), numbers(k * l * n, 14)).unwrap();
         let spec = ContractionSpec { outputs: 2, left: &[0, 2, 3], right: &[2, 3, 1] };
-        let result = contract(&spec, [m, n], &[k, l], None, AsView::<f64, 3>::view(&a), AsView::<f64, 3>::view(&b));
+        let result =
+            contract(&spec, [m, n], &[k, l], None, AsView::<f64, 3>::as_view(&a), AsView::<f64, 3>::as_view(&b));
         let expected: Vec<f64> = (0..m * n)
             .map(|e| {
                 let (i, j) = (e / n, e % n);

@@ -83,16 +83,16 @@ fn sample_cube() -> Array3<i32> {
 fn views_of_std_storage() {
     let data = vec![3, 1, 4, 1, 5];
     let expected = arr1(&data).into_dyn();
-    check_view(AsView::view(&data), expected.view());
-    check_view(AsView::view(&data[..]), expected.view());
+    check_view(AsView::as_view(&data), expected.view());
+    check_view(AsView::as_view(&data[..]), expected.view());
     let fixed = [3, 1, 4, 1, 5];
-    check_view(AsView::view(&fixed), expected.view());
-    check_view(AsView::view(&&data), expected.view());
+    check_view(AsView::as_view(&fixed), expected.view());
+    check_view(AsView::as_view(&&data), expected.view());
     let mut mutable = data.clone();
-    check_view(AsView::view(&&mut mutable), expected.view());
+    check_view(AsView::as_view(&&mut mutable), expected.view());
     check_view(View::from_slice(&data, [5]), expected.view());
     let empty: Vec<i32> = Vec::new();
-    check_view(AsView::view(&empty), arr1(&[]).into_dyn().view());
+    check_view(AsView::as_view(&empty), arr1(&[]).into_dyn().view());
 }
 
 #[test]
@@ -101,8 +101,8 @@ fn views_of_ein_arrays() {
     let array = Array::from_vec([5, 4], matrix.iter().copied().collect());
     let expected = matrix.clone().into_dyn();
     check_view(array.view(), expected.view());
-    check_view(AsView::view(&array), expected.view());
-    check_view(AsView::view(&array.view()), expected.view());
+    check_view(AsView::as_view(&array), expected.view());
+    check_view(AsView::as_view(&array.view()), expected.view());
     check_rows(array.view(), expected.view());
     check_view(View::from_slice(array.as_slice(), [5, 4]), expected.view());
 }
@@ -111,34 +111,34 @@ fn views_of_ein_arrays() {
 fn views_of_owned_and_borrowed_ndarrays() {
     let matrix = sample_matrix();
     let expected = matrix.clone().into_dyn();
-    check_view(AsView::view(&matrix), expected.view());
-    check_view(AsView::view(&matrix.view()), expected.view());
-    check_view(AsView::view(&matrix.to_shared()), expected.view());
-    check_view(AsView::view(&ndarray::CowArray::from(matrix.view())), expected.view());
-    check_rows(AsView::view(&matrix), expected.view());
+    check_view(AsView::as_view(&matrix), expected.view());
+    check_view(AsView::as_view(&matrix.view()), expected.view());
+    check_view(AsView::as_view(&matrix.to_shared()), expected.view());
+    check_view(AsView::as_view(&ndarray::CowArray::from(matrix.view())), expected.view());
+    check_rows(AsView::as_view(&matrix), expected.view());
     let cube = sample_cube();
-    check_view(AsView::view(&cube), cube.view().into_dyn());
+    check_view(AsView::as_view(&cube), cube.view().into_dyn());
 }
 
 #[test]
 fn views_of_transposed_ndarrays() {
     let matrix = sample_matrix();
     let transposed = matrix.t();
-    let view: View<'_, i32, 2> = AsView::view(&transposed);
+    let view: View<'_, i32, 2> = AsView::as_view(&transposed);
     assert_eq!(view.as_slice(), None);
     check_view(view, transposed.into_dyn());
     check_rows(view, transposed.into_dyn());
     let cube = sample_cube();
     let permuted = cube.view().permuted_axes([2, 0, 1]);
-    check_view(AsView::view(&permuted), permuted.into_dyn());
+    check_view(AsView::as_view(&permuted), permuted.into_dyn());
 }
 
 #[test]
 fn views_of_stepped_ndarrays() {
     let matrix = sample_matrix();
     for stepped in [matrix.slice(s![..;2, ..]), matrix.slice(s![.., ..;3]), matrix.slice(s![1..;2, 1..3])] {
-        check_view(AsView::view(&stepped), stepped.into_dyn());
-        check_rows(AsView::view(&stepped), stepped.into_dyn());
+        check_view(AsView::as_view(&stepped), stepped.into_dyn());
+        check_rows(AsView::as_view(&stepped), stepped.into_dyn());
     }
 }
 
@@ -147,7 +147,7 @@ fn views_of_reversed_ndarrays() {
     let data = arr1(&[1, 2, 3, 4, 5, 6, 7]);
     let reversed = data.slice(s![..;-1]);
     assert!(reversed.strides()[0] < 0);
-    check_view(AsView::view(&reversed), reversed.into_dyn());
+    check_view(AsView::as_view(&reversed), reversed.into_dyn());
     let matrix = sample_matrix();
     for reversed in [
         matrix.slice(s![..;-1, ..]),
@@ -155,12 +155,12 @@ fn views_of_reversed_ndarrays() {
         matrix.slice(s![..;-2, ..;-3]),
         matrix.slice(s![..;-1, ..]).reversed_axes(),
     ] {
-        check_view(AsView::view(&reversed), reversed.into_dyn());
-        check_rows(AsView::view(&reversed), reversed.into_dyn());
+        check_view(AsView::as_view(&reversed), reversed.into_dyn());
+        check_rows(AsView::as_view(&reversed), reversed.into_dyn());
     }
     let cube = sample_cube();
     let twisted = cube.slice(s![..;-1, 1.., ..;-2]).permuted_axes([1, 2, 0]);
-    check_view(AsView::view(&twisted), twisted.into_dyn());
+    check_view(AsView::as_view(&twisted), twisted.into_dyn());
 }
 
 #[test]
@@ -168,30 +168,30 @@ fn views_of_broadcast_ndarrays() {
     let row = arr1(&[1, 2, 3]);
     let broadcast = row.broadcast((4, 3)).unwrap();
     assert_eq!(broadcast.strides()[0], 0);
-    let view: View<'_, i32, 2> = AsView::view(&broadcast);
+    let view: View<'_, i32, 2> = AsView::as_view(&broadcast);
     assert_eq!(view.strides(), [0, 1]);
     assert_eq!(view.as_slice(), None);
     check_view(view, broadcast.into_dyn());
     check_rows(view, broadcast.into_dyn());
     let reversed_row = row.slice(s![..;-1]);
     let reversed_broadcast = reversed_row.broadcast((2, 2, 3)).unwrap();
-    check_view(AsView::view(&reversed_broadcast), reversed_broadcast.into_dyn());
+    check_view(AsView::as_view(&reversed_broadcast), reversed_broadcast.into_dyn());
     let scalar = arr0(9);
     let everywhere = scalar.broadcast((2, 3)).unwrap();
-    check_view(AsView::view(&everywhere), everywhere.into_dyn());
+    check_view(AsView::as_view(&everywhere), everywhere.into_dyn());
 }
 
 #[test]
 fn views_of_dynamic_rank_ndarrays() {
     let matrix = sample_matrix();
     let dynamic: ArrayD<i32> = matrix.clone().into_dyn();
-    let view: View<'_, i32, 2> = AsView::view(&dynamic);
+    let view: View<'_, i32, 2> = AsView::as_view(&dynamic);
     check_view(view, dynamic.view());
     let reversed = dynamic.slice(s![..;-1, ..;2]).into_dyn();
-    let view: View<'_, i32, 2> = AsView::view(&reversed);
+    let view: View<'_, i32, 2> = AsView::as_view(&reversed);
     check_view(view, reversed.view());
     let message = panic_message(|| {
-        let _: View<'_, i32, 3> = AsView::view(&dynamic);
+        let _: View<'_, i32, 3> = AsView::as_view(&dynamic);
     });
     assert_eq!(message, "ein: an ndarray of dynamic rank with 2 axes was given where an array with 3 axes is expected");
 }
@@ -200,24 +200,24 @@ fn views_of_dynamic_rank_ndarrays() {
 fn views_of_empty_and_rank_zero_arrays() {
     for shape in [(0, 3), (3, 0), (0, 0)] {
         let empty = Array2::<i32>::zeros(shape);
-        check_view(AsView::view(&empty), empty.view().into_dyn());
+        check_view(AsView::as_view(&empty), empty.view().into_dyn());
         let reversed = empty.slice(s![..;-1, ..;-1]);
-        check_view(AsView::view(&reversed), reversed.into_dyn());
+        check_view(AsView::as_view(&reversed), reversed.into_dyn());
         let transposed = empty.t();
-        check_view(AsView::view(&transposed), transposed.into_dyn());
+        check_view(AsView::as_view(&transposed), transposed.into_dyn());
     }
     let empty = Array2::<i32>::zeros((3, 0));
-    let view: View<'_, i32, 2> = AsView::view(&empty);
+    let view: View<'_, i32, 2> = AsView::as_view(&empty);
     // SAFETY: row 2 < 3; the sub-view is empty and never read.
     let row: View<'_, i32, 1> = unsafe { view.sub_unchecked([2]) };
     assert_eq!(row.iter().count(), 0);
     let scalar = arr0(42);
-    let view: View<'_, i32, 0> = AsView::view(&scalar);
+    let view: View<'_, i32, 0> = AsView::as_view(&scalar);
     check_view(view, scalar.view().into_dyn());
     assert_eq!(view.get([]), Some(42));
     assert_eq!(view.to_array().as_slice(), &[42]);
     let dynamic_scalar = ArrayD::from_elem(IxDyn(&[]), 7);
-    let view: View<'_, i32, 0> = AsView::view(&dynamic_scalar);
+    let view: View<'_, i32, 0> = AsView::as_view(&dynamic_scalar);
     assert_eq!(view.iter().collect::<Vec<_>>(), vec![7]);
 }
 
@@ -312,31 +312,31 @@ fn arrays_convert_to_ndarray_without_copying() {
 fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
     let data: Vec<i32> = (0..24).collect();
     let matrix = Array3::from_shape_vec((2, 3, 4), data).unwrap();
-    let contiguous = AsView::<i32, 3>::view(&matrix);
+    let contiguous = AsView::<i32, 3>::as_view(&matrix);
     let unit = contiguous.unit_inner().expect("a contiguous view");
     check_view(unit, matrix.view().into_dyn());
     // Only the last axis matters: a transposed outer pair keeps it contiguous.
     let swapped = matrix.view().permuted_axes([1, 0, 2]);
-    let unit = AsView::<i32, 3>::view(&swapped).unit_inner().expect("last axis still contiguous");
+    let unit = AsView::<i32, 3>::as_view(&swapped).unit_inner().expect("last axis still contiguous");
     assert_eq!(unit.strides()[2], 1);
     check_view(unit, swapped.view().into_dyn());
     // Strided, reversed and broadcast last axes are rejected...
     let stepped = matrix.slice(s![.., .., ..;2]);
-    assert!(AsView::<i32, 3>::view(&stepped).unit_inner().is_none());
+    assert!(AsView::<i32, 3>::as_view(&stepped).unit_inner().is_none());
     let reversed = matrix.slice(s![.., .., ..;-1]);
-    assert!(AsView::<i32, 3>::view(&reversed).unit_inner().is_none());
+    assert!(AsView::<i32, 3>::as_view(&reversed).unit_inner().is_none());
     let row = ndarray::arr1(&[5, 6, 7]);
     let broadcast = row.broadcast((2, 3)).unwrap().reversed_axes();
-    assert!(AsView::<i32, 2>::view(&broadcast).unit_inner().is_none());
+    assert!(AsView::<i32, 2>::as_view(&broadcast).unit_inner().is_none());
     // ...unless it has at most one element, whose stride is never used.
     let single = matrix.slice(s![.., .., 1..2;2]);
-    let unit = AsView::<i32, 3>::view(&single).unit_inner().expect("length 1");
+    let unit = AsView::<i32, 3>::as_view(&single).unit_inner().expect("length 1");
     assert_eq!(unit.strides()[2], 1);
     check_view(unit, single.view().into_dyn());
     let empty = matrix.slice(s![.., .., 0..0;3]);
-    let unit = AsView::<i32, 3>::view(&empty).unit_inner().expect("length 0");
+    let unit = AsView::<i32, 3>::as_view(&empty).unit_inner().expect("length 0");
     check_view(unit, empty.view().into_dyn());
     let scalar = arr0(9);
-    let unit = AsView::<i32, 0>::view(&scalar).unit_inner().expect("rank 0");
+    let unit = AsView::<i32, 0>::as_view(&scalar).unit_inner().expect("rank 0");
     assert_eq!(unit.get([]), Some(9));
 }

@@ -7,7 +7,7 @@ use ein_runtime::private as __private;
 fn buffer_element_type_is_inferred_from_pushes() {
     let a = vec![1.0f32, 2.0, 3.0];
     let result = {
-        let a_view = __private::AsView::view(&a);
+        let a_view = __private::AsView::as_view(&a);
         let n = a_view.len_of(0);
         let mut buffer = __private::Buffer::new(n);
         __private::fill_chunks(&mut buffer, n, 1, 1, 1, |start, end, out| {
@@ -27,7 +27,7 @@ fn buffer_element_type_is_inferred_from_pushes() {
 fn tuple_buffers_with_inferred_types() {
     let a = ndarray::arr2(&[[1i64, 5, 3], [7, 2, 9]]);
     let (maxima, positions) = {
-        let a_view = __private::AsView::view(&a);
+        let a_view = __private::AsView::as_view(&a);
         let rows = a_view.len_of(0);
         let mut columns = (__private::Buffer::new(rows), __private::Buffer::new(rows));
         __private::fill_chunks(&mut columns, rows, 1, 1, a_view.len_of(1), |start, end, outs| {
@@ -37,15 +37,16 @@ fn tuple_buffers_with_inferred_types() {
                 let marker = __private::marker_of_view(&row);
                 let best = __private::reduce(
                     row.len_of(0),
-                    || (__private::lowest(marker), usize::MAX),
-                    |best, k| {
-                        // SAFETY: k < len.
-                        let value = unsafe { row.get_unchecked([k]) };
-                        if value > best.0 {
-                            (value, k)
-                        } else {
-                            best
+                    |start, end| {
+                        let mut best = (__private::lowest(marker), usize::MAX);
+                        for k in start..end {
+                            // SAFETY: k < len.
+                            let value = unsafe { row.get_unchecked([k]) };
+                            if value > best.0 {
+                                best = (value, k);
+                            }
                         }
+                        best
                     },
                     |left, right| if right.0 > left.0 { right } else { left },
                 );
@@ -64,7 +65,7 @@ fn copy_into_with_inferred_types() {
     let a = ndarray::arr2(&[[1i32, 2], [3, 4]]);
     let transposed = a.t();
     let result = {
-        let view = __private::AsView::view(&transposed);
+        let view = __private::AsView::as_view(&transposed);
         let mut buffer = __private::Buffer::new(4);
         __private::fill_chunks(&mut buffer, 1, 4, 1, 4, |_, _, out| {
             __private::CopyInto::copy_into(&view, out);
@@ -84,21 +85,26 @@ fn sizes_and_sites() {
     assert_eq!(index, 2);
     let cast: f64 = __private::CastTo::cast_to(index);
     assert_eq!(cast, 2.0);
-    let total = __private::reduce(size, || 0.0f64, |sum, k| sum + __private::Float::sqrt(k as f64), |l, r| l + r);
+    let total = __private::reduce(
+        size,
+        |start, end| (start..end).fold(0.0f64, |sum, k| sum + __private::Float::sqrt(k as f64)),
+        |l, r| l + r,
+    );
     assert!(total > 2.4);
 }
 
 #[test]
 fn lane_reductions_infer_their_types() {
     let a = vec![1.5f32, 2.5, 3.0];
-    let view = __private::AsView::view(&a);
+    let view = __private::AsView::as_view(&a);
     let marker = __private::marker_of_view(&view);
-    let total = __private::reduce_values(
+    let total = __private::reduce(
         view.len_of(0),
-        __private::zero(marker),
-        |position| {
-            // SAFETY: position < len.
-            unsafe { view.get_unchecked([position]) }
+        |start, end| {
+            __private::Accumulate::fold_range(end - start, __private::zero(marker), __private::Num::add, |step| {
+                // SAFETY: start + step < end <= len.
+                unsafe { view.get_unchecked([start + step]) }
+            })
         },
         __private::Num::add,
     );

@@ -558,8 +558,8 @@ fn rebind(ty: &Type, path: &TokenStream, style: ParamStyle) -> Option<TokenStrea
         Type::Array { elem, rank } => {
             let rank = Literal::usize_unsuffixed(*rank);
             let views = tree_at(elem, path).map(&mut |column| match style {
-                ParamStyle::Captured => quote!(::ein::__private::AsView::<_, #rank>::view(&#column)),
-                ParamStyle::Reference => quote!(::ein::__private::AsView::<_, #rank>::view(#column)),
+                ParamStyle::Captured => quote!(::ein::__private::AsView::<_, #rank>::as_view(&#column)),
+                ParamStyle::Reference => quote!(::ein::__private::AsView::<_, #rank>::as_view(#column)),
             });
             Some(views.tuple())
         }

@@ -425,7 +425,7 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "pub fn matmul",
             "a: &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f32, 2>)",
             "-> ::ein::Array<::core::primitive::f32, 2>",
-            "let a = ::ein::__private::AsView::<_, 2>::view(a);",
+            "let a = ::ein::__private::AsView::<_, 2>::as_view(a);",
             "::ein::__private::check_same_size(a.size(1), b.size(0), \"k\", \"axis 1 of `a`\", \"axis 0 of `b`\", &__ein_site)",
             "let __ein_size_i = a.len_of(0);",
             "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_size_i * __ein_size_j)",
@@ -515,7 +515,7 @@ fn records_are_stored_and_read_by_column() {
         &[
             "p: (&(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f64, 1>), &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f64, 1>))",
             "-> (::ein::Array<::core::primitive::f64, 1>, ::ein::Array<::core::primitive::f64, 1>)",
-            "let p = (::ein::__private::AsView::<_, 1>::view(p.0), ::ein::__private::AsView::<_, 1>::view(p.1));",
+            "let p = (::ein::__private::AsView::<_, 1>::as_view(p.0), ::ein::__private::AsView::<_, 1>::as_view(p.1));",
             "unsafe { p.0.get_unchecked([i as ::core::primitive::usize]) }",
             "(::ein::__private::Buffer::<::core::primitive::f64>::new(__ein_size_i), ::ein::__private::Buffer::<::core::primitive::f64>::new(__ein_size_i))",
             "(__ein_buffer.0.into_array([__ein_size_i]), __ein_buffer.1.into_array([__ein_size_i]))",
@@ -590,7 +590,7 @@ fn generic_expressions_leave_element_types_to_rustc() {
     assert_contains(
         &scale,
         &[
-            "let a = ::ein::__private::AsView::<_, 1>::view(&a);",
+            "let a = ::ein::__private::AsView::<_, 1>::as_view(&a);",
             "::ein::__private::Buffer::new(__ein_size_i)",
             "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
             "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), s)",
