@@ -92,13 +92,39 @@ pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
     let mut sizes = PerLabel::filled(0usize, N + summed.len());
     sizes[..N].copy_from_slice(&output);
     sizes[N..].copy_from_slice(summed);
-    let plan = Plan::new(
-        spec,
-        sizes,
-        (left.as_ptr(), &left.shape(), &left.strides()),
-        (right.as_ptr(), &right.shape(), &right.strides()),
-    );
-    let count = output.iter().product::<usize>();
+    let (left_shape, left_strides, right_shape, right_strides) =
+        (left.shape(), left.strides(), right.shape(), right.strides());
+    let left = Factor { ptr: left.as_ptr(), shape: &left_shape, strides: &left_strides, labels: spec.left };
+    let right = Factor { ptr: right.as_ptr(), shape: &right_shape, strides: &right_strides, labels: spec.right };
+    // SAFETY: the factors are the views' own pointers, shapes and strides, borrowed meanwhile.
+    Array::from_vec(output, unsafe { contract_to_vec(N, &sizes, scale, left, right) })
+}
+
+/// One operand of a contraction as [`contract_to_vec`] takes it: the first element, the
+/// length and stride (in elements) of each axis, and the label of each axis.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Factor<'a, T> {
+    pub ptr: *const T,
+    pub shape: &'a [usize],
+    pub strides: &'a [isize],
+    pub labels: &'a [usize],
+}
+
+/// `scale * Σ left * right` over labels `0..sizes.len()` of the given sizes (the first
+/// `outputs` are output axes, in order), row-major over the output labels, in a new vector.
+///
+/// # Safety
+/// Each factor's pointer, shape and strides must describe readable elements (as a view's do)
+/// for the duration of the call. Axes too short for their label are an internal error.
+pub(crate) unsafe fn contract_to_vec<T: Num>(
+    outputs: usize,
+    sizes: &[usize],
+    scale: Option<T>,
+    left: Factor<'_, T>,
+    right: Factor<'_, T>,
+) -> Vec<T> {
+    let plan = Plan::new(outputs, PerLabel::from_slice(sizes), left, right);
+    let count = sizes[..outputs].iter().product::<usize>();
     let mut out = Vec::with_capacity(count);
     // SAFETY: `run` writes all `count` elements (GEMM kernels write C without reading it, as
     // the memset of zeros an initialised buffer would need costs as much as a small product).
@@ -106,7 +132,7 @@ pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
         plan.run(scale, out.as_mut_ptr(), count);
         out.set_len(count);
     }
-    Array::from_vec(output, out)
+    out
 }
 
 /// The element types with a GEMM kernel.
@@ -330,6 +356,15 @@ impl<T: Copy> PerLabel<T> {
         }
         PerLabel { items: [value; MAX_LABELS], len }
     }
+
+    fn from_slice(values: &[T]) -> PerLabel<T>
+    where
+        T: Default,
+    {
+        let mut per_label = PerLabel::filled(T::default(), values.len());
+        per_label.copy_from_slice(values);
+        per_label
+    }
 }
 
 impl PerLabel<usize> {
@@ -387,14 +422,10 @@ struct Plan<T> {
 }
 
 impl<T: Num> Plan<T> {
-    fn new(
-        spec: &ContractionSpec,
-        sizes: PerLabel<usize>,
-        left: (*const T, &[usize], &[isize]),
-        right: (*const T, &[usize], &[isize]),
-    ) -> Plan<T> {
+    fn new(outputs: usize, sizes: PerLabel<usize>, left: Factor<'_, T>, right: Factor<'_, T>) -> Plan<T> {
         let labels = sizes.len();
-        let operand = |(ptr, shape, strides): (*const T, &[usize], &[isize]), axes: &[usize], side: &str| {
+        let operand = |factor: Factor<'_, T>, side: &str| {
+            let Factor { ptr, shape, strides, labels: axes } = factor;
             if axes.len() != shape.len() {
                 internal_error(format_args!(
                     "the {side} operand of a contraction has {} axes but {} labels",
@@ -416,11 +447,11 @@ impl<T: Num> Plan<T> {
             }
             (Operand { ptr, strides: by_label }, seen)
         };
-        let (left, in_left) = operand(left, spec.left, "left");
-        let (right, in_right) = operand(right, spec.right, "right");
+        let (left, in_left) = operand(left, "left");
+        let (right, in_right) = operand(right, "right");
         let mut roles = PerLabel::filled(Role::K, labels);
         for (label, role) in roles.iter_mut().enumerate() {
-            *role = match (label < spec.outputs, in_left[label], in_right[label]) {
+            *role = match (label < outputs, in_left[label], in_right[label]) {
                 (true, true, true) => Role::Batch,
                 (true, true, false) => Role::M,
                 (true, false, true) => Role::N,
@@ -428,7 +459,7 @@ impl<T: Num> Plan<T> {
                 _ => internal_error(format_args!("label {label} of a contraction is in no operand, or summed in one")),
             };
         }
-        Plan { sizes, outputs: spec.outputs, roles, left, right }
+        Plan { sizes, outputs, roles, left, right }
     }
 
     fn labels_of(&self, role: Role) -> PerLabel<usize> {

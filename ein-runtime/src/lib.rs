@@ -8,6 +8,7 @@
 mod array;
 mod as_view;
 mod build;
+mod chain;
 mod dispatch;
 mod errors;
 mod gemm;

@@ -6,6 +6,7 @@ pub use rayon;
 pub use crate::array::Array;
 pub use crate::as_view::AsView;
 pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, Slot, GRAIN, TILE};
+pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::wide_simd;
 pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, interior, size_or_zero, IntoSize, Site,

@@ -1,6 +1,7 @@
 //! Differential tests of contractions (issue 5): every form the `contract` pass turns into a
 //! GEMM, GEMV or dot product — matmul in f32 and f64, transposed operands, batched matmul,
-//! matvec, vector–matrix, dot, a sum over two labels, scaled sums, a permuted output — against
+//! matvec, vector–matrix, dot, a sum over two labels, scaled sums, a permuted output, chains
+//! of three — against
 //! the interpreter's loop nest. Shape cases include empty and length-1 axes, small sizes (the
 //! runtime's plain loops) and sizes above its GEMM threshold; every case runs in every layout
 //! (row-major, transposed, stepped, reversed, and mixed with broadcast zero strides), which
@@ -41,6 +42,25 @@ differential! {
     }
     cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [3, 0, 2], [0, 2, 2], [36, 30, 34]];
     args (a = array([m, k]), b = array([k, n]));
+}
+
+differential! {
+    /// A chain of three: two pairwise contractions, paired by the runtime from the sizes
+    /// (`(a b) c` when `i` is small, `a (b c)` when `l` is).
+    contraction_chain_of_three: fn(a: [[f64]], b: [[f64]], c: [[f64]]) -> [[f64]] {
+        for i, l { sum j, k { a[i, j] * b[j, k] * c[k, l] } }
+    }
+    cases [i, j, k, l] in [[3, 4, 5, 2], [1, 1, 1, 1], [0, 3, 2, 4], [3, 0, 2, 4], [3, 2, 0, 4], [3, 2, 4, 0], [2, 30, 40, 50], [50, 40, 30, 2]];
+    args (a = array([i, j]), b = array([j, k]), c = array([k, l]));
+}
+
+differential! {
+    /// A label summed in all three operands, the product grouped the other way, f32, scaled.
+    contraction_chain_shared_label: fn(a: [[f32]], b: [f32], c: [[f32]]) -> [[f32]] {
+        for i, l { 0.5 * sum k { a[i, k] * (b[k] * c[k, l]) } }
+    }
+    cases [i, k, l] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [3, 0, 2], [40, 50, 30]];
+    args (a = array([i, k]), b = array([k]), c = array([k, l]));
 }
 
 differential! {

@@ -66,23 +66,36 @@ impl Gen<'_> {
             None => quote!(::core::option::Option::None),
         };
         let mut views = Vec::new();
-        for operand in [&contraction.left, &contraction.right] {
+        for operand in &contraction.operands {
             let array = self.array(&operand.array, block, None)?;
             let view = array.views.first().ok_or_else(|| internal(operand.array.span, "an operand with no column"))?;
             views.push(view.clone());
         }
-        let (left, right) = (&views[0], &views[1]);
-        let axes = |axes: &[usize]| {
-            let axes = axes.iter().map(|&axis| Literal::usize_unsuffixed(axis));
-            quote!(&[#(#axes),*])
-        };
+        let axes: Vec<TokenStream> = contraction
+            .operands
+            .iter()
+            .map(|operand| {
+                let axes = operand.axes.iter().map(|&axis| Literal::usize_unsuffixed(axis));
+                quote!(&[#(#axes),*])
+            })
+            .collect();
         let outputs = Literal::usize_unsuffixed(contraction.outputs);
-        let (left_axes, right_axes) = (axes(&contraction.left.axes), axes(&contraction.right.axes));
-        let spec = quote! {
-            &::ein::__private::ContractionSpec { outputs: #outputs, left: #left_axes, right: #right_axes }
-        };
         let (output_sizes, summed_sizes) = sizes.split_at(contraction.outputs);
-        let call = quote!(::ein::__private::contract(#spec, [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #left, #right));
+        let call = match (&views[..], &axes[..]) {
+            ([left, right], [left_axes, right_axes]) => quote! {
+                ::ein::__private::contract(
+                    &::ein::__private::ContractionSpec { outputs: #outputs, left: #left_axes, right: #right_axes },
+                    [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #left, #right,
+                )
+            },
+            ([first, second, third], [first_axes, second_axes, third_axes]) => quote! {
+                ::ein::__private::contract_chain(
+                    &::ein::__private::ChainSpec { outputs: #outputs, operands: [#first_axes, #second_axes, #third_axes] },
+                    [#(#output_sizes),*], &[#(#summed_sizes),*], #scale, #first, #second, #third,
+                )
+            },
+            _ => return Err(internal(contraction.loops.span, "a contraction of neither two nor three operands")),
+        };
         Ok(Code::expr(call, Prec::Atom))
     }
 }

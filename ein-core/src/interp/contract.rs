@@ -69,10 +69,12 @@ impl Interpreter<'_> {
             None => None,
         };
         let labels = contraction.labels.len();
-        let left = Factor::new(self.eval(&contraction.left.array)?, &contraction.left.axes, &sizes, labels)?;
-        let right = Factor::new(self.eval(&contraction.right.array)?, &contraction.right.axes, &sizes, labels)?;
+        let mut factors = Vec::with_capacity(contraction.operands.len());
+        for operand in &contraction.operands {
+            factors.push(Factor::new(self.eval(&operand.array)?, &operand.axes, &sizes, labels)?);
+        }
         let elem = self.resolve(contraction.elem)?;
-        let run = Run { left: &left, right: &right, sizes: &sizes, outputs: contraction.outputs, elem };
+        let run = Run { factors: &factors, sizes: &sizes, outputs: contraction.outputs, elem };
 
         let output_count: usize = sizes[..contraction.outputs].iter().product();
         let mut position = vec![0usize; labels];
@@ -102,8 +104,7 @@ impl Interpreter<'_> {
 }
 
 struct Run<'a> {
-    left: &'a Factor,
-    right: &'a Factor,
+    factors: &'a [Factor],
     sizes: &'a [usize],
     outputs: usize,
     elem: crate::ops::Scalar,
@@ -114,7 +115,14 @@ impl Run<'_> {
     /// output position already in `position`.
     fn sum(&self, label: usize, position: &mut [usize]) -> Result<Datum> {
         if label == self.sizes.len() {
-            return scalar::binary(BinaryOp::Mul, self.left.element(position)?, self.right.element(position)?);
+            // The product left to right, as `a * b * c` is written.
+            let (first, rest) =
+                self.factors.split_first().ok_or_else(|| RuntimeError::internal("a contraction with no operand"))?;
+            let mut product = first.element(position)?;
+            for factor in rest {
+                product = scalar::binary(BinaryOp::Mul, product, factor.element(position)?)?;
+            }
+            return Ok(product);
         }
         debug_assert!(label >= self.outputs);
         let mut accumulator = scalar::identity(ReduceOp::Sum, self.elem)?;

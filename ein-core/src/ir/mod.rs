@@ -321,8 +321,9 @@ pub struct Contraction {
     pub labels: Vec<Label>,
     /// How many of `labels` are output axes.
     pub outputs: usize,
-    pub left: Operand,
-    pub right: Operand,
+    /// The factors, in the order written: two, or three (a chain, whose pairing order the
+    /// runtime picks from the sizes).
+    pub operands: Vec<Operand>,
     pub scale: Option<Scale>,
     /// The element type (`elem` in the typing rule).
     pub elem: ScalarType,
@@ -379,34 +380,27 @@ impl Contraction {
     pub fn structure_key(&self) -> String {
         let side = self.scale.as_ref().map(|scale| scale.side);
         format!(
-            "contract{}/{}{:?}{:?}{side:?}{:?}",
+            "contract{}/{}{:?}{side:?}{:?}",
             self.labels.len(),
             self.outputs,
-            self.left.axes,
-            self.right.axes,
+            self.operands.iter().map(|operand| &operand.axes).collect::<Vec<_>>(),
             self.elem
         )
     }
 
-    /// The children: label sizes, scale, left, right in evaluation order, then the original
+    /// The children: label sizes, scale, operands in evaluation order, then the original
     /// loop nest (the alternative to all of them).
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let sizes = self.labels.iter().map(|label| &label.size);
-        sizes.chain(self.scale.as_ref().map(|scale| &scale.factor)).chain([
-            &self.left.array,
-            &self.right.array,
-            &*self.loops,
-        ])
+        let operands = self.operands.iter().map(|operand| &operand.array);
+        sizes.chain(self.scale.as_ref().map(|scale| &scale.factor)).chain(operands).chain([&*self.loops])
     }
 
     /// [`Contraction::children`], mutably.
     pub fn children_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
         let sizes = self.labels.iter_mut().map(|label| &mut label.size);
-        sizes.chain(self.scale.as_mut().map(|scale| &mut scale.factor)).chain([
-            &mut self.left.array,
-            &mut self.right.array,
-            &mut *self.loops,
-        ])
+        let operands = self.operands.iter_mut().map(|operand| &mut operand.array);
+        sizes.chain(self.scale.as_mut().map(|scale| &mut scale.factor)).chain(operands).chain([&mut *self.loops])
     }
 }
 

@@ -525,7 +525,7 @@ impl<'p> Printer<'p> {
             out.push_str(" * ");
         }
         let _ = write!(out, "sum {} {{ ", ranges(contraction.summed_labels()));
-        for (position, operand) in [&contraction.left, &contraction.right].into_iter().enumerate() {
+        for (position, operand) in contraction.operands.iter().enumerate() {
             if position > 0 {
                 out.push_str(" * ");
             }

@@ -1,16 +1,17 @@
-//! Contraction recognition: a loop nest that is an einsum of two arrays becomes one
+//! Contraction recognition: a loop nest that is an einsum of two or three arrays becomes one
 //! [`Contraction`] node, which code generation hands to a tuned GEMM (Ein's and feinsum's
 //! "contractions are a primitive").
 //!
 //! The pattern, after fusion and let-lifting have run:
 //!
 //! ```text
-//! for o1, o2, … { [scale *] sum k1, k2, … { a[…][l…] * b[…][l…] } [* scale] }
+//! for o1, o2, … { [scale *] sum k1, k2, … { a[…][l…] * b[…][l…] [* c[…][l…]] } [* scale] }
 //! ```
 //!
-//! (the factors may also be named first, `sum k { let x = a[i, k]; let y = b[k, j]; x * y }`), where
+//! (the factors may also be named first, `sum k { let x = a[i, k]; let y = b[k, j]; x * y }`,
+//! and grouped either way, `a * (b * c)`), where
 //! - every `l` is a plain label (an `o` or a `k`), no label twice in one operand, every `o` in
-//!   at least one operand and every `k` in both;
+//!   at least one operand and every `k` in at least two;
 //! - `a[…]` and `b[…]` (the operands: a parameter, a `let`-bound array, or a sub-array such as
 //!   `a[p]` with an outer index `p`) mention no label, contain no loop and cannot fail, and so
 //!   may be evaluated once instead of once per element; likewise the optional `scale`;
@@ -29,7 +30,10 @@
 //! the sum (`sum k { s * a * b }`, which would round differently if moved out).
 //!
 //! Semantics are preserved exactly up to the order of float additions: the contraction sums
-//! the same products (see `Contraction`), then multiplies by `scale` as the program did.
+//! the same products (see `Contraction`), then multiplies by `scale` as the program did. A
+//! chain of three is computed as two pairwise contractions, in the order the runtime finds
+//! cheapest for the sizes at hand (`ein-runtime/src/chain.rs`), which also regroups each
+//! product (`(a b) c` or `a (b c)`): as with summation order, results may differ in rounding.
 //!
 //! Limitation: a contraction already fused into an element-wise consumer by inlining
 //! (`for i, j { relu(sum k { … }) }`) is not taken apart again; it keeps its loops.
@@ -83,29 +87,39 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
         }
         _ => (None, node),
     };
-    while let ExprKind::Reduce { op: ReduceOp::Sum, index, size, body } = &node.kind {
-        let cannot_fail = match &size.kind {
-            ExprKind::Len { .. } => true,
-            ExprKind::Literal(Literal::Int(value)) => *value >= 0,
-            _ => false,
-        };
-        if !cannot_fail {
-            return None;
+    // The sums, and `let x = a[i, k]; let y = b[k, j]; x * y`: reads bound to names, before or
+    // between the sums (hoisting leaves them where they depend on no inner label); each must
+    // be used once, as a factor, so nothing is dropped or repeated.
+    let mut reads: Vec<(VarId, &Expr)> = Vec::new();
+    loop {
+        match &node.kind {
+            ExprKind::Reduce { op: ReduceOp::Sum, index, size, body } => {
+                let cannot_fail = match &size.kind {
+                    ExprKind::Len { .. } => true,
+                    ExprKind::Literal(Literal::Int(value)) => *value >= 0,
+                    _ => false,
+                };
+                if !cannot_fail {
+                    return None;
+                }
+                labels.push((*index, size));
+                node = body;
+            }
+            ExprKind::Let { var, value, body } => {
+                reads.push((*var, value));
+                node = body;
+            }
+            _ => break,
         }
-        labels.push((*index, size));
-        node = body;
     }
     if labels.len() == outputs {
         return None;
     }
-    // `let x = a[i, k]; let y = b[k, j]; x * y`: the reads bound to names (each used once, as
-    // a factor, so nothing is dropped or repeated).
-    let mut reads: Vec<(VarId, &Expr)> = Vec::new();
-    while let ExprKind::Let { var, value, body } = &node.kind {
-        reads.push((*var, value));
-        node = body;
+    let mut products = Vec::new();
+    flatten_product(node, &mut products);
+    if !(2..=3).contains(&products.len()) {
+        return None;
     }
-    let ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } = &node.kind else { return None };
     let mut unused = reads.clone();
     let mut factor = |expr: &'_ Expr| -> Option<Expr> {
         match expr.kind {
@@ -116,7 +130,7 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
             _ => Some(expr.clone()),
         }
     };
-    let (lhs, rhs) = (factor(lhs)?, factor(rhs)?);
+    let factors: Vec<Expr> = products.into_iter().map(&mut factor).collect::<Option<_>>()?;
     if !unused.is_empty() {
         return None;
     }
@@ -130,14 +144,14 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
     // What an operand or the scale must not mention: the labels, and the names just removed.
     let bound_inside: BTreeSet<VarId> =
         labels.iter().map(|(var, _)| *var).chain(reads.iter().map(|(var, _)| *var)).collect();
-    let left = operand(&lhs, &labels, &bound_inside)?;
-    let right = operand(&rhs, &labels, &bound_inside)?;
+    let operands: Vec<Operand> =
+        factors.iter().map(|factor| operand(factor, &labels, &bound_inside)).collect::<Option<_>>()?;
     if let Some(scale) = &scale {
         if !movable(&scale.factor, &bound_inside) {
             return None;
         }
     }
-    let occurrences = |label: usize| [&left, &right].iter().filter(|operand| operand.axes.contains(&label)).count();
+    let occurrences = |label: usize| operands.iter().filter(|operand| operand.axes.contains(&label)).count();
     for label in 0..labels.len() {
         let needed = if label < outputs { 1 } else { 2 };
         if occurrences(label) < needed {
@@ -150,8 +164,19 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
         .map(|(var, size)| Label { name: program.var(var).name.clone(), size: size.clone() })
         .collect();
     let loops = Box::new(expr.clone());
-    let contraction = Contraction { labels, outputs, left, right, scale, elem, loops };
+    let contraction = Contraction { labels, outputs, operands, scale, elem, loops };
     Some(Expr::new(ExprKind::Contract(Box::new(contraction)), expr.ty.clone(), expr.span))
+}
+
+/// The factors of a product, in order: `a * b * c` and `a * (b * c)` give `[a, b, c]`.
+fn flatten_product<'e>(expr: &'e Expr, factors: &mut Vec<&'e Expr>) {
+    match &expr.kind {
+        ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } => {
+            flatten_product(lhs, factors);
+            flatten_product(rhs, factors);
+        }
+        _ => factors.push(expr),
+    }
 }
 
 /// An operand `a[e…][l…]`: a chain of proven reads whose trailing indices are distinct labels

@@ -67,8 +67,8 @@ fn matmul_is_one_contraction() {
     let (program, contraction) =
         single_contraction("fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } } }");
     assert_eq!(contraction.outputs, 2);
-    assert_eq!(names(&contraction, &contraction.left.axes), ["i", "k"]);
-    assert_eq!(names(&contraction, &contraction.right.axes), ["k", "j"]);
+    assert_eq!(names(&contraction, &contraction.operands[0].axes), ["i", "k"]);
+    assert_eq!(names(&contraction, &contraction.operands[1].axes), ["k", "j"]);
     assert!(contraction.scale.is_none());
     let text = program.to_string();
     assert!(
@@ -83,8 +83,8 @@ fn batched_matmul_is_one_contraction() {
         "fn f(a: [[[f64]]], b: [[[f64]]]) -> [[[f64]]] { for p, i, j { sum k { a[p, i, k] * b[p, k, j] } } }",
     );
     assert_eq!(contraction.outputs, 3);
-    assert_eq!(names(&contraction, &contraction.left.axes), ["p", "i", "k"]);
-    assert_eq!(names(&contraction, &contraction.right.axes), ["p", "k", "j"]);
+    assert_eq!(names(&contraction, &contraction.operands[0].axes), ["p", "i", "k"]);
+    assert_eq!(names(&contraction, &contraction.operands[1].axes), ["p", "k", "j"]);
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn matvec_and_vector_matrix_are_contractions_and_a_dot_is_a_reduction() {
     let (_, matvec) = single_contraction("fn f(a: [[f64]], x: [f64]) -> [f64] { for i { sum j { a[i, j] * x[j] } } }");
     assert_eq!((matvec.outputs, matvec.labels.len()), (1, 2));
     let (_, vecmat) = single_contraction("fn f(a: [[f32]], x: [f32]) -> [f32] { for j { sum i { x[i] * a[i, j] } } }");
-    assert_eq!(names(&vecmat, &vecmat.left.axes), ["i"]);
+    assert_eq!(names(&vecmat, &vecmat.operands[0].axes), ["i"]);
     let dot = optimised("fn f(x: [f64], y: [f64]) -> f64 { sum k { x[k] * y[k] } }");
     assert!(contractions(&dot).is_empty(), "{dot}");
 }
@@ -101,8 +101,8 @@ fn matvec_and_vector_matrix_are_contractions_and_a_dot_is_a_reduction() {
 fn transposed_operands_multi_axis_sums_and_scales_are_contractions() {
     let (_, transposed) =
         single_contraction("fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[k, i] * b[j, k] } } }");
-    assert_eq!(names(&transposed, &transposed.left.axes), ["k", "i"]);
-    assert_eq!(names(&transposed, &transposed.right.axes), ["j", "k"]);
+    assert_eq!(names(&transposed, &transposed.operands[0].axes), ["k", "i"]);
+    assert_eq!(names(&transposed, &transposed.operands[1].axes), ["j", "k"]);
     let (_, two_sums) = single_contraction(
         "fn f(a: [[[f64]]], b: [[[f64]]]) -> [[f64]] { for i, j { sum k, l { a[i, k, l] * b[k, l, j] } } }",
     );
@@ -122,7 +122,7 @@ fn factors_named_by_lets_are_contractions() {
     let (_, contraction) = single_contraction(
         "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { let x = a[i, k]; let y = b[k, j]; x * y } } }",
     );
-    assert_eq!(names(&contraction, &contraction.right.axes), ["k", "j"]);
+    assert_eq!(names(&contraction, &contraction.operands[1].axes), ["k", "j"]);
     // A factor read through another name bound inside the sum stays a loop (the pipeline
     // validates the IR after the pass, so a dangling name would fail here).
     let program = optimised(
@@ -161,6 +161,26 @@ fn attention_has_two_contractions_and_keeps_its_softmax() {
 }
 
 #[test]
+fn chains_of_three_are_contractions_grouped_either_way() {
+    let sources = [
+        "fn f(a: [[f64]], b: [[f64]], c: [[f64]]) -> [[f64]] { for i, l { sum j, k { a[i, j] * b[j, k] * c[k, l] } } }",
+        "fn f(a: [[f64]], b: [[f64]], c: [[f64]]) -> [[f64]] { for i, l { sum j, k { a[i, j] * (b[j, k] * c[k, l]) } } }",
+        "fn f(a: [[f64]], b: [[f64]], c: [[f64]]) -> [[f64]] { for i, l { sum j { sum k { let x = a[i, j]; let y = b[j, k]; x * y * c[k, l] } } } }",
+    ];
+    for source in sources {
+        let (_, chain) = single_contraction(source);
+        assert_eq!((chain.outputs, chain.operands.len()), (2, 3), "{source}");
+        let axes: Vec<Vec<String>> = chain.operands.iter().map(|operand| names(&chain, &operand.axes)).collect();
+        assert_eq!(axes, [["i", "j"], ["j", "k"], ["k", "l"]], "{source}");
+    }
+    // A label summed in all three operands, and a scaled chain.
+    let (_, chain) = single_contraction(
+        "fn f(a: [[f32]], b: [f32], c: [f32]) -> [f32] { for i { 2.0 * sum k { a[i, k] * b[k] * c[k] } } }",
+    );
+    assert_eq!((chain.operands.len(), chain.scale.is_some()), (3, true));
+}
+
+#[test]
 fn what_is_not_a_contraction_keeps_its_loops() {
     let cases = [
         // Min-plus (tropical) product: not a sum of products.
@@ -177,6 +197,9 @@ fn what_is_not_a_contraction_keeps_its_loops() {
         "fn f(a: [[f64]], b: [f64]) -> [f64] { for i { sum k { a[k, k] * b[i] } } }",
         // A summed label in one operand only.
         "fn f(a: [[f64]], b: [f64]) -> [f64] { for i { sum k { a[i, k] * b[i] } } }",
+        // Three factors, one summed label in only one of them; four factors.
+        "fn f(a: [[f64]], b: [f64], c: [f64]) -> [f64] { for i { sum j, k { a[i, j] * b[j] * c[k] } } }",
+        "fn f(a: [[f64]], b: [[f64]], c: [[f64]], d: [[f64]]) -> [[f64]] { for i, m { sum j, k, l { a[i, j] * b[j, k] * c[k, l] * d[l, m] } } }",
         // An affine index.
         "fn f(a: [f64], b: [f64]) -> f64 { sum k { a[k] * b[b.len() - 1 - k] } }",
     ];
@@ -239,6 +262,13 @@ fn the_interpreter_gives_the_same_answers_after_the_pass() {
         agrees(source, args, &[]);
         let source = "fn f(a: [[f64]], y: [f64]) -> [f64] { for i { sum t { a[i, t] * y[t] } * 2.0 } }";
         agrees(source, vec![numbers.array(&[m, k], Scalar::F64), numbers.array(&[k], Scalar::F64)], &[]);
+        let source = "fn f(a: [[f64]], b: [[f64]], c: [[f64]]) -> [[f64]] { for i, l { sum j, t { a[i, j] * b[j, t] * c[t, l] } } }";
+        let args = vec![
+            numbers.array(&[m, k], Scalar::F64),
+            numbers.array(&[k, n], Scalar::F64),
+            numbers.array(&[n, m], Scalar::F64),
+        ];
+        agrees(source, args, &[]);
         let source = "for p, i, j { sum k { a[p, i, k] * b[p, k, j] } }";
         let args = vec![numbers.array(&[2, m, k], Scalar::F32), numbers.array(&[2, k, n], Scalar::F32)];
         agrees(source, args, &[Scalar::F32, Scalar::F32]);

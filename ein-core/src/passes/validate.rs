@@ -83,8 +83,11 @@ impl Validator<'_> {
                 return fail("the scale is not an element that cannot fail");
             }
         }
+        if !(2..=3).contains(&contraction.operands.len()) {
+            return fail("it has neither two nor three operands");
+        }
         let mut uses = vec![0usize; contraction.labels.len()];
-        for operand in [&contraction.left, &contraction.right] {
+        for operand in &contraction.operands {
             self.expr(&operand.array)?;
             let Type::Array { elem: operand_elem, rank } = &operand.array.ty else {
                 return fail("an operand is not an array");
@@ -104,7 +107,7 @@ impl Validator<'_> {
         for (position, count) in uses.iter().enumerate() {
             let needed = if position < contraction.outputs { 1 } else { 2 };
             if *count < needed {
-                return fail("an output label in no operand, or a summed label not in both");
+                return fail("an output label in no operand, or a summed label in fewer than two");
             }
         }
         if contraction.outputs == 0 {
