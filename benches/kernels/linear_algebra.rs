@@ -1,6 +1,7 @@
 //! Contractions: matrix product (f32 and f64), matrix-vector product, batched matrix
-//! product, and single-head attention. The crate a user would otherwise pick is ndarray's
-//! `dot` / `general_mat_mul` (matrixmultiply, threaded on the run's thread count).
+//! product, a chain of three matrices, and single-head attention. The crate a user would
+//! otherwise pick is ndarray's `dot` / `general_mat_mul` (matrixmultiply, threaded on the run's
+//! thread count), or `ndarray-einsum` for the chain.
 
 use std::ops::{Add, Mul};
 use std::sync::Arc;
@@ -29,6 +30,12 @@ ein! {
         for n, i, j { sum k { a[n, i, k] * b[n, k, j] } }
     }
 
+    /// `a b c` written as one sum over both inner indices: which pair to multiply first is
+    /// the runtime's choice.
+    pub fn chain(a: [[f32]], b: [[f32]], c: [[f32]]) -> [[f32]] {
+        for i, l { sum j, k { a[i, j] * b[j, k] * c[k, l] } }
+    }
+
     /// softmax(q kᵀ / √d) v, one head.
     pub fn attention(queries: [[f32]], keys: [[f32]], values: [[f32]]) -> [[f32]] {
         let scale = 1.0 / sqrt(queries.shape(1) as f32);
@@ -47,6 +54,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "matmul-f64", build: matmul_f64_kernel },
         KernelSpec { name: "matvec", build: matvec_kernel },
         KernelSpec { name: "batched-matmul", build: batched_matmul_kernel },
+        KernelSpec { name: "chain", build: chain_kernel },
         KernelSpec { name: "attention", build: attention_kernel },
     ]
 }
@@ -232,6 +240,31 @@ fn attention_hand(q: &[f32], k: &[f32], v: &[f32], n: usize, d: usize) -> Vec<f3
         },
     );
     out
+}
+
+/// `a b c` for `a`, `b`: n × n and `c`: n × w with w small, where multiplying `b c` first
+/// costs about n/w times fewer flops than `(a b) c`.
+fn chain_kernel(quick: bool) -> Kernel {
+    let (n, w): (usize, usize) = if quick { (128, 8) } else { (1024, 16) };
+    let a = Arc::new(data::uniform_f32(21, n * n, -1.0, 1.0));
+    let b = Arc::new(data::uniform_f32(22, n * n, -1.0, 1.0));
+    let c = Arc::new(data::uniform_f32(23, n * w, -1.0, 1.0));
+    let (square, thin) = ((n, n), (n, w));
+    let (a1, b1, c1) = (Arc::clone(&a), Arc::clone(&b), Arc::clone(&c));
+    let (a2, b2, c2) = (Arc::clone(&a), Arc::clone(&b), Arc::clone(&c));
+    // The flops of the good order, a (b c): what every variant could get away with.
+    let flops = 4.0 * (n * n * w) as f64;
+    Kernel::new("chain", format!("{n}² · {n}² · {n}×{w} f32"), Work::Flops(flops), Check::Close(1e-4))
+        .note("rate counts the flops of the cheap order a (b c); hand is ndarray `a.dot(&b.dot(&c))`, the order chosen by hand; ndarray is `ndarray_einsum::einsum(\"ij,jk,kl->il\")`")
+        .variant("ein", move || chain(&data::view(&a1, square), &data::view(&b1, square), &data::view(&c1, thin)))
+        .variant("hand", move || {
+            let (a, b, c) = (data::view::<f32, _, ndarray::Ix2>(&a2, square), data::view(&b2, square), data::view(&c2, thin));
+            a.dot(&b.dot(&c))
+        })
+        .variant("ndarray", move || {
+            let (a, b, c) = (data::view::<f32, _, ndarray::Ix2>(&a, square), data::view(&b, square), data::view(&c, thin));
+            ndarray_einsum::einsum("ij,jk,kl->il", &[&a, &b, &c]).expect("a valid einsum")
+        })
 }
 
 fn attention_kernel(quick: bool) -> Kernel {

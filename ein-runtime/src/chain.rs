@@ -3,7 +3,7 @@
 //! multiply–adds for the sizes of this call.
 //!
 //! Contracting `p` with `q` first keeps, of their labels, those the third operand `r` or the
-//! output still needs (the intermediate's axes, in label order) and sums the others; the
+//! output still needs (the intermediate's axes) and sums the others; the
 //! intermediate is then contracted with `r`. Its cost is the product of the sizes of the
 //! labels of `p` and `q`, plus that of the labels of the intermediate and `r`. The three
 //! pairings are compared at run time, because the best one depends on sizes the compiler
@@ -60,7 +60,7 @@ pub fn contract_chain<T: Num, const A: usize, const B: usize, const C: usize, co
     let (p, q, r) = cheapest_pairing(spec, &sizes);
     let kept = kept_labels(spec, p, q, r);
 
-    // First `p q` over the labels of both, the kept ones as its output axes, in label order.
+    // First `p q` over the labels of both, the kept ones as its output axes.
     let first_labels: Vec<usize> = kept.iter().copied().chain(summed_by_first(spec, p, q, &kept)).collect();
     let first_sizes: Vec<usize> = first_labels.iter().map(|&label| sizes[label]).collect();
     let renumber = |labels: &[usize], order: &[usize]| -> Vec<usize> {
@@ -134,12 +134,16 @@ fn cheapest_pairing(spec: &ChainSpec, sizes: &[usize]) -> (usize, usize, usize) 
 }
 
 /// The labels of `p` and `q` that outlive their contraction (output labels and labels of
-/// `r`), in label order.
+/// `r`): those of `p` in its axis order, then the others of `q` in its axis order, so that
+/// for `b[j, k] c[k, l]` the intermediate is `[j, l]`, the GEMM's natural row-major output.
 fn kept_labels(spec: &ChainSpec, p: usize, q: usize, r: usize) -> Vec<usize> {
-    union(spec.operands[p], spec.operands[q])
-        .into_iter()
-        .filter(|label| *label < spec.outputs || spec.operands[r].contains(label))
-        .collect()
+    let mut kept: Vec<usize> = Vec::new();
+    for &label in spec.operands[p].iter().chain(spec.operands[q]) {
+        if (label < spec.outputs || spec.operands[r].contains(&label)) && !kept.contains(&label) {
+            kept.push(label);
+        }
+    }
+    kept
 }
 
 /// The labels of `p` and `q` summed by their contraction, in label order.
