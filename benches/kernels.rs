@@ -1,7 +1,7 @@
 //! The ein benchmark suite (issue 4): every kernel written three ways and timed in one run.
 //!
 //! ```text
-//! cargo bench --bench kernels -- [--quick] [--threads N] [--filter S[,S…]] [--out DIR]
+//! cargo bench --bench kernels -- [--quick] [--threads N] [--filter S[,S…]] [--out DIR] [--scaling]
 //! ```
 //!
 //! * `ein` — the `ein!` program as a user writes it from the README: pointful, not tuned to
@@ -89,6 +89,18 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
 
+    if options.scaling {
+        return match harness::scaling::measure(&selected, &settings, threads, options.quick) {
+            Ok(table) => {
+                println!("\n{table}");
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                eprintln!("{message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let report: Report = pool.install(|| {
         let ceiling = streaming::stream_ceiling(options.quick, &settings);
         println!(

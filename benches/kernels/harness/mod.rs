@@ -8,6 +8,7 @@ pub mod machine;
 mod options;
 mod output;
 mod report;
+pub mod scaling;
 pub mod stats;
 mod svg;
 mod table;

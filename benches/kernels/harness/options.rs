@@ -10,6 +10,8 @@ pub struct Options {
     pub threads: Option<usize>,
     /// Small sizes and few repetitions: the smoke test CI runs so the suite never rots.
     pub quick: bool,
+    /// Time the selected kernels on one thread and on `threads`, instead of the report.
+    pub scaling: bool,
     pub out: PathBuf,
     pub help: bool,
 }
@@ -22,6 +24,8 @@ usage: cargo bench --bench kernels -- [options]
   --threads N        run everything in a rayon pool of N threads (default: all CPUs);
                      ndarray's matrixmultiply gets the same count (MATMUL_NUM_THREADS)
   --quick            small sizes, few repetitions (smoke test; well under a minute)
+  --scaling          instead of the report: each kernel on 1 thread and on N, and the
+                     speed-up (GEMMs keep matrixmultiply's own thread count)
   --out DIR          where kernels.json and kernels.svg go (default target/ein-bench)
   --help             this text";
 
@@ -30,6 +34,7 @@ usage: cargo bench --bench kernels -- [options]
             filter: Vec::new(),
             threads: None,
             quick: false,
+            scaling: false,
             out: PathBuf::from("target/ein-bench"),
             help: false,
         };
@@ -57,6 +62,7 @@ usage: cargo bench --bench kernels -- [options]
                     options.threads = Some(threads);
                 }
                 "--quick" => options.quick = true,
+                "--scaling" => options.scaling = true,
                 "--out" => options.out = PathBuf::from(value("--out")?),
                 "--help" | "-h" => options.help = true,
                 // `cargo bench` passes `--bench` to every bench binary.
