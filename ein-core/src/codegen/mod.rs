@@ -449,6 +449,31 @@ impl<'p> Gen<'p> {
         }
     }
 
+    /// The statement that starts `nest` (the body of a closure the runtime calls once per
+    /// chunk): a copy of every scalar local of the enclosing code it uses (of `free`, the
+    /// variables the loop nest's IR reads from outside) into a local of its own; empty if
+    /// there is none. The closure
+    /// captures those by reference, through a pointer LLVM cannot see past: without the copy,
+    /// any output write might change them, so they would be reloaded per element and the
+    /// loop would not vectorise (measured: pathfinder's `wall[t + 1, j]` reloaded `t`).
+    fn scalar_copies(&self, free: BTreeSet<VarId>, nest: &TokenStream) -> TokenStream {
+        let mut used: Vec<Ident> = Vec::new();
+        for var in free {
+            let Some(Value::Plain(code)) = self.env.get(&var) else { continue };
+            let mut trees = code.tokens.clone().into_iter();
+            if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
+                if mentions(nest, &name) && !used.contains(&name) {
+                    used.push(name);
+                }
+            }
+        }
+        if used.is_empty() {
+            return TokenStream::new();
+        }
+        let names = tuple_tokens(used.iter().map(ToTokens::to_token_stream).collect());
+        quote!(let #names = #names;)
+    }
+
     /// Generates `body` in a new block one level deeper (a closure or loop body).
     fn nested<T>(
         &mut self,

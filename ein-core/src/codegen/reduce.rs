@@ -209,15 +209,18 @@ impl Gen<'_> {
         let (left, right) = (self.names.fresh("left"), self.names.fresh("right"));
         let combine = step.function(&left, &right);
         let (count, identity) = (&count.tokens, &identity.tokens);
+        let mut free = crate::ir::visit::free_vars(body);
+        free.remove(&index);
+        let fold = quote! {
+            ::ein::__private::Accumulate::fold_range(#end - #start, #identity, #combine, |#offset_param| {
+                #position_binding
+                #value_body
+            })
+        };
+        let copies = self.scalar_copies(free, &fold);
+        let chunk = if copies.is_empty() { fold } else { quote!({ #copies #fold }) };
         let call = quote! {
-            ::ein::__private::reduce(
-                #count,
-                |#start, #end| ::ein::__private::Accumulate::fold_range(#end - #start, #identity, #combine, |#offset_param| {
-                    #position_binding
-                    #value_body
-                }),
-                #combine,
-            )
+            ::ein::__private::reduce(#count, |#start, #end| #chunk, #combine)
         };
         let tokens = self.versioned(&candidates, call.clone());
         let versioned = tokens.to_string() != call.to_string();

@@ -534,7 +534,7 @@ fn a_top_level_sum_is_a_parallel_reduce() {
             "match (a.unit_inner(),) { (::core::option::Option::None,) => { let (a,) = (a,);",
             // Each chunk's loop is in a closure of the generated function (and so compiled with
             // its target features), not a closure per value called from the runtime.
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }), |__ein_left, __ein_right| __ein_left + __ein_right,)",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }), |__ein_left, __ein_right| __ein_left + __ein_right)",
             "(::core::option::Option::Some(a),) => { ::ein::__private::reduce(",
         ],
     );
@@ -597,6 +597,9 @@ fn generic_expressions_leave_element_types_to_rustc() {
         ],
     );
     assert_lacks(&scale, &["f64", "f32"]);
+    // The scalar parameter is copied into the chunk closure, so that LLVM keeps it in a
+    // register instead of reloading it through the captured reference after every write.
+    assert_contains(&scale, &["|__ein_start, __ein_end, __ein_outs| { let (s,) = (s,);"]);
     assert_contains(
         &generic_sum,
         &[
