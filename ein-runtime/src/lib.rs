@@ -16,6 +16,7 @@ mod reduce;
 mod scalar;
 mod view;
 
+pub mod math;
 pub mod private;
 
 #[cfg(test)]

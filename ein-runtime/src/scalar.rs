@@ -155,7 +155,9 @@ pub fn int_rem<T: Num>(dividend: T, divisor: T) -> T {
     dividend.rem(divisor)
 }
 
-/// A floating-point element type: f32 or f64. Each method is the std method of that name.
+/// A floating-point element type: f32 or f64. `exp`, `ln`, `sin`, `cos` and `tanh` are ein's
+/// own branch-free versions ([`crate::math`]: loops calling them vectorise, and their accuracy
+/// is documented there); the others are the std methods of that name.
 pub trait Float: Num {
     /// e^self.
     fn exp(self) -> Self;
@@ -180,15 +182,15 @@ pub trait Float: Num {
 }
 
 macro_rules! impl_float {
-    ($($float:ident),+) => {$(
+    ($($float:ident: $exp:ident $ln:ident $sin:ident $cos:ident $tanh:ident),+) => {$(
         impl Float for $float {
-            #[inline] fn exp(self) -> Self { $float::exp(self) }
-            #[inline] fn ln(self) -> Self { $float::ln(self) }
+            #[inline(always)] fn exp(self) -> Self { crate::math::$exp(self) }
+            #[inline(always)] fn ln(self) -> Self { crate::math::$ln(self) }
             #[inline] fn sqrt(self) -> Self { $float::sqrt(self) }
-            #[inline] fn sin(self) -> Self { $float::sin(self) }
-            #[inline] fn cos(self) -> Self { $float::cos(self) }
+            #[inline(always)] fn sin(self) -> Self { crate::math::$sin(self) }
+            #[inline(always)] fn cos(self) -> Self { crate::math::$cos(self) }
             #[inline] fn tan(self) -> Self { $float::tan(self) }
-            #[inline] fn tanh(self) -> Self { $float::tanh(self) }
+            #[inline(always)] fn tanh(self) -> Self { crate::math::$tanh(self) }
             #[inline] fn floor(self) -> Self { $float::floor(self) }
             #[inline] fn ceil(self) -> Self { $float::ceil(self) }
             #[inline] fn pow(self, exponent: Self) -> Self { $float::powf(self, exponent) }
@@ -196,7 +198,7 @@ macro_rules! impl_float {
     )+};
 }
 
-impl_float!(f32, f64);
+impl_float!(f32: exp_f32 ln_f32 sin_f32 cos_f32 tanh_f32, f64: exp_f64 ln_f64 sin_f64 cos_f64 tanh_f64);
 
 /// An `as` cast from `Self` to `U`, for every pair of scalar types that Rust's `as` allows
 /// (bool converts to the integer types; nothing converts to bool except bool).

@@ -212,15 +212,17 @@ impl Gen<'_> {
         let codes = self.operands(&refs, block)?;
         let codes: Vec<&Code> = codes.iter().collect();
         let ty = scalar_type(&args[0].ty, args[0].span)?;
-        let std_name = match func {
-            Func::Pow => "powf",
-            other => other.name(),
-        };
+        let name = Ident::new(func.name(), Span::call_site());
         Ok(match ty {
-            ScalarType::Known(scalar) if scalar.is_float() => {
-                let (ty, name) = (primitive(scalar), Ident::new(std_name, Span::call_site()));
-                call(quote!(#ty::#name), &codes)
-            }
+            // `abs`, `min`, `max` are single instructions in std; the float-only functions go
+            // through `Float`, whose exp/ln/sin/cos/tanh vectorise (std's are libm calls).
+            ScalarType::Known(scalar) if scalar.is_float() => match func {
+                Func::Abs | Func::Min | Func::Max => {
+                    let ty = primitive(scalar);
+                    call(quote!(#ty::#name), &codes)
+                }
+                _ => call(quote!(::ein::__private::Float::#name), &codes),
+            },
             ScalarType::Known(scalar) => match func {
                 Func::Abs if scalar == Scalar::Usize => codes[0].clone(),
                 Func::Abs if scalar.is_int() => {
@@ -231,13 +233,10 @@ impl Gen<'_> {
                 Func::Max => call(quote!(::core::cmp::Ord::max), &codes),
                 _ => return Err(internal(expr.span, format!("`{}` on {scalar}", func.name()))),
             },
-            ScalarType::Param(_) => {
-                let name = Ident::new(func.name(), Span::call_site());
-                match func {
-                    Func::Abs | Func::Min | Func::Max => call(quote!(::ein::__private::Num::#name), &codes),
-                    _ => call(quote!(::ein::__private::Float::#name), &codes),
-                }
-            }
+            ScalarType::Param(_) => match func {
+                Func::Abs | Func::Min | Func::Max => call(quote!(::ein::__private::Num::#name), &codes),
+                _ => call(quote!(::ein::__private::Float::#name), &codes),
+            },
         })
     }
 

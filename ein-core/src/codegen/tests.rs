@@ -619,7 +619,7 @@ fn softmax_binds_rows_and_evaluates_both_sides_of_a_select() {
             "let r = unsafe { x.sub_unchecked::<1, 1>([i as ::core::primitive::usize]) };",
             // The reduction's result is the `let`'s variable.
             "let m = ::ein::__private::Accumulate::fold_range(r.len_of(0), ::core::primitive::f32::NEG_INFINITY, ::core::primitive::f32::max, |__ein_position| { let k = __ein_position as ::core::primitive::i64; unsafe { r.get_unchecked([k as ::core::primitive::usize]) } });",
-            "::core::primitive::f32::exp",
+            "::ein::__private::Float::exp(",
             "if m > 0.0f32",
         ],
     );
