@@ -200,7 +200,7 @@ impl Gen<'_> {
             })
         })?;
         let chunk_tokens = self.versioned(&candidates, chunk_block.finish(None));
-        let copies = self.scalar_copies(visit::free_vars(expr), &chunk_tokens);
+        let copies = self.local_copies(visit::free_vars(expr), &chunk_tokens);
         let chunk_tokens = quote!(#copies #chunk_tokens);
         let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
         let end_param = if mentions(&chunk_tokens, &end) { end.to_token_stream() } else { quote!(_) };

@@ -450,21 +450,36 @@ impl<'p> Gen<'p> {
     }
 
     /// The statement that starts `nest` (the body of a closure the runtime calls once per
-    /// chunk): a copy of every scalar local of the enclosing code it uses (of `free`, the
-    /// variables the loop nest's IR reads from outside) into a local of its own; empty if
-    /// there is none. The closure
-    /// captures those by reference, through a pointer LLVM cannot see past: without the copy,
-    /// any output write might change them, so they would be reloaded per element and the
-    /// loop would not vectorise (measured: pathfinder's `wall[t + 1, j]` reloaded `t`).
-    fn scalar_copies(&self, free: BTreeSet<VarId>, nest: &TokenStream) -> TokenStream {
-        let mut used: Vec<Ident> = Vec::new();
-        for var in free {
-            let Some(Value::Plain(code)) = self.env.get(&var) else { continue };
-            let mut trees = code.tokens.clone().into_iter();
-            if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
-                if mentions(nest, &name) && !used.contains(&name) {
-                    used.push(name);
+    /// chunk): a copy of every scalar and view local of the enclosing code it uses (of `free`,
+    /// the variables the loop nest's IR reads from outside) into a local of its own; empty if
+    /// there is none. The closure captures those by reference, through a pointer LLVM cannot
+    /// see past: without the copy, any output write might change them, so they would be
+    /// reloaded per element and the loop would not vectorise (measured: pathfinder's
+    /// `wall[t + 1, j]` reloaded `t`; a row array built inside softmax's rows reloaded `x`).
+    fn local_copies(&self, free: BTreeSet<VarId>, nest: &TokenStream) -> TokenStream {
+        fn collect(value: &Value, found: &mut Vec<Ident>) {
+            let leaves: Vec<&TokenStream> = match value {
+                Value::Plain(code) => vec![&code.tokens],
+                Value::Array(array) => array.views.leaves(),
+                Value::Tuple(fields) => return fields.iter().for_each(|field| collect(field, found)),
+            };
+            for leaf in leaves {
+                let mut trees = leaf.clone().into_iter();
+                if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
+                    found.push(name);
                 }
+            }
+        }
+        let mut locals = Vec::new();
+        for var in free {
+            if let Some(value) = self.env.get(&var) {
+                collect(value, &mut locals);
+            }
+        }
+        let mut used: Vec<Ident> = Vec::new();
+        for name in locals {
+            if mentions(nest, &name) && !used.contains(&name) {
+                used.push(name);
             }
         }
         if used.is_empty() {

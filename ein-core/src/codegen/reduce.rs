@@ -217,7 +217,7 @@ impl Gen<'_> {
                 #value_body
             })
         };
-        let copies = self.scalar_copies(free, &fold);
+        let copies = self.local_copies(free, &fold);
         let chunk = if copies.is_empty() { fold } else { quote!({ #copies #fold }) };
         let call = quote! {
             ::ein::__private::reduce(#count, |#start, #end| #chunk, #combine)

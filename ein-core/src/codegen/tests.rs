@@ -534,7 +534,8 @@ fn a_top_level_sum_is_a_parallel_reduce() {
             "match (a.unit_inner(),) { (::core::option::Option::None,) => { let (a,) = (a,);",
             // Each chunk's loop is in a closure of the generated function (and so compiled with
             // its target features), not a closure per value called from the runtime.
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }), |__ein_left, __ein_right| __ein_left + __ein_right)",
+            // The view is copied into the chunk's closure (kept in registers, see `local_copies`).
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }) }, |__ein_left, __ein_right| __ein_left + __ein_right)",
             "(::core::option::Option::Some(a),) => { ::ein::__private::reduce(",
         ],
     );
@@ -599,12 +600,12 @@ fn generic_expressions_leave_element_types_to_rustc() {
     assert_lacks(&scale, &["f64", "f32"]);
     // The scalar parameter is copied into the chunk closure, so that LLVM keeps it in a
     // register instead of reloading it through the captured reference after every write.
-    assert_contains(&scale, &["|__ein_start, __ein_end, __ein_outs| { let (s,) = (s,);"]);
+    assert_contains(&scale, &["|__ein_start, __ein_end, __ein_outs| { let (a, s) = (a, s);"]);
     assert_contains(
         &generic_sum,
         &[
             "let __ein_marker_a = ::ein::__private::marker_of_view(&a);",
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(__ein_marker_a),",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(__ein_marker_a),",
             "::ein::__private::Num::add",
         ],
     );

@@ -9,6 +9,7 @@ mod cse;
 mod hoist;
 mod inline;
 mod purity;
+mod share_rows;
 mod simplify;
 mod validate;
 
@@ -23,7 +24,8 @@ pub struct Pass {
 
 /// The standard pipeline, in order. Fusion first (so producers disappear before anything is
 /// lifted out of them), then lifting, then sharing what lifting made visible, then lifting
-/// again what sharing exposed, and a final clean-up; contractions are recognised last, in the
+/// again what sharing exposed, and a final clean-up; then expensive terms a reduction and the
+/// comprehension after it both compute are given one array; contractions are recognised last, in the
 /// loop nests the other passes left (after fusion and lifting, and so that no other pass needs
 /// to look inside a contraction).
 pub const PIPELINE: &[Pass] = &[
@@ -33,6 +35,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "cse", run: cse::eliminate_common_subexpressions },
     Pass { name: "hoist-again", run: hoist::hoist },
     Pass { name: "simplify-again", run: simplify::simplify },
+    Pass { name: "share-rows", run: share_rows::share_rows },
     Pass { name: "contract", run: contract::contract },
 ];
 

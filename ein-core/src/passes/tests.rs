@@ -3,6 +3,7 @@
 //! keep fusion and hoisting fixed once achieved.
 
 use crate::ir::{Expr, ExprKind, Program};
+use crate::ops::Func;
 
 fn optimised(source: &str) -> Program {
     let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
@@ -75,7 +76,34 @@ fn naive_softmax_computes_one_max_and_one_sum_per_row() {
     assert_eq!(reductions_inside(&program, "i"), 2, "{program}");
     assert_eq!(reductions_inside(&program, "j"), 0, "{program}");
     assert_eq!(loop_nests(&program), 1, "{program}");
-    assert_eq!(array_temporaries(&program), 0, "{program}");
+    // The exponentials of a row are computed once, into a row-sized array that the sum and
+    // the output both read (`share_rows`): one temporary of rank 1, one `exp` per element.
+    assert_eq!(array_temporaries(&program), 1, "{program}");
+    assert_eq!(calls(&program, Func::Exp), 1, "{program}");
+}
+
+fn calls(program: &Program, func: Func) -> usize {
+    let mut count = 0;
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+        count += matches!(&expr.kind, ExprKind::Call { func: called, .. } if *called == func) as usize
+    });
+    count
+}
+
+#[test]
+fn share_rows_needs_a_transcendental_term_over_the_same_range() {
+    // Shared: `sin(a[k])` in the sum and `sin(a[j])` in the comprehension after it.
+    let shared = optimised("fn f(a: [f64]) -> [f64] { let s = sum k { sin(a[k]) }; for j { sin(a[j]) / s } }");
+    assert_eq!((array_temporaries(&shared), calls(&shared, Func::Sin)), (1, 1), "{shared}");
+    // Cheap terms are recomputed; other ranges and other terms are left alone.
+    let cases = [
+        "fn f(a: [f64]) -> [f64] { let s = sum k { a[k] * a[k] }; for j { a[j] * a[j] / s } }",
+        "fn f(a: [f64], b: [f64]) -> [f64] { let s = sum k { exp(a[k]) }; for j { exp(b[j]) / s } }",
+    ];
+    for source in cases {
+        let program = optimised(source);
+        assert_eq!(array_temporaries(&program), 0, "{source}\n{program}");
+    }
 }
 
 #[test]
@@ -100,8 +128,10 @@ fn naive_layernorm_computes_each_statistic_once_per_row() {
             }
         }",
     );
-    // One mean and one variance per row; the mean inside the variance is the same mean.
+    // One mean and one variance per row; the mean inside the variance is the same mean; no
+    // temporary (the squared deviations are cheap to recompute).
     assert_eq!(reductions(&program), 2, "{program}");
+    assert_eq!(array_temporaries(&program), 0, "{program}");
     assert_eq!(reductions_inside(&program, "j"), 0, "{program}");
     assert_eq!(reductions_inside(&program, "k"), 0, "{program}");
 }
