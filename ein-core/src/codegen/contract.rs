@@ -7,7 +7,7 @@
 
 use super::code::{Block, Code, Prec, Value};
 use super::{internal, Gen};
-use crate::ir::{Contraction, Expr, Type};
+use crate::ir::{Contraction, Expr, Operand, Type};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{quote, ToTokens};
 
@@ -39,9 +39,21 @@ impl Gen<'_> {
         let mut large = Block::new();
         let call = self.contraction_call(contraction, &sizes, &mut large)?;
         let large = large.finish(Some(&call));
+        // A matrix–vector product whose matrix rows are contiguous runs as the loop nest: one
+        // vectorised dot product per row, in parallel, measured faster than the GEMV path
+        // (4096² f32: 2.3–2.8 ms against 3.3–3.5 ms); other layouts take the GEMV.
+        let rows_contiguous = match matvec_matrix(contraction) {
+            Some(matrix) => {
+                let array = self.array(&matrix.array, block, None)?;
+                let view =
+                    array.views.first().ok_or_else(|| internal(matrix.array.span, "an operand with no column"))?;
+                quote!(|| #view.unit_inner().is_some())
+            }
+            None => TokenStream::new(),
+        };
         let name = self.names.fresh("contracted");
         let choice = quote! {
-            if ::ein::__private::contraction_is_small(&[#(#sizes),*]) { #loops } else { #large }
+            if ::ein::__private::contraction_is_small(&[#(#sizes),*]) #rows_contiguous { #loops } else { #large }
         };
         block.push_let(name.clone(), Code::expr(choice, Prec::Block));
         let Type::Array { elem, .. } = &expr.ty else {
@@ -97,5 +109,20 @@ impl Gen<'_> {
             _ => return Err(internal(contraction.loops.span, "a contraction of neither two nor three operands")),
         };
         Ok(Code::expr(call, Prec::Atom))
+    }
+}
+
+/// The matrix of a matrix–vector product `for i { sum j { a[i, j] * x[j] } }` (either factor
+/// order, scale or not), if the contraction is one.
+fn matvec_matrix(contraction: &Contraction) -> Option<&Operand> {
+    if contraction.outputs != 1 || contraction.labels.len() != 2 {
+        return None;
+    }
+    match &contraction.operands[..] {
+        [first, second] => [(first, second), (second, first)]
+            .into_iter()
+            .find(|(matrix, vector)| matrix.axes == [0, 1] && vector.axes == [1])
+            .map(|(matrix, _)| matrix),
+        _ => None,
     }
 }

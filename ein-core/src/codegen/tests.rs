@@ -748,3 +748,17 @@ fn write_samples_for_a_scratch_crate() {
     }
     std::fs::write(format!("{directory}/src/lib.rs"), source).expect("scratch crate is writable");
 }
+
+#[test]
+fn a_matvec_with_contiguous_rows_runs_its_loops() {
+    let tokens: TokenStream =
+        "fn f(a: [[f32]], x: [f32]) -> [f32] { for i { sum j { a[i, j] * x[j] } } }".parse().unwrap();
+    let generated = portable_copy(crate::compile(tokens).expect("compiles")).expect("one function");
+    let text = squeeze(&generated.to_string());
+    // Small, or rows contiguous: the loop nest; otherwise the GEMV path.
+    assert!(
+        text.contains(&squeeze("contraction_is_small(&[__ein_size_i, __ein_size_j]) || a.unit_inner().is_some()")),
+        "{generated}"
+    );
+    assert!(text.contains(&squeeze("::ein::__private::contract(")), "{generated}");
+}
