@@ -465,8 +465,11 @@ impl<'p> Gen<'p> {
             };
             for leaf in leaves {
                 let mut trees = leaf.clone().into_iter();
+                // A lone identifier is a local, except the literals `true` and `false`.
                 if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
-                    found.push(name);
+                    if name != "true" && name != "false" {
+                        found.push(name);
+                    }
                 }
             }
         }

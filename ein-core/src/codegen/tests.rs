@@ -762,3 +762,19 @@ fn a_matvec_with_contiguous_rows_runs_its_loops() {
     );
     assert!(text.contains(&squeeze("::ein::__private::contract(")), "{generated}");
 }
+
+#[test]
+fn chunk_closures_copy_locals_but_not_literals() {
+    // Without the passes, `let flag = true` stays a binding of its own; parameters, lets and
+    // views are copied; a literal (a lone `true` token) never would be.
+    let tokens: TokenStream =
+        "fn f(a: [f64], s: f64) -> [f64] { let flag = true; for i { if flag { a[i] * s } else { 0.0 } } }"
+            .parse()
+            .unwrap();
+    let mut units = crate::check::check_input(crate::syntax::parse_input(tokens).expect("parses")).expect("checks");
+    let unit = units.remove(0);
+    let generated = portable_copy(generate(&unit.program, &unit.form).expect("generates")).expect("one function");
+    let text = squeeze(&generated.to_string());
+    assert!(text.contains(&squeeze("let (a, s, flag) = (a, s, flag);")), "{generated}");
+    assert!(!text.contains("let(true"), "{generated}");
+}
