@@ -123,6 +123,15 @@ pub(crate) unsafe fn contract_to_vec<T: Num>(
     left: Factor<'_, T>,
     right: Factor<'_, T>,
 ) -> Vec<T> {
+    // The GEMM's M labels come from the left operand: put the operand holding the first output
+    // label on the left, so that a row-major output is a row-major C (`x[k, j] * a[i, k]`, or
+    // a chain's second step, would otherwise write C column-major, measured 1.4x slower).
+    // Multiplication commutes exactly; only the summation order may change.
+    let (left, right) = if outputs > 0 && !left.labels.contains(&0) && right.labels.contains(&0) {
+        (right, left)
+    } else {
+        (left, right)
+    };
     let plan = Plan::new(outputs, PerLabel::from_slice(sizes), left, right);
     let count = sizes[..outputs].iter().product::<usize>();
     let mut out = Vec::with_capacity(count);
