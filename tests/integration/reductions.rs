@@ -99,6 +99,31 @@ differential! {
 }
 
 differential! {
+    /// The row's exponentials are shared (`share_rows`) though the sum multiplies them by a
+    /// weight; a 3-D batch of rows; f64.
+    weighted_softmax_3d: fn(x: [[[f64]]], w: [f64]) -> [[[f64]]] {
+        for b, i, j {
+            let m = max k { x[b, i, k] };
+            exp(x[b, i, j] - m) * w[j] / sum k { exp(x[b, i, k] - m) * w[k] }
+        }
+    }
+    cases [p, m, n] in [[2, 3, 4], [1, 1, 1], [0, 2, 3], [2, 0, 3], [2, 3, 0], [3, 7, 40]];
+    args (x = array([p, m, n]).within(-5.0, 5.0), w = array([n]).within(0.5, 2.0));
+}
+
+differential! {
+    /// Log-sum-exp and a `sin` shared between a reduction and the row after it, f32.
+    log_sum_exp_and_sines: fn(x: [[f32]]) -> [[f32]] {
+        for i, j {
+            let total = sum k { sin(x[i, k]) * sin(x[i, k]) };
+            sin(x[i, j]) / (1.0 + total) + ln(sum k { exp(x[i, k]) })
+        }
+    }
+    cases [m, n] in [[3, 4], [1, 1], [0, 5], [5, 0], [20, 33]];
+    args (x = array([m, n]).within(-3.0, 3.0));
+}
+
+differential! {
     layernorm_rows: fn(x: [[f64]], eps: f64) -> [[f64]] {
         for i, j {
             let n = x.shape(1) as f64;

@@ -129,7 +129,8 @@ fn replace_in_consumer(expr: &mut Expr, key: &str, ty: &Type, replacement: &Expr
     }
 }
 
-/// The largest subterms of `expr` worth an array (see the module documentation).
+/// The subterms of `expr` worth an array (see the module documentation), each before its own
+/// subterms: the first that the comprehension also computes is the largest shared one.
 fn collect_candidates(expr: &Expr, index: VarId, inner: &std::collections::BTreeSet<VarId>, found: &mut Vec<Expr>) {
     let free = free_vars(expr);
     let worth = has_transcendental_call(expr)
@@ -140,7 +141,6 @@ fn collect_candidates(expr: &Expr, index: VarId, inner: &std::collections::BTree
         && expr.ty.rank() == 0;
     if worth {
         found.push(expr.clone());
-        return;
     }
     expr.for_each_child(|child| collect_candidates(child, index, inner, found));
 }
