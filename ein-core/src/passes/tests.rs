@@ -95,6 +95,10 @@ fn share_rows_needs_a_transcendental_term_over_the_same_range() {
     // Shared: `sin(a[k])` in the sum and `sin(a[j])` in the comprehension after it.
     let shared = optimised("fn f(a: [f64]) -> [f64] { let s = sum k { sin(a[k]) }; for j { sin(a[j]) / s } }");
     assert_eq!((array_temporaries(&shared), calls(&shared, Func::Sin)), (1, 1), "{shared}");
+    // A subterm of the summed term: `sin(a[k])` inside `sin(a[k]) * sin(a[k])`.
+    let inner =
+        optimised("fn f(a: [f64]) -> [f64] { let s = sum k { sin(a[k]) * sin(a[k]) }; for j { sin(a[j]) / s } }");
+    assert_eq!((array_temporaries(&inner), calls(&inner, Func::Sin)), (1, 1), "{inner}");
     // Cheap terms are recomputed; other ranges and other terms are left alone.
     let cases = [
         "fn f(a: [f64]) -> [f64] { let s = sum k { a[k] * a[k] }; for j { a[j] * a[j] / s } }",
