@@ -114,57 +114,63 @@ fn near_pio2_f32(max: f64) -> Vec<f32> {
     out
 }
 
-/// Max ulp error of `ours` against `reference` over `inputs`; fails with the worst input.
-fn check32(name: &str, ours: fn(f32) -> f32, reference: fn(f32) -> f32, inputs: impl Iterator<Item = f32>, bound: u64) {
-    let (mut worst, mut worst_x, mut count) = (0u64, 0.0f32, 0usize);
-    for x in inputs {
-        let e = ulps32(ours(x), reference(x));
-        if e > worst {
-            (worst, worst_x) = (e, x);
-        }
-        count += 1;
-    }
-    eprintln!("{name}: {count} points, max {worst} ulp (at {worst_x:e})");
-    assert!(
-        worst <= bound,
-        "{name}: max error {worst} ulp > {bound} at x = {worst_x:e} ({:#010x}): ours {:e}, std {:e}",
-        worst_x.to_bits(),
-        ours(worst_x),
-        reference(worst_x)
-    );
+/// What the checks need of f32 and f64.
+trait Sample: Copy + std::fmt::LowerExp {
+    fn ulps_from(self, other: Self) -> u64;
+    fn bits(self) -> u64;
+    fn nan(self) -> bool;
 }
 
-fn check64(name: &str, ours: fn(f64) -> f64, reference: fn(f64) -> f64, inputs: impl Iterator<Item = f64>, bound: u64) {
-    let (mut worst, mut worst_x, mut count) = (0u64, 0.0f64, 0usize);
+impl Sample for f32 {
+    fn ulps_from(self, other: f32) -> u64 {
+        ulps32(self, other)
+    }
+    fn bits(self) -> u64 {
+        self.to_bits().into()
+    }
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl Sample for f64 {
+    fn ulps_from(self, other: f64) -> u64 {
+        ulps64(self, other)
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+}
+
+/// Max ulp error of `ours` against `reference` over `inputs`; fails with the worst input.
+fn check<T: Sample>(name: &str, ours: fn(T) -> T, reference: fn(T) -> T, inputs: impl Iterator<Item = T>, bound: u64) {
+    let (mut worst, mut count): (Option<(u64, T)>, usize) = (None, 0);
     for x in inputs {
-        let e = ulps64(ours(x), reference(x));
-        if e > worst {
-            (worst, worst_x) = (e, x);
+        let e = ours(x).ulps_from(reference(x));
+        if !matches!(worst, Some((most, _)) if e <= most) {
+            worst = Some((e, x));
         }
         count += 1;
     }
+    let Some((worst, worst_x)) = worst else { panic!("{name}: no points") };
     eprintln!("{name}: {count} points, max {worst} ulp (at {worst_x:e})");
     assert!(
         worst <= bound,
-        "{name}: max error {worst} ulp > {bound} at x = {worst_x:e} ({:#018x}): ours {:e}, std {:e}",
-        worst_x.to_bits(),
+        "{name}: max error {worst} ulp > {bound} at x = {worst_x:e} ({:#x}): ours {:e}, std {:e}",
+        worst_x.bits(),
         ours(worst_x),
         reference(worst_x)
     );
 }
 
 /// Exact agreement with std on special values, including the sign of zero and NaN-ness.
-fn same32(name: &str, ours: fn(f32) -> f32, reference: fn(f32) -> f32, inputs: &[f32]) {
+fn same<T: Sample>(name: &str, ours: fn(T) -> T, reference: fn(T) -> T, inputs: &[T]) {
     for &x in inputs {
         let (a, b) = (ours(x), reference(x));
-        assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{name}({x:e}) = {a:e}, std gives {b:e}");
-    }
-}
-
-fn same64(name: &str, ours: fn(f64) -> f64, reference: fn(f64) -> f64, inputs: &[f64]) {
-    for &x in inputs {
-        let (a, b) = (ours(x), reference(x));
-        assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{name}({x:e}) = {a:e}, std gives {b:e}");
+        assert!(a.bits() == b.bits() || (a.nan() && b.nan()), "{name}({x:e}) = {a:e}, std gives {b:e}");
     }
 }
 
@@ -174,8 +180,8 @@ const TINY64: f64 = 5e-324;
 #[test]
 fn exp_f32_accuracy() {
     // Finite non-zero results (incl. subnormal ones), the thresholds, and beyond them.
-    check32("exp_f32 linear", exp_f32, f32::exp, linear_sweep32(-110.0, 95.0, scaled(2_000_000)), 1);
-    check32("exp_f32 bits", exp_f32, f32::exp, bits_sweep32(TINY32, 200.0, scaled(1_000_000)), 1);
+    check("exp_f32 linear", exp_f32, f32::exp, linear_sweep32(-110.0, 95.0, scaled(2_000_000)), 1);
+    check("exp_f32 bits", exp_f32, f32::exp, bits_sweep32(TINY32, 200.0, scaled(1_000_000)), 1);
     let specials = [
         0.0,
         -0.0,
@@ -194,8 +200,8 @@ fn exp_f32_accuracy() {
         -104.0, // underflows to 0
         1.0,
     ];
-    check32("exp_f32 specials", exp_f32, f32::exp, specials.into_iter(), 1);
-    same32(
+    check("exp_f32 specials", exp_f32, f32::exp, specials.into_iter(), 1);
+    same(
         "exp_f32",
         exp_f32,
         f32::exp,
@@ -205,8 +211,8 @@ fn exp_f32_accuracy() {
 
 #[test]
 fn exp_f64_accuracy() {
-    check64("exp_f64 linear", exp_f64, f64::exp, linear_sweep64(-760.0, 720.0, scaled(1_400_000)), 1);
-    check64("exp_f64 bits", exp_f64, f64::exp, bits_sweep64(TINY64, 1000.0, scaled(600_000)), 1);
+    check("exp_f64 linear", exp_f64, f64::exp, linear_sweep64(-760.0, 720.0, scaled(1_400_000)), 1);
+    check("exp_f64 bits", exp_f64, f64::exp, bits_sweep64(TINY64, 1000.0, scaled(600_000)), 1);
     let specials = [
         0.0,
         -0.0,
@@ -220,8 +226,8 @@ fn exp_f64_accuracy() {
         -745.1332191019412,
         -746.0,
     ];
-    check64("exp_f64 specials", exp_f64, f64::exp, specials.into_iter(), 1);
-    same64(
+    check("exp_f64 specials", exp_f64, f64::exp, specials.into_iter(), 1);
+    same(
         "exp_f64",
         exp_f64,
         f64::exp,
@@ -232,28 +238,28 @@ fn exp_f64_accuracy() {
 #[test]
 fn ln_f32_accuracy() {
     // Every binade from the smallest subnormal to the largest finite value.
-    check32("ln_f32 bits", ln_f32, f32::ln, bits_sweep32(TINY32, f32::MAX, scaled(4_000_000)).step_by(2), 1);
-    check32("ln_f32 near 1", ln_f32, f32::ln, linear_sweep32(0.5, 2.0, scaled(1_000_000)), 1);
-    same32(
+    check("ln_f32 bits", ln_f32, f32::ln, bits_sweep32(TINY32, f32::MAX, scaled(4_000_000)).step_by(2), 1);
+    check("ln_f32 near 1", ln_f32, f32::ln, linear_sweep32(0.5, 2.0, scaled(1_000_000)), 1);
+    same(
         "ln_f32",
         ln_f32,
         f32::ln,
         &[0.0, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -TINY32, f32::MIN],
     );
-    check32("ln_f32 specials", ln_f32, f32::ln, [TINY32, f32::MIN_POSITIVE, f32::MAX, 2.0, 0.5].into_iter(), 1);
+    check("ln_f32 specials", ln_f32, f32::ln, [TINY32, f32::MIN_POSITIVE, f32::MAX, 2.0, 0.5].into_iter(), 1);
 }
 
 #[test]
 fn ln_f64_accuracy() {
-    check64("ln_f64 bits", ln_f64, f64::ln, bits_sweep64(TINY64, f64::MAX, scaled(2_800_000)).step_by(2), 1);
-    check64("ln_f64 near 1", ln_f64, f64::ln, linear_sweep64(0.5, 2.0, scaled(600_000)), 1);
-    same64(
+    check("ln_f64 bits", ln_f64, f64::ln, bits_sweep64(TINY64, f64::MAX, scaled(2_800_000)).step_by(2), 1);
+    check("ln_f64 near 1", ln_f64, f64::ln, linear_sweep64(0.5, 2.0, scaled(600_000)), 1);
+    same(
         "ln_f64",
         ln_f64,
         f64::ln,
         &[0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -TINY64, f64::MIN],
     );
-    check64("ln_f64 specials", ln_f64, f64::ln, [TINY64, f64::MIN_POSITIVE, f64::MAX, 2.0, 0.5].into_iter(), 1);
+    check("ln_f64 specials", ln_f64, f64::ln, [TINY64, f64::MIN_POSITIVE, f64::MAX, 2.0, 0.5].into_iter(), 1);
 }
 
 /// Documented domains of the sin/cos bounds.
@@ -265,10 +271,10 @@ fn sin_cos_f32_accuracy() {
     for (name, ours, reference) in
         [("sin_f32", sin_f32 as fn(f32) -> f32, f32::sin as fn(f32) -> f32), ("cos_f32", cos_f32, f32::cos)]
     {
-        check32(name, ours, reference, bits_sweep32(TINY32, TRIG_DOMAIN_F32, scaled(1_500_000)), 1);
-        check32(name, ours, reference, linear_sweep32(-100.0, 100.0, scaled(1_000_000)), 1);
-        check32(name, ours, reference, near_pio2_f32(TRIG_DOMAIN_F32 as f64).into_iter(), 1);
-        same32(name, ours, reference, &[0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, TINY32, -TINY32]);
+        check(name, ours, reference, bits_sweep32(TINY32, TRIG_DOMAIN_F32, scaled(1_500_000)), 1);
+        check(name, ours, reference, linear_sweep32(-100.0, 100.0, scaled(1_000_000)), 1);
+        check(name, ours, reference, near_pio2_f32(TRIG_DOMAIN_F32 as f64).into_iter(), 1);
+        same(name, ours, reference, &[0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, TINY32, -TINY32]);
     }
 }
 
@@ -277,10 +283,10 @@ fn sin_cos_f64_accuracy() {
     for (name, ours, reference) in
         [("sin_f64", sin_f64 as fn(f64) -> f64, f64::sin as fn(f64) -> f64), ("cos_f64", cos_f64, f64::cos)]
     {
-        check64(name, ours, reference, bits_sweep64(TINY64, TRIG_DOMAIN_F64, scaled(1_000_000)), 1);
-        check64(name, ours, reference, linear_sweep64(-100.0, 100.0, scaled(600_000)), 1);
-        check64(name, ours, reference, near_pio2_f64(TRIG_DOMAIN_F64).into_iter(), 1);
-        same64(name, ours, reference, &[0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, TINY64, -TINY64]);
+        check(name, ours, reference, bits_sweep64(TINY64, TRIG_DOMAIN_F64, scaled(1_000_000)), 1);
+        check(name, ours, reference, linear_sweep64(-100.0, 100.0, scaled(600_000)), 1);
+        check(name, ours, reference, near_pio2_f64(TRIG_DOMAIN_F64).into_iter(), 1);
+        same(name, ours, reference, &[0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, TINY64, -TINY64]);
     }
 }
 
@@ -314,9 +320,9 @@ fn sin_cos_beyond_domain() {
 
 #[test]
 fn tanh_f32_accuracy() {
-    check32("tanh_f32 bits", tanh_f32, f32::tanh, bits_sweep32(TINY32, 20.0, scaled(2_000_000)), 2);
-    check32("tanh_f32 linear", tanh_f32, f32::tanh, linear_sweep32(-10.0, 10.0, scaled(1_000_000)), 2);
-    same32(
+    check("tanh_f32 bits", tanh_f32, f32::tanh, bits_sweep32(TINY32, 20.0, scaled(2_000_000)), 2);
+    check("tanh_f32 linear", tanh_f32, f32::tanh, linear_sweep32(-10.0, 10.0, scaled(1_000_000)), 2);
+    same(
         "tanh_f32",
         tanh_f32,
         f32::tanh,
@@ -341,9 +347,9 @@ fn tanh_f32_accuracy() {
 
 #[test]
 fn tanh_f64_accuracy() {
-    check64("tanh_f64 bits", tanh_f64, f64::tanh, bits_sweep64(TINY64, 40.0, scaled(1_400_000)), 2);
-    check64("tanh_f64 linear", tanh_f64, f64::tanh, linear_sweep64(-20.0, 20.0, scaled(600_000)), 2);
-    same64(
+    check("tanh_f64 bits", tanh_f64, f64::tanh, bits_sweep64(TINY64, 40.0, scaled(1_400_000)), 2);
+    check("tanh_f64 linear", tanh_f64, f64::tanh, linear_sweep64(-20.0, 20.0, scaled(600_000)), 2);
+    same(
         "tanh_f64",
         tanh_f64,
         f64::tanh,
