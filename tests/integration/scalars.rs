@@ -110,3 +110,38 @@ differential! {
     cases [height, width, it] in [[4, 5, 10], [1, 1, 0], [0, 3, 5], [3, 0, 5], [24, 32, 50]];
     args (cre = array([width]).within(-2.0, 0.6), cim = array([height]).within(-1.2, 1.2), iters = scalar(it));
 }
+
+differential! {
+    /// The same with separate scalars, the frozen state rebuilt from its fields, and the
+    /// condition the other way round: compiled code stops each point's loop once it is frozen
+    /// (a fixed point), which must not change any count.
+    mandelbrot_rebuilt_state: fn(cre: [f64], cim: [f64], iters: usize) -> [[i64]] {
+        for y, x {
+            let result = fold t in 0..iters, (zr, zi, n) = (0.0, 0.0, 0) {
+                let inside = zr * zr + zi * zi <= 4.0;
+                if inside { (zr * zr - zi * zi + cre[x], 2.0 * zr * zi + cim[y], n + 1) } else { (zr, zi, n) }
+            };
+            result.2
+        }
+    }
+    cases [height, width, it] in [[4, 5, 10], [1, 1, 0], [0, 3, 5], [3, 0, 5], [24, 32, 50]];
+    args (cre = array([width]).within(-2.0, 0.6), cim = array([height]).within(-1.2, 1.2), iters = scalar(it));
+}
+
+differential! {
+    /// Newton's iteration for √a frozen once close enough, and a fold whose freeze depends on
+    /// the step (`t`), which must keep running every step.
+    frozen_newton_and_step_dependent_freeze: fn(a: [f64], steps: usize) -> [(f64, f64)] {
+        for i {
+            let root = fold t in 0..steps, x = a[i] + 1.0 {
+                if abs(x * x - a[i]) < 1e-9 { x } else { 0.5 * (x + a[i] / x) }
+            };
+            let late = fold t in 0..steps, y = a[i] {
+                if t as f64 > 3.0 { y } else { y * 0.5 + 1.0 }
+            };
+            (root, late)
+        }
+    }
+    cases [n, k] in [[5, 0], [5, 1], [7, 30], [0, 4], [40, 60]];
+    args (a = array([n]).within(0.1, 100.0), steps = scalar(k));
+}

@@ -404,10 +404,14 @@ impl Gen<'_> {
         let ty = init.ty.clone();
         if !has_array(&ty) {
             let initial = self.scalar(init, block)?;
+            let exit = FixedPoint::of(body, acc, index);
             let (loop_block, assigns) = self.nested(true, |generator, loop_block| {
                 generator.env.insert(index, Value::Plain(Code::name(&index_name)));
                 generator.env.insert(acc, Value::Plain(Code::name(&acc_name)));
-                generator.fold_step(acc, &acc_name, body, loop_block)
+                match &exit {
+                    Some(exit) => generator.fold_step_until_fixed(exit, &acc_name, loop_block).map(|()| true),
+                    None => generator.fold_step(acc, &acc_name, body, loop_block),
+                }
             })?;
             let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
             let binding =
@@ -468,6 +472,29 @@ impl Gen<'_> {
 
     /// The assignment of a fold body to a plain accumulator; `false` when the body is the
     /// accumulator itself (nothing to assign).
+    /// One step of a fold that stops at a fixed point (see [`FixedPoint`]): the `let`s, then
+    /// `if stop { break; }`, then `acc = next;`.
+    fn fold_step_until_fixed(&mut self, exit: &FixedPoint<'_>, acc_name: &Ident, block: &mut Block) -> syn::Result<()> {
+        for (var, value) in &exit.lets {
+            self.bind_let(*var, value, block)?;
+        }
+        let cond = self.scalar(exit.cond, block)?;
+        if exit.stop_when {
+            let cond = &cond.tokens;
+            block.push(quote!(if #cond { break; }));
+        } else {
+            // Through a local: `!(x <= y)` on floats is what clippy's `neg_cmp_op_on_partial_ord`
+            // asks users not to write.
+            let keep = self.names.fresh("keep");
+            block.push_let(keep.clone(), cond);
+            block.push(quote!(if !#keep { break; }));
+        }
+        let next = self.scalar(exit.next, block)?;
+        let next = &next.tokens;
+        block.push(quote!(#acc_name = #next;));
+        Ok(())
+    }
+
     fn fold_step(&mut self, acc: VarId, acc_name: &Ident, body: &Expr, block: &mut Block) -> syn::Result<bool> {
         // `acc = acc + x` on floats is written `acc += x`.
         if let ExprKind::Binary { op, lhs, rhs } = &body.kind {
@@ -546,5 +573,71 @@ fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
                 .collect(),
         ),
         _ => state.clone(),
+    }
+}
+
+/// A fold body `let …; if c { acc } else { next }` (or `if c { next } else { acc }`) whose
+/// condition does not depend on the fold's index, directly or through the `let`s, and in
+/// which nothing can fail. Once the step keeps `acc`, the next step sees the same value, so `c`
+/// decides the same way and keeps it again, to the end: the loop may stop there and the result
+/// is the same, bit for bit (Mandelbrot's frozen escaped points). Failure matters because a
+/// stopped loop skips the steps after: only bodies that cannot fail qualify.
+struct FixedPoint<'e> {
+    lets: Vec<(VarId, &'e Expr)>,
+    cond: &'e Expr,
+    /// Whether the accumulator is kept when `cond` is true (else when it is false).
+    stop_when: bool,
+    next: &'e Expr,
+}
+
+impl<'e> FixedPoint<'e> {
+    fn of(body: &'e Expr, acc: VarId, index: VarId) -> Option<FixedPoint<'e>> {
+        if crate::passes::purity::may_fail(body) {
+            return None;
+        }
+        let mut lets = Vec::new();
+        let mut node = body;
+        while let ExprKind::Let { var, value, body } = &node.kind {
+            lets.push((*var, &**value));
+            node = body;
+        }
+        let ExprKind::Select { cond, then, otherwise } = &node.kind else { return None };
+        let (stop_when, next) = if is_part(then, acc, &[], &lets) {
+            (true, &**otherwise)
+        } else if is_part(otherwise, acc, &[], &lets) {
+            (false, &**then)
+        } else {
+            return None;
+        };
+        // The variables whose value changes with the index.
+        let mut varying = std::collections::BTreeSet::from([index]);
+        for (var, value) in &lets {
+            if !crate::ir::visit::free_vars(value).is_disjoint(&varying) {
+                varying.insert(*var);
+            }
+        }
+        if !crate::ir::visit::free_vars(cond).is_disjoint(&varying) {
+            return None;
+        }
+        Some(FixedPoint { lets, cond, stop_when, next })
+    }
+}
+
+/// Whether `expr` is the part of the accumulator at `path` (its fields, outermost first):
+/// `acc`, `acc.0`, a `let` of one, or a tuple rebuilt from the fields.
+fn is_part(expr: &Expr, acc: VarId, path: &[usize], lets: &[(VarId, &Expr)]) -> bool {
+    match &expr.kind {
+        ExprKind::Var(var) if *var == acc => path.is_empty(),
+        ExprKind::Var(var) => lets.iter().any(|(bound, value)| bound == var && is_part(value, acc, path, lets)),
+        // `x.f` is the part at `path` when `path` ends in `f` and `x` is the part before it.
+        ExprKind::Project { tuple, field } => {
+            path.split_last().is_some_and(|(last, outer)| last == field && is_part(tuple, acc, outer, lets))
+        }
+        ExprKind::Tuple(items) => items.iter().enumerate().all(|(field, item)| {
+            let mut inner = path.to_vec();
+            inner.push(field);
+            is_part(item, acc, &inner, lets)
+        }),
+        _ => false,
     }
 }

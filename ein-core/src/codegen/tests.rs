@@ -778,3 +778,33 @@ fn chunk_closures_copy_locals_but_not_literals() {
     assert!(text.contains(&squeeze("let (a, s, flag) = (a, s, flag);")), "{generated}");
     assert!(!text.contains("let(true"), "{generated}");
 }
+
+/// The generated function for `source`, without its AVX2 copy, whitespace removed.
+fn compiled(source: &str) -> String {
+    let tokens: TokenStream = source.parse().expect("test source tokenises");
+    squeeze(&portable_copy(crate::compile(tokens).expect("compiles")).expect("one function").to_string())
+}
+
+#[test]
+fn a_fold_stops_at_a_fixed_point_only_when_that_cannot_change_the_result() {
+    // Mandelbrot's frozen state, kept whole or rebuilt from its fields, either way round.
+    let frozen = compiled(
+        "fn f(c: [f64], n: usize) -> [i64] { for i { fold t in 0..n, s = (0.0, 0) {
+            let escaped = s.0 * s.0 > 4.0;
+            if escaped { s } else { (s.0 * s.0 + c[i], s.1 + 1) } }.1 } }",
+    );
+    assert!(frozen.contains(&squeeze("if escaped { break; }")), "{frozen}");
+    let rebuilt = compiled(
+        "fn f(c: [f64], n: usize) -> [i64] { for i { fold t in 0..n, (z, k) = (0.0, 0) {
+            if z * z <= 4.0 { (z * z + c[i], k + 1) } else { (z, k) } }.1 } }",
+    );
+    assert!(rebuilt.contains("break"), "{rebuilt}");
+    // A condition that depends on the step, or a body that can fail (integer division):
+    // every step runs.
+    let stepped = compiled(
+        "fn f(a: [f64], n: usize) -> [f64] { for i { fold t in 0..n, x = a[i] { if t > 3 { x } else { x * 0.5 } } } }",
+    );
+    assert!(!stepped.contains("break"), "{stepped}");
+    let failing = compiled("fn f(a: [i64], n: usize) -> [i64] { for i { fold t in 0..n, x = a[i] { if x > 100 { x } else { x + 100 / a[i] } } } }");
+    assert!(!failing.contains("break"), "{failing}");
+}

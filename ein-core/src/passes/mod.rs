@@ -8,7 +8,7 @@ mod contract;
 mod cse;
 mod hoist;
 mod inline;
-mod purity;
+pub(crate) mod purity;
 mod share_rows;
 mod simplify;
 mod validate;
