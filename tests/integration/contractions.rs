@@ -64,6 +64,16 @@ differential! {
 }
 
 differential! {
+    /// A chain with a batch label in all three operands and the output's axes in another
+    /// order than the operands'.
+    contraction_chain_batched: fn(a: [[[f32]]], b: [[f32]], c: [[[f32]]]) -> [[[f32]]] {
+        for l, p, i { sum j { a[p, i, j] * b[p, j] * c[p, j, l] } }
+    }
+    cases [batch, i, j, l] in [[2, 3, 4, 5], [1, 1, 1, 1], [0, 2, 3, 4], [2, 0, 3, 4], [2, 3, 0, 4], [3, 30, 20, 25]];
+    args (a = array([batch, i, j]), b = array([batch, j]), c = array([batch, j, l]));
+}
+
+differential! {
     contraction_batched_matmul: fn(a: [[[f32]]], b: [[[f32]]]) -> [[[f32]]] {
         for p, i, j { sum k { a[p, i, k] * b[p, k, j] } }
     }
