@@ -1,9 +1,10 @@
 //! Contractions ([`Contraction`]): the sizes are computed (and checked non-negative) first, in
 //! label order; then, if the contraction is small (`contraction_is_small`: a GEMM's set-up
-//! would cost more than it saves), the original loop nest (`Contraction::loops`) runs as any
-//! other code; else one call to the runtime's `contract` with the scale and the operands'
+//! would cost more than it saves) or a matrix–vector product whose matrix rows are contiguous,
+//! the original loop nest (`Contraction::loops`) runs as any other code; else one call to the
+//! runtime's `contract` (`contract_chain` for three operands) with the scale and the operands'
 //! views, which picks a GEMM, a GEMV or dot products from the sizes and strides (see
-//! `ein-runtime/src/gemm.rs`).
+//! `ein-runtime/src/gemm.rs` and `chain.rs`).
 
 use super::code::{Block, Code, Prec, Value};
 use super::{internal, Gen};
