@@ -22,7 +22,7 @@ use crate::view::{element_count, View};
 /// Outputs are filled in parallel once they are at least this many steps of estimated work
 /// (elements, times the loop iterations inside each), and each parallel chunk gets about this
 /// many (so tiny outputs never touch the thread pool). Also the parallel threshold of
-/// [`crate::private::reduce_values`].
+/// [`crate::private::reduce`].
 pub const GRAIN: usize = 1 << 14;
 
 /// An uninitialised output buffer of `len` elements, filled chunk by chunk.

@@ -1,6 +1,7 @@
 //! Contractions (einsums of two arrays) for generated code: `out[o…] = scale * Σ k… left[…] *
 //! right[…]`, the node the compiler's `contract` pass makes of matmul, batched matmul, matvec,
-//! dot products and multi-axis tensor contractions.
+//! vector–matrix products and multi-axis tensor contractions (chains of three go through
+//! `chain.rs`, which calls [`contract_to_vec`] twice).
 //!
 //! Every label is a batch label (in both operands and the output), an M label (left and
 //! output), an N label (right and output) or a K label (both operands, summed). A contraction

@@ -25,7 +25,7 @@ enum Step {
 }
 
 impl Step {
-    /// The combining function, for `fold_range`, `reduce_values` and `reduce`.
+    /// The combining function, for `fold_range` and `reduce`.
     fn function(&self, left: &Ident, right: &Ident) -> TokenStream {
         match self {
             Step::Infix(op) => quote!(|#left, #right| #left #op #right),

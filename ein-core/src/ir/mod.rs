@@ -282,38 +282,41 @@ pub enum ExprKind {
         checks: Vec<SizeCheck>,
         body: Box<Expr>,
     },
-    /// A sum of products of two arrays (an einsum), made by the `contract` pass and run on a
-    /// tuned GEMM; see [`Contraction`] for its meaning, typing rule and invariants. Type:
-    /// the element type when there is no output label, else an array of it with one axis per
-    /// output label.
+    /// A sum of products of two or three arrays (an einsum), made by the `contract` pass and
+    /// run on a tuned GEMM; see [`Contraction`] for its meaning, typing rule and invariants.
+    /// Type: an array of the element type with one axis per output label.
     Contract(Box<Contraction>),
 }
 
-/// `out[o…] = scale * Σ k… left[…] * right[…]`: the einsum that the `contract` pass recognises
-/// in `for o… { scale * sum k… { left[…] * right[…] } }` (scale optional, on either side).
+/// `out[o…] = scale * Σ k… a[…] * b[…] [* c[…]]`: the einsum that the `contract` pass recognises
+/// in `for o… { scale * sum k… { a[…] * b[…] } }` (scale optional, on either side; two or three
+/// factors).
 ///
 /// Meaning: for every value of the output labels (row-major, `labels[..outputs]`), the sum
 /// over the summed labels (`labels[outputs..]`, outermost sum first, each from 0 to its size)
-/// of `left[axes of left] * right[axes of right]`, then multiplied by `scale`. Evaluated as
-/// written this is exactly the loop nest it came from; generated code may sum in another order
-/// (that is the only difference: see the `contract` pass).
+/// of the product, left to right, of `operand[axes of operand]`, then multiplied by `scale`.
+/// Evaluated as written this is exactly the loop nest it came from; generated code may sum in
+/// another order, and regroup a product of three (that is the only difference: see the
+/// `contract` pass).
 ///
-/// Typing rule: `elem` is a float type (`f32`, `f64`) or a type parameter; `left.array` and
-/// `right.array` are arrays of `elem`; `scale` has type `elem`; the node has type `[elem]` of
+/// Typing rule: `elem` is a float type (`f32`, `f64`) or a type parameter; every operand's
+/// `array` is an array of `elem`; `scale` has type `elem`; the node has type `[elem]` of
 /// rank `outputs`, which is at least 1 (a whole-array dot product stays a reduction).
 ///
 /// Invariants (checked by the validator):
 /// - every label size has type `i64` and mentions no index (regularity); summed sizes cannot
 ///   fail (array lengths or non-negative literals), since an empty output skips them;
 /// - an operand's `axes` has one label position per axis of its array, no label twice;
-/// - every output label occurs in at least one operand and every summed label in both;
+/// - there are two or three operands; every output label occurs in at least one of them and
+///   every summed label in at least two;
 /// - axis `d` of an operand is at least as long as label `axes[d]` (the reads it came from
 ///   were proven in bounds), so generated code reads it without checks;
 /// - the operands and the scale mention no label (labels are not variables: nothing can
-///   mention them) and cannot fail: they are evaluated once, after the sizes, left first;
+///   mention them) and cannot fail: they are evaluated once, after the sizes, in order;
 /// - `loops` is the loop nest the contraction was made from, unchanged (it binds the index
 ///   variables the labels came from): an equivalent way to compute the node, which generated
-///   code runs instead of the GEMM for small sizes. It has the node's type, and is evaluated
+///   code runs instead of the GEMM for small sizes (and for a matrix–vector product with
+///   contiguous rows). It has the node's type, and is evaluated
 ///   instead of the other children, never as well.
 #[derive(Clone, Debug)]
 pub struct Contraction {
