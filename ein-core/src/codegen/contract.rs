@@ -8,7 +8,7 @@
 
 use super::code::{Block, Code, Prec, Value};
 use super::{internal, Gen};
-use crate::ir::{Contraction, Expr, Operand, Type};
+use crate::ir::{Contraction, Expr, Type};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{quote, ToTokens};
 
@@ -37,17 +37,22 @@ impl Gen<'_> {
             generator.owned(&value, ty, expr.span, small)
         })?;
         let loops = small.finish(Some(&loops));
+        // The operands' views, once (they cannot fail and contain no loop).
+        let mut views = Vec::new();
+        for operand in &contraction.operands {
+            let array = self.array(&operand.array, block, None)?;
+            let view = array.views.first().ok_or_else(|| internal(operand.array.span, "an operand with no column"))?;
+            views.push(view.clone());
+        }
         let mut large = Block::new();
-        let call = self.contraction_call(contraction, &sizes, &mut large)?;
+        let call = self.contraction_call(contraction, &sizes, &views, &mut large)?;
         let large = large.finish(Some(&call));
         // A matrix–vector product whose matrix rows are contiguous runs as the loop nest: one
         // vectorised dot product per row, in parallel, measured faster than the GEMV path
         // (4096² f32: 2.3–2.8 ms against 3.3–3.5 ms); other layouts take the GEMV.
         let rows_contiguous = match matvec_matrix(contraction) {
             Some(matrix) => {
-                let array = self.array(&matrix.array, block, None)?;
-                let view =
-                    array.views.first().ok_or_else(|| internal(matrix.array.span, "an operand with no column"))?;
+                let view = &views[matrix];
                 quote!(|| #view.unit_inner().is_some())
             }
             None => TokenStream::new(),
@@ -63,11 +68,13 @@ impl Gen<'_> {
         Ok(Value::Array(self.views_of_store(elem, name.into_token_stream(), hint, block)))
     }
 
-    /// The runtime call for a contraction whose sizes are bound to `sizes`.
+    /// The runtime call for a contraction whose sizes are bound to `sizes` and whose operands
+    /// are viewed by `views`.
     fn contraction_call(
         &mut self,
         contraction: &Contraction,
         sizes: &[TokenStream],
+        views: &[TokenStream],
         block: &mut Block,
     ) -> syn::Result<Code> {
         let scale = match &contraction.scale {
@@ -78,12 +85,6 @@ impl Gen<'_> {
             }
             None => quote!(::core::option::Option::None),
         };
-        let mut views = Vec::new();
-        for operand in &contraction.operands {
-            let array = self.array(&operand.array, block, None)?;
-            let view = array.views.first().ok_or_else(|| internal(operand.array.span, "an operand with no column"))?;
-            views.push(view.clone());
-        }
         let axes: Vec<TokenStream> = contraction
             .operands
             .iter()
@@ -94,7 +95,7 @@ impl Gen<'_> {
             .collect();
         let outputs = Literal::usize_unsuffixed(contraction.outputs);
         let (output_sizes, summed_sizes) = sizes.split_at(contraction.outputs);
-        let call = match (&views[..], &axes[..]) {
+        let call = match (views, &axes[..]) {
             ([left, right], [left_axes, right_axes]) => quote! {
                 ::ein::__private::contract(
                     &::ein::__private::ContractionSpec { outputs: #outputs, left: #left_axes, right: #right_axes },
@@ -113,17 +114,18 @@ impl Gen<'_> {
     }
 }
 
-/// The matrix of a matrix–vector product `for i { sum j { a[i, j] * x[j] } }` (either factor
-/// order, scale or not), if the contraction is one.
-fn matvec_matrix(contraction: &Contraction) -> Option<&Operand> {
+/// The position of the matrix among the operands of a matrix–vector product
+/// `for i { sum j { a[i, j] * x[j] } }` (either factor order, scale or not), if the contraction
+/// is one.
+fn matvec_matrix(contraction: &Contraction) -> Option<usize> {
     if contraction.outputs != 1 || contraction.labels.len() != 2 {
         return None;
     }
     match &contraction.operands[..] {
-        [first, second] => [(first, second), (second, first)]
+        [first, second] => [(0, first, second), (1, second, first)]
             .into_iter()
-            .find(|(matrix, vector)| matrix.axes == [0, 1] && vector.axes == [1])
-            .map(|(matrix, _)| matrix),
+            .find(|(_, matrix, vector)| matrix.axes == [0, 1] && vector.axes == [1])
+            .map(|(position, _, _)| position),
         _ => None,
     }
 }

@@ -381,25 +381,9 @@ impl<'p> Gen<'p> {
     /// scope that is a plain local (taken before the nest is generated, so that locals the nest
     /// declares itself are never among them), in a deterministic order.
     fn version_candidates(&self) -> Vec<Ident> {
-        fn collect(value: &Value, found: &mut Vec<Ident>) {
-            match value {
-                Value::Array(array) => {
-                    for leaf in array.views.leaves() {
-                        let mut trees = leaf.clone().into_iter();
-                        if let (Some(proc_macro2::TokenTree::Ident(ident)), None) = (trees.next(), trees.next()) {
-                            if !found.contains(&ident) {
-                                found.push(ident);
-                            }
-                        }
-                    }
-                }
-                Value::Tuple(fields) => fields.iter().for_each(|field| collect(field, found)),
-                Value::Plain(_) => {}
-            }
-        }
         let mut found = Vec::new();
         if !self.in_versioned && !self.no_versioning {
-            self.env.values().for_each(|value| collect(value, &mut found));
+            self.env.values().for_each(|value| local_names(value, false, &mut found));
         }
         found
     }
@@ -457,38 +441,17 @@ impl<'p> Gen<'p> {
     /// reloaded per element and the loop would not vectorise (measured: pathfinder's
     /// `wall[t + 1, j]` reloaded `t`; a row array built inside softmax's rows reloaded `x`).
     fn local_copies(&self, free: BTreeSet<VarId>, nest: &TokenStream) -> TokenStream {
-        fn collect(value: &Value, found: &mut Vec<Ident>) {
-            let leaves: Vec<&TokenStream> = match value {
-                Value::Plain(code) => vec![&code.tokens],
-                Value::Array(array) => array.views.leaves(),
-                Value::Tuple(fields) => return fields.iter().for_each(|field| collect(field, found)),
-            };
-            for leaf in leaves {
-                let mut trees = leaf.clone().into_iter();
-                // A lone identifier is a local, except the literals `true` and `false`.
-                if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
-                    if name != "true" && name != "false" {
-                        found.push(name);
-                    }
-                }
-            }
-        }
         let mut locals = Vec::new();
         for var in free {
             if let Some(value) = self.env.get(&var) {
-                collect(value, &mut locals);
+                local_names(value, true, &mut locals);
             }
         }
-        let mut used: Vec<Ident> = Vec::new();
-        for name in locals {
-            if mentions(nest, &name) && !used.contains(&name) {
-                used.push(name);
-            }
-        }
-        if used.is_empty() {
+        locals.retain(|name| mentions(nest, name));
+        if locals.is_empty() {
             return TokenStream::new();
         }
-        let names = tuple_tokens(used.iter().map(ToTokens::to_token_stream).collect());
+        let names = tuple_tokens(locals.iter().map(ToTokens::to_token_stream).collect());
         quote!(let #names = #names;)
     }
 
@@ -514,6 +477,25 @@ fn has_array(ty: &Type) -> bool {
         Type::Array { .. } => true,
         Type::Tuple { fields, .. } => fields.iter().any(has_array),
         Type::Scalar(_) => false,
+    }
+}
+
+/// The locals a value lives in, each once, in order: its views that are a lone identifier,
+/// and with `scalars` its scalars that are (not the literals `true` and `false`).
+fn local_names(value: &Value, scalars: bool, found: &mut Vec<Ident>) {
+    let leaves: Vec<&TokenStream> = match value {
+        Value::Plain(code) if scalars => vec![&code.tokens],
+        Value::Plain(_) => Vec::new(),
+        Value::Array(array) => array.views.leaves(),
+        Value::Tuple(fields) => return fields.iter().for_each(|field| local_names(field, scalars, found)),
+    };
+    for leaf in leaves {
+        let mut trees = leaf.clone().into_iter();
+        if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
+            if name != "true" && name != "false" && !found.contains(&name) {
+                found.push(name);
+            }
+        }
     }
 }
 

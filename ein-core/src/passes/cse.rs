@@ -29,7 +29,8 @@ fn worth_sharing(value: &Expr) -> bool {
     !matches!(value.kind, ExprKind::Var(_) | ExprKind::Literal(_))
 }
 
-fn replace_equal(expr: &mut Expr, key: &str, replacement: &Expr) {
+/// Replaces every subterm of `expr` with `replacement`'s type and alpha-equivalence key `key`.
+pub(super) fn replace_equal(expr: &mut Expr, key: &str, replacement: &Expr) {
     if expr.ty == replacement.ty && alpha_key(expr) == key {
         *expr = replacement.clone();
         return;

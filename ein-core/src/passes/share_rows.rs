@@ -28,6 +28,7 @@
 //! comprehension contains the same term with its own index for the reduction's. The array's
 //! reads are in bounds by construction.
 
+use super::cse::replace_equal;
 use super::purity::{has_loop, may_fail};
 use crate::ir::visit::{alpha_key, bound_vars, free_vars, mentions, substitute};
 use crate::ir::{Bounds, Expr, ExprKind, Program, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
@@ -92,9 +93,9 @@ fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
             )
         };
         let mut value = (**value).clone();
-        replace_term(&mut value, &alpha_key(&term), &term.ty, &read(*index));
+        replace_equal(&mut value, &alpha_key(&term), &read(*index));
         let mut rest = (**rest).clone();
-        replace_in_consumer(&mut rest, &key, &renamed.ty, &read(consumer_index));
+        replace_in_consumer(&mut rest, &key, &read(consumer_index));
         let shared = Expr::new(
             ExprKind::Let { var: *result, value: Box::new(value), body: Box::new(rest) },
             expr.ty.clone(),
@@ -120,11 +121,11 @@ fn consumer(mut expr: &Expr) -> Option<(VarId, &Expr, &Expr)> {
     }
 }
 
-/// `replace_term` inside the comprehension at the end of `expr`'s chain of `let`s.
-fn replace_in_consumer(expr: &mut Expr, key: &str, ty: &Type, replacement: &Expr) {
+/// `replace_equal` inside the comprehension at the end of `expr`'s chain of `let`s.
+fn replace_in_consumer(expr: &mut Expr, key: &str, replacement: &Expr) {
     match &mut expr.kind {
-        ExprKind::Let { body, .. } => replace_in_consumer(body, key, ty, replacement),
-        ExprKind::For { body, .. } => replace_term(body, key, ty, replacement),
+        ExprKind::Let { body, .. } => replace_in_consumer(body, key, replacement),
+        ExprKind::For { body, .. } => replace_equal(body, key, replacement),
         _ => {}
     }
 }
@@ -162,14 +163,6 @@ fn contains_term(expr: &Expr, key: &str, ty: &Type) -> bool {
     let mut found = false;
     expr.for_each_child(|child| found |= contains_term(child, key, ty));
     found
-}
-
-fn replace_term(expr: &mut Expr, key: &str, ty: &Type, replacement: &Expr) {
-    if expr.ty == *ty && alpha_key(expr) == key {
-        *expr = replacement.clone();
-        return;
-    }
-    expr.for_each_child_mut(|child| replace_term(child, key, ty, replacement));
 }
 
 fn fresh(vars: &mut Vec<VarInfo>, name: &str, ty: Type, kind: VarKind, span: proc_macro2::Span) -> VarId {
