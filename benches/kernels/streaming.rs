@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use crate::harness::{data, run_kernel, Ceiling, Check, Kernel, KernelSpec, Settings, Work};
 
 ein! {
-    /// STREAM triad.
+    /// STREAM triad; `triad_into` writes into an array the caller already has.
+    #[into(triad_into)]
     pub fn triad(b: [f64], c: [f64], s: f64) -> [f64] {
         for i { b[i] + s * c[i] }
     }
@@ -56,7 +57,7 @@ fn triad_length(quick: bool) -> usize {
     }
 }
 
-fn triad_into(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+fn triad_hand_into(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
     a.par_chunks_mut(CHUNK).zip(b.par_chunks(CHUNK)).zip(c.par_chunks(CHUNK)).for_each(|((a, b), c)| {
         for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
             *a = b + s * c;
@@ -66,7 +67,7 @@ fn triad_into(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
 
 fn triad_hand(b: &[f64], c: &[f64], s: f64) -> Vec<f64> {
     let mut a = vec![0.0; b.len()];
-    triad_into(&mut a, b, c, s);
+    triad_hand_into(&mut a, b, c, s);
     a
 }
 
@@ -76,7 +77,7 @@ fn add_stream_variant(kernel: Kernel, b: &Arc<Vec<f64>>, c: &Arc<Vec<f64>>, s: f
     let (b, c, read) = (Arc::clone(b), Arc::clone(c), Arc::clone(&buffer));
     kernel.in_place_variant(
         "stream",
-        move || triad_into(&mut buffer.lock().expect("the buffer lock is never poisoned"), &b, &c, s),
+        move || triad_hand_into(&mut buffer.lock().expect("the buffer lock is never poisoned"), &b, &c, s),
         move || read.lock().expect("the buffer lock is never poisoned").clone(),
     )
 }
@@ -118,7 +119,7 @@ fn triad_kernel(quick: bool) -> Kernel {
     let (n, b, c) = triad_inputs(quick);
     let s = 3.0;
     let kernel = Kernel::new("stream-triad", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(1e-15))
-        .note("ein, hand and ndarray allocate their output on every call, as an ein function must; `stream` writes into one buffer allocated once (STREAM itself, the ceiling) and shows what the allocation costs");
+        .note("ein, hand and ndarray allocate their output on every call; `stream` writes into one buffer allocated once (STREAM itself, the ceiling), and so does `ein into` (the `#[into]` companion, `triad_into(&mut out, ..)`)");
     let (b1, c1) = (Arc::clone(&b), Arc::clone(&c));
     let (b2, c2) = (Arc::clone(&b), Arc::clone(&c));
     let (b3, c3) = (Arc::clone(&b), Arc::clone(&c));
@@ -128,7 +129,14 @@ fn triad_kernel(quick: bool) -> Kernel {
         .variant("ndarray", move || {
             Zip::from(ArrayView1::from(&b3[..])).and(ArrayView1::from(&c3[..])).par_map_collect(|&b, &c| b + s * c)
         });
-    add_stream_variant(kernel, &b, &c, s)
+    let kernel = add_stream_variant(kernel, &b, &c, s);
+    let out = Arc::new(Mutex::new(vec![0.0f64; n]));
+    let read = Arc::clone(&out);
+    kernel.in_place_variant(
+        "ein into",
+        move || triad_into(&mut *out.lock().expect("the buffer lock is never poisoned"), &*b, &*c, s),
+        move || read.lock().expect("the buffer lock is never poisoned").clone(),
+    )
 }
 
 /// Sum of squares with eight independent accumulators, which LLVM keeps in vector registers.

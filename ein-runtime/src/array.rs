@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::Index;
 
 use crate::view::{element_count, Nested, View};
+use crate::view_mut::ViewMut;
 
 /// Owned, row-major, contiguous. Zero-copy into ndarray.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -61,6 +62,12 @@ impl<T, const N: usize> Array<T, N> {
     #[inline]
     pub fn view(&self) -> View<'_, T, N> {
         View::from_slice(&self.data, self.shape)
+    }
+
+    /// A mutable view of the whole array.
+    #[inline]
+    pub fn view_mut(&mut self) -> ViewMut<'_, T, N> {
+        ViewMut::from_slice(&mut self.data, self.shape)
     }
 
     /// Position of `index` in `data`, or None if any index is out of range.

@@ -1,10 +1,12 @@
 //! [`AsView`]: borrowing any supported storage (ein arrays and views, ndarray arrays of any
-//! storage and strides, `Vec`s, slices and Rust arrays) as a [`View`] without copying.
+//! storage and strides, `Vec`s, slices and Rust arrays) as a [`View`] without copying; and
+//! [`AsViewMut`]: borrowing any mutable one of them as a [`ViewMut`], to write into.
 
-use ndarray::{ArrayBase, Data, Dim, Dimension, IxDyn};
+use ndarray::{ArrayBase, Data, DataMut, Dim, Dimension, IxDyn};
 
 use crate::array::Array;
 use crate::view::View;
+use crate::view_mut::ViewMut;
 
 /// Borrow any storage as a view without copying.
 pub trait AsView<T, const N: usize> {
@@ -100,6 +102,104 @@ where
             wrong_dynamic_rank(self.ndim(), N);
         }
         view_of_ndarray(self)
+    }
+}
+
+/// Borrow any mutable storage as a mutable view without copying.
+pub trait AsViewMut<T, const N: usize> {
+    /// A mutable view of all of `self`.
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, N>;
+}
+
+impl<T, const N: usize> AsViewMut<T, N> for Array<T, N> {
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, N> {
+        Array::view_mut(self)
+    }
+}
+
+impl<T, const N: usize> AsViewMut<T, N> for ViewMut<'_, T, N> {
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, N> {
+        self.reborrow()
+    }
+}
+
+impl<T> AsViewMut<T, 1> for Vec<T> {
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, 1> {
+        let len = self.len();
+        ViewMut::from_slice(self, [len])
+    }
+}
+
+impl<T> AsViewMut<T, 1> for [T] {
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, 1> {
+        let len = self.len();
+        ViewMut::from_slice(self, [len])
+    }
+}
+
+impl<T, const M: usize> AsViewMut<T, 1> for [T; M] {
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, 1> {
+        ViewMut::from_slice(self, [M])
+    }
+}
+
+impl<A: AsViewMut<T, N> + ?Sized, T, const N: usize> AsViewMut<T, N> for &mut A {
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, N> {
+        (**self).as_view_mut()
+    }
+}
+
+/// A mutable view of an ndarray whose rank is known to be `N`.
+#[inline]
+fn view_mut_of_ndarray<S, D, T, const N: usize>(array: &mut ArrayBase<S, D>) -> ViewMut<'_, T, N>
+where
+    S: DataMut<Elem = T>,
+    D: Dimension,
+{
+    // `view_mut` first makes the elements unique to `array`: copy-on-write storage (`ArcArray`
+    // shared with a clone, `CowArray` borrowing a view) copies them here, which moves them and
+    // may change their strides, so the pointer and strides are read from this view, after.
+    let mut unique = array.view_mut();
+    let mut shape = [0usize; N];
+    let mut strides = [0isize; N];
+    shape.copy_from_slice(unique.shape());
+    strides.copy_from_slice(unique.strides());
+    let ptr = unique.as_mut_ptr();
+    // SAFETY: `ptr` addresses the element at index [0; N] of an ndarray mutable view, whose
+    // strides (in elements, possibly negative) address a distinct element for every in-range
+    // index (ndarray does not allow aliasing in mutable views); those elements are held by
+    // `array` alone, now unshared, and borrowed mutably through it for the view's lifetime; and
+    // ndarray keeps element counts within isize.
+    unsafe { ViewMut::from_raw_parts(ptr, shape, strides) }
+}
+
+impl<S, T, const N: usize> AsViewMut<T, N> for ArrayBase<S, Dim<[usize; N]>>
+where
+    S: DataMut<Elem = T>,
+    Dim<[usize; N]>: Dimension,
+{
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, N> {
+        view_mut_of_ndarray(self)
+    }
+}
+
+impl<S, T, const N: usize> AsViewMut<T, N> for ArrayBase<S, IxDyn>
+where
+    S: DataMut<Elem = T>,
+{
+    #[inline]
+    fn as_view_mut(&mut self) -> ViewMut<'_, T, N> {
+        if self.ndim() != N {
+            wrong_dynamic_rank(self.ndim(), N);
+        }
+        view_mut_of_ndarray(self)
     }
 }
 

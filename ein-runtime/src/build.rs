@@ -4,7 +4,9 @@
 //! counted loop that checks once that its elements fit and then has each pushed into its
 //! [`Slot`] (so LLVM sees a plain loop over contiguous memory and can vectorise it). Arrays of
 //! tuples are tuples of buffers ([`Columns`]), written the same way and with [`Push`] and
-//! [`CopyInto`].
+//! [`CopyInto`]. A result written into an array the caller owns (numpy's `out=`) is filled the
+//! same way through a [`Destination`] — in place when that array is contiguous in row-major
+//! order, otherwise staged in a buffer that [`Destination::finish`] copies into it.
 //!
 //! Soundness rests on three facts: chunks are disjoint, so every chunk's `Out` may be handed
 //! to a different thread; an `Out` can only ever write inside its chunk (every write is
@@ -16,8 +18,9 @@ use std::mem::{ManuallyDrop, MaybeUninit};
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::errors::internal_error;
+use crate::errors::{internal_error, Site};
 use crate::view::{element_count, View};
+use crate::view_mut::ViewMut;
 
 /// Outputs are filled in parallel once they are at least this many steps of estimated work
 /// (elements, times the loop iterations inside each), and each parallel chunk gets about this
@@ -71,12 +74,7 @@ impl<T: Copy> Buffer<T> {
         if element_count(shape) != Some(len) {
             internal_error(format_args!("a buffer of {len} elements cannot become an array of shape {shape:?}"));
         }
-        if self.initialised != len {
-            internal_error(format_args!(
-                "only {} of the {len} elements of an output buffer were written",
-                self.initialised
-            ));
-        }
+        self.check_written();
         let mut elements = ManuallyDrop::new(self.elements);
         // SAFETY: all `len` elements are initialised, and MaybeUninit<T> has T's layout, so the
         // allocation is a valid Vec<T> of the same length and capacity.
@@ -94,6 +92,25 @@ impl<T> Buffer<T> {
     /// True if the buffer has no elements.
     pub fn is_empty(&self) -> bool {
         self.elements.is_empty()
+    }
+
+    /// Panics (an internal error) unless every element was written.
+    fn check_written(&self) {
+        let len = self.elements.len();
+        if self.initialised != len {
+            internal_error(format_args!(
+                "only {} of the {len} elements of an output buffer were written",
+                self.initialised
+            ));
+        }
+    }
+
+    /// The elements; panics (an internal error) unless every one was written.
+    fn written_elements(&self) -> &[T] {
+        self.check_written();
+        // SAFETY: all elements are initialised, as just checked, and MaybeUninit<T> has T's
+        // layout.
+        unsafe { std::slice::from_raw_parts(self.elements.as_ptr().cast::<T>(), self.elements.len()) }
     }
 }
 
@@ -215,12 +232,16 @@ mod sealed {
 }
 
 /// A buffer, or a (nested) tuple of buffers for arrays of tuples (SoA). Implemented for
-/// `Buffer<T>` and for tuples `(A,)`, `(A, B)`, … up to 8 of Columns.
+/// `Buffer<T>`, for `Destination<'_, T, N>` (which writes like a buffer) and for tuples `(A,)`,
+/// `(A, B)`, … up to 8 of Columns.
 pub trait Columns: Send + sealed::Sealed {
     /// The writers for one chunk: an [`Out`] per buffer, in the same tuple structure.
-    type Outs<'a>: Send
-    where
-        Self: 'a;
+    ///
+    /// Deliberately without `where Self: 'a`: [`fill_chunks`] takes a closure over `Outs<'a>`
+    /// for every `'a`, and with that bound rustc would demand `Self: 'static`, ruling out a
+    /// [`Destination`], which borrows the caller's array. Element types are `'static` instead
+    /// (ein's are scalars), so an `Out<'a, T>` is well-formed for every `'a`.
+    type Outs<'a>: Send;
 
     /// The start of every buffer, shareable across threads.
     #[doc(hidden)]
@@ -240,9 +261,7 @@ pub trait Columns: Send + sealed::Sealed {
     /// `pointers` must come from a buffer of at least `start + len` elements that is not
     /// otherwise accessed for `'a`, and no two live `Outs` may cover the same element.
     #[doc(hidden)]
-    unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, len: usize) -> Self::Outs<'a>
-    where
-        Self: 'a;
+    unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, len: usize) -> Self::Outs<'a>;
 
     /// True if every writer is full.
     #[doc(hidden)]
@@ -251,18 +270,15 @@ pub trait Columns: Send + sealed::Sealed {
     /// Records that elements `0..len` of every buffer are written.
     ///
     /// # Safety
-    /// They must have been: `Buffer::into_array` trusts this record.
+    /// They must have been: `Buffer::into_array` and `Destination::finish` trust this record.
     #[doc(hidden)]
     unsafe fn mark_initialised(&mut self, len: usize);
 }
 
 impl<T> sealed::Sealed for Buffer<T> {}
 
-impl<T: Copy + Send> Columns for Buffer<T> {
-    type Outs<'a>
-        = Out<'a, T>
-    where
-        Self: 'a;
+impl<T: Copy + Send + 'static> Columns for Buffer<T> {
+    type Outs<'a> = Out<'a, T>;
     type Pointers = RowsPointer<T>;
 
     fn has_len(&self, len: usize) -> bool {
@@ -274,10 +290,7 @@ impl<T: Copy + Send> Columns for Buffer<T> {
     }
 
     #[inline]
-    unsafe fn outs<'a>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'a, T>
-    where
-        Self: 'a,
-    {
+    unsafe fn outs<'a>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'a, T> {
         // SAFETY: the caller promises the chunk lies inside the buffer and is not aliased.
         Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) })
     }
@@ -290,6 +303,138 @@ impl<T: Copy + Send> Columns for Buffer<T> {
     unsafe fn mark_initialised(&mut self, len: usize) {
         // Max: a later, shorter fill cannot un-write elements.
         self.initialised = self.initialised.max(len);
+    }
+}
+
+/// The caller's array (numpy's `out=`) as the columns an output is filled into, through the same
+/// [`Out`]s as a [`Buffer`], so that everything generated for buffers works unchanged: the
+/// array's own elements when they lie contiguously in row-major order (the order `Out`s write
+/// in), filled in place; otherwise a buffer of the same length, copied into the array by
+/// [`Destination::finish`].
+pub struct Destination<'a, T, const N: usize> {
+    storage: DestinationStorage<'a, T, N>,
+}
+
+/// Where a [`Destination`] is written.
+enum DestinationStorage<'a, T, const N: usize> {
+    /// The target's elements themselves, in row-major order.
+    Direct(&'a mut [MaybeUninit<T>]),
+    /// A buffer of the target's shape, to copy into the (non-contiguous) target once full.
+    Staged { buffer: Buffer<T>, target: ViewMut<'a, T, N> },
+}
+
+impl<'a, T: Copy + Send, const N: usize> Destination<'a, T, N> {
+    /// The destination that writes a result of `shape` into `target`; panics, naming `what`
+    /// (already formatted, e.g. "`out`" or "`out.1`") and the user's `site`, unless `target`
+    /// has that shape: "ein: `out` has shape [4, 3] but the result written into it has shape
+    /// [4, 5] (at src/x.rs:3:5)".
+    pub fn new(target: ViewMut<'a, T, N>, shape: [usize; N], what: &str, site: &Site) -> Self {
+        if target.shape() != shape {
+            wrong_destination_shape(what, &target.shape(), &shape, site);
+        }
+        let storage = match target.try_into_slice_mut() {
+            Ok(elements) => {
+                let len = elements.len();
+                // SAFETY: MaybeUninit<T> has T's layout. Viewing initialised `T`s as possibly
+                // uninitialised ones is unsound only if something could leave one of them
+                // uninitialised, or skip a drop, before the borrow ends; but T: Copy has no drop,
+                // and the slice is only ever written through `Out`s (this destination keeps it
+                // private), which write initialised values only. So the elements stay valid
+                // `T`s throughout, whether or not every one gets written.
+                let elements = unsafe { std::slice::from_raw_parts_mut(elements.as_mut_ptr().cast(), len) };
+                DestinationStorage::Direct(elements)
+            }
+            Err(target) => {
+                // The target has elements in real memory, so their count fits in usize.
+                let len = target.shape().iter().product();
+                DestinationStorage::Staged { buffer: Buffer::new(len), target }
+            }
+        };
+        Destination { storage }
+    }
+
+    /// Completes the write: copies a staged buffer into the target, after checking that every
+    /// element was written (an internal error otherwise); nothing for a target filled in place.
+    pub fn finish(self) {
+        match self.storage {
+            DestinationStorage::Direct(_) => {}
+            DestinationStorage::Staged { buffer, mut target } => {
+                let shape = target.shape();
+                target.assign(&View::from_slice(buffer.written_elements(), shape));
+            }
+        }
+    }
+}
+
+/// Writes `from` into `target` (numpy's `out=` for a result that is already an array or a
+/// view); panics, naming `what` and `site` as [`Destination::new`] does, unless the two have
+/// the same shape.
+pub fn write_into<T: Copy, const N: usize>(
+    mut target: ViewMut<'_, T, N>,
+    from: View<'_, T, N>,
+    what: &str,
+    site: &Site,
+) {
+    if target.shape() != from.shape() {
+        wrong_destination_shape(what, &target.shape(), &from.shape(), site);
+    }
+    target.assign(&from);
+}
+
+/// Panics, naming `what` and `site` as [`Destination::new`] does, unless `target` has `shape`:
+/// how a result of several parts checks every part of `out` before [`write_into`] writes any.
+#[inline]
+pub fn check_out<T, const N: usize>(target: &ViewMut<'_, T, N>, shape: [usize; N], what: &str, site: &Site) {
+    if target.shape() != shape {
+        wrong_destination_shape(what, &target.shape(), &shape, site);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_destination_shape(what: &str, target: &[usize], result: &[usize], site: &Site) -> ! {
+    panic!("ein: {what} has shape {target:?} but the result written into it has shape {result:?} (at {site})")
+}
+
+impl<T, const N: usize> sealed::Sealed for Destination<'_, T, N> {}
+
+impl<T: Copy + Send + 'static, const N: usize> Columns for Destination<'_, T, N> {
+    type Outs<'b> = Out<'b, T>;
+    type Pointers = RowsPointer<T>;
+
+    fn has_len(&self, len: usize) -> bool {
+        match &self.storage {
+            DestinationStorage::Direct(elements) => elements.len() == len,
+            DestinationStorage::Staged { buffer, .. } => buffer.has_len(len),
+        }
+    }
+
+    fn pointers(&mut self) -> RowsPointer<T> {
+        match &mut self.storage {
+            DestinationStorage::Direct(elements) => RowsPointer(elements.as_mut_ptr()),
+            DestinationStorage::Staged { buffer, .. } => buffer.pointers(),
+        }
+    }
+
+    #[inline]
+    unsafe fn outs<'b>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'b, T> {
+        // SAFETY: the caller promises the chunk lies inside the elements behind `pointers` (the
+        // target's or the buffer's) and is not aliased.
+        Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) })
+    }
+
+    #[inline]
+    fn is_full(outs: &Out<'_, T>) -> bool {
+        outs.is_full()
+    }
+
+    unsafe fn mark_initialised(&mut self, len: usize) {
+        match &mut self.storage {
+            // The target's elements were initialised all along.
+            DestinationStorage::Direct(_) => {}
+            // SAFETY: the caller's promise.
+            DestinationStorage::Staged { buffer, .. } => unsafe { buffer.mark_initialised(len) },
+        }
     }
 }
 
@@ -502,7 +647,7 @@ macro_rules! impl_tuples {
         impl<$($column),+> sealed::Sealed for ($($column,)+) {}
 
         impl<$($column: Columns),+> Columns for ($($column,)+) {
-            type Outs<'a> = ($($column::Outs<'a>,)+) where Self: 'a;
+            type Outs<'a> = ($($column::Outs<'a>,)+);
             type Pointers = ($($column::Pointers,)+);
 
             fn has_len(&self, len: usize) -> bool {
@@ -514,10 +659,7 @@ macro_rules! impl_tuples {
             }
 
             #[inline]
-            unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, len: usize) -> Self::Outs<'a>
-            where
-                Self: 'a,
-            {
+            unsafe fn outs<'a>(pointers: Self::Pointers, start: usize, len: usize) -> Self::Outs<'a> {
                 // SAFETY: the caller's promise holds for every column.
                 unsafe { ($($column::outs(pointers.$position, start, len),)+) }
             }
@@ -673,8 +815,12 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::as_view::AsViewMut;
     use crate::test_support::{panic_message, size};
+    use ndarray::{s, Array2, Axis};
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const SITE: Site = Site { file: "src/x.rs", line: 3, column: 5 };
 
     #[test]
     fn fills_a_small_buffer_serially_in_one_chunk() {
@@ -1048,5 +1194,241 @@ mod tests {
         let mut spare = Some(Array::from_vec([2], vec![7, 8]));
         let message = panic_message(move || Buffer::<i32>::recycle(&mut spare, 2).into_array([2]));
         assert!(message.contains("only 0 of the 2"));
+    }
+
+    /// Fills `destination` as rows of `row_len`, the element at (`row`, `column`) being
+    /// `row * 1000 + column`, through `fill` on even rows and `push` on odd ones; returns the
+    /// number of chunks.
+    fn fill_numbered<const N: usize>(destination: &mut Destination<'_, i64, N>, rows: usize, row_len: usize) -> usize {
+        let chunks = AtomicUsize::new(0);
+        fill_chunks(destination, rows, row_len, 1, row_len, |start, end, out| {
+            chunks.fetch_add(1, Ordering::Relaxed);
+            for row in start..end {
+                if row % 2 == 0 {
+                    out.fill(row_len, |column, slot| slot.push((row * 1000 + column) as i64));
+                } else {
+                    (0..row_len).for_each(|column| out.push((row * 1000 + column) as i64));
+                }
+            }
+        });
+        chunks.into_inner()
+    }
+
+    /// The numbers `fill_numbered` writes, as an ndarray.
+    fn numbered(rows: usize, row_len: usize) -> Array2<i64> {
+        Array2::from_shape_fn((rows, row_len), |(row, column)| (row * 1000 + column) as i64)
+    }
+
+    /// The address of the elements a destination writes: the target's own if it writes in
+    /// place, None if it stages them.
+    fn direct_address<T, const N: usize>(destination: &Destination<'_, T, N>) -> Option<*const T> {
+        match &destination.storage {
+            DestinationStorage::Direct(elements) => Some(elements.as_ptr().cast()),
+            DestinationStorage::Staged { .. } => None,
+        }
+    }
+
+    #[test]
+    fn a_contiguous_destination_is_filled_in_place() {
+        let mut target = Array2::<i64>::from_elem((3, 4), -1);
+        let address = target.as_ptr();
+        let mut destination = Destination::new(target.as_view_mut(), [3, 4], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), Some(address));
+        assert_eq!(fill_numbered(&mut destination, 3, 4), 1);
+        destination.finish();
+        assert_eq!(target.as_ptr(), address);
+        assert_eq!(target, numbered(3, 4));
+        // Rows 1..3 of a wider array are contiguous too: written in place, the rest untouched.
+        let mut target = Array2::<i64>::from_elem((4, 5), -1);
+        let row_1 = target.as_ptr().wrapping_add(5);
+        let mut rows = target.slice_mut(s![1..3, ..]);
+        let mut destination = Destination::new(rows.as_view_mut(), [2, 5], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), Some(row_1));
+        fill_numbered(&mut destination, 2, 5);
+        destination.finish();
+        assert_eq!(target.slice(s![1..3, ..]), numbered(2, 5));
+        assert!(target.slice(s![0, ..]).iter().chain(target.slice(s![3, ..])).all(|&value| value == -1));
+        // Std and ein storage.
+        let mut target = vec![0i64; 6];
+        let address = target.as_ptr();
+        let mut destination = Destination::new(target.as_view_mut(), [6], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), Some(address));
+        fill_numbered(&mut destination, 1, 6);
+        destination.finish();
+        assert_eq!(target, [0, 1, 2, 3, 4, 5]);
+        let mut target = Array::from_vec([2, 2], vec![0i64; 4]);
+        let mut destination = Destination::new(target.view_mut(), [2, 2], "`out`", &SITE);
+        fill_numbered(&mut destination, 2, 2);
+        destination.finish();
+        assert_eq!(target.as_slice(), &[0, 1, 1000, 1001]);
+    }
+
+    #[test]
+    fn a_non_contiguous_destination_is_staged_and_copied_by_finish() {
+        // Transposed: a 4 x 3 array written as its 3 x 4 transpose.
+        let mut storage = Array2::<i64>::from_elem((4, 3), -1);
+        let mut transposed = storage.view_mut().reversed_axes();
+        let mut destination = Destination::new(transposed.as_view_mut(), [3, 4], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), None);
+        fill_numbered(&mut destination, 3, 4);
+        // Nothing reaches the target before `finish`.
+        match &destination.storage {
+            DestinationStorage::Staged { target, .. } => assert!(target.as_view().iter().all(|value| value == -1)),
+            DestinationStorage::Direct(_) => unreachable!(),
+        }
+        destination.finish();
+        assert_eq!(storage.t(), numbered(3, 4));
+        assert_eq!(storage[[3, 1]], 1003);
+        // Reversed rows.
+        let mut storage = Array2::<i64>::from_elem((3, 4), -1);
+        let mut reversed = storage.view_mut();
+        reversed.invert_axis(Axis(0));
+        let mut destination = Destination::new(reversed.as_view_mut(), [3, 4], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), None);
+        fill_numbered(&mut destination, 3, 4);
+        destination.finish();
+        assert_eq!(storage.slice(s![..;-1, ..]), numbered(3, 4));
+        assert_eq!(storage[[0, 0]], 2000);
+        // Stepped: every other column, the others untouched.
+        let mut storage = Array2::<i64>::from_elem((2, 6), -1);
+        let mut stepped = storage.slice_mut(s![.., ..;2]);
+        let mut destination = Destination::new(stepped.as_view_mut(), [2, 3], "`out`", &SITE);
+        fill_numbered(&mut destination, 2, 3);
+        destination.finish();
+        assert_eq!(storage.slice(s![.., ..;2]), numbered(2, 3));
+        assert!(storage.slice(s![.., 1..;2]).iter().all(|&value| value == -1));
+    }
+
+    #[test]
+    fn a_large_destination_is_filled_in_parallel_chunks() {
+        let (rows, row_len) = (size(1000, 200), 100);
+        assert!(rows * row_len > GRAIN);
+        let mut target = Array2::<i64>::zeros((rows, row_len));
+        let address = target.as_ptr();
+        let mut destination = Destination::new(target.as_view_mut(), [rows, row_len], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), Some(address));
+        assert!(fill_numbered(&mut destination, rows, row_len) > 1);
+        destination.finish();
+        assert_eq!(target, numbered(rows, row_len));
+        let mut storage = Array2::<i64>::zeros((row_len, rows));
+        let mut transposed = storage.view_mut().reversed_axes();
+        let mut destination = Destination::new(transposed.as_view_mut(), [rows, row_len], "`out`", &SITE);
+        assert_eq!(direct_address(&destination), None);
+        assert!(fill_numbered(&mut destination, rows, row_len) > 1);
+        destination.finish();
+        assert_eq!(storage.t(), numbered(rows, row_len));
+    }
+
+    #[test]
+    fn an_empty_destination_writes_nothing() {
+        for (rows, row_len) in [(0, 5), (3, 0), (0, 0)] {
+            let mut target = Array2::<f32>::zeros((rows, row_len));
+            let mut destination = Destination::new(target.as_view_mut(), [rows, row_len], "`out`", &SITE);
+            fill_chunks(&mut destination, rows, row_len, 1, row_len, |_, _, _| panic!("nothing to write"));
+            destination.finish();
+            assert_eq!(target.shape(), [rows, row_len]);
+            let mut transposed = target.view_mut().reversed_axes();
+            let mut destination = Destination::new(transposed.as_view_mut(), [row_len, rows], "`out`", &SITE);
+            fill_chunks(&mut destination, row_len, rows, 1, rows, |_, _, _| panic!("nothing to write"));
+            destination.finish();
+        }
+        let mut nothing: Vec<u8> = Vec::new();
+        let mut destination = Destination::new(nothing.as_view_mut(), [0], "`out`", &SITE);
+        fill_chunks(&mut destination, 1, 0, 1, 0, |_, _, _| panic!("nothing to write"));
+        destination.finish();
+        assert!(nothing.is_empty());
+    }
+
+    #[test]
+    fn fills_a_tuple_of_two_destinations() {
+        for (rows, row_len) in [(3, 4), (size(300, 200), 100)] {
+            let mut first = Array2::<i32>::zeros((rows, row_len));
+            let mut second_storage = Array2::<f32>::zeros((row_len, rows));
+            let mut second = second_storage.view_mut().reversed_axes();
+            let mut columns = (
+                Destination::new(first.as_view_mut(), [rows, row_len], "`out.0`", &SITE),
+                Destination::new(second.as_view_mut(), [rows, row_len], "`out.1`", &SITE),
+            );
+            assert!(direct_address(&columns.0).is_some() && direct_address(&columns.1).is_none());
+            fill_chunks(&mut columns, rows, row_len, 1, row_len, |start, end, outs| {
+                for row in start..end {
+                    if row % 2 == 0 {
+                        outs.fill(row_len, |column, slots| slots.push(((row + column) as i32, (row * column) as f32)));
+                    } else {
+                        (0..row_len).for_each(|column| outs.push(((row + column) as i32, (row * column) as f32)));
+                    }
+                }
+            });
+            let (first_destination, second_destination) = columns;
+            first_destination.finish();
+            second_destination.finish();
+            for row in 0..rows {
+                for column in 0..row_len {
+                    assert_eq!(first[[row, column]], (row + column) as i32);
+                    assert_eq!(second_storage[[column, row]], (row * column) as f32);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_destination_of_the_wrong_shape_panics() {
+        let message = panic_message(|| {
+            let mut target = Array2::<f64>::zeros((4, 3));
+            Destination::new(target.as_view_mut(), [4, 5], "`out`", &SITE);
+        });
+        assert_eq!(
+            message,
+            "ein: `out` has shape [4, 3] but the result written into it has shape [4, 5] (at src/x.rs:3:5)"
+        );
+        let message = panic_message(|| {
+            let mut target = vec![0u8; 3];
+            Destination::new(target.as_view_mut(), [0], "`out.1`", &SITE);
+        });
+        assert_eq!(
+            message,
+            "ein: `out.1` has shape [3] but the result written into it has shape [0] (at src/x.rs:3:5)"
+        );
+        let message = panic_message(|| {
+            let mut target = Array2::<f64>::zeros((4, 3));
+            let result = Array::from_vec([3, 4], vec![0.0; 12]);
+            write_into(target.as_view_mut(), result.view(), "`out`", &SITE);
+        });
+        assert_eq!(
+            message,
+            "ein: `out` has shape [4, 3] but the result written into it has shape [3, 4] (at src/x.rs:3:5)"
+        );
+    }
+
+    #[test]
+    fn write_into_copies_any_layout_into_any_layout() {
+        let result = numbered(3, 4);
+        let mut target = Array2::<i64>::zeros((3, 4));
+        write_into(target.as_view_mut(), crate::AsView::as_view(&result), "`out`", &SITE);
+        assert_eq!(target, result);
+        // A transposed result into a reversed target.
+        let mut storage = Array2::<i64>::zeros((4, 3));
+        let mut reversed = storage.view_mut();
+        reversed.invert_axis(Axis(1));
+        let transposed = result.t();
+        write_into(reversed.as_view_mut(), crate::AsView::as_view(&transposed), "`out`", &SITE);
+        assert_eq!(storage.slice(s![.., ..;-1]), result.t());
+        assert_eq!(storage[[0, 0]], 2000);
+    }
+
+    #[test]
+    fn an_unfilled_staged_destination_cannot_finish_but_a_direct_one_keeps_its_old_values() {
+        let message = panic_message(|| {
+            let mut storage = Array2::<i32>::zeros((4, 3));
+            let mut transposed = storage.view_mut().reversed_axes();
+            Destination::new(transposed.as_view_mut(), [3, 4], "`out`", &SITE).finish();
+        });
+        assert_eq!(
+            message,
+            "ein: internal error: only 0 of the 12 elements of an output buffer were written (this is a bug in ein; please report it)"
+        );
+        let mut target = vec![7i32; 4];
+        Destination::new(target.as_view_mut(), [4], "`out`", &SITE).finish();
+        assert_eq!(target, [7, 7, 7, 7]);
     }
 }

@@ -4,8 +4,10 @@
 pub use rayon;
 
 pub use crate::array::Array;
-pub use crate::as_view::AsView;
-pub use crate::build::{fill_chunks, Buffer, Columns, CopyInto, Fill, Out, Push, Slot, GRAIN, TILE};
+pub use crate::as_view::{AsView, AsViewMut};
+pub use crate::build::{
+    check_out, fill_chunks, write_into, Buffer, Columns, CopyInto, Destination, Fill, Out, Push, Slot, GRAIN, TILE,
+};
 pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::wide_simd;
 pub use crate::errors::{
@@ -15,3 +17,4 @@ pub use crate::gemm::{contract, contraction_is_small, ContractionSpec};
 pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Float, Num};
 pub use crate::view::View;
+pub use crate::view_mut::ViewMut;

@@ -1,11 +1,11 @@
-//! Tests of views, arrays and `AsView` against ndarray's own indexing, over every storage and
-//! stride pattern ein accepts: contiguous, transposed, stepped, reversed, broadcast (zero
-//! stride), dynamic rank, empty and rank 0.
+//! Tests of views, arrays, `AsView`, and of mutable views and `AsViewMut`, against ndarray's own
+//! indexing, over every storage and stride pattern ein accepts: contiguous, transposed,
+//! stepped, reversed, broadcast (zero stride, read-only), dynamic rank, empty and rank 0.
 
 use ndarray::{arr0, arr1, s, Array2, Array3, ArrayD, ArrayViewD, Axis, Dimension, IxDyn};
 
 use crate::test_support::panic_message;
-use crate::{Array, AsView, View};
+use crate::{Array, AsView, AsViewMut, View, ViewMut};
 
 /// Every index of `shape` in row-major order.
 fn all_indices<const N: usize>(shape: [usize; N]) -> Vec<[usize; N]> {
@@ -339,4 +339,431 @@ fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
     let scalar = arr0(9);
     let unit = AsView::<i32, 0>::as_view(&scalar).unit_inner().expect("rank 0");
     assert_eq!(unit.get([]), Some(9));
+}
+
+/// Checks a mutable view against `before`, a copy of the elements it should address (read
+/// through ndarray beforehand): reads through `as_view` agree with it; then writes distinct new
+/// values through the view with `assign`, and returns them, for the caller to find in its
+/// storage (at the same indices, and nowhere else).
+fn check_view_mut<const N: usize>(mut view: ViewMut<'_, i32, N>, before: &ArrayD<i32>) -> ArrayD<i32> {
+    assert_eq!(&view.shape()[..], before.shape());
+    assert_eq!(view.as_view().strides(), view.strides());
+    check_view(view.as_view(), before.view());
+    let written = before.mapv(|value| -value - 1);
+    let source = Array::from_vec(view.shape(), written.iter().copied().collect());
+    view.assign(&source.view());
+    check_view(view.as_view(), written.view());
+    // The same through a reborrow, which leaves `view` usable afterwards.
+    let rewritten = before.mapv(|value| value * 2 + 1);
+    let shape = view.shape();
+    view.reborrow().assign(&Array::from_vec(shape, rewritten.iter().copied().collect()).view());
+    check_view(view.as_view(), rewritten.view());
+    view.assign(&source.view());
+    written
+}
+
+#[test]
+fn mutable_views_of_std_storage() {
+    let original = vec![3, 1, 4, 1, 5];
+    let before = arr1(&original).into_dyn();
+    let after = arr1(&[-4, -2, -5, -2, -6]).into_dyn();
+    let mut data = original.clone();
+    assert_eq!(check_view_mut(AsViewMut::as_view_mut(&mut data), &before), after);
+    assert_eq!(data, [-4, -2, -5, -2, -6]);
+    let mut data = original.clone();
+    check_view_mut(AsViewMut::as_view_mut(&mut data[..]), &before);
+    assert_eq!(data, [-4, -2, -5, -2, -6]);
+    let mut fixed = [3, 1, 4, 1, 5];
+    check_view_mut(AsViewMut::as_view_mut(&mut fixed), &before);
+    assert_eq!(fixed, [-4, -2, -5, -2, -6]);
+    let mut data = original.clone();
+    check_view_mut(AsViewMut::as_view_mut(&mut &mut data), &before);
+    assert_eq!(data, [-4, -2, -5, -2, -6]);
+    let mut data = original.clone();
+    check_view_mut(ViewMut::from_slice(&mut data, [5]), &before);
+    assert_eq!(data, [-4, -2, -5, -2, -6]);
+    let mut data = original.clone();
+    let mut outer = ViewMut::from_slice(&mut data, [5]);
+    check_view_mut(AsViewMut::as_view_mut(&mut outer), &before);
+    // `outer` is still usable after lending itself out.
+    assert_eq!(outer.as_view().get([4]), Some(-6));
+    assert_eq!(data, [-4, -2, -5, -2, -6]);
+    let mut empty: Vec<i32> = Vec::new();
+    let view: ViewMut<'_, i32, 1> = AsViewMut::as_view_mut(&mut empty);
+    assert_eq!(view.shape(), [0]);
+    assert_eq!(check_view_mut(view, &arr1(&[]).into_dyn()).len(), 0);
+}
+
+#[test]
+fn mutable_views_of_ein_arrays() {
+    let matrix = sample_matrix();
+    let before = matrix.clone().into_dyn();
+    let mut array = Array::from_vec([5, 4], matrix.iter().copied().collect());
+    let address = array.as_slice().as_ptr();
+    let written = check_view_mut(array.view_mut(), &before);
+    assert_eq!(array.as_slice(), written.as_slice().unwrap());
+    assert_eq!(array.as_slice().as_ptr(), address);
+    assert_eq!(array[[4, 3]], -44);
+    let mut array = Array::from_vec([5, 4], matrix.iter().copied().collect());
+    check_view_mut(AsViewMut::as_view_mut(&mut array), &before);
+    assert_eq!(array.as_slice(), written.as_slice().unwrap());
+    let mut array = Array::from_vec([5, 4], matrix.iter().copied().collect());
+    let mut view = array.view_mut();
+    check_view_mut(AsViewMut::as_view_mut(&mut view), &before);
+    assert_eq!(array.as_slice(), written.as_slice().unwrap());
+}
+
+#[test]
+fn mutable_views_of_owned_and_borrowed_ndarrays() {
+    let matrix = sample_matrix();
+    let before = matrix.clone().into_dyn();
+    let mut owned = matrix.clone();
+    let address = owned.as_ptr();
+    let written = check_view_mut(AsViewMut::as_view_mut(&mut owned), &before);
+    assert_eq!(owned.clone().into_dyn(), written);
+    assert_eq!(owned.as_ptr(), address);
+    assert_eq!(owned[[2, 3]], -24);
+    let mut owned = matrix.clone();
+    check_view_mut(AsViewMut::as_view_mut(&mut owned.view_mut()), &before);
+    assert_eq!(owned.into_dyn(), written);
+    let cube = sample_cube();
+    let mut cube_copy = cube.clone();
+    let cube_written = check_view_mut(AsViewMut::as_view_mut(&mut cube_copy), &cube.clone().into_dyn());
+    assert_eq!(cube_copy.into_dyn(), cube_written);
+    assert_eq!(cube_written[[2, 3, 4]], -235);
+}
+
+#[test]
+fn mutable_views_of_copy_on_write_ndarrays_write_only_their_own_copy() {
+    let matrix = sample_matrix();
+    let before = matrix.clone().into_dyn();
+    // A shared ArcArray is unshared before it is written: the clone keeps the old elements.
+    let mut shared = matrix.to_shared();
+    let other = shared.clone();
+    let written = check_view_mut(AsViewMut::as_view_mut(&mut shared), &before);
+    assert_eq!(shared.clone().into_dyn(), written);
+    assert_eq!(other, matrix);
+    // Unsharing a transposed ArcArray that views all of its elements keeps their strides...
+    let mut shared_transposed = matrix.to_shared().reversed_axes();
+    let keep = shared_transposed.clone();
+    let transposed_before = matrix.t().to_owned().into_dyn();
+    let transposed_written = check_view_mut(AsViewMut::as_view_mut(&mut shared_transposed), &transposed_before);
+    assert_eq!(shared_transposed.into_dyn(), transposed_written);
+    assert_eq!(keep, matrix.t());
+    // ...and unsharing a small, stepped part copies just that part into a new layout; the view
+    // is taken with the strides of the copy.
+    let mut shared_part = matrix.to_shared();
+    shared_part.slice_collapse(s![..;2, 1..3]);
+    let keep = shared_part.clone();
+    let part_before = matrix.slice(s![..;2, 1..3]).to_owned().into_dyn();
+    assert_eq!(shared_part.strides(), [8, 1]);
+    let view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut shared_part);
+    assert_eq!(view.strides(), [2, 1]);
+    let part_written = check_view_mut(view, &part_before);
+    assert_eq!(shared_part.into_dyn(), part_written);
+    assert_eq!(keep, matrix.slice(s![..;2, 1..3]));
+    // A CowArray borrowing a view becomes an owned copy: the borrowed array is not written.
+    let source = matrix.clone();
+    let mut cow = ndarray::CowArray::from(source.view());
+    let cow_written = check_view_mut(AsViewMut::as_view_mut(&mut cow), &before);
+    assert_eq!(cow.into_dyn(), cow_written);
+    assert_eq!(source, matrix);
+}
+
+#[test]
+fn mutable_views_of_transposed_ndarrays() {
+    let matrix = sample_matrix();
+    let mut target = matrix.clone();
+    let transposed_before = matrix.t().to_owned().into_dyn();
+    let mut transposed = target.view_mut().reversed_axes();
+    let mut view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut transposed);
+    assert_eq!(view.shape(), [4, 5]);
+    assert_eq!(view.strides(), [1, 4]);
+    assert!(view.as_slice_mut().is_none());
+    let written = check_view_mut(view, &transposed_before);
+    assert_eq!(target.t().into_dyn(), written);
+    assert_eq!(target[[3, 1]], -32);
+    let cube = sample_cube();
+    let mut target = cube.clone();
+    let permuted_before = cube.view().permuted_axes([2, 0, 1]).to_owned().into_dyn();
+    let written =
+        check_view_mut(AsViewMut::as_view_mut(&mut target.view_mut().permuted_axes([2, 0, 1])), &permuted_before);
+    assert_eq!(target.view().permuted_axes([2, 0, 1]).into_dyn(), written);
+}
+
+#[test]
+fn mutable_views_of_stepped_ndarrays_write_only_their_elements() {
+    let matrix = sample_matrix();
+    for (step, layout) in [s![..;2, ..], s![.., ..;2], s![1..;2, 1..3]].into_iter().enumerate() {
+        let mut target = matrix.clone();
+        let before = matrix.slice(layout).to_owned().into_dyn();
+        let mut stepped = target.slice_mut(layout);
+        let view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut stepped);
+        assert_eq!(&view.shape()[..], before.shape(), "layout {step}");
+        let written = check_view_mut(view, &before);
+        assert_eq!(target.slice(layout).into_dyn(), written, "layout {step}");
+        // Every element outside the stepped view keeps its value.
+        let mut expected = matrix.clone();
+        expected.slice_mut(layout).assign(&written.into_dimensionality::<ndarray::Ix2>().unwrap());
+        assert_eq!(target, expected, "layout {step}");
+    }
+}
+
+#[test]
+fn mutable_views_of_reversed_ndarrays() {
+    let matrix = sample_matrix();
+    let mut target = matrix.clone();
+    let mut reversed = target.view_mut();
+    reversed.invert_axis(Axis(0));
+    let view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut reversed);
+    assert_eq!(view.strides(), [-4, 1]);
+    let written = check_view_mut(view, &matrix.slice(s![..;-1, ..]).to_owned().into_dyn());
+    assert_eq!(target.slice(s![..;-1, ..]).into_dyn(), written);
+    assert_eq!(target[[0, 0]], -1);
+    assert_eq!(target[[4, 3]], -44);
+    for layout in [s![.., ..;-1], s![..;-2, ..;-3]] {
+        let mut target = matrix.clone();
+        let before = matrix.slice(layout).to_owned().into_dyn();
+        let written = check_view_mut(AsViewMut::as_view_mut(&mut target.slice_mut(layout)), &before);
+        assert_eq!(target.slice(layout).into_dyn(), written);
+        let mut expected = matrix.clone();
+        expected.slice_mut(layout).assign(&written.into_dimensionality::<ndarray::Ix2>().unwrap());
+        assert_eq!(target, expected);
+    }
+    let cube = sample_cube();
+    let mut target = cube.clone();
+    let before = cube.slice(s![..;-1, 1.., ..;-2]).permuted_axes([1, 2, 0]).to_owned().into_dyn();
+    let mut twisted = target.slice_mut(s![..;-1, 1.., ..;-2]).permuted_axes([1, 2, 0]);
+    let written = check_view_mut(AsViewMut::as_view_mut(&mut twisted), &before);
+    assert_eq!(target.slice(s![..;-1, 1.., ..;-2]).permuted_axes([1, 2, 0]).into_dyn(), written);
+}
+
+#[test]
+fn mutable_views_of_dynamic_rank_ndarrays() {
+    let matrix = sample_matrix();
+    let mut dynamic: ArrayD<i32> = matrix.clone().into_dyn();
+    let view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut dynamic);
+    let written = check_view_mut(view, &matrix.clone().into_dyn());
+    assert_eq!(dynamic, written);
+    let mut dynamic: ArrayD<i32> = matrix.clone().into_dyn();
+    let mut stepped = dynamic.slice_mut(s![..;-1, ..;2]).into_dyn();
+    let view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut stepped);
+    let written = check_view_mut(view, &matrix.slice(s![..;-1, ..;2]).to_owned().into_dyn());
+    assert_eq!(dynamic.slice(s![..;-1, ..;2]).into_dyn(), written);
+    let message = panic_message(move || {
+        let _: ViewMut<'_, i32, 3> = AsViewMut::as_view_mut(&mut dynamic);
+    });
+    assert_eq!(message, "ein: an ndarray of dynamic rank with 2 axes was given where an array with 3 axes is expected");
+    let mut scalar = ArrayD::from_elem(IxDyn(&[]), 7);
+    let message = panic_message(move || {
+        let _: ViewMut<'_, i32, 1> = AsViewMut::as_view_mut(&mut scalar);
+    });
+    assert_eq!(message, "ein: an ndarray of dynamic rank with 0 axes was given where an array with 1 axes is expected");
+}
+
+#[test]
+fn mutable_views_of_empty_and_rank_zero_arrays() {
+    for shape in [(0, 3), (3, 0), (0, 0)] {
+        let mut empty = Array2::<i32>::zeros(shape);
+        let before = empty.clone().into_dyn();
+        check_view_mut(AsViewMut::as_view_mut(&mut empty), &before);
+        let mut view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut empty);
+        assert_eq!(view.as_slice_mut().map(|elements| elements.len()), Some(0));
+        check_view_mut(AsViewMut::as_view_mut(&mut empty.view_mut().reversed_axes()), &before.t().to_owned());
+    }
+    let mut scalar = arr0(42);
+    let written = check_view_mut(AsViewMut::as_view_mut(&mut scalar), &arr0(42).into_dyn());
+    assert_eq!(written, arr0(-43).into_dyn());
+    assert_eq!(scalar.into_scalar(), -43);
+    let mut dynamic_scalar = ArrayD::from_elem(IxDyn(&[]), 7);
+    let mut view: ViewMut<'_, i32, 0> = AsViewMut::as_view_mut(&mut dynamic_scalar);
+    assert_eq!(view.as_slice_mut(), Some(&mut [7][..]));
+    view.assign(&View::from_slice(&[8], []));
+    assert_eq!(dynamic_scalar[IxDyn(&[])], 8);
+    let mut array = Array::from_vec([], vec![1.5]);
+    array.view_mut().assign(&View::from_slice(&[2.5], []));
+    assert_eq!(array.as_slice(), &[2.5]);
+}
+
+#[test]
+fn mutable_views_from_raw_parts_and_slices() {
+    let mut data: Vec<i32> = (0..12).collect();
+    let expected = Array2::from_shape_vec((3, 4), data.clone()).unwrap();
+    // SAFETY: a reversed-rows view of the 3 x 4 matrix; every index addresses its own element
+    // of `data`, which nothing else touches while the view lives.
+    let reversed = unsafe { ViewMut::from_raw_parts(data.as_mut_ptr().add(8), [3, 4], [-4, 1]) };
+    let written = check_view_mut(reversed, &expected.slice(s![..;-1, ..]).to_owned().into_dyn());
+    let stored = Array2::from_shape_vec((3, 4), data.clone()).unwrap();
+    assert_eq!(stored.slice(s![..;-1, ..]).into_dyn(), written);
+    assert_eq!(data[..4], [-1, -2, -3, -4]);
+    let message = panic_message(move || ViewMut::from_slice(&mut data, [5, 2]).shape());
+    assert_eq!(message, "ein: a slice of 12 elements cannot be viewed with shape [5, 2]");
+    let message = panic_message(|| ViewMut::from_slice(&mut [1, 2], [usize::MAX, 2]).shape());
+    assert!(message.starts_with("ein: a slice of 2 elements"));
+}
+
+#[test]
+fn as_slice_mut_follows_the_contiguity_rules_of_as_slice() {
+    /// A mutable view of `data` at `offset` with `shape` and `strides`, its slice if it has one,
+    /// and whether `View::as_slice` agrees.
+    fn slice_of<const N: usize>(
+        data: &mut [i32],
+        offset: usize,
+        shape: [usize; N],
+        strides: [isize; N],
+    ) -> Option<Vec<i32>> {
+        // SAFETY: every caller picks an offset, shape and strides whose in-range indices
+        // address distinct elements of `data`.
+        let mut view = unsafe { ViewMut::from_raw_parts(data.as_mut_ptr().add(offset), shape, strides) };
+        let read = view.as_view().as_slice().map(<[i32]>::to_vec);
+        let slice = view.as_slice_mut().map(|elements| {
+            // Writes through the slice land in the view's elements.
+            elements.iter_mut().for_each(|element| *element += 100);
+            elements.to_vec()
+        });
+        assert_eq!(slice.is_some(), read.is_some());
+        if let (Some(slice), Some(read)) = (&slice, &read) {
+            assert_eq!(slice, &read.iter().map(|value| value + 100).collect::<Vec<_>>());
+            assert_eq!(view.as_view().iter().collect::<Vec<_>>(), *slice);
+        }
+        // The consuming form agrees.
+        assert_eq!(view.into_slice_mut().map(|elements| elements.to_vec()), slice);
+        slice
+    }
+    let mut data: Vec<i32> = (0..24).collect();
+    // Row-major over all or part of the data: a slice of the elements, in order.
+    assert_eq!(slice_of(&mut data, 0, [2, 3, 4], [12, 4, 1]), Some((100..124).collect()));
+    assert_eq!(slice_of(&mut data, 4, [2, 4], [4, 1]), Some((204..212).collect()));
+    assert_eq!(data[..4], [100, 101, 102, 103]);
+    assert_eq!(data[4..12], [204, 205, 206, 207, 208, 209, 210, 211]);
+    let mut data: Vec<i32> = (0..24).collect();
+    // Transposed, stepped, reversed, or rows with gaps: none.
+    assert_eq!(slice_of(&mut data, 0, [4, 3], [1, 4]), None);
+    assert_eq!(slice_of(&mut data, 0, [3, 4], [4, 2]), None);
+    assert_eq!(slice_of(&mut data, 8, [3, 4], [-4, 1]), None);
+    assert_eq!(slice_of(&mut data, 11, [12], [-1]), None);
+    assert_eq!(slice_of(&mut data, 0, [3, 4], [8, 1]), None);
+    assert_eq!(data, (0..24).collect::<Vec<_>>());
+    // Axes of length 1 may have any stride...
+    assert_eq!(slice_of(&mut data, 3, [1, 4], [999, 1]), Some(vec![103, 104, 105, 106]));
+    assert_eq!(slice_of(&mut data, 10, [3, 1], [1, -7]), Some(vec![110, 111, 112]));
+    assert_eq!(slice_of(&mut data, 20, [1, 1, 2, 1], [-5, 3, 1, 0]), Some(vec![120, 121]));
+    // ...but a column of a wider matrix is still strided.
+    assert_eq!(slice_of(&mut data, 0, [3, 1], [4, 1]), None);
+    // Empty views are always slices, whatever their strides.
+    assert_eq!(slice_of(&mut data, 0, [0, 3], [-5, 7]), Some(vec![]));
+    assert_eq!(slice_of(&mut data, 0, [4, 0], [1, 4]), Some(vec![]));
+    // Rank 0 is its one element.
+    assert_eq!(slice_of(&mut data, 23, [], []), Some(vec![123]));
+    // The same through ndarray storage.
+    let mut matrix = sample_matrix();
+    let mut view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut matrix);
+    assert_eq!(view.as_slice_mut().map(|elements| elements.len()), Some(20));
+    let mut row = matrix.slice_mut(s![2..3, ..]);
+    let mut view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut row);
+    assert_eq!(view.as_slice_mut().map(|elements| elements.to_vec()), Some(vec![20, 21, 22, 23]));
+    let mut column = matrix.slice_mut(s![.., 1..2]);
+    assert!(AsViewMut::<i32, 2>::as_view_mut(&mut column).as_slice_mut().is_none());
+    let mut vector = arr1(&[1, 2, 3]).insert_axis(Axis(1));
+    let mut view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut vector);
+    assert_eq!(view.shape(), [3, 1]);
+    assert_eq!(view.as_slice_mut().map(|elements| elements.to_vec()), Some(vec![1, 2, 3]));
+}
+
+/// A rank-2 layout of a 3 x 4 matrix in a backing store: the store's length, the position of
+/// element [0, 0] in it, and the strides.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    len: usize,
+    origin: usize,
+    strides: [isize; 2],
+}
+
+impl Layout {
+    /// The store position of element `[row, column]`.
+    fn position(self, row: usize, column: usize) -> usize {
+        (self.origin as isize + row as isize * self.strides[0] + column as isize * self.strides[1]) as usize
+    }
+}
+
+/// Every layout `assign` must handle, for a 3 x 4 matrix: row-major, transposed, reversed on
+/// either or both axes, stepped with gaps, and stepped, reversed and transposed at once.
+const LAYOUTS: [Layout; 7] = [
+    Layout { len: 12, origin: 0, strides: [4, 1] },
+    Layout { len: 12, origin: 0, strides: [1, 3] },
+    Layout { len: 12, origin: 8, strides: [-4, 1] },
+    Layout { len: 12, origin: 3, strides: [4, -1] },
+    Layout { len: 12, origin: 11, strides: [-4, -1] },
+    Layout { len: 24, origin: 1, strides: [8, 2] },
+    Layout { len: 24, origin: 18, strides: [2, -6] },
+];
+
+#[test]
+fn assign_copies_between_every_pair_of_layouts() {
+    const UNTOUCHED: i32 = -7;
+    let value = |row: usize, column: usize| (row * 100 + column + 1) as i32;
+    for source_layout in LAYOUTS {
+        let mut source_store = vec![-1; source_layout.len];
+        for (row, column) in (0..3).flat_map(|row| (0..4).map(move |column| (row, column))) {
+            source_store[source_layout.position(row, column)] = value(row, column);
+        }
+        // SAFETY: every layout's in-range indices address distinct positions of its store.
+        let source = unsafe {
+            View::from_raw_parts(source_store.as_ptr().add(source_layout.origin), [3, 4], source_layout.strides)
+        };
+        for target_layout in LAYOUTS {
+            let mut target_store = vec![UNTOUCHED; target_layout.len];
+            // SAFETY: as above; nothing else touches `target_store` while the view lives.
+            let mut target = unsafe {
+                ViewMut::from_raw_parts(
+                    target_store.as_mut_ptr().add(target_layout.origin),
+                    [3, 4],
+                    target_layout.strides,
+                )
+            };
+            target.assign(&source);
+            let mut expected = vec![UNTOUCHED; target_layout.len];
+            for (row, column) in (0..3).flat_map(|row| (0..4).map(move |column| (row, column))) {
+                expected[target_layout.position(row, column)] = value(row, column);
+            }
+            assert_eq!(target_store, expected, "from {source_layout:?} into {target_layout:?}");
+        }
+    }
+}
+
+#[test]
+fn assign_handles_rank_one_zero_and_empty_views_and_rejects_other_shapes() {
+    let data = [1, 2, 3, 4, 5, 6];
+    // SAFETY: every other element, backwards.
+    let reversed_odd = unsafe { View::from_raw_parts(data.as_ptr().add(5), [3], [-2]) };
+    let mut target = [0; 3];
+    ViewMut::from_slice(&mut target, [3]).assign(&reversed_odd);
+    assert_eq!(target, [6, 4, 2]);
+    let mut spaced = [0; 5];
+    // SAFETY: elements 0, 2 and 4 of `spaced`.
+    unsafe { ViewMut::from_raw_parts(spaced.as_mut_ptr(), [3], [2]) }.assign(&View::from_slice(&data[..3], [3]));
+    assert_eq!(spaced, [1, 0, 2, 0, 3]);
+    let mut scalar = [0];
+    ViewMut::from_slice(&mut scalar, []).assign(&View::from_slice(&data[4..5], []));
+    assert_eq!(scalar, [5]);
+    let mut nothing: [i32; 0] = [];
+    // SAFETY: an empty view addresses no element.
+    unsafe { ViewMut::from_raw_parts(nothing.as_mut_ptr(), [0, 4], [1, -3]) }.assign(&View::from_slice(&[], [0, 4]));
+    let message = panic_message(|| {
+        let mut target = [0; 6];
+        ViewMut::from_slice(&mut target, [3, 2]).assign(&View::from_slice(&data, [2, 3]));
+    });
+    assert_eq!(
+        message,
+        "ein: internal error: a view of shape [2, 3] assigned to a mutable view of shape [3, 2] (this is a bug in ein; please report it)"
+    );
+}
+
+#[test]
+fn mutable_views_are_send_and_sync_and_debug() {
+    fn assert_send_sync<X: Send + Sync>(_: &X) {}
+    let mut data = [1.0f32, 2.0, 3.0, 4.0];
+    let view = ViewMut::from_slice(&mut data, [2, 2]);
+    assert_send_sync(&view);
+    assert_eq!(format!("{view:?}"), "ViewMut { shape: [2, 2], strides: [2, 1], elements: [[1.0, 2.0], [3.0, 4.0]] }");
 }

@@ -46,6 +46,26 @@ pub(crate) fn row_major_strides<const N: usize>(shape: [usize; N]) -> [isize; N]
     strides
 }
 
+/// The number of elements of a view of `shape` and `strides` if they lie contiguously in
+/// row-major order, that is at `ptr`, `ptr + 1`, …: always for an empty view; otherwise when
+/// every axis longer than 1 has the stride a row-major array would (the stride of an axis of
+/// length 1 is never used, so it may be anything). `None` if they do not.
+pub(crate) fn contiguous_len<const N: usize>(shape: [usize; N], strides: [isize; N]) -> Option<usize> {
+    let count = shape.iter().product();
+    if count == 0 {
+        return Some(0);
+    }
+    let mut expected_stride = 1isize;
+    for axis in (0..N).rev() {
+        if shape[axis] != 1 && strides[axis] != expected_stride {
+            return None;
+        }
+        // A non-empty view over real memory has fewer than isize::MAX elements.
+        expected_stride *= shape[axis] as isize;
+    }
+    Some(count)
+}
+
 /// Number of elements of `shape`, or None if it overflows usize.
 pub(crate) fn element_count<const N: usize>(shape: [usize; N]) -> Option<usize> {
     shape.iter().try_fold(1usize, |count, &length| count.checked_mul(length))
@@ -162,20 +182,11 @@ impl<'a, T, const N: usize> View<'a, T, N> {
 
     /// The elements as a slice, if they lie contiguously in row-major order.
     pub fn as_slice(&self) -> Option<&'a [T]> {
-        let count = self.element_count();
-        if count == 0 {
-            return Some(&[]);
+        match contiguous_len(self.shape, self.strides)? {
+            0 => Some(&[]),
+            // SAFETY: the view has `count` elements at ptr, ptr + 1, …, all valid for 'a.
+            count => Some(unsafe { std::slice::from_raw_parts(self.ptr, count) }),
         }
-        let mut expected_stride = 1isize;
-        for axis in (0..N).rev() {
-            // The stride of an axis of length 1 is never used, so it may be anything.
-            if self.shape[axis] != 1 && self.strides[axis] != expected_stride {
-                return None;
-            }
-            expected_stride *= self.shape[axis] as isize;
-        }
-        // SAFETY: the view has `count` elements at ptr, ptr + 1, …, all valid for 'a.
-        Some(unsafe { std::slice::from_raw_parts(self.ptr, count) })
     }
 }
 

@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use ein_core::interp::{self, ArrayValue, Value};
 use ein_core::ir::{Program, ScalarType, Type, Unit};
 use ein_core::ops::Scalar;
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, Slice};
 
 // ---------------------------------------------------------------------------------------------
 // Random numbers
@@ -71,7 +71,7 @@ fn hash_name(name: &str) -> u64 {
 // Element types
 
 /// An element type of ein arrays and scalars.
-pub trait Elem: Copy + Debug + Send + Sync + 'static {
+pub trait Elem: Copy + Debug + PartialEq + Send + Sync + 'static {
     const SCALAR: Scalar;
     /// The range [`array`] draws from unless told otherwise (inclusive for integers).
     const DEFAULT_RANGE: (f64, f64);
@@ -205,8 +205,30 @@ fn storage_for<T: Elem>(shape: &[usize], layout: Layout, rng: &mut Rng, range: (
 }
 
 fn view_in_layout<'a, T>(storage: &'a ArrayD<T>, shape: &[usize], layout: Layout) -> ArrayViewD<'a, T> {
-    let mut view = storage.view();
     let view = match layout {
+        Layout::Broadcast => match storage.broadcast(IxDyn(shape)) {
+            Some(broadcast) => broadcast,
+            None => panic!("cannot broadcast storage of shape {:?} to {shape:?}", storage.shape()),
+        },
+        _ => arranged(storage.view(), layout),
+    };
+    assert_eq!(view.shape(), shape, "layout {layout:?} built the wrong shape");
+    view
+}
+
+/// The mutable counterpart of [`view_in_layout`], for an `#[into]` function's `out`.
+fn view_mut_in_layout<'a, T>(storage: &'a mut ArrayD<T>, shape: &[usize], layout: Layout) -> ArrayViewMutD<'a, T> {
+    let view = arranged(storage.view_mut(), layout);
+    assert_eq!(view.shape(), shape, "layout {layout:?} built the wrong shape");
+    view
+}
+
+/// A view of the whole storage (of [`storage_for`]) arranged as `layout` says; not broadcast.
+fn arranged<S: ndarray::RawData>(
+    mut view: ndarray::ArrayBase<S, IxDyn>,
+    layout: Layout,
+) -> ndarray::ArrayBase<S, IxDyn> {
+    match layout {
         Layout::Standard => view,
         Layout::Transposed => view.reversed_axes(),
         Layout::Stepped => {
@@ -217,13 +239,43 @@ fn view_in_layout<'a, T>(storage: &'a ArrayD<T>, shape: &[usize], layout: Layout
             view.slice_each_axis_inplace(|_| Slice::new(0, None, -1));
             view
         }
-        Layout::Broadcast => match storage.broadcast(IxDyn(shape)) {
-            Some(broadcast) => broadcast,
-            None => panic!("cannot broadcast storage of shape {:?} to {shape:?}", storage.shape()),
-        },
-    };
-    assert_eq!(view.shape(), shape, "layout {layout:?} built the wrong shape");
-    view
+        Layout::Broadcast => panic!("a broadcast layout is made by `broadcast`, and an `out` cannot be one"),
+    }
+}
+
+impl LayoutPlan {
+    /// The layout of an `#[into]` function's `out` under this plan (the uniform layout, or one
+    /// chosen by the mixed plan's offset; never broadcast, as `out` is written).
+    pub fn out_layout(self) -> Layout {
+        match self {
+            LayoutPlan::Uniform(layout) => layout,
+            LayoutPlan::Mixed(offset) => Layout::UNIFORM[offset % Layout::UNIFORM.len()],
+        }
+    }
+}
+
+/// Runs an `#[into]` function: `write` gets an `out` of `like`'s shape in `layout`, over storage
+/// holding random values (so an element it leaves unwritten shows as a wrong answer), and the
+/// values `out` holds afterwards are returned. Panics if `write` changed storage outside `out`
+/// (the gaps between a stepped layout's elements).
+pub fn written_into<T: Elem, const N: usize>(
+    like: &ein::Array<T, N>,
+    layout: Layout,
+    write: impl FnOnce(&mut ArrayViewMutD<'_, T>),
+) -> ein::Array<T, N> {
+    let shape = like.shape();
+    let mut storage = storage_for::<T>(&shape, layout, &mut Rng::new(0x5EED_0077), T::DEFAULT_RANGE);
+    let before = storage.clone();
+    let mut out = view_mut_in_layout(&mut storage, &shape, layout);
+    write(&mut out);
+    let written = ein::AsView::<T, N>::as_view(&out).to_array();
+    if layout == Layout::Stepped {
+        for ((index, now), then) in storage.indexed_iter().zip(before.iter()) {
+            let in_gap = ndarray::Dimension::as_array_view(&index).iter().any(|&position| position % 2 == 1);
+            assert!(!in_gap || now == then, "an `#[into]` function wrote at {index:?}, outside `out`");
+        }
+    }
+    written
 }
 
 /// The interpreter's value of an ndarray view: its elements in logical row-major order.

@@ -47,24 +47,55 @@ macro_rules! differential {
         #[test]
         fn $name() {
             ::ein::ein! { fn run($($params)*) -> $ret $body }
-            let oracle = $crate::harness::Oracle::new(
-                stringify!($name),
-                stringify!(fn run($($params)*) -> $ret $body),
-                $crate::harness::Form::Item,
-            );
-            let cases = [$($case),+];
-            for (case_index, case) in cases.iter().enumerate() {
-                let [$($size),+] = *case;
-                let sizes = [$((stringify!($size), $size)),+];
-                for plan in $crate::harness::LayoutPlan::all(case_index) {
-                    let mut trial = oracle.start(case_index, &sizes, plan);
-                    $(let $arg = ($spec).instantiate(&mut trial, stringify!($arg));)*
-                    $(let $arg = $arg.arg();)*
-                    let outcome = trial.compiled(|| run($($arg.pass()),*));
-                    trial.check(outcome, vec![$($arg.input()),*]);
-                }
+            differential!(@runs $name, (fn run($($params)*) -> $ret $body),
+                cases [$($size),+] in [$($case),+]; args ($($arg = $spec),*);
+                |_plan| run($($arg.pass()),*));
+        }
+    };
+    // Every case under every layout plan: the arguments are instantiated, `$compiled` (which
+    // may use the arguments and the plan) runs, and its outcome is checked.
+    (
+        @runs $name:ident, ($($source:tt)*), cases [$($size:ident),+] in [$($case:expr),+];
+        args ($($arg:ident = $spec:expr),*); |$plan:ident| $compiled:expr
+    ) => {
+        let oracle = $crate::harness::Oracle::new(stringify!($name), stringify!($($source)*), $crate::harness::Form::Item);
+        let cases = [$($case),+];
+        for (case_index, case) in cases.iter().enumerate() {
+            let [$($size),+] = *case;
+            let sizes = [$((stringify!($size), $size)),+];
+            for $plan in $crate::harness::LayoutPlan::all(case_index) {
+                let mut trial = oracle.start(case_index, &sizes, $plan);
+                $(let $arg = ($spec).instantiate(&mut trial, stringify!($arg));)*
+                $(let $arg = $arg.arg();)*
+                let outcome = trial.compiled(|| $compiled);
+                trial.check(outcome, vec![$($arg.input()),*]);
             }
-            oracle.finish(3);
+        }
+        oracle.finish(3);
+    };
+}
+
+/// [`differential!`] for the `#[into(run_into)]` companion of a program returning one array:
+/// each run calls `run` for the result's shape, then `run_into` with an `out` of that shape in
+/// the plan's layout ([`harness::written_into`]), and checks what `out` holds against the
+/// interpreter.
+macro_rules! differential_into {
+    (
+        $(#[$attr:meta])*
+        $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            ::ein::ein! { #[into(run_into)] fn run($($params)*) -> $ret $body }
+            differential!(@runs $name, (fn run($($params)*) -> $ret $body),
+                cases [$($size),+] in [$($case),+]; args ($($arg = $spec),*);
+                |plan| {
+                    let like = run($($arg.pass()),*);
+                    $crate::harness::written_into(&like, plan.out_layout(), |out| run_into(out, $($arg.pass()),*))
+                });
         }
     };
 }
@@ -136,4 +167,5 @@ mod storage;
 mod structure;
 
 mod hygiene;
+mod into;
 mod ui;

@@ -98,6 +98,7 @@ fn check_function(function: &ast::Function) -> syn::Result<Unit> {
         attrs: function.attrs.clone(),
         vis: function.vis.clone(),
         name: function.name.clone(),
+        into: function.into.clone(),
         ret_span: function.ret.span(),
     };
     let declared = declared.ok();

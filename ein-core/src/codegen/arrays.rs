@@ -4,7 +4,7 @@
 
 use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
 use super::expr::{call, scalar_type};
-use super::{has_array, internal, mentions, primitive, tree_at, Gen};
+use super::{has_array, internal, mentions, primitive, tree_at, Gen, OutColumn};
 use crate::ir::{shape, visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -89,12 +89,17 @@ impl Gen<'_> {
     /// checked before any loop runs (sizes never depend on indices). One buffer per column
     /// is filled by `fill_chunks`, a chunk of consecutive values of the outermost index at a
     /// time; the chunk's code is versioned for unit-stride inputs ([`Gen::versioned`]).
+    ///
+    /// With `out` (columns of an `#[into]` function's `out`, see [`Gen::writing_form`]), the
+    /// buffers are those columns (`Destination`s, checked to have the comprehension's shape
+    /// before any loop runs), and there is no array value: `Ok(None)`.
     pub(super) fn comprehension(
         &mut self,
         expr: &Expr,
         block: &mut Block,
         hint: Option<Ident>,
-    ) -> syn::Result<ArrayValue> {
+        out: Option<&[OutColumn]>,
+    ) -> syn::Result<Option<ArrayValue>> {
         let mut chain: Vec<(VarId, &Expr)> = Vec::new();
         let mut body = expr;
         while let ExprKind::For { index, size, body: inner } = &body.kind {
@@ -143,9 +148,14 @@ impl Gen<'_> {
         if recycled.is_some() {
             self.recycle = None;
         }
-        let buffers = column_tree(elem, &mut |scalar| match (scalar, &recycled) {
-            (_, Some(spare)) => quote!(::ein::__private::Buffer::recycle(&mut #spare, #total)),
-            (scalar, None) => match scalar {
+        let shape = quote!([#(#lens),*]);
+        let mut out_columns = out.unwrap_or_default().iter();
+        let buffers = column_tree(elem, &mut |scalar| match (scalar, &recycled, out_columns.next()) {
+            (_, _, Some(OutColumn { view, what, site })) => {
+                quote!(::ein::__private::Destination::new(#view, #shape, #what, &#site))
+            }
+            (_, Some(spare), None) => quote!(::ein::__private::Buffer::recycle(&mut #spare, #total)),
+            (scalar, None, None) => match scalar {
                 ScalarType::Known(scalar) => {
                     let ty = primitive(scalar);
                     quote!(::ein::__private::Buffer::<#ty>::new(#total))
@@ -212,12 +222,18 @@ impl Gen<'_> {
             });
         });
 
+        if out.is_some() {
+            for column in tree_at(elem, &buffer.to_token_stream()).leaves() {
+                block.push(quote!(#column.finish();));
+            }
+            return Ok(None);
+        }
+
         // The arrays and their views.
-        let shape = quote!([#(#lens),*]);
         let store = self.names.fresh("store");
         let arrays = tree_at(elem, &buffer.into_token_stream()).map(&mut |column| quote!(#column.into_array(#shape)));
         block.push_let(store.clone(), Code::expr(arrays.tuple(), Prec::Atom));
-        Ok(self.views_of_store(elem, store.into_token_stream(), hint, block))
+        Ok(Some(self.views_of_store(elem, store.into_token_stream(), hint, block)))
     }
 
     /// An estimate of the work of one row of a comprehension (its elements, times the loop

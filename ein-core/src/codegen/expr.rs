@@ -24,7 +24,21 @@ impl Gen<'_> {
         match &expr.kind {
             ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
             ExprKind::Var(var) => self.lookup(*var, expr.span),
-            ExprKind::For { .. } => Ok(Value::Array(self.comprehension(expr, block, hint)?)),
+            ExprKind::For { .. } => {
+                let destination = self.destinations.iter().position(|(tail, _)| std::ptr::eq(*tail, expr));
+                match destination {
+                    // Written into the caller's `out` (an `#[into]` function's result): no value.
+                    Some(position) => {
+                        let (_, columns) = self.destinations.remove(position);
+                        self.comprehension(expr, block, hint, Some(&columns))?;
+                        Ok(Value::Tuple(Vec::new()))
+                    }
+                    None => match self.comprehension(expr, block, hint, None)? {
+                        Some(array) => Ok(Value::Array(array)),
+                        None => Err(internal(expr.span, "a comprehension without a value")),
+                    },
+                }
+            }
             ExprKind::Reduce { .. } => Ok(plain(self.reduce(expr, block, hint)?)),
             ExprKind::Fold { .. } => self.fold(expr, block, hint),
             ExprKind::Let { var, value, body } => {

@@ -34,7 +34,7 @@ mod reduce;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::ir::{Form, FunctionHeader, Program, Scalar, ScalarType, Type, VarId};
+use crate::ir::{ExprKind, Form, FunctionHeader, Program, Scalar, ScalarType, Type, VarId};
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
 use names::Names;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -45,11 +45,27 @@ use std::fmt::Display;
 /// Generates the Rust item (function form) or block expression (expression form) for one
 /// checked program.
 pub fn generate(program: &Program, form: &Form) -> syn::Result<TokenStream> {
-    let mut generator = Gen::new(program)?;
     match form {
-        Form::Expression => generator.expression_form(),
-        Form::Function(header) => generator.function_form(header),
+        Form::Expression => Gen::new(program)?.expression_form(),
+        Form::Function(header) => {
+            let returning = Gen::new(program)?.function_form(header)?;
+            let Some(into) = &header.into else {
+                return Ok(returning);
+            };
+            let writing = Gen::new(program)?.writing_form(header, into)?;
+            Ok(quote!(#returning #writing))
+        }
     }
+}
+
+/// One array column of the caller's `out` in an `#[into]` function: the `ViewMut` local that
+/// reaches it, and how the user names it in messages ("`out`", "`out.1`").
+#[derive(Clone)]
+struct OutColumn {
+    view: TokenStream,
+    what: String,
+    /// The user's `#[into(name)]` token, where a shape mismatch is reported.
+    site: Ident,
 }
 
 /// An internal error: the IR broke an invariant code generation relies on.
@@ -98,6 +114,9 @@ struct Gen<'p> {
     /// comprehension that should build the next accumulator in its allocation; set to `None`
     /// by that comprehension when it does.
     recycle: Option<(Ident, *const crate::ir::Expr)>,
+    /// In an `#[into]` function: the comprehension that builds the result, with the columns
+    /// of `out` it is written into directly (see [`Gen::writing_form`]).
+    destinations: Vec<(*const crate::ir::Expr, Vec<OutColumn>)>,
 }
 
 impl<'p> Gen<'p> {
@@ -120,6 +139,7 @@ impl<'p> Gen<'p> {
             no_versioning: std::env::var_os("EIN_NO_VERSIONING").is_some(),
             interior: Vec::new(),
             recycle: None,
+            destinations: Vec::new(),
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
@@ -135,25 +155,138 @@ impl<'p> Gen<'p> {
             return Err(internal(header.name.span(), "a function has element types left to rustc"));
         }
         let body = self.body()?;
+        let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
+        self.item(&header.attrs, &header.vis, &header.name, None, Some(ret_type), &body)
+    }
+
+    /// The `#[into(name)]` companion: `name(out, params..)` computes what the function returns
+    /// and writes it into `out` — any storage implementing `AsViewMut`, a tuple of them for a
+    /// result of several arrays (or an array of records) — whose shape must match the
+    /// result's (checked before anything is written). A result built by a comprehension is
+    /// filled straight into `out` (through a staging buffer when `out` is not contiguous), which
+    /// saves the allocation and the page faults of a new array; any other result is computed
+    /// as usual and then copied.
+    fn writing_form(&mut self, header: &FunctionHeader, into: &Ident) -> syn::Result<TokenStream> {
+        if !self.program.type_params.is_empty() {
+            return Err(internal(header.name.span(), "a function has element types left to rustc"));
+        }
+        let ty = self.program.body.ty.clone();
+        let taken: BTreeSet<String> =
+            self.program.params.iter().map(|&param| self.program.var(param).name.clone()).collect();
+        let out = ["out", "output", "destination", "ein_out"]
+            .into_iter()
+            .find(|name| !taken.contains(*name))
+            .map(|name| Ident::new(name, into.span()))
+            .ok_or_else(|| internal(into.span(), "no free name for `out`"))?;
+        let out_type = out_type(&ty, header.ret_span)?;
+        let views = self.names.fresh("out");
+        let site = self.site(into.span());
+        let mut columns = Vec::new();
+        out_columns(&ty, false, &views.to_token_stream(), &out.to_string(), &site, &mut columns)?;
+        let body = &self.program.body;
+        // Only a result built by one comprehension is written in place: all of `out` is then
+        // checked before any of it is written. The parts of other results are all computed,
+        // then all checked, then copied.
+        let tail = reduce::fold_tail(body);
+        self.destinations = match tail.kind {
+            ExprKind::For { .. } => vec![(tail as *const crate::ir::Expr, columns.clone())],
+            _ => Vec::new(),
+        };
+
+        let mut block = Block::new();
+        let out_views = out_views(&ty, &out.to_token_stream());
+        block.push(quote!(let #views = #out_views;));
+        let value = self.value(body, &mut block)?;
+        let mut copies = Vec::new();
+        self.copies_to_out(&value, &ty, &mut columns.as_slice(), &mut copies)?;
+        for (OutColumn { view: target, what, site }, view) in &copies {
+            block.push(quote!(::ein::__private::check_out(&#target, #view.shape(), #what, &#site);));
+        }
+        for (OutColumn { view: target, what, site }, view) in &copies {
+            block.push(quote!(::ein::__private::write_into(#target, #view, #what, &#site);));
+        }
+        let body_tokens = block.finish(None);
+
+        let name = &header.name;
+        let doc = format!(
+            " Writes what [`{name}`] returns into `{out}`, which must have its shape (checked before \
+             anything is written); `{out}` is filled in place, without a new allocation, when it is \
+             contiguous."
+        );
+        let mut attrs = vec![syn::parse_quote!(#[doc = #doc])];
+        // `#[must_use]` on a function returning nothing would itself be linted.
+        attrs.extend(header.attrs.iter().filter(|attr| !attr.path().is_ident("must_use")).cloned());
+        self.item(&attrs, &header.vis, into, Some((&out, out_type)), None, &body_tokens)
+    }
+
+    /// The copies a value of type `ty` needs into the next of the `#[into]` function's out
+    /// columns (see [`Gen::writing_form`]): a view per array column; none for `()`, which marks a
+    /// result a comprehension already wrote in place.
+    fn copies_to_out(
+        &self,
+        value: &Value,
+        ty: &Type,
+        columns: &mut &[OutColumn],
+        copies: &mut Vec<(OutColumn, TokenStream)>,
+    ) -> syn::Result<()> {
+        let body_span = self.program.body.span;
+        let mut next = |view: Option<&TokenStream>| -> syn::Result<()> {
+            let Some((column, rest)) = columns.split_first() else {
+                return Err(internal(body_span, "more result columns than out columns"));
+            };
+            *columns = rest;
+            copies.extend(view.map(|view| (column.clone(), view.clone())));
+            Ok(())
+        };
+        match (value, ty) {
+            (Value::Tuple(written), Type::Array { elem, .. }) if written.is_empty() => {
+                (0..column_count_in(elem)).try_for_each(|_| next(None))
+            }
+            (Value::Array(array), Type::Array { .. }) => {
+                array.views.leaves().into_iter().try_for_each(|view| next(Some(view)))
+            }
+            (Value::Tuple(values), Type::Tuple { fields, .. }) if values.len() == fields.len() => values
+                .iter()
+                .zip(fields)
+                .try_for_each(|(value, field)| self.copies_to_out(value, field, columns, copies)),
+            _ => Err(internal(body_span, format!("an `#[into]` result of type {ty:?}"))),
+        }
+    }
+
+    /// The generated function `name`, in two copies (portable, and AVX2+FMA chosen at run
+    /// time): the parameters (after `out`, if given), their views, the sites, then `body`.
+    fn item(
+        &mut self,
+        attrs: &[syn::Attribute],
+        vis: &syn::Visibility,
+        name: &Ident,
+        out: Option<(&Ident, TokenStream)>,
+        ret_type: Option<TokenStream>,
+        body: &TokenStream,
+    ) -> syn::Result<TokenStream> {
         let mut params = Vec::new();
         let mut args = Vec::new();
         let mut rebinds = Vec::new();
+        if let Some((out, ty)) = out {
+            params.push(quote!(#out: #ty));
+            args.push(out.clone());
+        }
         for &param in &self.program.params {
             let info = self.program.var(param);
-            let mut name = self.names.var(param).clone();
+            let mut param_name = self.names.var(param).clone();
             let ty = param_type(&info.ty, info.span)?;
-            if mentions(&body, &name) {
-                if let Some(views) = rebind(&info.ty, &name.to_token_stream(), ParamStyle::Reference) {
-                    rebinds.push(quote!(let #name = #views;));
+            if mentions(body, &param_name) {
+                if let Some(views) = rebind(&info.ty, &param_name.to_token_stream(), ParamStyle::Reference) {
+                    rebinds.push(quote!(let #param_name = #views;));
                 }
-            } else if !name.to_string().starts_with('_') {
-                let bare = name.to_string();
-                name = Ident::new(&format!("_{}", bare.trim_start_matches("r#")), name.span());
+            } else if !param_name.to_string().starts_with('_') {
+                let bare = param_name.to_string();
+                param_name = Ident::new(&format!("_{}", bare.trim_start_matches("r#")), param_name.span());
             }
-            params.push(quote!(#name: #ty));
-            args.push(name);
+            params.push(quote!(#param_name: #ty));
+            args.push(param_name);
         }
-        let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
+        let ret = ret_type.map(|ty| quote!(-> #ty));
         let sites = &self.sites;
         let inner = quote! {
             #(#rebinds)*
@@ -163,15 +296,14 @@ impl<'p> Gen<'p> {
         // The same body again, compiled for AVX2 and FMA and taken when the CPU has them (see
         // `ein-runtime/src/dispatch.rs`); not needed when the whole crate is built for them.
         let wide = self.names.fresh("wide");
-        let FunctionHeader { attrs, vis, name, .. } = header;
         Ok(quote! {
             #(#attrs)*
-            #vis fn #name(#(#params),*) -> #ret_type {
+            #vis fn #name(#(#params),*) #ret {
                 #[cfg(all(target_arch = "x86_64", not(all(target_feature = "avx2", target_feature = "fma"))))]
                 {
                     #[target_feature(enable = "avx2,fma")]
                     #[allow(clippy::too_many_arguments)]
-                    unsafe fn #wide(#(#params),*) -> #ret_type {
+                    unsafe fn #wide(#(#params),*) #ret {
                         #inner
                     }
                     if ::ein::__private::wide_simd() {
@@ -562,6 +694,79 @@ fn owned_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
         Type::Tuple { fields, .. } => {
             Ok(tuple_tokens(fields.iter().map(|field| owned_type(field, span)).collect::<syn::Result<_>>()?))
         }
+    }
+}
+
+/// The type of an `#[into]` function's `out` for a result of type `ty`: a mutable reference
+/// to any storage implementing `AsViewMut` per array column, in the result's tuple structure.
+fn out_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
+    match ty {
+        Type::Scalar(_) => Err(internal(span, "an `#[into]` result with a scalar part")),
+        Type::Array { elem, rank } => {
+            let rank = Literal::usize_unsuffixed(*rank);
+            column_types(elem, span, &mut |scalar| {
+                let scalar = primitive(scalar);
+                quote!(&mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<#scalar, #rank>))
+            })
+        }
+        Type::Tuple { fields, .. } => {
+            Ok(tuple_tokens(fields.iter().map(|field| out_type(field, span)).collect::<syn::Result<_>>()?))
+        }
+    }
+}
+
+/// The `ViewMut`s of `out` (at `path`, of [`out_type`]), as one expression.
+fn out_views(ty: &Type, path: &TokenStream) -> TokenStream {
+    match ty {
+        Type::Array { elem, rank } => {
+            let rank = Literal::usize_unsuffixed(*rank);
+            tree_at(elem, path)
+                .map(&mut |column| quote!(::ein::__private::AsViewMut::<_, #rank>::as_view_mut(#column)))
+                .tuple()
+        }
+        Type::Tuple { fields, .. } => tuple_tokens(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(position, field)| {
+                    let position = syn::Index::from(position);
+                    out_views(field, &quote!(#path.#position))
+                })
+                .collect(),
+        ),
+        Type::Scalar(_) => path.clone(),
+    }
+}
+
+/// The out columns of a result of type `ty`, in order: the view at `path` (of [`out_views`])
+/// and the user's name for it (`what`, e.g. `out.1`); `in_array` inside an array's elements.
+fn out_columns(
+    ty: &Type,
+    in_array: bool,
+    path: &TokenStream,
+    what: &str,
+    site: &Ident,
+    columns: &mut Vec<OutColumn>,
+) -> syn::Result<()> {
+    match ty {
+        Type::Array { elem, .. } => out_columns(elem, true, path, what, site, columns),
+        Type::Tuple { fields, .. } => fields.iter().enumerate().try_for_each(|(position, field)| {
+            let index = syn::Index::from(position);
+            out_columns(field, in_array, &quote!(#path.#index), &format!("{what}.{position}"), site, columns)
+        }),
+        Type::Scalar(_) if in_array => {
+            columns.push(OutColumn { view: path.clone(), what: format!("`{what}`"), site: site.clone() });
+            Ok(())
+        }
+        Type::Scalar(_) => Err(internal(site.span(), "an `#[into]` result with a scalar part")),
+    }
+}
+
+/// The number of columns of an array with elements of type `elem`.
+fn column_count_in(elem: &Type) -> usize {
+    match elem {
+        Type::Tuple { fields, .. } => fields.iter().map(column_count_in).sum(),
+        _ => 1,
     }
 }
 

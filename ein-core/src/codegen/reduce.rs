@@ -550,8 +550,9 @@ impl Gen<'_> {
     }
 }
 
-/// The expression a fold body's value is, under its `let`s and size checks.
-fn fold_tail(body: &Expr) -> &Expr {
+/// The expression that gives `body` its value, under its `let`s and size checks (what builds a
+/// fold's next accumulator, or an `#[into]` function's result).
+pub(super) fn fold_tail(body: &Expr) -> &Expr {
     match &body.kind {
         ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => fold_tail(body),
         _ => body,

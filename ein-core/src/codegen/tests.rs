@@ -108,12 +108,35 @@ fn project(tuple: Expr, field: usize) -> Expr {
 }
 
 fn header(name: &str) -> Form {
+    header_into(name, None)
+}
+
+fn header_into(name: &str, into: Option<&str>) -> Form {
     Form::Function(FunctionHeader {
-        attrs: Vec::new(),
+        // With `into`, attributes to pass through to both functions (or, `must_use`, not).
+        attrs: match into {
+            Some(_) => vec![syn::parse_quote!(#[must_use]), syn::parse_quote!(#[inline])],
+            None => Vec::new(),
+        },
         vis: syn::parse_quote!(pub),
         name: proc_macro2::Ident::new(name, span()),
+        into: into.map(|into| proc_macro2::Ident::new(into, span())),
         ret_span: span(),
     })
+}
+
+/// A function with `#[into(name_into)]`: the returning function and the writing one.
+fn with_into(name: &'static str, program: Program) -> (Sample, Sample) {
+    let into = Box::leak(format!("{name}_into").into_boxed_str());
+    let full = generate(&program, &header_into(name, Some(into))).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let file: syn::File = syn::parse2(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
+    let [returning, writing] = file.items.as_slice() else { panic!("{name}: expected two items in\n{full}") };
+    let sample = |name: &'static str, item: &syn::Item| {
+        let full = item.to_token_stream();
+        let tokens = portable_copy(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
+        Sample { name, tokens, full, wrapper: None }
+    };
+    (sample(name, returning), sample(into, writing))
 }
 
 /// One generated sample: its Rust text and how to wrap it into a complete item.
@@ -202,6 +225,10 @@ fn assert_lacks(sample: &Sample, needles: &[&str]) {
 /// `fn matmul(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } } }`
 /// with the size of `k` asserted equal between `a` and `b`.
 fn matmul() -> Sample {
+    function("matmul", matmul_program())
+}
+
+fn matmul_program() -> Program {
     let mut b = Builder::default();
     let a = b.param("a", array(Scalar::F32, 2));
     let bm = b.param("b", array(Scalar::F32, 2));
@@ -223,7 +250,7 @@ fn matmul() -> Sample {
     };
     let ty = body.ty.clone();
     let body = Expr::new(ExprKind::Assert { checks: vec![check], body: Box::new(body) }, ty, span());
-    function("matmul", b.program(body))
+    b.program(body)
 }
 
 /// `fn shift(a: [f32]) -> [f32] { for i { a[i + 1] - a[i] } }`
@@ -239,6 +266,10 @@ fn shift() -> Sample {
 /// `fn polar(p: [{re: f64, im: f64}]) -> [{r: f64, re: f64}]`: reads a record array (two
 /// columns) and builds one.
 fn polar() -> Sample {
+    function("polar", polar_program())
+}
+
+fn polar_program() -> Program {
     let mut b = Builder::default();
     let record = Type::Tuple { fields: vec![Type::scalar(Scalar::F64); 2], names: vec!["re".into(), "im".into()] };
     let p = b.param("p", Type::array(record, 1));
@@ -256,7 +287,7 @@ fn polar() -> Sample {
         span(),
     );
     let body = for_each(i, len(b.var(p), 0), element);
-    function("polar", b.program(body))
+    b.program(body)
 }
 
 /// `fn transpose_add(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { a[i, j] + b[j, i] } }`
@@ -807,4 +838,72 @@ fn a_fold_stops_at_a_fixed_point_only_when_that_cannot_change_the_result() {
     assert!(!stepped.contains("break"), "{stepped}");
     let failing = compiled("fn f(a: [i64], n: usize) -> [i64] { for i { fold t in 0..n, x = a[i] { if x > 100 { x } else { x + 100 / a[i] } } } }");
     assert!(!failing.contains("break"), "{failing}");
+}
+
+/// Every function generated for `source` (several with `#[into]`), each without its AVX2 copy,
+/// whitespace removed.
+fn compiled_items(source: &str) -> Vec<String> {
+    let tokens: TokenStream = source.parse().expect("test source tokenises");
+    let file: syn::File = syn::parse2(crate::compile(tokens).expect("compiles")).expect("items");
+    file.items
+        .iter()
+        .map(|item| squeeze(&portable_copy(item.to_token_stream()).expect("a function").to_string()))
+        .collect()
+}
+
+#[test]
+fn into_writes_a_comprehension_straight_into_out() {
+    let (returning, writing) = with_into("matmul", matmul_program());
+    assert_contains(&returning, &["#[must_use]", "#[inline]", "pub fn matmul(", "__ein_buffer.into_array("]);
+    assert_contains(
+        &writing,
+        &[
+            "#[doc = \" Writes what [`matmul`] returns into `out`",
+            "#[inline] pub fn matmul_into(out: &mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<::core::primitive::f32, 2>), a: &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f32, 2>),",
+            "let __ein_out = ::ein::__private::AsViewMut::<_, 2>::as_view_mut(out);",
+            "let mut __ein_buffer = ::ein::__private::Destination::new(__ein_out, [__ein_size_i, __ein_size_j], \"`out`\", &__ein_site",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j,",
+            "__ein_buffer.finish();",
+        ],
+    );
+    // Nothing returned, nothing allocated, nothing copied; `must_use` would lint on `()`.
+    assert_lacks(&writing, &["into_array", "Buffer::", "write_into", "must_use", ") ->"]);
+    let text = text(&writing);
+    assert!(text.find("check_same_size").unwrap() < text.find("Destination").unwrap());
+    assert!(text.find("Destination").unwrap() < text.find("fill_chunks").unwrap());
+}
+
+#[test]
+fn into_writes_every_column_of_an_array_of_records() {
+    let (_, writing) = with_into("polar", polar_program());
+    assert_contains(
+        &writing,
+        &[
+            "pub fn polar_into(out: (&mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<::core::primitive::f64, 1>), &mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<::core::primitive::f64, 1>)),",
+            "let __ein_out = (::ein::__private::AsViewMut::<_, 1>::as_view_mut(out.0), ::ein::__private::AsViewMut::<_, 1>::as_view_mut(out.1));",
+            "(::ein::__private::Destination::new(__ein_out.0, [__ein_size_i], \"`out.0`\",",
+            "::ein::__private::Destination::new(__ein_out.1, [__ein_size_i], \"`out.1`\",",
+            "__ein_buffer.0.finish(); __ein_buffer.1.finish();",
+        ],
+    );
+}
+
+#[test]
+fn into_copies_other_results_after_checking_every_part() {
+    let items = compiled_items(
+        "#[into(g)] fn f(a: [[f64]], b: [[f64]]) -> ([[f64]], [[f64]]) { (for i, j { a[i, j] + b[i, j] }, a) }",
+    );
+    let [_, writing] = items.as_slice() else { panic!("two functions expected: {items:?}") };
+    assert!(!writing.contains("Destination"), "{writing}");
+    let checks =
+        [writing.find("check_out(&__ein_out.0,"), writing.find("check_out(&__ein_out.1,a.shape(),\"`out.1`\"")];
+    let writes = [writing.find("write_into(__ein_out.0,"), writing.find("write_into(__ein_out.1,a,\"`out.1`\"")];
+    let [Some(first_check), Some(second_check)] = checks else { panic!("{writing}") };
+    let [Some(first_write), Some(_)] = writes else { panic!("{writing}") };
+    assert!(first_check < first_write && second_check < first_write, "{writing}");
+
+    // The comprehension at the end of the `let`s is the result, written in place.
+    let items = compiled_items("#[into(g)] fn f(a: [f64]) -> [f64] { let m = max i { a[i] }; for i { a[i] - m } }");
+    assert!(items[1].contains("Destination::new(__ein_out,"), "{}", items[1]);
+    assert!(!items[1].contains("write_into"), "{}", items[1]);
 }

@@ -538,6 +538,8 @@ pub struct FunctionHeader {
     pub attrs: Vec<syn::Attribute>,
     pub vis: syn::Visibility,
     pub name: proc_macro2::Ident,
+    /// `#[into(name)]`: the name of the function that writes the result into `out`.
+    pub into: Option<proc_macro2::Ident>,
     /// Span of the declared return type, for errors about the result.
     pub ret_span: Span,
 }

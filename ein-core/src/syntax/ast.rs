@@ -12,11 +12,14 @@ pub enum Input {
     Functions(Vec<Function>),
 }
 
-/// `#[attrs] pub fn name(params) -> ret { body }`
+/// `#[attrs] #[into(name_into)] pub fn name(params) -> ret { body }`
 #[derive(Clone, Debug)]
 pub struct Function {
     /// Outer attributes (doc comments, `#[inline]`, …) passed through to the generated function.
     pub attrs: Vec<syn::Attribute>,
+    /// `#[into(name)]`: also generate `name(out, params..)`, which writes the result into
+    /// arrays the caller owns instead of returning new ones.
+    pub into: Option<Ident>,
     pub vis: syn::Visibility,
     pub name: Ident,
     pub params: Vec<Param>,

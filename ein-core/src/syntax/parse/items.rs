@@ -1,9 +1,10 @@
-//! The item form: `#[attrs] pub fn name(x: [f32], n: usize) -> [f32] { body }`, one or more.
+//! The item form: `#[attrs] pub fn name(x: [f32], n: usize) -> [f32] { body }`, one or more, each
+//! optionally with ein's `#[into(name_into)]` (a second function that writes into `out`).
 
 use super::primary::parse_body;
 use super::types::parse_type;
 use super::{expected, Context};
-use crate::syntax::ast::{Function, Param};
+use crate::syntax::ast::{Function, Param, TypeExpr};
 use proc_macro2::Ident;
 use syn::parse::ParseStream;
 use syn::{token, Token};
@@ -14,11 +15,23 @@ pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Res
     while !input.is_empty() {
         functions.push(parse_function(input, context)?);
     }
+    for (position, function) in functions.iter().enumerate() {
+        let Some(into) = &function.into else { continue };
+        let clash = functions.iter().enumerate().any(|(other, candidate)| {
+            candidate.name == *into || (other < position && candidate.into.as_ref() == Some(into))
+        });
+        if clash {
+            return Err(syn::Error::new(
+                into.span(),
+                format!("`{into}` is already the name of a function in this `ein!` block"),
+            ));
+        }
+    }
     Ok(functions)
 }
 
 fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function> {
-    let attrs = syn::Attribute::parse_outer(input)?;
+    let (attrs, into) = split_into_attribute(syn::Attribute::parse_outer(input)?)?;
     let vis: syn::Visibility = input.parse()?;
     if !input.peek(Token![fn]) {
         return Err(expected(input, "`fn`: an ein item is a function `fn name(params) -> type { body }`"));
@@ -47,8 +60,57 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
         return Err(expected(input, "the function body `{ .. }`"));
     }
     let (body, braces) = parse_body(input, context, "the function")?;
+    if let Some(into) = &into {
+        if *into == name {
+            return Err(syn::Error::new(
+                into.span(),
+                format!("`#[into({into})]` names the function itself; give the writing function its own name, e.g. `{name}_into`"),
+            ));
+        }
+        only_arrays(&ret, into)?;
+    }
     let span = fn_token.span.join(braces.close()).unwrap_or(name.span());
-    Ok(Function { attrs, vis, name, params, ret, body: *body, span })
+    Ok(Function { attrs, vis, name, params, ret, into, body: *body, span })
+}
+
+/// Takes ein's own `#[into(name)]` out of a function's attributes (the rest pass through).
+fn split_into_attribute(attrs: Vec<syn::Attribute>) -> syn::Result<(Vec<syn::Attribute>, Option<Ident>)> {
+    let mut kept = Vec::new();
+    let mut into: Option<Ident> = None;
+    for attr in attrs {
+        if !attr.path().is_ident("into") {
+            kept.push(attr);
+            continue;
+        }
+        let usage = "write `#[into(name)]`, naming the function to generate that writes the result into `out`";
+        let name = match &attr.meta {
+            syn::Meta::List(list) => list
+                .parse_args::<Ident>()
+                .map_err(|_| syn::Error::new_spanned(&list.tokens, format!("expected one function name: {usage}")))?,
+            _ => return Err(syn::Error::new_spanned(&attr, format!("`into` needs a name: {usage}"))),
+        };
+        if into.is_some() {
+            return Err(syn::Error::new_spanned(&attr, "a function takes at most one `#[into(..)]`"));
+        }
+        into = Some(name);
+    }
+    Ok((kept, into))
+}
+
+/// `#[into]` writes arrays into the caller's: every part of the result must be an array.
+fn only_arrays(ty: &TypeExpr, into: &Ident) -> syn::Result<()> {
+    match ty {
+        TypeExpr::Array(..) => Ok(()),
+        TypeExpr::Tuple(fields, _) => fields.iter().try_for_each(|field| only_arrays(field, into)),
+        TypeExpr::Record(fields, _) => fields.iter().try_for_each(|(_, field)| only_arrays(field, into)),
+        TypeExpr::Scalar(..) => Err(syn::Error::new(
+            ty.span(),
+            format!(
+                "`#[into({into})]` writes the result into arrays the caller owns, but this part of it is a scalar; \
+                 return scalars from a function without `#[into]`"
+            ),
+        )),
+    }
 }
 
 /// `name: type, ..` inside the parameter list (a trailing comma is fine).

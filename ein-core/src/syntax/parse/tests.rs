@@ -812,6 +812,48 @@ fn function_errors() {
 }
 
 #[test]
+fn into_attribute_names_the_writing_function() {
+    let parsed = functions(quote! {
+        /// Doubles.
+        #[into(double_into)]
+        #[inline]
+        fn double(a: [f64]) -> [f64] { for i { a[i] * 2.0 } }
+        #[into(split_into)]
+        fn split(a: [f64]) -> ([f64], [{ re: f64, im: f64 }]) { (a, for i { { re: a[i], im: 0.0 } }) }
+        fn plain(a: [f64]) -> [f64] { a }
+    });
+    // Taken out of the attributes that pass through to Rust.
+    assert_eq!(parsed[0].attrs.len(), 2);
+    assert!(parsed[0].attrs.iter().all(|attr| !attr.path().is_ident("into")));
+    assert_eq!(parsed[0].into.as_ref().map(ToString::to_string).as_deref(), Some("double_into"));
+    assert_eq!(parsed[1].into.as_ref().map(ToString::to_string).as_deref(), Some("split_into"));
+    assert!(parsed[2].into.is_none());
+}
+
+#[test]
+fn into_attribute_errors() {
+    let body = "fn f(a: [f32]) -> [f32] { a }";
+    assert_error(&format!("#[into] {body}"), "`into` needs a name: write `#[into(name)]`", "#[into]");
+    assert_error(&format!("#[into = g] {body}"), "`into` needs a name", "#[into = g]");
+    assert_error(&format!("#[into(g, h)] {body}"), "expected one function name", "g, h");
+    assert_error(&format!("#[into(1)] {body}"), "expected one function name", "1)");
+    assert_error(&format!("#[into(g)] #[into(h)] {body}"), "a function takes at most one `#[into(..)]`", "#[into(h)]");
+    assert_error(&format!("#[into(f)] {body}"), "`#[into(f)]` names the function itself", "f)");
+    assert_error(&format!("#[into(g)] {body} fn g() -> f32 {{ 1.0 }}"), "`g` is already the name of a function", "g)");
+    assert_error(
+        &format!("#[into(g)] {body} #[into(g)] fn h(a: [f32]) -> [f32] {{ a }}"),
+        "`g` is already the name of a function",
+        "g)] fn h",
+    );
+    assert_error(
+        "#[into(g)] fn f(a: [f32]) -> ([f32], f32) { (a, 1.0) }",
+        "`#[into(g)]` writes the result into arrays the caller owns, but this part of it is a scalar",
+        "f32) {",
+    );
+    assert_error("#[into(g)] fn f(a: [f32]) -> f32 { 1.0 }", "this part of it is a scalar", "f32 {");
+}
+
+#[test]
 fn errors_point_into_later_lines() {
     let source = "fn f(a: [f32]) -> [f32] {\n    for i {\n        a[i] +\n    }\n}";
     let (message, line, column) = error(source);

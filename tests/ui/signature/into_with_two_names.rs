@@ -1,0 +1,8 @@
+use ein::ein;
+
+ein! {
+    #[into(double_into, other)]
+    fn double(a: [f32]) -> [f32] { for i { a[i] * 2.0 } }
+}
+
+fn main() {}
