@@ -26,7 +26,9 @@ fn shadows() -> usize {
 }
 
 ::ein::ein! {
-    /// Every construct of the item form, in a module where the prelude is shadowed.
+    /// Every construct of the item form, in a module where the prelude is shadowed; its
+    /// `#[into]` companion writes the array of records into two arrays the caller owns.
+    #[into(everything_into)]
     pub fn everything(a: [[f64]], b: [f64], n: usize, s: f64) -> [{ re: f64, im: f64 }] {
         for i {
             let row = a[i];
@@ -42,6 +44,8 @@ fn shadows() -> usize {
         (sum i { a[i] * a[i] }, argmax i { a[i] }, prod j { w[j] % 7 + 1 }, any j { w[j] > 3 })
     }
 
+    /// The `#[into]` companion of a fold: the result is copied into `out`.
+    #[into(path_into)]
     pub fn path(w: [[i64]]) -> [i64] {
         fold t in 0..w.len(), acc = for j { w[0, j] } {
             for j { min(acc[j - 1], min(acc[j], acc[j + 1])) + w[t, j] }
@@ -61,6 +65,15 @@ fn every_form_compiles_with_the_prelude_shadowed() {
     assert_eq!((total, at, product, any), (30.0, 3, 2 * 6 * 3, true));
     let w = ndarray::array![[1i64, 2, 3], [4, 5, 6]];
     assert_eq!(path(&w).as_slice(), &[6, 7, 9]);
+    let mut written = (vec![0.0; 3], ndarray::Array1::<f64>::zeros(3));
+    everything_into((&mut written.0, &mut written.1), &a, &b, 3, 0.5);
+    assert_eq!(
+        (written.0.as_slice(), written.1.as_slice()),
+        (re.as_slice(), ::core::option::Option::Some(im.as_slice()))
+    );
+    let mut best = [0i64; 3];
+    path_into(&mut best, &w);
+    assert_eq!(best, [6, 7, 9]);
 
     let scale = 2.0f64;
     let doubled = ::ein::ein!(for i { b[i] * scale });
