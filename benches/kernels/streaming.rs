@@ -22,6 +22,7 @@ ein! {
     }
 
     /// `a + bᵀ`: one operand read across its rows.
+    #[into(transpose_add_into)]
     pub fn transpose_add(a: [[f32]], b: [[f32]]) -> [[f32]] {
         for i, j { a[i, j] + b[j, i] }
     }
@@ -203,14 +204,26 @@ fn transpose_add_kernel(quick: bool) -> Kernel {
     let b = Arc::new(data::uniform_f32(5, n * n, -1.0, 1.0));
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    let (a3, b3) = (Arc::clone(&a), Arc::clone(&b));
     let shape = (n, n);
+    let out = Arc::new(Mutex::new(vec![0.0f32; n * n]));
+    let read = Arc::clone(&out);
     Kernel::new("transpose-add", format!("{n}² f32"), Work::Bytes(12.0 * (n * n) as f64), Check::Close(1e-6))
-        .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`")
+        .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`; `ein into` writes into one buffer allocated once (the `#[into]` companion)")
         .variant("ein", move || transpose_add(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || transpose_add_hand(&a2, &b2, n, n))
         .variant("ndarray", move || {
             Zip::from(&data::view(&a, shape)).and(&data::view(&b, shape).t()).par_map_collect(|&x, &y| x + y)
         })
+        .in_place_variant(
+            "ein into",
+            move || {
+                let mut out = out.lock().expect("the buffer lock is never poisoned");
+                let mut target = ndarray::ArrayViewMut2::from_shape(shape, &mut out[..]).expect("n² elements");
+                transpose_add_into(&mut target, &data::view(&a3, shape), &data::view(&b3, shape));
+            },
+            move || read.lock().expect("the buffer lock is never poisoned").clone(),
+        )
 }
 
 fn tiny_inputs() -> [Arc<Vec<f32>>; 3] {

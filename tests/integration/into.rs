@@ -202,6 +202,20 @@ fn a_contiguous_out_is_written_in_place() {
 }
 
 #[test]
+fn an_out_larger_than_the_caches_is_written_exactly() {
+    // 35 MB: above the size from which the runtime writes with streaming stores; one element
+    // off 16-byte alignment; its neighbours must stay untouched.
+    let n = 4_400_000;
+    let b: Vec<f64> = (0..n).map(|value| value as f64).collect();
+    let c: Vec<f64> = (0..n).map(|value| (value % 7) as f64).collect();
+    let mut backing = vec![-1.0; n + 2];
+    triad_into(&mut backing[1..=n], &b, &c, 0.5);
+    assert_eq!((backing[0], backing[n + 1]), (-1.0, -1.0));
+    let wrong = backing[1..=n].iter().enumerate().find(|&(i, &value)| value != i as f64 + 0.5 * (i % 7) as f64);
+    assert_eq!(wrong, None);
+}
+
+#[test]
 fn a_shared_ndarray_out_is_unshared_before_it_is_written() {
     let a = ndarray::Array2::from_shape_fn((2, 2), |(i, j)| (i * 2 + j) as f64);
     let mut out = ndarray::ArcArray2::<f64>::zeros((2, 2));
