@@ -623,6 +623,8 @@ const CORPUS: &[(&str, bool)] = &[
     ("fn two(a: [f32]) -> [f32] { for i { a[i] * 2.0 } }\nfn three(a: [i32]) -> i32 { prod i { a[i] } + a.len() as i32 }", true),
     ("fn methods(a: [f64]) -> [f64] { for i { a[i].abs().sqrt().pow(1.5).max(0.25) } }", true),
     ("fn tuple(a: [f64]) -> [(f64, i64)] { for i { (a[i], i) } }", true),
+    ("#[into(triad_into)]\npub fn triad(b: [f64], c: [f64], s: f64) -> [f64] { for i { b[i] + s * c[i] } }", true),
+    ("#[into(split_into)]\nfn split(a: [[f64]]) -> ([[f64]], [[{ re: f64, im: f64 }]]) { (a, for i, j { { re: a[i, j], im: 0.0 } }) }", true),
     ("for i { sum k { a[i, k] * b[k] } }", false),
     ("for i, j { let m = max k { x[i, k] }; exp(x[i, j] - m) / sum k { exp(x[i, k] - m) } }", false),
     ("for i in 0..n { a[i] + a[i - 1] * s }", false),

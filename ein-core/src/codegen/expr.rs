@@ -25,18 +25,15 @@ impl Gen<'_> {
             ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
             ExprKind::Var(var) => self.lookup(*var, expr.span),
             ExprKind::For { .. } => {
-                let destination = self.destinations.iter().position(|(tail, _)| std::ptr::eq(*tail, expr));
-                match destination {
+                if self.destination.as_ref().is_some_and(|(tail, _)| std::ptr::eq(*tail, expr)) {
                     // Written into the caller's `out` (an `#[into]` function's result): no value.
-                    Some(position) => {
-                        let (_, columns) = self.destinations.remove(position);
-                        self.comprehension(expr, block, hint, Some(&columns))?;
-                        Ok(Value::Tuple(Vec::new()))
-                    }
-                    None => match self.comprehension(expr, block, hint, None)? {
-                        Some(array) => Ok(Value::Array(array)),
-                        None => Err(internal(expr.span, "a comprehension without a value")),
-                    },
+                    let columns = self.destination.take().map(|(_, columns)| columns).unwrap_or_default();
+                    self.comprehension(expr, block, hint, Some(&columns))?;
+                    return Ok(Value::Tuple(Vec::new()));
+                }
+                match self.comprehension(expr, block, hint, None)? {
+                    Some(array) => Ok(Value::Array(array)),
+                    None => Err(internal(expr.span, "a comprehension without a value")),
                 }
             }
             ExprKind::Reduce { .. } => Ok(plain(self.reduce(expr, block, hint)?)),

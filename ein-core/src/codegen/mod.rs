@@ -115,8 +115,8 @@ struct Gen<'p> {
     /// by that comprehension when it does.
     recycle: Option<(Ident, *const crate::ir::Expr)>,
     /// In an `#[into]` function: the comprehension that builds the result, with the columns
-    /// of `out` it is written into directly (see [`Gen::writing_form`]).
-    destinations: Vec<(*const crate::ir::Expr, Vec<OutColumn>)>,
+    /// of `out` it is written into directly (see [`Gen::writing_form`]); taken by it.
+    destination: Option<(*const crate::ir::Expr, Vec<OutColumn>)>,
 }
 
 impl<'p> Gen<'p> {
@@ -139,7 +139,7 @@ impl<'p> Gen<'p> {
             no_versioning: std::env::var_os("EIN_NO_VERSIONING").is_some(),
             interior: Vec::new(),
             recycle: None,
-            destinations: Vec::new(),
+            destination: None,
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
@@ -188,10 +188,9 @@ impl<'p> Gen<'p> {
         // checked before any of it is written. The parts of other results are all computed,
         // then all checked, then copied.
         let tail = reduce::fold_tail(body);
-        self.destinations = match tail.kind {
-            ExprKind::For { .. } => vec![(tail as *const crate::ir::Expr, columns.clone())],
-            _ => Vec::new(),
-        };
+        if let ExprKind::For { .. } = tail.kind {
+            self.destination = Some((tail as *const crate::ir::Expr, columns.clone()));
+        }
 
         let mut block = Block::new();
         let out_views = out_views(&ty, &out.to_token_stream());
@@ -210,8 +209,8 @@ impl<'p> Gen<'p> {
         let name = &header.name;
         let doc = format!(
             " Writes what [`{name}`] returns into `{out}`, which must have its shape (checked before \
-             anything is written); `{out}` is filled in place, without a new allocation, when it is \
-             contiguous."
+             anything is written). A result built by a comprehension is computed straight into \
+             `{out}` when it is contiguous; any other is computed, then copied."
         );
         let mut attrs = vec![syn::parse_quote!(#[doc = #doc])];
         // `#[must_use]` on a function returning nothing would itself be linted.
