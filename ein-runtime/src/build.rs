@@ -399,9 +399,8 @@ fn wrong_destination_shape(what: &str, target: &[usize], result: &[usize], site:
 impl<T, const N: usize> sealed::Sealed for Destination<'_, T, N> {}
 
 impl<T: Copy + Send + 'static, const N: usize> Columns for Destination<'_, T, N> {
-    type Outs<'b> = StreamingOut<'b, T>;
-    /// The start, and whether to write with non-temporal stores (see [`StreamingOut`]).
-    type Pointers = (RowsPointer<T>, bool);
+    type Outs<'b> = Out<'b, T>;
+    type Pointers = RowsPointer<T>;
 
     fn has_len(&self, len: usize) -> bool {
         match &self.storage {
@@ -410,28 +409,23 @@ impl<T: Copy + Send + 'static, const N: usize> Columns for Destination<'_, T, N>
         }
     }
 
-    fn pointers(&mut self) -> (RowsPointer<T>, bool) {
+    fn pointers(&mut self) -> RowsPointer<T> {
         match &mut self.storage {
-            DestinationStorage::Direct(elements) => {
-                let streaming = std::mem::size_of_val(*elements) >= STREAMING_BYTES;
-                (RowsPointer(elements.as_mut_ptr()), streaming)
-            }
-            // A staged buffer is new memory, where plain stores are faster (see `StreamingOut`).
-            DestinationStorage::Staged { buffer, .. } => (buffer.pointers(), false),
+            DestinationStorage::Direct(elements) => RowsPointer(elements.as_mut_ptr()),
+            DestinationStorage::Staged { buffer, .. } => buffer.pointers(),
         }
     }
 
     #[inline]
-    unsafe fn outs<'b>((pointers, streaming): (RowsPointer<T>, bool), start: usize, len: usize) -> StreamingOut<'b, T> {
+    unsafe fn outs<'b>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'b, T> {
         // SAFETY: the caller promises the chunk lies inside the elements behind `pointers` (the
         // target's or the buffer's) and is not aliased.
-        let out = Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) });
-        StreamingOut { out, streaming }
+        Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) })
     }
 
     #[inline]
-    fn is_full(outs: &StreamingOut<'_, T>) -> bool {
-        outs.out.is_full()
+    fn is_full(outs: &Out<'_, T>) -> bool {
+        outs.is_full()
     }
 
     unsafe fn mark_initialised(&mut self, len: usize) {
@@ -442,149 +436,6 @@ impl<T: Copy + Send + 'static, const N: usize> Columns for Destination<'_, T, N>
             DestinationStorage::Staged { buffer, .. } => unsafe { buffer.mark_initialised(len) },
         }
     }
-}
-
-/// A destination at least this large (in bytes) is written with non-temporal stores: larger
-/// than the last-level caches of most machines (32 MiB here), it would not stay cached anyway,
-/// and streaming stores save the read of every destination line that a plain store makes
-/// first (a quarter of a triad's memory traffic: measured 16–19% faster on this machine's
-/// 256 MB triad into an existing array).
-pub const STREAMING_BYTES: usize = 32 << 20;
-
-/// Runs of at least this many elements are streamed (shorter ones are written plainly).
-const STREAMING_RUN: usize = 64;
-
-/// The elements a streamed run computes into a stack block before copying it out.
-const STREAMING_BLOCK: usize = 256;
-
-/// The writer of a [`Destination`]'s chunk: an [`Out`] that, for a large destination the caller
-/// owns, writes long runs ([`Fill::fill`]) with non-temporal stores — each block of elements is
-/// computed into a small stack buffer by the same loop, then copied to the destination with
-/// streaming stores, then fenced. Only for memory the caller owns: on memory being touched for
-/// the first time (a new buffer) streaming stores measured slower than plain ones, so staged
-/// destinations and every `Buffer` write plainly.
-pub struct StreamingOut<'a, T> {
-    out: Out<'a, T>,
-    streaming: bool,
-}
-
-impl<T> sealed::Sealed for StreamingOut<'_, T> {}
-
-impl<T: Copy> Fill for StreamingOut<'_, T> {
-    type Cursor = Cursor<T>;
-    type Slot = Slot<T>;
-
-    #[inline(always)]
-    fn reserve(&mut self, count: usize) -> Cursor<T> {
-        self.out.reserve(count)
-    }
-
-    #[inline(always)]
-    unsafe fn slot(cursor: Cursor<T>, offset: usize) -> Slot<T> {
-        // SAFETY: the caller's promise.
-        unsafe { <Out<'_, T> as Fill>::slot(cursor, offset) }
-    }
-
-    #[inline(always)]
-    fn is_written(slot: &Slot<T>) -> bool {
-        slot.written
-    }
-
-    #[inline(always)]
-    unsafe fn commit(&mut self, count: usize) {
-        // SAFETY: the caller's promise.
-        unsafe { self.out.commit(count) };
-    }
-
-    #[inline(always)]
-    fn fill(&mut self, count: usize, mut value: impl FnMut(usize, &mut Slot<T>)) {
-        if !(STREAMS && self.streaming && count >= STREAMING_RUN) {
-            return self.out.fill(count, value);
-        }
-        let cursor = self.out.reserve(count);
-        let mut block = [MaybeUninit::<T>::uninit(); STREAMING_BLOCK];
-        let mut done = 0;
-        while done < count {
-            let run = STREAMING_BLOCK.min(count - done);
-            for offset in 0..run {
-                // SAFETY: offset < run <= STREAMING_BLOCK, inside the block, which nothing else
-                // touches while the slot lives.
-                let mut slot = Slot { target: unsafe { block.as_mut_ptr().add(offset) }, written: false };
-                value(done + offset, &mut slot);
-                if !slot.written {
-                    unwritten_element();
-                }
-            }
-            // SAFETY: the block's first `run` elements were all written (checked one by one);
-            // the destination elements `done..done + run` lie inside the `count` reserved.
-            unsafe { stream_copy(cursor.0.add(done).cast(), block.as_ptr().cast(), run * std::mem::size_of::<T>()) };
-            done += run;
-        }
-        // Streaming stores are weakly ordered: fence them before anything (rayon's completion of
-        // this chunk included) can tell another thread that they happened.
-        stream_fence();
-        // SAFETY: every element of the run was copied out, as above.
-        unsafe { self.out.commit(count) };
-    }
-}
-
-impl<T> Push<T> for StreamingOut<'_, T> {
-    #[inline]
-    fn push(&mut self, value: T) {
-        self.out.push(value);
-    }
-}
-
-impl<'a, T: Copy, const N: usize> CopyInto<StreamingOut<'a, T>> for View<'_, T, N> {
-    #[inline]
-    fn copy_into(&self, outs: &mut StreamingOut<'a, T>) {
-        self.copy_into(&mut outs.out);
-    }
-}
-
-/// Whether this target has streaming stores (x86-64 always does, from SSE2).
-const STREAMS: bool = cfg!(target_arch = "x86_64");
-
-/// Copies `bytes` bytes from `source` to `target` (not overlapping), with streaming stores
-/// for the 16-byte-aligned part of the target.
-///
-/// # Safety
-/// Both ranges must be valid for `bytes` bytes, and not overlap.
-#[inline(always)]
-unsafe fn stream_copy(target: *mut u8, source: *const u8, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let head = ((target as usize).wrapping_neg() & 15).min(bytes);
-        // SAFETY: the caller's promise covers every byte copied below: `head` bytes, then
-        // 16-byte pieces up to `bytes`, then the rest; the stores in the middle are to 16-byte
-        // aligned addresses, as `_mm_stream_si128` needs, and SSE2 is part of x86-64.
-        unsafe {
-            std::ptr::copy_nonoverlapping(source, target, head);
-            let mut offset = head;
-            while offset + 16 <= bytes {
-                let piece = _mm_loadu_si128(source.add(offset).cast::<__m128i>());
-                _mm_stream_si128(target.add(offset).cast::<__m128i>(), piece);
-                offset += 16;
-            }
-            std::ptr::copy_nonoverlapping(source.add(offset), target.add(offset), bytes - offset);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: the caller's promise.
-    unsafe {
-        std::ptr::copy_nonoverlapping(source, target, bytes)
-    };
-}
-
-/// Orders every streaming store before the stores that follow.
-#[inline(always)]
-fn stream_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `sfence` has no preconditions, and SSE is part of x86-64.
-    unsafe {
-        std::arch::x86_64::_mm_sfence()
-    };
 }
 
 /// A raw pointer to the next unwritten element of an [`Out`], valid for as many elements as
@@ -1410,46 +1261,6 @@ mod tests {
         fill_numbered(&mut destination, 2, 2);
         destination.finish();
         assert_eq!(target.as_slice(), &[0, 1, 1000, 1001]);
-    }
-
-    #[test]
-    fn a_large_destination_is_written_with_streaming_stores_exactly() {
-        // Over STREAMING_BYTES, at an address 8 bytes off 16-byte alignment (so every streamed
-        // run has an unaligned head), with rows that are not whole blocks, runs below
-        // STREAMING_RUN, pushes and fills mixed: every element lands where it belongs, and the
-        // elements around the destination stay untouched.
-        let row_len = 2 * STREAMING_BLOCK + 37;
-        let rows = (STREAMING_BYTES / 8).div_ceil(row_len) + 1;
-        let mut storage = vec![-1i64; rows * row_len + 2];
-        let target = &mut storage[1..rows * row_len + 1];
-        assert!(std::mem::size_of_val(target) >= STREAMING_BYTES);
-        let mut destination =
-            Destination::new(ViewMut::from_slice(target, [rows, row_len]), [rows, row_len], "`out`", &SITE);
-        assert!(destination.pointers().1, "a destination this large streams");
-        fill_chunks(&mut destination, rows, row_len, 1, row_len, |start, end, out| {
-            for row in start..end {
-                match row % 3 {
-                    0 => out.fill(row_len, |column, slot| slot.push((row * 1000 + column) as i64)),
-                    // A short run (written plainly), then a long one.
-                    1 => {
-                        out.fill(STREAMING_RUN - 1, |column, slot| slot.push((row * 1000 + column) as i64));
-                        let rest = row_len - (STREAMING_RUN - 1);
-                        out.fill(rest, |offset, slot| slot.push((row * 1000 + STREAMING_RUN - 1 + offset) as i64));
-                    }
-                    _ => (0..row_len).for_each(|column| out.push((row * 1000 + column) as i64)),
-                }
-            }
-        });
-        destination.finish();
-        assert_eq!((storage[0], storage[rows * row_len + 1]), (-1, -1));
-        let wrong = storage[1..rows * row_len + 1]
-            .iter()
-            .enumerate()
-            .find(|&(position, &value)| value != ((position / row_len) * 1000 + position % row_len) as i64);
-        assert_eq!(wrong, None);
-        // A small destination, and a staged one, write plainly.
-        let mut small = vec![0i64; 8];
-        assert!(!Destination::new(small.as_view_mut(), [8], "`out`", &SITE).pointers().1);
     }
 
     #[test]

@@ -6,8 +6,7 @@ pub use rayon;
 pub use crate::array::Array;
 pub use crate::as_view::{AsView, AsViewMut};
 pub use crate::build::{
-    check_out, fill_chunks, write_into, Buffer, Columns, CopyInto, Destination, Fill, Out, Push, Slot, StreamingOut,
-    GRAIN, STREAMING_BYTES, TILE,
+    check_out, fill_chunks, write_into, Buffer, Columns, CopyInto, Destination, Fill, Out, Push, Slot, GRAIN, TILE,
 };
 pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::wide_simd;

@@ -203,8 +203,8 @@ fn a_contiguous_out_is_written_in_place() {
 
 #[test]
 fn an_out_larger_than_the_caches_is_written_exactly() {
-    // 35 MB: above the size from which the runtime writes with streaming stores; one element
-    // off 16-byte alignment; its neighbours must stay untouched.
+    // 35 MB, more than a last-level cache, one element off 16-byte alignment: every element
+    // written, its neighbours untouched.
     let n = 4_400_000;
     let b: Vec<f64> = (0..n).map(|value| value as f64).collect();
     let c: Vec<f64> = (0..n).map(|value| (value % 7) as f64).collect();
