@@ -4,10 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use ein::ein;
-use ndarray::{ArrayView1, Zip};
+use ndarray::{ArrayView1, ArrayViewMut1, ArrayViewMut2, Zip};
 use rayon::prelude::*;
 
-use crate::harness::{data, run_kernel, Ceiling, Check, Kernel, KernelSpec, Settings, Work};
+use crate::harness::{data, run_kernel, Ceiling, Check, Element, Kernel, KernelSpec, Settings, Work};
 
 ein! {
     /// STREAM triad; `triad_into` writes into an array the caller already has.
@@ -40,8 +40,10 @@ ein! {
 pub fn kernels() -> Vec<KernelSpec> {
     vec![
         KernelSpec { name: "stream-triad", build: triad_kernel },
+        KernelSpec { name: "stream-triad-into", build: triad_into_kernel },
         KernelSpec { name: "sum-of-squares", build: sum_of_squares_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
+        KernelSpec { name: "transpose-add-into", build: transpose_add_into_kernel },
         KernelSpec { name: "tiny-fma", build: tiny_fma_kernel },
         KernelSpec { name: "tiny-dot", build: tiny_dot_kernel },
     ]
@@ -72,13 +74,19 @@ fn triad_hand(b: &[f64], c: &[f64], s: f64) -> Vec<f64> {
     a
 }
 
-/// STREAM's triad proper: into a buffer allocated (and touched) once, as STREAM measures it.
-fn add_stream_variant(kernel: Kernel, b: &Arc<Vec<f64>>, c: &Arc<Vec<f64>>, s: f64) -> Kernel {
-    let buffer = Arc::new(Mutex::new(vec![0.0f64; b.len()]));
-    let (b, c, read) = (Arc::clone(b), Arc::clone(c), Arc::clone(&buffer));
+/// Adds a variant that writes into one buffer of `len` elements, allocated (and touched) once,
+/// as STREAM measures: `write` fills it on every call.
+fn into_buffer<T: Element + Default + Send + 'static>(
+    kernel: Kernel,
+    name: &'static str,
+    len: usize,
+    write: impl Fn(&mut [T]) + 'static,
+) -> Kernel {
+    let buffer = Arc::new(Mutex::new(vec![T::default(); len]));
+    let read = Arc::clone(&buffer);
     kernel.in_place_variant(
-        "stream",
-        move || triad_hand_into(&mut buffer.lock().expect("the buffer lock is never poisoned"), &b, &c, s),
+        name,
+        move || write(&mut buffer.lock().expect("the buffer lock is never poisoned")),
         move || read.lock().expect("the buffer lock is never poisoned").clone(),
     )
 }
@@ -94,16 +102,16 @@ fn triad_inputs(quick: bool) -> (usize, Arc<Vec<f64>>, Arc<Vec<f64>>) {
 /// lucky repetition), and percentages of it would too.
 pub fn stream_ceiling(quick: bool, settings: &Settings) -> Ceiling {
     let (n, b, c) = triad_inputs(quick);
-    let kernel = add_stream_variant(
+    let kernel = into_buffer(
         Kernel::new(
             "stream-ceiling",
             format!("2^{} f64", n.trailing_zeros()),
             Work::Bytes(24.0 * n as f64),
             Check::Close(0.0),
         ),
-        &b,
-        &c,
-        3.0,
+        "stream",
+        n,
+        move |a| triad_hand_into(a, &b, &c, 3.0),
     );
     let result = run_kernel(&kernel, settings);
     let variant = &result.variants[0];
@@ -119,25 +127,34 @@ pub fn stream_ceiling(quick: bool, settings: &Settings) -> Ceiling {
 fn triad_kernel(quick: bool) -> Kernel {
     let (n, b, c) = triad_inputs(quick);
     let s = 3.0;
-    let kernel = Kernel::new("stream-triad", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(1e-15))
-        .note("ein, hand and ndarray allocate their output on every call; `stream` writes into one buffer allocated once (STREAM itself, the ceiling), and so does `ein into` (the `#[into]` companion, `triad_into(&mut out, ..)`)");
     let (b1, c1) = (Arc::clone(&b), Arc::clone(&c));
     let (b2, c2) = (Arc::clone(&b), Arc::clone(&c));
-    let (b3, c3) = (Arc::clone(&b), Arc::clone(&c));
-    let kernel = kernel
+    Kernel::new("stream-triad", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(1e-15))
+        .note("every variant allocates its output on every call (a returning function must); stream-triad-into writes into an existing array")
         .variant("ein", move || triad(&*b1, &*c1, s))
         .variant("hand", move || triad_hand(&b2, &c2, s))
         .variant("ndarray", move || {
-            Zip::from(ArrayView1::from(&b3[..])).and(ArrayView1::from(&c3[..])).par_map_collect(|&b, &c| b + s * c)
-        });
-    let kernel = add_stream_variant(kernel, &b, &c, s);
-    let out = Arc::new(Mutex::new(vec![0.0f64; n]));
-    let read = Arc::clone(&out);
-    kernel.in_place_variant(
-        "ein into",
-        move || triad_into(&mut *out.lock().expect("the buffer lock is never poisoned"), &*b, &*c, s),
-        move || read.lock().expect("the buffer lock is never poisoned").clone(),
-    )
+            Zip::from(ArrayView1::from(&b[..])).and(ArrayView1::from(&c[..])).par_map_collect(|&b, &c| b + s * c)
+        })
+}
+
+/// The triad into an array allocated once: what STREAM measures (hand is STREAM's own loop,
+/// the ceiling's), and what an `#[into]` companion does.
+fn triad_into_kernel(quick: bool) -> Kernel {
+    let (n, b, c) = triad_inputs(quick);
+    let s = 3.0;
+    let (b1, c1) = (Arc::clone(&b), Arc::clone(&c));
+    let (b2, c2) = (Arc::clone(&b), Arc::clone(&c));
+    let kernel = Kernel::new("stream-triad-into", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(24.0 * n as f64), Check::Close(1e-15))
+        .note("into one array allocated once: ein is `triad_into(&mut out, ..)`, the `#[into]` companion; hand is STREAM's loop (the ceiling's); ndarray is `Zip::from(&mut out).and(&b).and(&c).par_for_each(..)`");
+    let kernel = into_buffer(kernel, "ein", n, move |out| triad_into(out, &*b1, &*c1, s));
+    let kernel = into_buffer(kernel, "hand", n, move |out| triad_hand_into(out, &b2, &c2, s));
+    into_buffer(kernel, "ndarray", n, move |out| {
+        Zip::from(ArrayViewMut1::from(out))
+            .and(ArrayView1::from(&b[..]))
+            .and(ArrayView1::from(&c[..]))
+            .par_for_each(|a, &b, &c| *a = b + s * c)
+    })
 }
 
 /// Sum of squares with eight independent accumulators, which LLVM keeps in vector registers.
@@ -175,10 +192,16 @@ fn sum_of_squares_kernel(quick: bool) -> Kernel {
 /// `a + bᵀ` for `a` of `rows × columns`, in 32 × 32 tiles so both operands are read a cache
 /// line at a time.
 fn transpose_add_hand(a: &[f32], b: &[f32], rows: usize, columns: usize) -> Vec<f32> {
-    const TILE: usize = 32;
     let mut out = vec![0.0f32; rows * columns];
+    transpose_add_hand_into(&mut out, a, b, rows, columns);
+    out
+}
+
+/// `out = a + bᵀ` in tiles of 32 × 32, so that `b`'s columns are read from a few cache lines.
+fn transpose_add_hand_into(out: &mut [f32], a: &[f32], b: &[f32], rows: usize, columns: usize) {
+    const TILE: usize = 32;
     if columns == 0 {
-        return out;
+        return;
     }
     out.par_chunks_mut(TILE * columns).enumerate().for_each(|(block, out_rows)| {
         let i0 = block * TILE;
@@ -195,35 +218,44 @@ fn transpose_add_hand(a: &[f32], b: &[f32], rows: usize, columns: usize) -> Vec<
             }
         }
     });
-    out
+}
+
+fn transpose_add_inputs(quick: bool) -> (usize, Arc<Vec<f32>>, Arc<Vec<f32>>) {
+    let n: usize = if quick { 512 } else { 4096 };
+    (n, Arc::new(data::uniform_f32(4, n * n, -1.0, 1.0)), Arc::new(data::uniform_f32(5, n * n, -1.0, 1.0)))
 }
 
 fn transpose_add_kernel(quick: bool) -> Kernel {
-    let n: usize = if quick { 512 } else { 4096 };
-    let a = Arc::new(data::uniform_f32(4, n * n, -1.0, 1.0));
-    let b = Arc::new(data::uniform_f32(5, n * n, -1.0, 1.0));
+    let (n, a, b) = transpose_add_inputs(quick);
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
-    let (a3, b3) = (Arc::clone(&a), Arc::clone(&b));
     let shape = (n, n);
-    let out = Arc::new(Mutex::new(vec![0.0f32; n * n]));
-    let read = Arc::clone(&out);
     Kernel::new("transpose-add", format!("{n}² f32"), Work::Bytes(12.0 * (n * n) as f64), Check::Close(1e-6))
-        .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`; `ein into` writes into one buffer allocated once (the `#[into]` companion)")
+        .note("ndarray is `Zip::from(&a).and(&b.t()).par_map_collect(|&x, &y| x + y)`")
         .variant("ein", move || transpose_add(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || transpose_add_hand(&a2, &b2, n, n))
         .variant("ndarray", move || {
             Zip::from(&data::view(&a, shape)).and(&data::view(&b, shape).t()).par_map_collect(|&x, &y| x + y)
         })
-        .in_place_variant(
-            "ein into",
-            move || {
-                let mut out = out.lock().expect("the buffer lock is never poisoned");
-                let mut target = ndarray::ArrayViewMut2::from_shape(shape, &mut out[..]).expect("n² elements");
-                transpose_add_into(&mut target, &data::view(&a3, shape), &data::view(&b3, shape));
-            },
-            move || read.lock().expect("the buffer lock is never poisoned").clone(),
-        )
+}
+
+fn transpose_add_into_kernel(quick: bool) -> Kernel {
+    let (n, a, b) = transpose_add_inputs(quick);
+    let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
+    let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    let shape = (n, n);
+    let kernel =
+        Kernel::new("transpose-add-into", format!("{n}² f32"), Work::Bytes(12.0 * (n * n) as f64), Check::Close(1e-6))
+            .note("into one array allocated once: ein is the `#[into]` companion; ndarray is `Zip::from(&mut out).and(&a).and(&b.t()).par_for_each(..)`");
+    let kernel = into_buffer(kernel, "ein", n * n, move |out| {
+        let mut out = ArrayViewMut2::from_shape(shape, out).expect("n² elements");
+        transpose_add_into(&mut out, &data::view(&a1, shape), &data::view(&b1, shape));
+    });
+    let kernel = into_buffer(kernel, "hand", n * n, move |out| transpose_add_hand_into(out, &a2, &b2, n, n));
+    into_buffer(kernel, "ndarray", n * n, move |out| {
+        let out = ArrayViewMut2::from_shape(shape, out).expect("n² elements");
+        Zip::from(out).and(&data::view(&a, shape)).and(&data::view(&b, shape).t()).par_for_each(|o, &x, &y| *o = x + y)
+    })
 }
 
 fn tiny_inputs() -> [Arc<Vec<f32>>; 3] {

@@ -15,7 +15,7 @@ mod table;
 mod timing;
 
 pub use options::Options;
-pub use output::{Check, IntoOutput, Output};
+pub use output::{Check, Element, IntoOutput, Output};
 pub use report::{Ceiling, Report};
 pub use timing::{run_kernel, Settings};
 
