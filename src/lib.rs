@@ -8,9 +8,23 @@
 //! [`View`], an `ndarray` array of any storage and any strides (transposed, stepped, reversed
 //! and broadcast ones included), a `Vec` or a slice. Array outputs are [`Array`]s, which turn
 //! into `ndarray` arrays without copying. A result can also be written into an array the caller
-//! already owns (like numpy's `out=`): anything implementing [`AsViewMut`] — an ein [`Array`] or
-//! [`ViewMut`], an `ndarray` array or mutable view of any strides, a `Vec` or a mutable slice —
-//! lends itself as a [`ViewMut`] to be written through:
+//! already owns (like numpy's `out=`): `#[into(name_into)]` on an `ein!` function generates
+//! `name_into(out, ..)`, where `out` is anything implementing [`AsViewMut`] — an ein [`Array`]
+//! or [`ViewMut`], an `ndarray` array or mutable view of any strides, a `Vec` or a mutable
+//! slice:
+//!
+//! ```
+//! ein::ein! {
+//!     #[into(scaled_into)]
+//!     fn scaled(a: [[f64]], s: f64) -> [[f64]] { for i, j { a[i, j] * s } }
+//! }
+//! let a = ndarray::array![[1.0, 2.0], [3.0, 4.0]];
+//! let mut out = ndarray::Array2::<f64>::zeros((2, 2));
+//! scaled_into(&mut out, &a, 10.0); // written in place, no allocation
+//! assert_eq!(out, ndarray::array![[10.0, 20.0], [30.0, 40.0]]);
+//! ```
+//!
+//! Rust code can borrow the same storages as views itself:
 //!
 //! ```
 //! use ein::{Array, AsView, AsViewMut};
