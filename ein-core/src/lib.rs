@@ -2,6 +2,10 @@
 //! `syntax` (tokens → AST) → `check` (AST → typed IR, with `sizes` inferring every size) →
 //! `passes` (IR → IR) → `codegen` (IR → Rust tokens). `interp` is the reference interpreter of
 //! the IR: the semantic oracle every other stage is tested against.
+//!
+//! These are developer docs: read them with `cargo doc -p ein-core --document-private-items`,
+//! where the links into each stage's private modules resolve.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod check;
 pub mod codegen;

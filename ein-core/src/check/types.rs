@@ -1,7 +1,7 @@
 //! Scalar type inference: a union-find over scalar type slots. Literals without a suffix and
 //! the element types of captured locals start open; uses narrow them (to a number, a float, an
 //! integer) or bind them to a concrete type. While checking, the IR holds `ScalarType::Param(slot)`
-//! for open slots; [`Unifier::resolve`] maps them to their final types afterwards.
+//! for open slots; [`Unifier::finish`] maps them to their final types afterwards.
 
 use crate::ir::{NumberClass, ScalarType, Type, VarId};
 use crate::ops::Scalar;
