@@ -38,7 +38,7 @@ pub struct Buffer<T> {
 impl<T: Copy> Buffer<T> {
     /// A buffer of `len` uninitialised elements.
     pub fn new(len: usize) -> Self {
-        let mut elements = Vec::with_capacity(len);
+        let mut elements = crate::memory::output_vec(len);
         // SAFETY: the capacity is `len`, and MaybeUninit needs no initialisation.
         unsafe { elements.set_len(len) };
         Buffer { elements, initialised: 0 }

@@ -135,7 +135,7 @@ pub(crate) unsafe fn contract_to_vec<T: Num>(
     };
     let plan = Plan::new(outputs, PerLabel::from_slice(sizes), left, right);
     let count = sizes[..outputs].iter().product::<usize>();
-    let mut out = Vec::with_capacity(count);
+    let mut out = crate::memory::output_vec(count);
     // SAFETY: `run` writes all `count` elements (GEMM kernels write C without reading it, as
     // the memset of zeros an initialised buffer would need costs as much as a small product).
     unsafe {

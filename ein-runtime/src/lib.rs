@@ -13,6 +13,7 @@ mod chain;
 mod dispatch;
 mod errors;
 mod gemm;
+mod memory;
 mod reduce;
 mod scalar;
 mod view;
