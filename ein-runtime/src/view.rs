@@ -240,30 +240,38 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
             return;
         }
         // Not contiguous, so N >= 1 and no axis is empty.
-        let inner_axis = N - 1;
-        let inner_length = self.shape[inner_axis];
-        let inner_stride = self.strides[inner_axis];
-        let mut outer_index = [0usize; N];
-        loop {
-            let row = self.ptr.wrapping_offset(self.offset_of(outer_index));
+        let inner_length = self.shape[N - 1];
+        let inner_stride = self.strides[N - 1];
+        for_each_row_start(self.shape, |row_start| {
+            let row = self.ptr.wrapping_offset(self.offset_of(row_start));
             for position in 0..inner_length {
-                // SAFETY: outer_index (with 0 on the inner axis) plus `position` on the inner
+                // SAFETY: `row_start` (with 0 on the inner axis) plus `position` on the inner
                 // axis is an in-range index.
                 visit(unsafe { *row.offset(position as isize * inner_stride) });
             }
-            // Advance the odometer over the outer axes; finished when it wraps around.
-            let mut axis = inner_axis;
-            loop {
-                if axis == 0 {
-                    return;
-                }
-                axis -= 1;
-                outer_index[axis] += 1;
-                if outer_index[axis] < self.shape[axis] {
-                    break;
-                }
-                outer_index[axis] = 0;
+        });
+    }
+}
+
+/// Calls `row(start)` with the index of the first element of every row (the last axis) of
+/// `shape`, in row-major order: an odometer over the outer axes. `N` must be at least 1 and no
+/// axis empty.
+pub(crate) fn for_each_row_start<const N: usize>(shape: [usize; N], mut row: impl FnMut([usize; N])) {
+    let mut start = [0usize; N];
+    loop {
+        row(start);
+        // Advance the odometer over the outer axes; finished when it wraps around.
+        let mut axis = N - 1;
+        loop {
+            if axis == 0 {
+                return;
             }
+            axis -= 1;
+            start[axis] += 1;
+            if start[axis] < shape[axis] {
+                break;
+            }
+            start[axis] = 0;
         }
     }
 }

@@ -12,7 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::errors::internal_error;
-use crate::view::{contiguous_len, element_count, row_major_strides, Nested, View};
+use crate::view::{contiguous_len, element_count, for_each_row_start, row_major_strides, Nested, View};
 
 /// Mutably borrowed strided view; strides are in elements and may be negative, never zero.
 pub struct ViewMut<'a, T, const N: usize> {
@@ -131,37 +131,23 @@ impl<'a, T, const N: usize> ViewMut<'a, T, N> {
         }
         // Not both contiguous, so N >= 1 and no axis is empty (an empty view is contiguous, and
         // the two have the same shape).
-        let inner_axis = N - 1;
-        let inner_length = self.shape[inner_axis];
-        let source_stride = from.strides()[inner_axis];
-        let target_stride = self.strides[inner_axis];
-        let mut outer_index = [0usize; N];
-        loop {
-            let source_row = from.as_ptr().wrapping_offset(offset_of(outer_index, from.strides()));
-            let target_row = self.ptr.wrapping_offset(offset_of(outer_index, self.strides));
+        let inner_length = self.shape[N - 1];
+        let source_stride = from.strides()[N - 1];
+        let target_stride = self.strides[N - 1];
+        let target = self.ptr;
+        for_each_row_start(self.shape, |row_start| {
+            let source_row = from.as_ptr().wrapping_offset(offset_of(row_start, from.strides()));
+            let target_row = target.wrapping_offset(offset_of(row_start, self.strides));
             for position in 0..inner_length {
                 let position = position as isize;
-                // SAFETY: outer_index (with 0 on the inner axis) plus `position` on the inner
+                // SAFETY: `row_start` (with 0 on the inner axis) plus `position` on the inner
                 // axis is an in-range index of both views (they have the same shape), so it
                 // addresses an element of `from` valid to read and one of `self` valid to write.
                 // They are not the same element: `self` holds its elements exclusively, and
                 // `from`'s are not mutated while it lives.
                 unsafe { *target_row.offset(position * target_stride) = *source_row.offset(position * source_stride) };
             }
-            // Advance the odometer over the outer axes; finished when it wraps around.
-            let mut axis = inner_axis;
-            loop {
-                if axis == 0 {
-                    return;
-                }
-                axis -= 1;
-                outer_index[axis] += 1;
-                if outer_index[axis] < self.shape[axis] {
-                    break;
-                }
-                outer_index[axis] = 0;
-            }
-        }
+        });
     }
 }
 

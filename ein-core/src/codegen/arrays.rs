@@ -747,7 +747,7 @@ impl Gen<'_> {
 }
 
 /// The scalar type of every column of an element type, in order.
-fn column_scalars(elem: &Type) -> Vec<ScalarType> {
+pub(super) fn column_scalars(elem: &Type) -> Vec<ScalarType> {
     match elem {
         Type::Scalar(scalar) => vec![*scalar],
         Type::Tuple { fields, .. } => fields.iter().flat_map(column_scalars).collect(),

@@ -25,9 +25,8 @@ impl Gen<'_> {
             ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
             ExprKind::Var(var) => self.lookup(*var, expr.span),
             ExprKind::For { .. } => {
-                if self.destination.as_ref().is_some_and(|(tail, _)| std::ptr::eq(*tail, expr)) {
+                if let Some((_, columns)) = self.destination.take_if(|(tail, _)| std::ptr::eq(*tail, expr)) {
                     // Written into the caller's `out` (an `#[into]` function's result): no value.
-                    let columns = self.destination.take().map(|(_, columns)| columns).unwrap_or_default();
                     self.comprehension(expr, block, hint, Some(&columns))?;
                     return Ok(Value::Tuple(Vec::new()));
                 }

@@ -35,6 +35,7 @@ mod reduce;
 pub(crate) mod tests;
 
 use crate::ir::{ExprKind, Form, FunctionHeader, Program, Scalar, ScalarType, Type, VarId};
+use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
 use names::Names;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -239,7 +240,7 @@ impl<'p> Gen<'p> {
         };
         match (value, ty) {
             (Value::Tuple(written), Type::Array { elem, .. }) if written.is_empty() => {
-                (0..column_count_in(elem)).try_for_each(|_| next(None))
+                (0..column_scalars(elem).len()).try_for_each(|_| next(None))
             }
             (Value::Array(array), Type::Array { .. }) => {
                 array.views.leaves().into_iter().try_for_each(|view| next(Some(view)))
@@ -716,25 +717,11 @@ fn out_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
 
 /// The `ViewMut`s of `out` (at `path`, of [`out_type`]), as one expression.
 fn out_views(ty: &Type, path: &TokenStream) -> TokenStream {
-    match ty {
-        Type::Array { elem, rank } => {
-            let rank = Literal::usize_unsuffixed(*rank);
-            tree_at(elem, path)
-                .map(&mut |column| quote!(::ein::__private::AsViewMut::<_, #rank>::as_view_mut(#column)))
-                .tuple()
-        }
-        Type::Tuple { fields, .. } => tuple_tokens(
-            fields
-                .iter()
-                .enumerate()
-                .map(|(position, field)| {
-                    let position = syn::Index::from(position);
-                    out_views(field, &quote!(#path.#position))
-                })
-                .collect(),
-        ),
-        Type::Scalar(_) => path.clone(),
-    }
+    map_array_columns(
+        ty,
+        path,
+        &mut |rank, column| quote!(::ein::__private::AsViewMut::<_, #rank>::as_view_mut(#column)),
+    )
 }
 
 /// The out columns of a result of type `ty`, in order: the view at `path` (of [`out_views`])
@@ -761,14 +748,6 @@ fn out_columns(
     }
 }
 
-/// The number of columns of an array with elements of type `elem`.
-fn column_count_in(elem: &Type) -> usize {
-    match elem {
-        Type::Tuple { fields, .. } => fields.iter().map(column_count_in).sum(),
-        _ => 1,
-    }
-}
-
 /// One type per column of an element type, in its tuple structure.
 fn column_types(elem: &Type, span: Span, column: &mut impl FnMut(Scalar) -> TokenStream) -> syn::Result<TokenStream> {
     match elem {
@@ -782,29 +761,38 @@ fn column_types(elem: &Type, span: Span, column: &mut impl FnMut(Scalar) -> Toke
 
 /// The statement value that turns a parameter into views (`None` if it has no array).
 fn rebind(ty: &Type, path: &TokenStream, style: ParamStyle) -> Option<TokenStream> {
+    has_array(ty).then(|| {
+        map_array_columns(ty, path, &mut |rank, column| match style {
+            ParamStyle::Captured => quote!(::ein::__private::AsView::<_, #rank>::as_view(&#column)),
+            ParamStyle::Reference => quote!(::ein::__private::AsView::<_, #rank>::as_view(#column)),
+        })
+    })
+}
+
+/// The value of type `ty` at `path` as one expression, with every array column (the path of
+/// one column of an array, and the array's rank) replaced by `column(rank, path)`; scalars and
+/// parts without arrays stay as they are.
+fn map_array_columns(
+    ty: &Type,
+    path: &TokenStream,
+    column: &mut impl FnMut(Literal, &TokenStream) -> TokenStream,
+) -> TokenStream {
     match ty {
-        Type::Scalar(_) => None,
         Type::Array { elem, rank } => {
             let rank = Literal::usize_unsuffixed(*rank);
-            let views = tree_at(elem, path).map(&mut |column| match style {
-                ParamStyle::Captured => quote!(::ein::__private::AsView::<_, #rank>::as_view(&#column)),
-                ParamStyle::Reference => quote!(::ein::__private::AsView::<_, #rank>::as_view(#column)),
-            });
-            Some(views.tuple())
+            tree_at(elem, path).map(&mut |tokens| column(rank.clone(), tokens)).tuple()
         }
-        Type::Tuple { fields, .. } if has_array(ty) => {
-            let items = fields
+        Type::Tuple { fields, .. } if has_array(ty) => tuple_tokens(
+            fields
                 .iter()
                 .enumerate()
                 .map(|(position, field)| {
                     let position = syn::Index::from(position);
-                    let field_path = quote!(#path.#position);
-                    rebind(field, &field_path, style).unwrap_or(field_path)
+                    map_array_columns(field, &quote!(#path.#position), column)
                 })
-                .collect();
-            Some(tuple_tokens(items))
-        }
-        Type::Tuple { .. } => None,
+                .collect(),
+        ),
+        _ => path.clone(),
     }
 }
 

@@ -561,20 +561,7 @@ pub(super) fn fold_tail(body: &Expr) -> &Expr {
 
 /// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
 fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
-    match ty {
-        Type::Array { elem, .. } => tree_at(elem, state).map(&mut |column| quote!(#column.view())).tuple(),
-        Type::Tuple { fields, .. } if has_array(ty) => super::code::tuple_tokens(
-            fields
-                .iter()
-                .enumerate()
-                .map(|(position, field)| {
-                    let position = syn::Index::from(position);
-                    views_of_state(field, &quote!(#state.#position))
-                })
-                .collect(),
-        ),
-        _ => state.clone(),
-    }
+    super::map_array_columns(ty, state, &mut |_, column| quote!(#column.view()))
 }
 
 /// A fold body `let …; if c { acc } else { next }` (or `if c { next } else { acc }`) whose
