@@ -740,9 +740,11 @@ impl_tuples! {
 /// on the calling thread. Each chunk's outs are checked full after `f` returns (panic
 /// otherwise).
 ///
-/// Every column must have exactly `rows * row_len` elements. When `row_len` is 0 there is
-/// nothing to write and `f` is not called (so it cannot, for instance, read from an axis
-/// that only an element of the empty output would have read).
+/// Every column must have exactly `rows * row_len` elements. When `row_len` is 0 but there are
+/// rows, `f` is still called, once, for all of them on the calling thread: a row's code may
+/// compute values (and fail: an empty read, a division by zero) before it writes its elements,
+/// and the language evaluates those for every row, even one with no elements. (Generated code
+/// whose rows cannot fail passes 0 rows when `row_len` is 0: there is nothing to evaluate.)
 #[inline]
 pub fn fill_chunks<C: Columns, F>(
     columns: &mut C,
@@ -762,10 +764,16 @@ pub fn fill_chunks<C: Columns, F>(
             "fill_chunks of {rows} rows of {row_len} elements given buffers of another length"
         ));
     }
-    if len == 0 {
+    if rows == 0 {
         return;
     }
     let pointers = columns.pointers();
+    if len == 0 {
+        // SAFETY: the one chunk (all rows, of no elements) writes nothing, and `columns` is
+        // mutably borrowed, hence not otherwise accessed, until it is done.
+        unsafe { fill_chunk::<C, F>(pointers, 0, rows, 0, &f) };
+        return;
+    }
     let work_per_row = work_per_row.max(1);
     if rows > 1 && rows.saturating_mul(work_per_row) >= GRAIN {
         let rows_per_chunk = GRAIN.div_ceil(work_per_row).max(min_chunk_rows);
@@ -1320,23 +1328,35 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_destination_writes_nothing() {
+    fn an_empty_destination_writes_nothing_but_visits_its_rows() {
+        // Rows of no elements are still visited, once, all together: their code may fail.
+        let visits = |rows: usize, row_len: usize, calls: &AtomicUsize| {
+            move |start: usize, end: usize, _: &mut _| {
+                assert!(rows > 0 && row_len == 0 && (start, end) == (0, rows), "nothing to write");
+                calls.fetch_add(1, Ordering::Relaxed);
+            }
+        };
         for (rows, row_len) in [(0, 5), (3, 0), (0, 0)] {
+            let calls = AtomicUsize::new(0);
             let mut target = Array2::<f32>::zeros((rows, row_len));
             let mut destination = Destination::new(target.as_view_mut(), [rows, row_len], "`out`", &SITE);
-            fill_chunks(&mut destination, rows, row_len, 1, row_len, |_, _, _| panic!("nothing to write"));
+            fill_chunks(&mut destination, rows, row_len, 1, row_len, visits(rows, row_len, &calls));
             destination.finish();
             assert_eq!(target.shape(), [rows, row_len]);
             let mut transposed = target.view_mut().reversed_axes();
             let mut destination = Destination::new(transposed.as_view_mut(), [row_len, rows], "`out`", &SITE);
-            fill_chunks(&mut destination, row_len, rows, 1, rows, |_, _, _| panic!("nothing to write"));
+            fill_chunks(&mut destination, row_len, rows, 1, rows, visits(row_len, rows, &calls));
             destination.finish();
+            // One of the two layouts has rows of no elements unless both or neither are empty.
+            assert_eq!(calls.load(Ordering::Relaxed), usize::from((rows == 0) != (row_len == 0)));
         }
         let mut nothing: Vec<u8> = Vec::new();
         let mut destination = Destination::new(nothing.as_view_mut(), [0], "`out`", &SITE);
-        fill_chunks(&mut destination, 1, 0, 1, 0, |_, _, _| panic!("nothing to write"));
+        let calls = AtomicUsize::new(0);
+        fill_chunks(&mut destination, 1, 0, 1, 0, visits(1, 0, &calls));
         destination.finish();
         assert!(nothing.is_empty());
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
     }
 
     #[test]

@@ -65,6 +65,31 @@ pub fn check_size(size: i64, what: &str, site: &Site) -> usize {
     }
 }
 
+/// The number of elements of a new array of `shape`, checked before anything is allocated:
+/// panics unless the product of its non-zero lengths is at most `isize::MAX` (ndarray's rule,
+/// which every [`crate::View`] obeys), so no size product computed from `shape` can wrap.
+#[inline]
+pub fn shape_len<const N: usize>(shape: [usize; N], site: &Site) -> usize {
+    let nonzero =
+        shape.iter().filter(|&&length| length != 0).try_fold(1usize, |count, &length| count.checked_mul(length));
+    match nonzero {
+        Some(count) if count <= isize::MAX as usize => {
+            if shape.contains(&0) {
+                0
+            } else {
+                count
+            }
+        }
+        _ => too_many_elements(&shape, site),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn too_many_elements(shape: &[usize], site: &Site) -> ! {
+    panic!("ein: an array of shape {shape:?} (at {site}) would have more elements than memory can address")
+}
+
 /// The interior of a run of `count` loop positions whose index starts at `offset`: positions
 /// `lo..hi` (with `lo <= hi <= count`) such that, for every `(len, shift)`,
 /// `0 <= offset + position + shift < len` — where reads of `array[index + shift]` along an axis

@@ -11,7 +11,7 @@ pub use crate::build::{
 pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::wide_simd;
 pub use crate::errors::{
-    check_same_size, check_size, clamp_index, empty_arg_reduction, interior, size_or_zero, IntoSize, Site,
+    check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero, IntoSize, Site,
 };
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
 pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};

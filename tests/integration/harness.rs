@@ -829,6 +829,11 @@ impl Run<'_> {
         *self.oracle.runs.lock().unwrap_or_else(|poison| poison.into_inner()) += 1;
     }
 
+    /// Records the description of an argument built by the test itself (for failure messages).
+    pub fn describe_input(&mut self, description: String) {
+        self.inputs.push(description);
+    }
+
     /// Panics with everything needed to reproduce this run.
     pub fn fail(&self, problem: &str) -> ! {
         panic!("{self}\n{problem}")

@@ -146,6 +146,7 @@ macro_rules! program {
     ($module:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt) => {
         mod $module {
             ::ein::ein! { pub fn run($($params)*) -> $ret $body }
+            #[allow(dead_code)] // Some programs are only run compiled.
             pub const SOURCE: &str = stringify!(fn run($($params)*) -> $ret $body);
         }
     };
@@ -159,9 +160,11 @@ mod errors;
 mod expression_form;
 mod harness_checks;
 mod linear_algebra;
+mod random_views;
 mod reductions;
 mod scalars;
 mod shapes;
+mod soundness;
 mod stencils;
 mod storage;
 mod structure;

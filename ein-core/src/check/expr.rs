@@ -421,6 +421,23 @@ impl Checker {
         names: [&str; 2],
         span: Span,
     ) -> Checked<Vec<SizeCheck>> {
+        if let Type::Tuple { fields, .. } = &left.ty {
+            // Every array part of a tuple keeps its shape too, part by part.
+            let mut checks = Vec::new();
+            for (field, field_ty) in fields.iter().enumerate() {
+                if !field_ty.has_array() {
+                    continue;
+                }
+                let part = |whole: &Expr| {
+                    let kind = ExprKind::Project { tuple: Box::new(whole.clone()), field };
+                    Expr::new(kind, field_ty.clone(), whole.span)
+                };
+                let names = names.map(|name| format!("part {field} of {name}"));
+                let names = [names[0].as_str(), names[1].as_str()];
+                checks.extend(self.same_shape_checks(&part(left), &part(right), names, span)?);
+            }
+            return Ok(checks);
+        }
         if left.ty.rank() == 0 {
             return Ok(Vec::new());
         }

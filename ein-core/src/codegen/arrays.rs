@@ -135,12 +135,18 @@ impl Gen<'_> {
         // The buffers: one per column, of the product of all lengths.
         let lens: Vec<&TokenStream> = dims.iter().map(|dim| &dim.len.tokens).collect();
         let columns = column_scalars(elem);
-        let mut total = product(&lens);
-        if columns.len() > 1 && dims.len() > 1 {
-            let name = self.names.fresh("len");
-            block.push_let(name.clone(), Code::expr(total, Prec::Mul));
-            total = name.into_token_stream();
-        }
+        let total = match lens.as_slice() {
+            [len] => (*len).clone(),
+            _ => {
+                // Checked once, before anything is allocated: after it, no product of these
+                // lengths (the row length below) can wrap.
+                let site = self.site(expr.span);
+                let name = self.names.fresh("len");
+                let count = quote!(::ein::__private::shape_len([#(#lens),*], &#site));
+                block.push_let(name.clone(), Code::expr(count, Prec::Atom).panics(true));
+                name.into_token_stream()
+            }
+        };
         let recycled = match &self.recycle {
             Some((spare, tail)) if std::ptr::eq(*tail, expr) && columns.len() == 1 => Some(spare.clone()),
             _ => None,
@@ -215,6 +221,13 @@ impl Gen<'_> {
         let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
         let end_param = if mentions(&chunk_tokens, &end) { end.to_token_stream() } else { quote!(_) };
         let min_chunk_rows = if tiled { quote!(::ein::__private::TILE) } else { quote!(1) };
+        // Rows of no elements are still visited, as the semantics evaluates their `let`s (see
+        // `fill_chunks`); when nothing in them can fail, there is nothing to see, so none are.
+        let rows = if chain.len() > 1 && !crate::passes::purity::may_fail(body) {
+            quote!(if #row_len == 0 { 0 } else { #rows })
+        } else {
+            rows.clone()
+        };
         let work = self.row_work(&chain, &dims, body)?.tokens();
         block.push(quote! {
             ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start_param, #end_param, #outs| {

@@ -47,13 +47,13 @@ use std::fmt::Display;
 /// checked program.
 pub fn generate(program: &Program, form: &Form) -> syn::Result<TokenStream> {
     match form {
-        Form::Expression => Gen::new(program)?.expression_form(),
+        Form::Expression => Gen::new(program, ParamStyle::Captured)?.expression_form(),
         Form::Function(header) => {
-            let returning = Gen::new(program)?.function_form(header)?;
+            let returning = Gen::new(program, ParamStyle::Reference)?.function_form(header)?;
             let Some(into) = &header.into else {
                 return Ok(returning);
             };
-            let writing = Gen::new(program)?.writing_form(header, into)?;
+            let writing = Gen::new(program, ParamStyle::Reference)?.writing_form(header, into)?;
             Ok(quote!(#returning #writing))
         }
     }
@@ -72,6 +72,14 @@ struct OutColumn {
 /// An internal error: the IR broke an invariant code generation relies on.
 pub(crate) fn internal(span: Span, message: impl Display) -> syn::Error {
     syn::Error::new(span, format!("ein internal error in codegen: {message}"))
+}
+
+/// Whether [`Gen::owned_as`] may move an array out of its store (when the store is ours to
+/// move), or must copy it because views of the store may still be read later.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stores {
+    MayMove,
+    Copy,
 }
 
 /// How parameters reach the generated code.
@@ -118,11 +126,22 @@ struct Gen<'p> {
     /// In an `#[into]` function: the comprehension that builds the result, with the columns
     /// of `out` it is written into directly (see [`Gen::writing_form`]); taken by it.
     destination: Option<(*const crate::ir::Expr, Vec<OutColumn>)>,
+    /// Expression form: the user's identifier of every captured local, by parameter, read
+    /// once by the prologue into the parameter's generated local.
+    captured: BTreeMap<VarId, Ident>,
 }
 
 impl<'p> Gen<'p> {
-    fn new(program: &'p Program) -> syn::Result<Gen<'p>> {
+    fn new(program: &'p Program, style: ParamStyle) -> syn::Result<Gen<'p>> {
         let mut names = Names::new(program)?;
+        // A captured local is read once, by a prologue outside any `unsafe` block, into a
+        // generated local: user expressions (a `static mut`, say) are never evaluated inside
+        // the `unsafe` blocks of unchecked reads, and a captured `const` is not mistaken for a
+        // pattern by a `let` of its own name.
+        let captured = match style {
+            ParamStyle::Captured => names.rename_captures(&program.params),
+            ParamStyle::Reference => BTreeMap::new(),
+        };
         let row = names.fresh("row");
         let outs = names.fresh("outs");
         let mut generator = Gen {
@@ -141,6 +160,7 @@ impl<'p> Gen<'p> {
             interior: Vec::new(),
             recycle: None,
             destination: None,
+            captured,
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
@@ -329,10 +349,11 @@ impl<'p> Gen<'p> {
         for &param in &self.program.params {
             let info = self.program.var(param);
             let name = self.names.var(param);
+            let user = self.captured.get(&param).ok_or_else(|| internal(info.span, "a parameter was not captured"))?;
             if mentions(&body, name) || witnesses.contains(&param) {
-                if let Some(views) = rebind(&info.ty, &name.to_token_stream(), ParamStyle::Captured) {
-                    prologue.push(quote!(let #name = #views;));
-                }
+                let value = rebind(&info.ty, &user.to_token_stream(), ParamStyle::Captured)
+                    .unwrap_or_else(|| user.to_token_stream());
+                prologue.push(quote!(let #name = #value;));
             }
         }
         for (marker, param) in self.markers.iter().zip(&self.program.type_params) {
@@ -399,10 +420,22 @@ impl<'p> Gen<'p> {
     /// when it is ours to move, copied otherwise). Copies are made by statements first, so
     /// that no view is used after its store was moved.
     fn owned(&mut self, value: &Value, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Code> {
+        self.owned_as(value, ty, span, block, Stores::MayMove)
+    }
+
+    /// [`Gen::owned`], with the choice of whether stores may be moved at all.
+    fn owned_as(
+        &mut self,
+        value: &Value,
+        ty: &Type,
+        span: Span,
+        block: &mut Block,
+        stores: Stores,
+    ) -> syn::Result<Code> {
         match (value, ty) {
             (Value::Plain(code), _) => Ok(code.clone()),
             (Value::Array(array), _) => {
-                if let Some(store) = &array.store {
+                if let Some(store) = array.store.as_ref().filter(|_| stores == Stores::MayMove) {
                     let key = store.path.to_string();
                     if store.level == self.level && !self.moved.contains(&key) {
                         self.moved.insert(key);
@@ -417,7 +450,7 @@ impl<'p> Gen<'p> {
             (Value::Tuple(values), Type::Tuple { fields, .. }) if values.len() == fields.len() => {
                 let mut items = Vec::new();
                 for (value, field) in values.iter().zip(fields) {
-                    let mut item = self.owned(value, field, span, block)?;
+                    let mut item = self.owned_as(value, field, span, block, stores)?;
                     // A scalar field may be read through views of a store that another field
                     // moves (`(acc.0, acc.1)`): read it first, unless it is a plain local.
                     if matches!(value, Value::Plain(_)) && item.tokens.clone().into_iter().count() > 1 {
@@ -503,7 +536,8 @@ impl<'p> Gen<'p> {
             .get(index)
             .map(|param| param.witness)
             .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
-        let name = self.names.var(witness).to_string();
+        // The user's name for a captured local, not its generated local's.
+        let name = self.captured.get(&witness).unwrap_or_else(|| self.names.var(witness)).to_string();
         let marker = self.names.fresh(&format!("marker_{}", name.trim_start_matches('_')));
         self.markers[index] = Some(marker.clone());
         Ok(marker)
@@ -605,11 +639,7 @@ impl<'p> Gen<'p> {
 
 /// Whether a type contains an array.
 fn has_array(ty: &Type) -> bool {
-    match ty {
-        Type::Array { .. } => true,
-        Type::Tuple { fields, .. } => fields.iter().any(has_array),
-        Type::Scalar(_) => false,
-    }
+    ty.has_array()
 }
 
 /// The locals a value lives in, each once, in order: its views that are a lone identifier,

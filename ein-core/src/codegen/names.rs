@@ -2,7 +2,8 @@
 //! fresh `__ein_`-prefixed names for everything the generator introduces.
 //!
 //! Rules (see the module docs of `codegen` for why they are enough):
-//! - a parameter keeps its exact name (in the expression form it *is* the captured local);
+//! - a parameter keeps its exact name; in the expression form a captured local is read once,
+//!   into a fresh `__ein_` local named after it (see `Names::rename_captures`);
 //! - any other variable keeps its name unless it would be confused with another variable of
 //!   the same name, in which case it becomes `name_<id>`. Two index variables may share a
 //!   name when neither is bound inside the other's scope (each lives in its own loop body or
@@ -82,6 +83,17 @@ impl Names {
             .map(|name| name.ok_or_else(|| internal(program.body.span, "a variable was left unnamed")))
             .collect::<syn::Result<_>>()?;
         Ok(Names { vars, referenced, taken })
+    }
+
+    /// Gives each parameter (in the expression form, a captured local) a fresh generated name
+    /// instead of the user's, and returns the user's identifiers by parameter.
+    pub(super) fn rename_captures(&mut self, params: &[VarId]) -> BTreeMap<VarId, Ident> {
+        let mut captured = BTreeMap::new();
+        for &param in params {
+            let local = self.fresh(&self.vars[param.0 as usize].to_string());
+            captured.insert(param, std::mem::replace(&mut self.vars[param.0 as usize], local));
+        }
+        captured
     }
 
     /// The Rust identifier of a variable.

@@ -9,7 +9,7 @@
 
 use super::code::{Block, Code, Prec, Store, Value};
 use super::expr::scalar_type;
-use super::{has_array, internal, primitive, tree_at, Gen};
+use super::{has_array, internal, primitive, tree_at, Gen, Stores};
 use crate::ir::{BinaryOp, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -424,7 +424,10 @@ impl Gen<'_> {
         }
 
         let initial = self.value(init, block)?;
-        let initial = self.owned(&initial, &ty, init.span, block)?;
+        // A store reached through a variable may still be read after the fold starts (by its
+        // body, or after it), so only a value computed by `init` itself is moved.
+        let stores = if names_a_variable(init) { Stores::Copy } else { Stores::MayMove };
+        let initial = self.owned_as(&initial, &ty, init.span, block, stores)?;
         let state = self.names.fresh(&format!("{acc_name}_state"));
         let acc_read = self.names.is_referenced(acc);
         // An array accumulator built by a comprehension each step is built in the allocation
@@ -547,6 +550,20 @@ impl Gen<'_> {
             // stay readable after an array of the state was moved out.
             _ => Value::Plain(Code { simple: true, ..Code::expr(state, Prec::Atom) }),
         }
+    }
+}
+
+/// Whether the value of `expr` may be (or contain) the value of a variable rather than only
+/// values `expr` computes: its tail, through `let`s, checks, tuples, fields and both sides of a
+/// select, is a variable.
+fn names_a_variable(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => names_a_variable(body),
+        ExprKind::Project { tuple, .. } => names_a_variable(tuple),
+        ExprKind::Tuple(items) => items.iter().any(names_a_variable),
+        ExprKind::Select { then, otherwise, .. } => names_a_variable(then) || names_a_variable(otherwise),
+        _ => false,
     }
 }
 

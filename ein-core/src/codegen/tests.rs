@@ -459,9 +459,11 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "let a = ::ein::__private::AsView::<_, 2>::as_view(a);",
             "::ein::__private::check_same_size(a.size(1), b.size(0), \"k\", \"axis 1 of `a`\", \"axis 0 of `b`\", &__ein_site)",
             "let __ein_size_i = a.len_of(0);",
-            "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_size_i * __ein_size_j)",
+            // The element count is checked (no product can wrap) before the allocation.
+            "let __ein_len = ::ein::__private::shape_len([__ein_size_i, __ein_size_j], &__ein_site_2);",
+            "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_len)",
             // Each element sums over `k`: the rows' work, for the choice of serial or parallel.
-            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, 1, ::core::primitive::usize::saturating_mul(__ein_size_j, ::core::cmp::Ord::max(a.len_of(1), 1)), |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j, 1, ::core::primitive::usize::saturating_mul(__ein_size_j, ::core::cmp::Ord::max(a.len_of(1), 1)), |__ein_start, __ein_end, __ein_outs|",
             // Versioned: a copy for unit-stride last axes, the general one for any layout.
             "match (a.unit_inner(), b.unit_inner()) {",
             "(::core::option::Option::None, _) | (_, ::core::option::Option::None) => { let (a, b) = (a, b);",
@@ -506,7 +508,7 @@ fn a_transposed_read_is_tiled_unless_the_body_may_fail() {
     assert_contains(
         &plain,
         &[
-            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j, ::ein::__private::TILE, __ein_size_j, |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j, ::ein::__private::TILE, __ein_size_j, |__ein_start, __ein_end, __ein_outs|",
             "::ein::__private::Fill::fill_tiled(__ein_outs, __ein_end - __ein_start, __ein_size_j, |__ein_row_2, __ein_column, __ein_slot| { let i = (__ein_start + __ein_row_2) as ::core::primitive::i64; let j = __ein_column as ::core::primitive::i64;",
             "unsafe { b.get_unchecked([j as ::core::primitive::usize, i as ::core::primitive::usize]) }",
         ],
@@ -622,21 +624,22 @@ fn generic_expressions_leave_element_types_to_rustc() {
     assert_contains(
         &scale,
         &[
-            "let a = ::ein::__private::AsView::<_, 1>::as_view(&a);",
+            // Captured locals are read once, outside any `unsafe` block, into locals of their own.
+            "let __ein_a = ::ein::__private::AsView::<_, 1>::as_view(&a); let __ein_s = s;",
             "::ein::__private::Buffer::new(__ein_size_i)",
             "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
-            "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), s)",
+            "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { __ein_a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), __ein_s)",
         ],
     );
     assert_lacks(&scale, &["f64", "f32"]);
     // The scalar parameter is copied into the chunk closure, so that LLVM keeps it in a
     // register instead of reloading it through the captured reference after every write.
-    assert_contains(&scale, &["|__ein_start, __ein_end, __ein_outs| { let (a, s) = (a, s);"]);
+    assert_contains(&scale, &["|__ein_start, __ein_end, __ein_outs| { let (__ein_a, __ein_s) = (__ein_a, __ein_s);"]);
     assert_contains(
         &generic_sum,
         &[
-            "let __ein_marker_a = ::ein::__private::marker_of_view(&a);",
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(__ein_marker_a),",
+            "let __ein_marker_a = ::ein::__private::marker_of_view(&__ein_a);",
+            "::ein::__private::reduce(__ein_a.len_of(0), |__ein_start, __ein_end| { let (__ein_a,) = (__ein_a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(__ein_marker_a),",
             "::ein::__private::Num::add",
         ],
     );
@@ -862,7 +865,7 @@ fn into_writes_a_comprehension_straight_into_out() {
             "#[inline] pub fn matmul_into(out: &mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<::core::primitive::f32, 2>), a: &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f32, 2>),",
             "let __ein_out = ::ein::__private::AsViewMut::<_, 2>::as_view_mut(out);",
             "let mut __ein_buffer = ::ein::__private::Destination::new(__ein_out, [__ein_size_i, __ein_size_j], \"`out`\", &__ein_site",
-            "::ein::__private::fill_chunks(&mut __ein_buffer, __ein_size_i, __ein_size_j,",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j,",
             "__ein_buffer.finish();",
         ],
     );

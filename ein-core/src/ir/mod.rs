@@ -76,6 +76,15 @@ impl Type {
         }
     }
 
+    /// Whether the type is or contains an array.
+    pub fn has_array(&self) -> bool {
+        match self {
+            Type::Array { .. } => true,
+            Type::Tuple { fields, .. } => fields.iter().any(Type::has_array),
+            Type::Scalar(_) => false,
+        }
+    }
+
     /// The type of `a[i]` for `a: self` (one axis removed), if `self` is an array.
     pub fn indexed(&self) -> Option<Type> {
         match self {

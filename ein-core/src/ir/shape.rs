@@ -63,11 +63,27 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
         ExprKind::Fold { init, .. } => raw_shape(init)?,
         ExprKind::Project { tuple, field } => match &tuple.kind {
             ExprKind::Tuple(items) => raw_shape(items.get(*field)?)?,
+            // The part of a compound tuple has the shape of that part of the tuple's value.
+            ExprKind::Let { var, value, body } => {
+                let mut sizes = raw_shape(&project(body, *field, &expr.ty))?;
+                for size in &mut sizes {
+                    substitute(size, *var, value);
+                }
+                sizes
+            }
+            ExprKind::Assert { body, .. } => raw_shape(&project(body, *field, &expr.ty))?,
+            ExprKind::Select { then, .. } => raw_shape(&project(then, *field, &expr.ty))?,
+            ExprKind::Fold { init, .. } => raw_shape(&project(init, *field, &expr.ty))?,
             _ => lengths_of(expr, rank),
         },
         _ => lengths_of(expr, rank),
     };
     (sizes.len() == rank).then_some(sizes)
+}
+
+/// `tuple.field`, of type `ty`.
+fn project(tuple: &Expr, field: usize, ty: &Type) -> Expr {
+    Expr::new(ExprKind::Project { tuple: Box::new(tuple.clone()), field }, ty.clone(), tuple.span)
 }
 
 fn lengths_of(expr: &Expr, rank: usize) -> Vec<Expr> {
@@ -88,7 +104,18 @@ fn simplify_lengths_to_depth(mut size: Expr, depth: usize) -> Expr {
         if !matches!(array.kind, ExprKind::Var(_)) {
             let replacement = match &array.kind {
                 // Falling back to `len` of the same expression would loop forever.
-                ExprKind::Project { tuple, .. } if !matches!(tuple.kind, ExprKind::Tuple(_)) => None,
+                ExprKind::Project { tuple, .. }
+                    if !matches!(
+                        tuple.kind,
+                        ExprKind::Tuple(_)
+                            | ExprKind::Let { .. }
+                            | ExprKind::Assert { .. }
+                            | ExprKind::Select { .. }
+                            | ExprKind::Fold { .. }
+                    ) =>
+                {
+                    None
+                }
                 ExprKind::Call { .. } | ExprKind::Var(_) => None,
                 _ => raw_shape(array).and_then(|sizes| sizes.into_iter().nth(*axis)),
             };

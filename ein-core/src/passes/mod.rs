@@ -2,7 +2,8 @@
 //! (Futhark's habit: that list is what makes dumping, disabling and bisecting passes cheap).
 //! With `EIN_DUMP=1` in the environment of the build, the IR before and after every pass is
 //! printed to stderr. In debug builds of the compiler the IR is validated after every pass,
-//! and a failure names the pass.
+//! and a failure names the pass; in every build, every read marked proven in bounds is proven
+//! again after the last pass ([`validate_bounds`]).
 
 mod contract;
 mod cse;
@@ -14,7 +15,7 @@ mod simplify;
 mod validate;
 
 use crate::ir::Program;
-pub use validate::validate;
+pub use validate::{validate, validate_bounds};
 
 /// One optimisation: a name (for dumps and errors) and the rewrite.
 pub struct Pass {
@@ -64,9 +65,13 @@ pub fn run_passes(mut program: Program, unit_name: &str, passes: &[Pass]) -> Res
             eprintln!("== ein: {unit_name}: after {} ==\n{program}", pass.name);
         }
         if cfg!(debug_assertions) {
-            validate(&program).map_err(|error| format!("pass `{}` produced invalid IR: {error}", pass.name))?;
+            validate(&program)
+                .and_then(|()| validate_bounds(&program))
+                .map_err(|error| format!("pass `{}` produced invalid IR: {error}", pass.name))?;
         }
     }
+    // In every build: no read reaches code generation unchecked unless the prover agrees.
+    validate_bounds(&program).map_err(|error| format!("the optimised IR is invalid: {error}"))?;
     Ok(program)
 }
 

@@ -3,7 +3,55 @@
 //! free of indices). Run after the checker and after every pass in debug builds and tests.
 
 use super::purity::may_fail;
-use crate::ir::{Contraction, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
+use crate::ir::{Bounds, Contraction, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
+use crate::sizes::{self, LetValues};
+
+/// Re-proves every read marked [`Bounds::Proven`] (the mark that lets generated code read
+/// without a check): the marks are cleared, the one bounds prover ([`sizes::prove_bounds`])
+/// runs again on the program as it is now, with the `let`s it has now, and every read marked
+/// before must be marked again. Whatever a pass concluded by its own reasoning, an unchecked
+/// read reaches code generation only if this prover agrees. Run after the whole pipeline,
+/// in every build (and after every pass in debug builds, to name the pass).
+pub fn validate_bounds(program: &Program) -> Result<(), String> {
+    let mut lets = LetValues::new();
+    collect_lets(&program.body, &mut lets);
+    let mut reproved = program.clone();
+    forget_proofs(&mut reproved.body);
+    sizes::prove_bounds(&mut reproved, &lets);
+    let (mut claimed, mut proven) = (Vec::new(), Vec::new());
+    reads(&program.body, &mut claimed);
+    reads(&reproved.body, &mut proven);
+    for (&(read, bounds), &(_, again)) in claimed.iter().zip(&proven) {
+        if bounds == Bounds::Proven && again != Bounds::Proven {
+            let read = crate::ir::expr_to_string(program, read);
+            return Err(format!("the read `{read}` is marked proven in bounds, but the prover cannot prove it"));
+        }
+    }
+    Ok(())
+}
+
+/// The value of every `let` (each variable is bound once, so one map serves every scope).
+fn collect_lets(expr: &Expr, lets: &mut LetValues) {
+    if let ExprKind::Let { var, value, .. } = &expr.kind {
+        lets.insert(*var, (**value).clone());
+    }
+    expr.for_each_child(|child| collect_lets(child, lets));
+}
+
+fn forget_proofs(expr: &mut Expr) {
+    if let ExprKind::Index { bounds, .. } = &mut expr.kind {
+        *bounds = Bounds::Clamped;
+    }
+    expr.for_each_child_mut(forget_proofs);
+}
+
+/// Every read, in evaluation order, with its mark.
+fn reads<'a>(expr: &'a Expr, found: &mut Vec<(&'a Expr, Bounds)>) {
+    if let ExprKind::Index { bounds, .. } = &expr.kind {
+        found.push((expr, *bounds));
+    }
+    expr.for_each_child(|child| reads(child, found));
+}
 
 pub fn validate(program: &Program) -> Result<(), String> {
     let mut validator = Validator { program, in_scope: Vec::new(), bound: vec![false; program.vars.len()] };

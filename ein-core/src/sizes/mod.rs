@@ -184,7 +184,7 @@ pub fn is_global(program_params: &[VarId], check: &SizeCheck) -> bool {
 /// Marks reads `a[i]` as proven in bounds where the range of `i` equals the axis: by
 /// construction, or through a size check that dominates the read.
 pub fn prove_bounds(program: &mut Program, lets: &LetValues) {
-    let mut prover = Prover { lets, ranges: BTreeMap::new(), equalities: Vec::new() };
+    let mut prover = Prover { lets, ranges: BTreeMap::new(), aliases: BTreeMap::new(), equalities: Vec::new() };
     prover.walk(&mut program.body);
 }
 
@@ -192,6 +192,9 @@ struct Prover<'a> {
     lets: &'a LetValues,
     /// The size of each index variable in scope: its canonical form and that form's key.
     ranges: BTreeMap<VarId, (String, Expr)>,
+    /// `let`-bound variables whose value is an index variable plus a literal `c ≥ 0` (fusion
+    /// turns a producer's index into such a `let`): the index variable and `c`.
+    aliases: BTreeMap<VarId, (VarId, i64)>,
     /// Size equalities established by enclosing checks.
     equalities: Vec<(String, String)>,
 }
@@ -212,6 +215,13 @@ impl Prover<'_> {
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
+            ExprKind::Let { var, value, body } => {
+                self.walk(value);
+                if let Some((index, offset)) = self.index_plus_offset(value) {
+                    self.aliases.insert(*var, (index, offset));
+                }
+                self.walk(body);
+            }
             ExprKind::Assert { checks, body } => {
                 let before = self.equalities.len();
                 for check in checks.iter() {
@@ -228,7 +238,7 @@ impl Prover<'_> {
                 // `a[i + c]` (c ≥ 0, often 0) with `i` in `0..n - d`: in bounds when `n` is
                 // the axis's length and d ≥ c. A negative size never gets this far: it panics
                 // before its loop runs.
-                let Some((var, offset)) = var_plus_offset(index) else { return };
+                let Some((var, offset)) = self.index_plus_offset(index) else { return };
                 let Some((range_key, range)) = self.ranges.get(&var) else { return };
                 let axis = simplify_lengths(crate::ir::shape::length((**array).clone(), 0));
                 let axis = key(&canonical(&axis, self.lets));
@@ -247,6 +257,15 @@ impl Prover<'_> {
                 }
             }
             _ => expr.for_each_child_mut(|child| self.walk(child)),
+        }
+    }
+
+    /// `i + c` (see [`var_plus_offset`]) with `i` an index variable, seen through aliases.
+    fn index_plus_offset(&self, expr: &Expr) -> Option<(VarId, i64)> {
+        let (var, offset) = var_plus_offset(expr)?;
+        match self.aliases.get(&var) {
+            Some(&(index, alias_offset)) => Some((index, alias_offset.checked_add(offset)?)),
+            None => Some((var, offset)),
         }
     }
 
