@@ -8,7 +8,8 @@
 //! interpreter cannot run, or that the validator rejects, is reported as a checker bug). Each
 //! accepted program runs on several random input sets (random shapes including empty and
 //! length-1 axes; sizes mostly consistent so that size checks pass, sometimes not), then the
-//! passes run ONE AT A TIME; after each pass the IR is validated with `passes::validate` and every
+//! passes run ONE AT A TIME; after each pass the IR is validated with `passes::validate`, every
+//! read marked proven in bounds is proven again (`passes::validate_bounds`), and every
 //! input set is run again and compared with the result before that pass.
 //!
 //! The generator tracks types, scopes and symbolic sizes (`Dim`), and which index variables get
@@ -72,7 +73,7 @@
 use ein_core::interp::{self, ArrayValue, Value};
 use ein_core::ir::{Bounds, Expr, ExprKind, Program, ReduceOp};
 use ein_core::ops::BinaryOp;
-use ein_core::passes::{validate, PIPELINE};
+use ein_core::passes::{validate, validate_bounds, PIPELINE};
 use proc_macro2::TokenStream;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -493,7 +494,7 @@ fn run_case(seed: u64, case: u64, verbose: bool) -> CaseOutcome {
                 if after_text == before_text { " (unchanged)" } else { "" }
             );
         }
-        if let Err(error) = validate(&after) {
+        if let Err(error) = validate(&after).and_then(|()| validate_bounds(&after)) {
             let mut failure = failure(pass.name, format!("the pass produced IR the validator rejects: {error}"));
             failure.ir_before = Some(before_text);
             failure.ir_after = Some(after_text);

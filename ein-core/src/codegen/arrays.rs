@@ -615,9 +615,11 @@ impl Gen<'_> {
             let ty = scalar_type(&index.ty, index.span)?;
             let position = match bounds {
                 // Safety argument for `get_unchecked`/`sub_unchecked` below: a `Proven` index
-                // is one the checker proved in `0..len` of this axis (a plain index variable
-                // whose range equals the axis, by construction or by an `Assert` that ran
-                // before the loop), so it is in range and the conversion to usize is exact.
+                // is one the prover (`sizes::prove_bounds`, re-run on the optimised IR by
+                // `passes::validate_bounds`) showed in `0..len` of this axis (an index variable,
+                // possibly plus c ≥ 0, whose range is the axis, or the axis less d ≥ c, by
+                // construction or by an `Assert` that ran before the loop), so it is in range
+                // and the conversion to usize is exact.
                 Bounds::Proven => self.proven_position(code, ty, index.span)?,
                 // A `Clamped` index goes through `clamp_index`, which returns a value in
                 // `0..len` of this axis or panics (empty axis): also in range.
@@ -654,6 +656,9 @@ impl Gen<'_> {
 
         let remaining = rank - indices.len();
         if remaining == 0 {
+            // SAFETY (of the generated block): every position in `at` is in range (the
+            // argument at `positions` above), and `at` holds only ein's own index code: user
+            // expressions (captured locals) were read into locals by the prologue.
             let reads = views.map(&mut |view| quote!(unsafe { #view.get_unchecked(#at) }));
             let (tokens, block_start) = match &reads {
                 Tree::Leaf(read) => (read.clone(), true),
@@ -670,6 +675,7 @@ impl Gen<'_> {
         }
         let (k, m) =
             (proc_macro2::Literal::usize_unsuffixed(indices.len()), proc_macro2::Literal::usize_unsuffixed(remaining));
+        // SAFETY (of the generated block): as for `get_unchecked` above.
         let subs = views.map(&mut |view| quote!(unsafe { #view.sub_unchecked::<#k, #m>(#at) }));
         let name = hint.unwrap_or_else(|| self.names.fresh("sub"));
         if may_panic {

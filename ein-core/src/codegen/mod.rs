@@ -315,6 +315,10 @@ impl<'p> Gen<'p> {
         };
         // The same body again, compiled for AVX2 and FMA and taken when the CPU has them (see
         // `ein-runtime/src/dispatch.rs`); not needed when the whole crate is built for them.
+        // SAFETY (of the generated `unsafe fn` and its call): its only precondition is the CPU
+        // features, which `wide_simd` checked; its body is the portable copy's, which holds no
+        // user expression (the item form has none), so making it an unsafe context hides no
+        // user operation from rustc.
         let wide = self.names.fresh("wide");
         Ok(quote! {
             #(#attrs)*
