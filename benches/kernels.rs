@@ -1,4 +1,4 @@
-//! The ein benchmark suite (issue 4): every kernel written three ways and timed in one run.
+//! The ein benchmark suite: every kernel written three ways and timed in one run.
 //!
 //! ```text
 //! cargo bench --bench kernels -- [--quick] [--threads N] [--filter S[,S…]] [--out DIR] [--scaling]

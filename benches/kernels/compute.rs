@@ -177,7 +177,7 @@ fn mandelbrot_kernel(quick: bool) -> Kernel {
     let (r2, i2) = (Arc::clone(&cre), Arc::clone(&cim));
     let (r3, i3) = (Arc::clone(&cre), Arc::clone(&cim));
     Kernel::new("mandelbrot", format!("{n}² f64 × {iterations} it"), Work::Items((n * n * iterations) as f64, "it"), Check::MostlyEqual { share: 1e-3 })
-        .note("rate: nominal iterations (pixels × iterations) per second; hand stops each pixel when it escapes; ein writes a fold whose select freezes escaped points, and the compiler stops the loop at that fixed point; hand-no-exit runs every iteration by hand; ein-split is ein with separate re/im scalars instead of a record (issue 3: records must cost nothing)")
+        .note("rate: nominal iterations (pixels × iterations) per second; hand stops each pixel when it escapes; ein writes a fold whose select freezes escaped points, and the compiler stops the loop at that fixed point; hand-no-exit runs every iteration by hand; ein-split is ein with separate re/im scalars instead of a record, so the two must run alike: records cost nothing")
         .variant("ein", move || mandelbrot(&*r1, &*i1, iterations))
         .variant("ein-split", move || mandelbrot_split(&*r2, &*i2, iterations))
         .variant("hand", move || mandelbrot_hand(&r3, &i3, iterations))

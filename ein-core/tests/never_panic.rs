@@ -2,7 +2,8 @@
 //! inference, passes, code generator) must answer every token stream with `Ok` or `Err`, never
 //! a panic, a stack overflow or a hang. Output that compiles must also be syntactically valid
 //! Rust, and no input may provoke an "ein internal error" (a checked program must go through the
-//! later stages; see STYLE.md, "user errors come only from the front stages").
+//! later stages: user errors come only from the front stages, and any failure after type
+//! checking is the compiler's fault).
 //!
 //! Inputs come from four generators, mixed per case (see [`Generator`]):
 //! - random token streams over ein's vocabulary (names, keywords, reduction and function names,

@@ -4,10 +4,13 @@
 use std::fmt;
 use std::ops::Index;
 
-use crate::view::{element_count, Nested, View};
+use crate::view::{checked_element_count, Nested, View};
 use crate::view_mut::ViewMut;
 
 /// Owned, row-major, contiguous. Zero-copy into ndarray.
+///
+/// Invariant: every axis length, and the product of the non-zero lengths, is at most
+/// `isize::MAX` (ndarray's rule), and the elements are exactly the product of the lengths.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Array<T, const N: usize> {
     /// The elements in row-major order; `data.len()` is the product of `shape`.
@@ -17,9 +20,11 @@ pub struct Array<T, const N: usize> {
 
 impl<T, const N: usize> Array<T, N> {
     /// An array of `shape` over `data` in row-major order; panics unless `data.len()` is the
-    /// product of `shape`.
+    /// product of `shape`, and unless the product of the non-zero lengths of `shape` is at most
+    /// `isize::MAX`.
+    #[track_caller]
     pub fn from_vec(shape: [usize; N], data: Vec<T>) -> Self {
-        if element_count(shape) != Some(data.len()) {
+        if checked_element_count(&shape, "an array") != data.len() {
             panic!("ein: {} elements cannot form an array of shape {shape:?}", data.len());
         }
         Array { data, shape }

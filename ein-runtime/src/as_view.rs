@@ -74,10 +74,12 @@ where
     let mut strides = [0isize; N];
     shape.copy_from_slice(array.shape());
     strides.copy_from_slice(array.strides());
-    // SAFETY: ndarray's `as_ptr` addresses the element at index [0; N] and its strides (in
-    // elements, possibly negative or zero) address every in-range element from there; those
-    // elements are borrowed through `array` for the view's lifetime, and ndarray keeps element
-    // counts within isize.
+    // SAFETY: ndarray's `as_ptr` addresses the element at index [0; N] (non-null and aligned
+    // even when the array is empty) and its strides (in elements, possibly negative or zero)
+    // address every in-range element from there; those elements are borrowed through `array`
+    // for the view's lifetime; and ndarray's shapes obey the same rule as ein's (its
+    // `size_of_shape_checked`: non-zero lengths multiply to at most isize::MAX), which a debug
+    // or checked build asserts again in `from_raw_parts`.
     unsafe { View::from_raw_parts(array.as_ptr(), shape, strides) }
 }
 
@@ -175,7 +177,7 @@ where
     // strides (in elements, possibly negative) address a distinct element for every in-range
     // index (ndarray does not allow aliasing in mutable views); those elements are held by
     // `array` alone, now unshared, and borrowed mutably through it for the view's lifetime; and
-    // ndarray keeps element counts within isize.
+    // ndarray's shapes obey ein's rule (non-zero lengths multiply to at most isize::MAX).
     unsafe { ViewMut::from_raw_parts(ptr, shape, strides) }
 }
 

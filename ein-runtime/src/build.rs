@@ -12,14 +12,20 @@
 //! to a different thread; an `Out` can only ever write inside its chunk (every write is
 //! checked, per element for `push` and once per loop for `fill`); and a buffer only becomes an
 //! [`Array`] once `fill_chunks` has seen every chunk written in full (checked once per chunk).
+//! The last rests on the `Out` that `fill_chunks` checks being the one it made for the chunk:
+//! so nothing outside this crate can make an `Out` (`Out::new` is crate-private; were it public,
+//! a closure could replace its chunk's `Out` with a full one over memory of its own, leaving the
+//! chunk unwritten but passing the check), nor a [`Slot`] or [`Cursor`] (private fields), nor
+//! implement [`Columns`] or [`Fill`] (sealed).
 
+use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
 
 use rayon::prelude::*;
 
 use crate::array::Array;
 use crate::errors::{internal_error, Site};
-use crate::view::{element_count, View};
+use crate::view::{checked_element_count, element_count, View};
 use crate::view_mut::ViewMut;
 
 /// Outputs are filled in parallel once they are at least this many steps of estimated work
@@ -36,10 +42,16 @@ pub struct Buffer<T> {
 }
 
 impl<T: Copy> Buffer<T> {
-    /// A buffer of `len` uninitialised elements.
+    /// A buffer of `len` uninitialised elements. Panics with an `ein: ` message if the memory
+    /// cannot be had, or if `len` exceeds `isize::MAX` (no array may have more elements, even
+    /// of a zero-sized type).
     pub fn new(len: usize) -> Self {
+        if len > isize::MAX as usize {
+            too_long_output(len);
+        }
         let mut elements = crate::memory::output_vec(len);
-        // SAFETY: the capacity is `len`, and MaybeUninit needs no initialisation.
+        // SAFETY: the capacity is at least `len` (output_vec reserved it), and MaybeUninit
+        // needs no initialisation.
         unsafe { elements.set_len(len) };
         Buffer { elements, initialised: 0 }
     }
@@ -60,10 +72,12 @@ impl<T: Copy> Buffer<T> {
         data.clear();
         let mut data = ManuallyDrop::new(data);
         let capacity = data.capacity();
-        // SAFETY: MaybeUninit<T> has T's layout, and the allocation is the Vec<T>'s own, of
-        // `capacity` elements (now none of them initialised as far as the Vec knows).
+        // SAFETY: MaybeUninit<T> has T's size and alignment, so the allocation, the Vec<T>'s own
+        // of `capacity` elements, is one of `capacity` MaybeUninit<T> allocated with the same
+        // layout; length 0, so nothing is claimed initialised. `data` is in a ManuallyDrop, so
+        // the allocation has one owner.
         let mut elements = unsafe { Vec::from_raw_parts(data.as_mut_ptr().cast::<MaybeUninit<T>>(), 0, capacity) };
-        // SAFETY: len <= capacity, and MaybeUninit needs no initialisation.
+        // SAFETY: len <= capacity (checked above), and MaybeUninit needs no initialisation.
         unsafe { elements.set_len(len) };
         Buffer { elements, initialised: 0 }
     }
@@ -71,13 +85,15 @@ impl<T: Copy> Buffer<T> {
     /// Panics unless every element was written exactly (each chunk's Out finished full).
     pub fn into_array<const N: usize>(self, shape: [usize; N]) -> Array<T, N> {
         let len = self.elements.len();
-        if element_count(shape) != Some(len) {
+        if element_count(&shape) != Some(len) {
             internal_error(format_args!("a buffer of {len} elements cannot become an array of shape {shape:?}"));
         }
         self.check_written();
         let mut elements = ManuallyDrop::new(self.elements);
-        // SAFETY: all `len` elements are initialised, and MaybeUninit<T> has T's layout, so the
-        // allocation is a valid Vec<T> of the same length and capacity.
+        // SAFETY: all `len` elements are initialised (`check_written`: `fill_chunks` records a
+        // length only once every chunk's own `Out` came back full), and MaybeUninit<T> has T's
+        // layout, so the allocation is a valid Vec<T> of the same length and capacity; the
+        // ManuallyDrop leaves it one owner.
         let data = unsafe { Vec::from_raw_parts(elements.as_mut_ptr().cast::<T>(), len, elements.capacity()) };
         Array::from_vec(shape, data)
     }
@@ -108,35 +124,62 @@ impl<T> Buffer<T> {
     /// The elements; panics (an internal error) unless every one was written.
     fn written_elements(&self) -> &[T] {
         self.check_written();
-        // SAFETY: all elements are initialised, as just checked, and MaybeUninit<T> has T's
-        // layout.
+        // SAFETY: all elements are initialised, as just checked (see `into_array`), and
+        // MaybeUninit<T> has T's layout; the slice borrows `self`.
         unsafe { std::slice::from_raw_parts(self.elements.as_ptr().cast::<T>(), self.elements.len()) }
     }
 }
 
-/// Sequential writer over one chunk (consecutive rows) of a Buffer.
+/// Sequential writer over one chunk (consecutive rows) of a Buffer. Only this crate makes them
+/// (see the module documentation for why that matters):
+///
+/// ```compile_fail,E0624
+/// // A full `Out` over memory of one's own, to swap for the chunk's own in `fill_chunks`.
+/// let mut own = [std::mem::MaybeUninit::<f64>::uninit(); 4];
+/// let out = ein_runtime::private::Out::new(&mut own);
+/// ```
+///
+/// The chunk is held as a raw pointer and a length (with the `&'a mut` borrow it came from in
+/// the type), and every write goes through a pointer derived from that one base pointer, never
+/// through a fresh `&mut` to the chunk: a [`Slot`] can outlive the [`Fill::fill`] run that made
+/// it (two nested runs can swap their `&mut Slot`s), and a reborrow of the whole chunk by a later
+/// write would invalidate the pointer such a slot still holds.
 pub struct Out<'a, T> {
-    chunk: &'a mut [MaybeUninit<T>],
-    /// The elements `chunk[..written]` have been written.
+    /// The chunk's first element.
+    start: *mut MaybeUninit<T>,
+    /// The chunk's length.
+    len: usize,
+    /// The elements `start[..written]` have been written.
     written: usize,
+    /// The chunk is borrowed mutably, exclusively, for `'a`.
+    _chunk: PhantomData<&'a mut [MaybeUninit<T>]>,
 }
 
+// SAFETY: an Out stands for the `&'a mut [MaybeUninit<T>]` it was made from (it writes only
+// inside that chunk, which it holds exclusively), and that is Send when T: Send.
+unsafe impl<T: Send> Send for Out<'_, T> {}
+// SAFETY: as above; through a shared `&Out` nothing is read or written but the counters, and
+// `&mut [MaybeUninit<T>]` is Sync when T: Sync.
+unsafe impl<T: Sync> Sync for Out<'_, T> {}
+
 impl<'a, T> Out<'a, T> {
-    /// A writer that fills `chunk` from its start.
+    /// A writer that fills `chunk` from its start. Crate-private: `fill_chunks` trusts that the
+    /// `Out` it checks full is the one it made for the chunk.
     #[inline]
-    pub fn new(chunk: &'a mut [MaybeUninit<T>]) -> Self {
-        Out { chunk, written: 0 }
+    pub(crate) fn new(chunk: &'a mut [MaybeUninit<T>]) -> Self {
+        Out { start: chunk.as_mut_ptr(), len: chunk.len(), written: 0, _chunk: PhantomData }
     }
 
     /// Writes the next element; panics if the chunk is already full.
     #[inline]
     pub fn push(&mut self, value: T) {
-        if self.written < self.chunk.len() {
-            // SAFETY: just checked that the position is inside the chunk.
-            unsafe { self.chunk.get_unchecked_mut(self.written) }.write(value);
+        if self.written < self.len {
+            // SAFETY: just checked that the position is inside the chunk, which `self` holds
+            // exclusively; MaybeUninit<T> needs no initialisation to be overwritten.
+            unsafe { self.start.add(self.written).write(MaybeUninit::new(value)) };
             self.written += 1;
         } else {
-            chunk_overflow(self.chunk.len());
+            chunk_overflow(self.len);
         }
     }
 
@@ -146,26 +189,34 @@ impl<'a, T> Out<'a, T> {
     where
         T: Copy,
     {
-        let end = self.written + values.len();
-        if end > self.chunk.len() {
-            chunk_overflow(self.chunk.len());
+        // `written <= len` always, so the subtraction cannot wrap.
+        if values.len() > self.len - self.written {
+            chunk_overflow(self.len);
         }
-        for (slot, &value) in self.chunk[self.written..end].iter_mut().zip(values) {
-            slot.write(value);
-        }
-        self.written = end;
+        // SAFETY: the `values.len()` elements from `written` on are inside the chunk (just
+        // checked), which `self` holds exclusively; the values are a separate borrow, so the
+        // two do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(values.as_ptr(), self.start.add(self.written).cast::<T>(), values.len())
+        };
+        self.written += values.len();
     }
 
     /// A raw cursor at the next unwritten element, after checking that `count` more elements
     /// fit (panics otherwise).
     #[inline]
     fn reserve(&mut self, count: usize) -> Cursor<T> {
-        // `written <= chunk.len()` always, so the subtraction cannot wrap.
-        if count > self.chunk.len() - self.written {
-            chunk_overflow(self.chunk.len());
+        // `written <= len` always, so the subtraction cannot wrap.
+        if count > self.len - self.written {
+            chunk_overflow(self.len);
         }
-        // SAFETY: `written <= chunk.len()`, so the pointer is inside the chunk or one past its end.
-        Cursor(unsafe { self.chunk.as_mut_ptr().add(self.written) })
+        // SAFETY: `written <= len`, so the pointer is inside the chunk or one past its end.
+        let next = unsafe { self.start.add(self.written) };
+        Cursor {
+            next,
+            #[cfg(ein_checked)]
+            reserved: count,
+        }
     }
 
     /// Records that `count` more elements were written.
@@ -175,6 +226,14 @@ impl<'a, T> Out<'a, T> {
     /// cursor from [`Out::reserve`] of at least `count`).
     #[inline]
     unsafe fn commit(&mut self, count: usize) {
+        // The caller's promise makes this at most `len`; the checked build checks it.
+        #[cfg(ein_checked)]
+        if count > self.len - self.written {
+            panic!(
+                "ein: checked build: {count} elements committed after {} of an output chunk of {}",
+                self.written, self.len
+            );
+        }
         self.written += count;
     }
 
@@ -187,8 +246,14 @@ impl<'a, T> Out<'a, T> {
     /// True once every element of the chunk has been written.
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.written == self.chunk.len()
+        self.written == self.len
     }
+}
+
+#[cold]
+#[inline(never)]
+fn too_long_output(len: usize) -> ! {
+    panic!("ein: an output of {len} elements is more than an array may have (isize::MAX)")
 }
 
 #[cold]
@@ -207,7 +272,8 @@ fn short_chunk(start: usize, end: usize, row_len: usize) -> ! {
 }
 
 /// A pointer to a buffer's first element that may cross threads: [`fill_chunks`] only ever
-/// turns it into disjoint chunks.
+/// turns it into disjoint chunks. Opaque outside this crate: the only use of one is the unsafe
+/// [`Columns::outs`].
 #[derive(Debug)]
 pub struct RowsPointer<T>(*mut MaybeUninit<T>);
 
@@ -291,7 +357,9 @@ impl<T: Copy + Send + 'static> Columns for Buffer<T> {
 
     #[inline]
     unsafe fn outs<'a>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'a, T> {
-        // SAFETY: the caller promises the chunk lies inside the buffer and is not aliased.
+        // SAFETY: the caller promises the chunk `start..start + len` lies inside the buffer
+        // (one allocation of MaybeUninit<T>, which need no initialisation) and is accessed by
+        // nothing else for 'a.
         Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) })
     }
 
@@ -345,8 +413,8 @@ impl<'a, T: Copy + Send, const N: usize> Destination<'a, T, N> {
                 DestinationStorage::Direct(elements)
             }
             Err(target) => {
-                // The target has elements in real memory, so their count fits in usize.
-                let len = target.shape().iter().product();
+                // A mutable view's shape obeys the rule of `element_count`.
+                let len = checked_element_count(&target.shape(), "a mutable view");
                 DestinationStorage::Staged { buffer: Buffer::new(len), target }
             }
         };
@@ -418,8 +486,9 @@ impl<T: Copy + Send + 'static, const N: usize> Columns for Destination<'_, T, N>
 
     #[inline]
     unsafe fn outs<'b>(pointers: RowsPointer<T>, start: usize, len: usize) -> Out<'b, T> {
-        // SAFETY: the caller promises the chunk lies inside the elements behind `pointers` (the
-        // target's or the buffer's) and is not aliased.
+        // SAFETY: the caller promises the chunk `start..start + len` lies inside the elements
+        // behind `pointers` (the target's or the buffer's, one allocation either way) and is
+        // accessed by nothing else for 'b.
         Out::new(unsafe { std::slice::from_raw_parts_mut(pointers.0.add(start), len) })
     }
 
@@ -439,9 +508,16 @@ impl<T: Copy + Send + 'static, const N: usize> Columns for Destination<'_, T, N>
 }
 
 /// A raw pointer to the next unwritten element of an [`Out`], valid for as many elements as
-/// were reserved.
+/// were reserved. Only [`Fill::reserve`] makes one (its fields are private), and only the
+/// unsafe [`Fill::slot`] uses one.
 #[doc(hidden)]
-pub struct Cursor<T>(*mut MaybeUninit<T>);
+pub struct Cursor<T> {
+    next: *mut MaybeUninit<T>,
+    /// How many elements were reserved from `next` on, for the checked build's check in
+    /// [`Fill::slot`].
+    #[cfg(ein_checked)]
+    reserved: usize,
+}
 
 impl<T> Clone for Cursor<T> {
     fn clone(&self) -> Self {
@@ -453,7 +529,7 @@ impl<T> Copy for Cursor<T> {}
 
 /// The place of one element of a [`Fill::fill`] run: generated code pushes exactly one value
 /// into it ([`Push`]), which `fill` checks (a check LLVM removes when the push is
-/// unconditional, as in generated code).
+/// unconditional, as in generated code). Only [`Fill::slot`] makes one (its fields are private).
 pub struct Slot<T> {
     target: *mut MaybeUninit<T>,
     written: bool,
@@ -463,7 +539,13 @@ impl<T> Push<T> for Slot<T> {
     #[inline(always)]
     fn push(&mut self, value: T) {
         // SAFETY: a slot is only made by `Fill::slot`, for an element inside a reserved run of
-        // an Out that stays mutably borrowed (by `fill`) while the slot lives.
+        // an Out, a pointer derived from the Out's base pointer (never invalidated by a later
+        // reborrow: the Out never makes a `&mut` to its chunk). Slots live only in `fill` runs
+        // (no safe code can make or keep one elsewhere: a `&mut Slot` is all it is given, and a
+        // Slot is neither Send nor Default), so a slot is used while its chunk is still held
+        // by the chunk's Out inside `fill_chunks`, even one swapped into an enclosing run of
+        // another Out of the same chunk; MaybeUninit<T> needs no initialisation to be
+        // overwritten.
         unsafe { (*self.target).write(value) };
         self.written = true;
     }
@@ -538,7 +620,8 @@ pub trait Fill: sealed::Sealed {
         let cursor = self.reserve(count);
         let mut tile_start = 0;
         while tile_start < row_len {
-            let tile_end = row_len.min(tile_start + TILE);
+            // Not `tile_start + TILE`, which could wrap for a row of nearly usize::MAX elements.
+            let tile_end = tile_start + (row_len - tile_start).min(TILE);
             for row in 0..rows {
                 for column in tile_start..tile_end {
                     // SAFETY: row < rows and column < row_len, so the offset is below `count`,
@@ -581,8 +664,16 @@ impl<T> Fill for Out<'_, T> {
 
     #[inline(always)]
     unsafe fn slot(cursor: Cursor<T>, offset: usize) -> Slot<T> {
-        // SAFETY: the caller promises `offset` is inside the reserved run.
-        Slot { target: unsafe { cursor.0.add(offset) }, written: false }
+        #[cfg(ein_checked)]
+        if offset >= cursor.reserved {
+            panic!(
+                "ein: checked build: output slot {offset} is outside the {} elements reserved for it",
+                cursor.reserved
+            );
+        }
+        // SAFETY: the caller promises `offset` is inside the reserved run, which lies inside
+        // the Out's chunk (`reserve` checked that it fits).
+        Slot { target: unsafe { cursor.next.add(offset) }, written: false }
     }
 
     #[inline(always)]
@@ -629,8 +720,9 @@ impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for View<'_, T, N> {
                     // `for_each` visits exactly `count` elements; checked anyway, as it is cheap
                     // next to a strided read.
                     if offset < count {
-                        // SAFETY: offset < count, reserved above.
-                        unsafe { (*cursor.0.add(offset)).write(value) };
+                        // SAFETY: offset < count, and `reserve` checked that `count` elements
+                        // from the cursor on lie inside the chunk, which `outs` borrows mutably.
+                        unsafe { (*cursor.next.add(offset)).write(value) };
                         offset += 1;
                     }
                 });
@@ -795,10 +887,13 @@ where
 {
     let chunks = rows.div_ceil(rows_per_chunk);
     (0..chunks).into_par_iter().for_each(|chunk| {
+        // chunk < chunks = ceil(rows / rows_per_chunk), so start < rows: no overflow.
         let start = chunk * rows_per_chunk;
-        // SAFETY: the chunks `start..end` are disjoint, each visited once, and inside the
-        // buffers; `fill_chunks` holds `columns` mutably borrowed until every one is done.
-        unsafe { fill_chunk::<C, F>(pointers, start, rows.min(start + rows_per_chunk), row_len, f) };
+        let end = rows.min(start.saturating_add(rows_per_chunk));
+        // SAFETY: the chunks `start..end` are disjoint, each visited once, non-empty, and inside
+        // the buffers (rows of `row_len` elements, `rows * row_len` of them, as `fill_chunks`
+        // checked); `fill_chunks` holds `columns` mutably borrowed until every one is done.
+        unsafe { fill_chunk::<C, F>(pointers, start, end, row_len, f) };
     });
 }
 
@@ -812,7 +907,8 @@ unsafe fn fill_chunk<C: Columns, F>(pointers: C::Pointers, start: usize, end: us
 where
     F: for<'a> Fn(usize, usize, &mut C::Outs<'a>) + Sync + Send,
 {
-    // SAFETY: the caller's promise.
+    // SAFETY: the caller's promise; `end * row_len` does not overflow, as the rows lie inside
+    // a buffer.
     let mut outs = unsafe { C::outs(pointers, start * row_len, (end - start) * row_len) };
     f(start, end, &mut outs);
     if !C::is_full(&outs) {
@@ -981,12 +1077,17 @@ mod tests {
     }
 
     #[test]
-    fn zero_rows_or_empty_rows_call_nothing() {
+    fn zero_rows_call_nothing_and_empty_rows_are_visited_once() {
         let mut buffer = Buffer::<f32>::new(0);
         fill_chunks(&mut buffer, 0, 5, 1, 5, |_, _, _| panic!("no rows"));
         assert_eq!(buffer.into_array([0, 5]).shape(), [0, 5]);
         let mut buffer = Buffer::<f32>::new(0);
-        fill_chunks(&mut buffer, 1_000_000, 0, 1, 0, |_, _, _| panic!("no elements"));
+        let calls = AtomicUsize::new(0);
+        fill_chunks(&mut buffer, 1_000_000, 0, 1, 0, |start, end, _| {
+            assert_eq!((start, end), (0, 1_000_000));
+            calls.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(calls.into_inner(), 1);
         assert_eq!(buffer.into_array([1_000_000, 0]).shape(), [1_000_000, 0]);
     }
 
@@ -1154,6 +1255,102 @@ mod tests {
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
         });
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "an allocation Miri cannot make stops Miri instead of failing")]
+    fn an_output_that_cannot_be_allocated_panics_instead_of_aborting() {
+        let message = panic_message(|| Buffer::<f64>::new(1 << 60));
+        assert!(
+            message.starts_with("ein: cannot allocate 1152921504606846976 elements (9223372036854775808 bytes)"),
+            "{message}"
+        );
+        let message = panic_message(|| Buffer::<u8>::new(usize::MAX / 2));
+        assert!(
+            message.starts_with("ein: cannot allocate 9223372036854775807 elements (9223372036854775807 bytes)"),
+            "{message}"
+        );
+        let message =
+            panic_message(|| Buffer::<f32>::recycle::<1>(&mut Some(Array::from_vec([2], vec![0.0; 2])), 1 << 62));
+        assert!(message.starts_with("ein: cannot allocate 4611686018427387904 elements"), "{message}");
+        // Zero-sized elements need no memory, but no array may have more than isize::MAX.
+        let message = panic_message(|| Buffer::<()>::new(usize::MAX));
+        assert_eq!(
+            message,
+            "ein: an output of 18446744073709551615 elements is more than an array may have (isize::MAX)"
+        );
+        assert_eq!(Buffer::<()>::new(isize::MAX as usize).len(), isize::MAX as usize);
+    }
+
+    /// The checks `Buffer::into_array` rests on, each failing on its own: a chunk's closure that
+    /// writes too little, buffers of another length than the rows, and a buffer recovered (with
+    /// `catch_unwind`) from a fill that panicked. None of them lets an unwritten element be read.
+    #[test]
+    fn no_safe_call_turns_an_unwritten_buffer_into_an_array() {
+        use std::panic::{catch_unwind, AssertUnwindSafe};
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i64>::new(6);
+            fill_chunks(&mut buffer, 2, 3, 1, 3, |_, _, out| out.push(1));
+        });
+        assert!(message.starts_with("ein: internal error: output rows 0..2 were not filled"), "{message}");
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i64>::new(6);
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |_, slot| slot.push(1)));
+        });
+        assert!(message
+            .starts_with("ein: internal error: fill_chunks of 2 rows of 2 elements given buffers of another length"));
+        let message = panic_message(|| {
+            let mut columns = (Buffer::<i64>::new(6), Buffer::<i64>::new(5));
+            fill_chunks(&mut columns, 2, 3, 1, 3, |_, _, outs| outs.fill(6, |_, slots| slots.push((1, 2))));
+        });
+        assert!(message
+            .starts_with("ein: internal error: fill_chunks of 2 rows of 3 elements given buffers of another length"));
+        let message = panic_message(|| {
+            let mut buffer = Buffer::<i64>::new(1 << 16);
+            let filled = catch_unwind(AssertUnwindSafe(|| {
+                fill_chunks(&mut buffer, 1 << 16, 1, 1, 1, |start, end, out| {
+                    if start > 0 {
+                        panic!("ein: a failing element");
+                    }
+                    out.fill(end - start, |_, slot| slot.push(0));
+                })
+            }));
+            assert!(filled.is_err());
+            buffer.into_array([1 << 16])
+        });
+        assert!(message.starts_with("ein: internal error: only 0 of the 65536 elements"), "{message}");
+        // A chunk's closure may swap the outs of two columns of the same type: each is still
+        // the `Out` of a real chunk, checked full, so both columns are written (swapped).
+        let mut columns = (Buffer::<i64>::new(4), Buffer::<i64>::new(4));
+        fill_chunks(&mut columns, 2, 2, 1, 2, |start, end, outs| {
+            std::mem::swap(&mut outs.0, &mut outs.1);
+            outs.fill((end - start) * 2, |offset, slots| slots.push((offset as i64, -(offset as i64))));
+        });
+        let (first, second) = columns;
+        assert_eq!(first.into_array([4]).as_slice(), [0, -1, -2, -3]);
+        assert_eq!(second.into_array([4]).as_slice(), [0, 1, 2, 3]);
+    }
+
+    /// Nested runs on two columns may swap their slots, so that a slot outlives the run that made
+    /// it; it still writes its own element, even after its Out has written more (the Out never
+    /// reborrows its chunk, which would invalidate the slot's pointer: Miri checks this one).
+    #[test]
+    fn nested_runs_may_swap_their_slots() {
+        let mut columns = (Buffer::<i64>::new(2), Buffer::<i64>::new(2));
+        fill_chunks(&mut columns, 1, 2, 1, 2, |_, _, (first, second)| {
+            first.fill(1, |_, outer| {
+                second.fill(1, |_, inner| {
+                    std::mem::swap(outer, inner);
+                    inner.push(10);
+                });
+                second.push(21);
+                outer.push(20);
+            });
+            first.push(11);
+        });
+        let (first, second) = columns;
+        assert_eq!(first.into_array([2]).as_slice(), [10, 11]);
+        assert_eq!(second.into_array([2]).as_slice(), [20, 21]);
     }
 
     #[test]
@@ -1330,12 +1527,18 @@ mod tests {
     #[test]
     fn an_empty_destination_writes_nothing_but_visits_its_rows() {
         // Rows of no elements are still visited, once, all together: their code may fail.
-        let visits = |rows: usize, row_len: usize, calls: &AtomicUsize| {
-            move |start: usize, end: usize, _: &mut _| {
+        // A function, not a closure returning a closure: only a function's signature can say
+        // that the visitor takes an `Out` of any lifetime, as `fill_chunks` requires.
+        fn visits(
+            rows: usize,
+            row_len: usize,
+            calls: &AtomicUsize,
+        ) -> impl for<'a> Fn(usize, usize, &mut Out<'a, f32>) + Sync + Send + '_ {
+            move |start, end, _| {
                 assert!(rows > 0 && row_len == 0 && (start, end) == (0, rows), "nothing to write");
                 calls.fetch_add(1, Ordering::Relaxed);
             }
-        };
+        }
         for (rows, row_len) in [(0, 5), (3, 0), (0, 0)] {
             let calls = AtomicUsize::new(0);
             let mut target = Array2::<f32>::zeros((rows, row_len));
@@ -1350,7 +1553,7 @@ mod tests {
             // One of the two layouts has rows of no elements unless both or neither are empty.
             assert_eq!(calls.load(Ordering::Relaxed), usize::from((rows == 0) != (row_len == 0)));
         }
-        let mut nothing: Vec<u8> = Vec::new();
+        let mut nothing: Vec<f32> = Vec::new();
         let mut destination = Destination::new(nothing.as_view_mut(), [0], "`out`", &SITE);
         let calls = AtomicUsize::new(0);
         fill_chunks(&mut destination, 1, 0, 1, 0, visits(1, 0, &calls));

@@ -14,12 +14,18 @@
 //! Rounding: every output element is a sum of the same products as the loop nest, each
 //! product grouped as the pairing dictates (`(a b) c` or `a (b c)`) and summed in the
 //! GEMM's order, then multiplied by `scale` (once, at the end).
+//!
+//! Sizes: the output's element count, and the intermediate's, are checked before anything is
+//! allocated, and the output is allocated before the intermediate is computed (an `ein: `
+//! panic, before any work, if either would not fit in memory). An empty output is returned at
+//! once, and an empty sum (a summed label of size 0) is `scale * 0` at once, as in the loop
+//! nest, without an intermediate that could sum over a long label for nothing.
 
 use crate::array::Array;
 use crate::errors::internal_error;
-use crate::gemm::{contract_to_vec, Factor};
+use crate::gemm::{contract_into, contract_to_vec, too_large_result, Factor};
 use crate::scalar::Num;
-use crate::view::View;
+use crate::view::{element_count, View};
 
 /// Which label indexes each axis of the three operands, and how many labels are output axes
 /// (the first ones): the static part of a chain, written by generated code as a constant.
@@ -50,6 +56,25 @@ pub fn contract_chain<T: Num, const A: usize, const B: usize, const C: usize, co
         internal_error(format_args!("a chain with {} output labels makes an array of rank {N}", spec.outputs));
     }
     let sizes: Vec<usize> = output.iter().chain(summed).copied().collect();
+    for labels in spec.operands {
+        if let Some(&label) = labels.iter().find(|&&label| label >= sizes.len()) {
+            internal_error(format_args!("label {label} of a chain of {} labels", sizes.len()));
+        }
+    }
+    let count = match element_count(&output) {
+        Some(0) => return Array::from_vec(output, Vec::new()),
+        Some(count) => count,
+        None => too_large_result("the result of this chain of contractions", &output),
+    };
+    // The result's memory first: one that cannot be had is refused before any work.
+    let mut out = crate::memory::output_vec(count);
+    if summed.contains(&0) {
+        // A sum over an empty range: `scale * 0` everywhere, as the loop nest gives, without
+        // an intermediate that might sum over a long label for nothing.
+        let zero = scale.map_or(T::ZERO, |scale| scale.mul(T::ZERO));
+        out.resize(count, zero);
+        return Array::from_vec(output, out);
+    }
     let (a_shape, b_shape, c_shape) = (a.shape(), b.shape(), c.shape());
     let (a_strides, b_strides, c_strides) = (a.strides(), b.strides(), c.strides());
     let factors = [
@@ -73,7 +98,9 @@ pub fn contract_chain<T: Num, const A: usize, const B: usize, const C: usize, co
             .collect()
     };
     let (p_labels, q_labels) = (renumber(factors[p].labels, &first_labels), renumber(factors[q].labels, &first_labels));
-    // SAFETY: the factors are the views' own pointers, shapes and strides, borrowed meanwhile.
+    // SAFETY: the factors are the views' own pointers, shapes and strides (elements readable
+    // while the views are borrowed, here until the function returns; shapes that obey the
+    // views' rule).
     let intermediate = unsafe {
         contract_to_vec(
             kept.len(),
@@ -81,6 +108,7 @@ pub fn contract_chain<T: Num, const A: usize, const B: usize, const C: usize, co
             None,
             Factor { labels: &p_labels, ..factors[p] },
             Factor { labels: &q_labels, ..factors[q] },
+            "an intermediate result of this chain of contractions",
         )
     };
 
@@ -94,6 +122,8 @@ pub fn contract_chain<T: Num, const A: usize, const B: usize, const C: usize, co
     let second_sizes: Vec<usize> = second_labels.iter().map(|&label| sizes[label]).collect();
     let intermediate_shape: Vec<usize> = kept.iter().map(|&label| sizes[label]).collect();
     let mut intermediate_strides = vec![0isize; kept.len()];
+    // The intermediate exists, so its lengths multiply to at most isize::MAX (contract_to_vec
+    // checked its shape): no product below wraps.
     let mut step = 1isize;
     for (stride, &length) in intermediate_strides.iter_mut().zip(&intermediate_shape).rev() {
         *stride = step;
@@ -106,10 +136,10 @@ pub fn contract_chain<T: Num, const A: usize, const B: usize, const C: usize, co
         strides: &intermediate_strides,
         labels: &kept_labels,
     };
-    // SAFETY: the intermediate is a row-major array of `intermediate_shape`, alive until the
-    // call returns; `r` is as above.
+    // SAFETY: the intermediate is a row-major array of `intermediate_shape` (whose element
+    // count contract_to_vec checked), alive until the call returns; `r` is as above.
     let out = unsafe {
-        contract_to_vec(spec.outputs, &second_sizes, scale, intermediate, Factor { labels: &r_labels, ..factors[r] })
+        contract_into(spec.outputs, &second_sizes, scale, intermediate, Factor { labels: &r_labels, ..factors[r] }, out)
     };
     Array::from_vec(output, out)
 }
@@ -163,7 +193,7 @@ fn union(left: &[usize], right: &[usize]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::as_view::AsView;
-    use crate::test_support::size;
+    use crate::test_support::{panic_message, size};
 
     /// Deterministic values in `[-1, 1)`.
     fn numbers(count: usize, seed: u64) -> Vec<f64> {
@@ -228,6 +258,55 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A view of `shape` whose every element is the one element of `one` (all strides 0).
+    fn broadcast<const N: usize>(one: &[f64; 1], shape: [usize; N]) -> View<'_, f64, N> {
+        // SAFETY: with zero strides every in-range index addresses `one[0]`, borrowed for the
+        // view's lifetime; the shapes used here obey the views' rule (checked in debug builds).
+        unsafe { View::from_raw_parts(one.as_ptr(), shape, [0; N]) }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "an allocation Miri cannot make stops Miri instead of failing")]
+    fn a_result_or_intermediate_too_large_for_memory_panics_and_an_empty_one_is_returned_at_once() {
+        let (i, l) = (274177usize, 67280421310721usize);
+        let one = [1.0];
+        let message = panic_message(|| {
+            let (a, b, c) = (broadcast(&one, [i, 1]), broadcast(&one, [1, 1]), broadcast(&one, [1, l]));
+            contract_chain(&MATRIX_CHAIN, [i, l], &[1, 1], None, a, b, c)
+        });
+        assert_eq!(
+            message,
+            "ein: the result of this chain of contractions would have 274177 × 67280421310721 elements, more than memory can hold"
+        );
+        // An output of no elements needs no intermediate, however long its other axis.
+        let huge = 1usize << 62;
+        let (a, b, c) = (broadcast(&one, [huge, 1]), broadcast(&one, [1, 1 << 40]), broadcast(&one, [1 << 40, 0]));
+        let result = contract_chain(&MATRIX_CHAIN, [huge, 0], &[1, 1 << 40], None, a, b, c);
+        assert_eq!(result.shape(), [huge, 0]);
+        // An intermediate that cannot be had, though every operand and the output can: the
+        // trace Σ_i,j,k a[i, j] b[j, k] c[k, i] of three 2^31 × 2^31 matrices, where every
+        // pairing keeps two labels of 2^31 (2^62 elements, 2^65 bytes).
+        let trace = ChainSpec { outputs: 0, operands: [&[0, 1], &[1, 2], &[2, 0]] };
+        let side = 1usize << 31;
+        let message = panic_message(|| {
+            let (a, b, c) =
+                (broadcast(&one, [side, side]), broadcast(&one, [side, side]), broadcast(&one, [side, side]));
+            contract_chain(&trace, [], &[side, side, side], None, a, b, c)
+        });
+        assert!(message.starts_with("ein: cannot allocate 4611686018427387904 elements"), "{message}");
+    }
+
+    #[test]
+    fn a_label_beyond_the_sizes_is_an_internal_error() {
+        let spec = ChainSpec { outputs: 1, operands: [&[0, 1], &[1], &[2]] };
+        let data = [1.0f64; 4];
+        let message = panic_message(|| {
+            let (a, b) = (View::from_slice(&data, [2, 2]), View::from_slice(&data[..2], [2]));
+            contract_chain(&spec, [2], &[2], None, a, b, b)
+        });
+        assert!(message.starts_with("ein: internal error: label 2 of a chain of 2 labels"), "{message}");
     }
 
     #[test]

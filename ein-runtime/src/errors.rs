@@ -70,17 +70,9 @@ pub fn check_size(size: i64, what: &str, site: &Site) -> usize {
 /// which every [`crate::View`] obeys), so no size product computed from `shape` can wrap.
 #[inline]
 pub fn shape_len<const N: usize>(shape: [usize; N], site: &Site) -> usize {
-    let nonzero =
-        shape.iter().filter(|&&length| length != 0).try_fold(1usize, |count, &length| count.checked_mul(length));
-    match nonzero {
-        Some(count) if count <= isize::MAX as usize => {
-            if shape.contains(&0) {
-                0
-            } else {
-                count
-            }
-        }
-        _ => too_many_elements(&shape, site),
+    match crate::view::element_count(&shape) {
+        Some(count) => count,
+        None => too_many_elements(&shape, site),
     }
 }
 

@@ -33,6 +33,16 @@
 //! Rounding: each output element is a sum of the same products as the loop nest it replaces,
 //! added in another order (blocked by the GEMM kernel, or in eight interleaved partial sums),
 //! then multiplied by `scale`; an empty sum is `scale * 0`.
+//!
+//! Sizes: the output's element count is checked before anything is allocated (the output
+//! labels come from two operands, so their product can exceed memory even when each operand's
+//! fits); every other product of sizes (a summed count, a batch count, a merged length, a
+//! packed copy) is a product of labels of one operand, which the operand's shape bounds, and is
+//! checked anyway. Offsets are computed with wrapping arithmetic: for the in-range indices that
+//! are read the true offset fits in `isize`, so wrapping changes nothing, and a stride of an
+//! axis of length 1 (which may be anything) cannot make a debug build panic. The checked build
+//! (`--cfg ein_checked`) checks every read of the loop path, and every block handed to a GEMM
+//! or GEMV, against the operands' and the output's extents.
 
 use std::any::TypeId;
 
@@ -42,7 +52,7 @@ use crate::array::Array;
 use crate::build::GRAIN;
 use crate::errors::internal_error;
 use crate::scalar::Num;
-use crate::view::View;
+use crate::view::{element_count, View};
 
 /// Contractions with fewer multiply–adds than this run as the loop nest they were written as
 /// (generated code asks [`contraction_is_small`]): below it, a GEMM's set-up costs more than
@@ -97,8 +107,11 @@ pub fn contract<T: Num, const A: usize, const B: usize, const N: usize>(
         (left.shape(), left.strides(), right.shape(), right.strides());
     let left = Factor { ptr: left.as_ptr(), shape: &left_shape, strides: &left_strides, labels: spec.left };
     let right = Factor { ptr: right.as_ptr(), shape: &right_shape, strides: &right_strides, labels: spec.right };
-    // SAFETY: the factors are the views' own pointers, shapes and strides, borrowed meanwhile.
-    Array::from_vec(output, unsafe { contract_to_vec(N, &sizes, scale, left, right) })
+    // SAFETY: the factors are the views' own pointers, shapes and strides (so every in-range
+    // index addresses an element readable while the views are borrowed, here until the call
+    // returns, and the shapes obey the views' rule).
+    let elements = unsafe { contract_to_vec(N, &sizes, scale, left, right, "the result of this contraction") };
+    Array::from_vec(output, elements)
 }
 
 /// One operand of a contraction as [`contract_to_vec`] takes it: the first element, the
@@ -113,17 +126,54 @@ pub(crate) struct Factor<'a, T> {
 
 /// `scale * Σ left * right` over labels `0..sizes.len()` of the given sizes (the first
 /// `outputs` are output axes, in order), row-major over the output labels, in a new vector.
+/// Panics with an `ein: ` message naming `result` (e.g. "the result of this contraction") and
+/// the output sizes if the output would have more elements than memory can hold.
 ///
 /// # Safety
-/// Each factor's pointer, shape and strides must describe readable elements (as a view's do)
-/// for the duration of the call. Axes too short for their label are an internal error.
+/// Each factor's pointer, shape and strides must describe readable elements as a view's do:
+/// every in-range index addresses an element readable for the duration of the call, and the
+/// product of the non-zero axis lengths is at most `isize::MAX`. Axes too short for their
+/// label are an internal error.
 pub(crate) unsafe fn contract_to_vec<T: Num>(
     outputs: usize,
     sizes: &[usize],
     scale: Option<T>,
     left: Factor<'_, T>,
     right: Factor<'_, T>,
+    result: &str,
 ) -> Vec<T> {
+    if outputs > sizes.len() {
+        internal_error(format_args!("a contraction with {outputs} output labels of {} labels", sizes.len()));
+    }
+    let count = match element_count(&sizes[..outputs]) {
+        Some(count) => count,
+        None => too_large_result(result, &sizes[..outputs]),
+    };
+    // SAFETY: the caller's promise about the factors; an empty vector with room for the output.
+    unsafe { contract_into(outputs, sizes, scale, left, right, crate::memory::output_vec(count)) }
+}
+
+/// [`contract_to_vec`] into `out`, an empty vector with room for the output's elements, which
+/// the caller allocated (and so checked) before: a chain allocates its result before it works
+/// out the intermediate, so that a result that cannot be had is refused before any work.
+///
+/// # Safety
+/// As [`contract_to_vec`].
+pub(crate) unsafe fn contract_into<T: Num>(
+    outputs: usize,
+    sizes: &[usize],
+    scale: Option<T>,
+    left: Factor<'_, T>,
+    right: Factor<'_, T>,
+    mut out: Vec<T>,
+) -> Vec<T> {
+    let count = match sizes.get(..outputs).and_then(element_count) {
+        Some(count) if out.is_empty() && out.capacity() >= count => count,
+        _ => internal_error(format_args!(
+            "a contraction of output sizes {sizes:?} ({outputs} output labels) into a vector of capacity {}",
+            out.capacity()
+        )),
+    };
     // The GEMM's M labels come from the left operand: put the operand holding the first output
     // label on the left, so that a row-major output is a row-major C (`x[k, j] * a[i, k]`, or
     // a chain's second step, would otherwise write C column-major, measured 1.4x slower).
@@ -133,16 +183,42 @@ pub(crate) unsafe fn contract_to_vec<T: Num>(
     } else {
         (left, right)
     };
-    let plan = Plan::new(outputs, PerLabel::from_slice(sizes), left, right);
-    let count = sizes[..outputs].iter().product::<usize>();
-    let mut out = crate::memory::output_vec(count);
-    // SAFETY: `run` writes all `count` elements (GEMM kernels write C without reading it, as
-    // the memset of zeros an initialised buffer would need costs as much as a small product).
+    // SAFETY: the caller's promise about the factors.
+    let plan = unsafe { Plan::new(outputs, PerLabel::from_slice(sizes), left, right) };
+    // SAFETY: `out` has room for `count` elements (checked above), and `run` writes all `count`
+    // (GEMM kernels write C without reading it, as the memset of zeros an initialised buffer
+    // would need costs as much as a small product), so they are initialised when the length is
+    // set.
     unsafe {
         plan.run(scale, out.as_mut_ptr(), count);
         out.set_len(count);
     }
     out
+}
+
+/// Panics for a contraction whose output would have more elements than an array may (more
+/// than `isize::MAX` once its zero lengths are left out, or than usize can count).
+#[cold]
+#[inline(never)]
+pub(crate) fn too_large_result(result: &str, sizes: &[usize]) -> ! {
+    if sizes.contains(&0) {
+        panic!("ein: {result} would have shape {sizes:?}, whose non-zero lengths multiply to more than isize::MAX")
+    }
+    let product: Vec<String> = sizes.iter().map(|size| size.to_string()).collect();
+    panic!("ein: {result} would have {} elements, more than memory can hold", product.join(" × "))
+}
+
+/// The product of `sizes`, which the caller knows to fit (a product of lengths of one operand,
+/// whose shape obeys the views' rule); an internal error if it does not.
+fn product_of(sizes: impl IntoIterator<Item = usize>) -> usize {
+    let mut product = 1usize;
+    for size in sizes {
+        match product.checked_mul(size) {
+            Some(next) => product = next,
+            None => internal_error(format_args!("a product of contraction sizes overflows usize")),
+        }
+    }
+    product
 }
 
 /// The element types with a GEMM kernel.
@@ -181,7 +257,8 @@ impl GemmFloat for f32 {
         c: *mut f32,
         [rsc, csc]: [isize; 2],
     ) {
-        // SAFETY: the caller's promise; beta = 0, so C is only written.
+        // SAFETY: the caller's promise, which is matrixmultiply's (readable A and B, writable C
+        // with distinct elements, at these sizes and strides); beta = 0, so C is only written.
         unsafe { matrixmultiply::sgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
     }
 }
@@ -199,18 +276,48 @@ impl GemmFloat for f64 {
         c: *mut f64,
         [rsc, csc]: [isize; 2],
     ) {
-        // SAFETY: the caller's promise; beta = 0, so C is only written.
+        // SAFETY: the caller's promise, which is matrixmultiply's (readable A and B, writable C
+        // with distinct elements, at these sizes and strides); beta = 0, so C is only written.
         unsafe { matrixmultiply::dgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
     }
 }
 
-/// A raw pointer that may cross threads: the blocks that share it write disjoint elements.
-#[derive(Clone, Copy)]
-struct Shared<P>(P);
-// SAFETY: used only for blocks of a GEMM that read shared operands and write disjoint outputs.
-unsafe impl<P> Send for Shared<P> {}
-// SAFETY: as above.
-unsafe impl<P> Sync for Shared<P> {}
+/// A pointer to elements that threads only read, which may cross threads like the `&T` it
+/// stands for.
+struct ReadPointer<T>(*const T);
+
+impl<T> Clone for ReadPointer<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ReadPointer<T> {}
+
+// SAFETY: a ReadPointer is only read through, as a shared borrow `&T` would be, and `&T` is
+// Send when T: Sync.
+unsafe impl<T: Sync> Send for ReadPointer<T> {}
+// SAFETY: as above (`&T` is Sync when T: Sync).
+unsafe impl<T: Sync> Sync for ReadPointer<T> {}
+
+/// A pointer to elements that threads write, each thread its own disjoint elements, which may
+/// cross threads like the disjoint `&mut [T]` chunks it stands for.
+struct WritePointer<T>(*mut T);
+
+impl<T> Clone for WritePointer<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for WritePointer<T> {}
+
+// SAFETY: the blocks that share a WritePointer write disjoint elements, as disjoint `&mut [T]`
+// chunks of one slice would, and `&mut [T]` is Send when T: Send.
+unsafe impl<T: Send> Send for WritePointer<T> {}
+// SAFETY: sharing the pointer gives no access by itself; each thread writes only its own
+// elements (as above), so sharing it is sending a disjoint `&mut [T]` to each thread.
+unsafe impl<T: Send> Sync for WritePointer<T> {}
 
 /// The GEMM behind every contraction: `C = alpha * A B` on strided matrices.
 ///
@@ -220,7 +327,7 @@ unsafe impl<P> Sync for Shared<P> {}
 /// # Safety
 /// As [`GemmFloat::gemm_serial`].
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemm<F: GemmFloat>(
+pub(crate) unsafe fn gemm<F: GemmFloat>(
     m: usize,
     k: usize,
     n: usize,
@@ -232,7 +339,7 @@ pub unsafe fn gemm<F: GemmFloat>(
     c: *mut F,
     c_strides: [isize; 2],
 ) {
-    // SAFETY: the caller's promise.
+    // SAFETY: the caller's promise, which is gemm_serial's.
     unsafe { F::gemm_serial(m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) }
 }
 
@@ -252,7 +359,7 @@ const COLUMN_RUN: usize = 256;
 /// Every element of A and x addressed by the sizes and strides must be readable, and `y` must
 /// be valid for `m` writes at stride `y_stride` without two of them sharing an address.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv<T: Num>(
+pub(crate) unsafe fn gemv<T: Num>(
     m: usize,
     k: usize,
     alpha: Option<T>,
@@ -263,37 +370,44 @@ pub unsafe fn gemv<T: Num>(
     y: *mut T,
     y_stride: isize,
 ) {
-    let (a, x, y) = (Shared(a), Shared(x), Shared(y));
+    let (a, x, y) = (ReadPointer(a), ReadPointer(x), WritePointer(y));
+    // Offsets of in-range elements fit in isize (they lie in one allocation), so the wrapping
+    // products and sums below are the true offsets.
+    let at = |index: usize, stride: isize| (index as isize).wrapping_mul(stride);
     let rows = |range: std::ops::Range<usize>| {
         let (a, x, y) = (a, x, y);
         if rsa == 1 && csa != 1 && range.len() > 1 {
-            // Column-major: accumulate whole columns (contiguous) into the rows' sums.
-            let mut sums = vec![T::ZERO; range.len()];
+            // Column-major: accumulate whole columns (contiguous) into the rows' sums. At most
+            // `m` of them, the length of an output that already exists.
+            let mut sums = crate::memory::filled_vec(range.len(), T::ZERO);
             for step in 0..k {
-                // SAFETY: rows `range` of column `step < k` are contiguous (`rsa == 1`) and
-                // readable; as a slice, LLVM knows they do not overlap `sums` and vectorises.
+                // SAFETY: rows `range` (below m) of column `step < k` are contiguous (`rsa == 1`)
+                // and readable (the caller's promise), so they form a slice; as a slice, LLVM
+                // knows they do not overlap `sums` and vectorises.
                 let column = unsafe {
                     std::slice::from_raw_parts(
-                        a.0.wrapping_offset(step as isize * csa + range.start as isize),
+                        a.0.wrapping_offset(at(step, csa).wrapping_add(range.start as isize)),
                         range.len(),
                     )
                 };
-                // SAFETY: `step < k`.
-                let factor = unsafe { *x.0.wrapping_offset(step as isize * x_stride) };
+                // SAFETY: element `step < k` of x is readable (the caller's promise).
+                let factor = unsafe { *x.0.wrapping_offset(at(step, x_stride)) };
                 for (sum, &value) in sums.iter_mut().zip(column) {
                     *sum = sum.add(value.mul(factor));
                 }
             }
             for (row, sum) in range.clone().zip(sums) {
-                // SAFETY: `row < m`.
-                unsafe { *y.0.wrapping_offset(row as isize * y_stride) = scaled(alpha, sum) };
+                // SAFETY: element `row < m` of y is writable, and written by this range alone
+                // (ranges are disjoint; the caller promises distinct addresses).
+                unsafe { *y.0.wrapping_offset(at(row, y_stride)) = scaled(alpha, sum) };
             }
         } else {
             for row in range {
-                // SAFETY: row `row < m` of A has `k` readable elements at stride `csa`.
-                let sum = unsafe { dot(k, a.0.wrapping_offset(row as isize * rsa), csa, x.0, x_stride) };
-                // SAFETY: `row < m`.
-                unsafe { *y.0.wrapping_offset(row as isize * y_stride) = scaled(alpha, sum) };
+                // SAFETY: row `row < m` of A has `k` readable elements at stride `csa`, and x
+                // has `k` at `x_stride` (the caller's promise).
+                let sum = unsafe { dot(k, a.0.wrapping_offset(at(row, rsa)), csa, x.0, x_stride) };
+                // SAFETY: as above, for y.
+                unsafe { *y.0.wrapping_offset(at(row, y_stride)) = scaled(alpha, sum) };
             }
         }
     };
@@ -304,7 +418,10 @@ pub unsafe fn gemv<T: Num>(
         let least = if rsa == 1 && csa != 1 { COLUMN_RUN } else { 1 };
         let chunk = Ord::max(GRAIN / Ord::max(k, 1), least).clamp(1, m.div_ceil(2));
         let chunks = m.div_ceil(chunk);
-        (0..chunks).into_par_iter().for_each(|position| rows(position * chunk..Ord::min(m, (position + 1) * chunk)));
+        // position < chunks = ceil(m / chunk), so `position * chunk < m`.
+        (0..chunks)
+            .into_par_iter()
+            .for_each(|position| rows(position * chunk..Ord::min(m, (position + 1).saturating_mul(chunk))));
     } else {
         rows(0..m);
     }
@@ -322,12 +439,13 @@ fn scaled<T: Num>(alpha: Option<T>, sum: T) -> T {
 ///
 /// # Safety
 /// `length` elements of `a` and of `b` at their strides must be readable.
-pub unsafe fn dot<T: Num>(length: usize, a: *const T, a_stride: isize, b: *const T, b_stride: isize) -> T {
+pub(crate) unsafe fn dot<T: Num>(length: usize, a: *const T, a_stride: isize, b: *const T, b_stride: isize) -> T {
     if length == 0 {
         return T::ZERO;
     }
     if a_stride == 1 && b_stride == 1 {
-        // SAFETY: `length` contiguous readable elements each (the caller's promise).
+        // SAFETY: `length` contiguous readable elements each (the caller's promise), so each
+        // run lies in one allocation and forms a slice (only read while it lives).
         let (a, b) = unsafe { (std::slice::from_raw_parts(a, length), std::slice::from_raw_parts(b, length)) };
         let mut sums = [T::ZERO; 8];
         let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -345,8 +463,11 @@ pub unsafe fn dot<T: Num>(length: usize, a: *const T, a_stride: isize, b: *const
     }
     let mut sum = T::ZERO;
     for step in 0..length as isize {
-        // SAFETY: `step < length`.
-        sum = sum.add(unsafe { (*a.wrapping_offset(step * a_stride)).mul(*b.wrapping_offset(step * b_stride)) });
+        // SAFETY: `step < length`, so both elements are readable (the caller's promise), and
+        // their offsets fit in isize, so the wrapping products are the true ones.
+        sum = sum.add(unsafe {
+            (*a.wrapping_offset(step.wrapping_mul(a_stride))).mul(*b.wrapping_offset(step.wrapping_mul(b_stride)))
+        });
     }
     sum
 }
@@ -421,20 +542,104 @@ impl<T> std::ops::DerefMut for PerLabel<T> {
     }
 }
 
+/// The least and greatest offsets (in elements, from an array's first element) of a set of
+/// elements, for the checked build's checks; `low > high` for no elements.
+#[cfg(ein_checked)]
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    low: isize,
+    high: isize,
+}
+
+#[cfg(ein_checked)]
+impl Extent {
+    /// The offsets of a block of `(length, stride)` axes, from the block's first element.
+    fn of_block(axes: &[(usize, isize)]) -> Extent {
+        let (mut low, mut high) = (0isize, 0isize);
+        for &(length, stride) in axes {
+            if length == 0 {
+                return Extent { low: 0, high: -1 };
+            }
+            let last = ((length - 1) as isize).wrapping_mul(stride);
+            if last < 0 {
+                low = low.wrapping_add(last);
+            } else {
+                high = high.wrapping_add(last);
+            }
+        }
+        Extent { low, high }
+    }
+
+    /// The offsets of `len` contiguous elements.
+    fn contiguous(len: usize) -> Extent {
+        Extent { low: 0, high: (len as isize).wrapping_sub(1) }
+    }
+
+    /// Panics unless the block of `axes` at `offset` lies inside `self` (a block of no elements
+    /// always does): `what` says what the contraction does there ("reads its left operand").
+    #[track_caller]
+    fn check_block(self, offset: isize, axes: &[(usize, isize)], what: &str) {
+        let block = Extent::of_block(axes);
+        if block.low > block.high {
+            return;
+        }
+        let (low, high) = (offset.wrapping_add(block.low), offset.wrapping_add(block.high));
+        if low < self.low || high > self.high || low > high {
+            panic!(
+                "ein: checked build: a contraction {what} at offsets {low}..={high} (a block of (length, stride) {axes:?} at offset {offset}), outside its elements at {}..={}",
+                self.low, self.high
+            );
+        }
+    }
+}
+
 /// One operand with, for every label, its stride (0 where the operand lacks the label).
 #[derive(Clone, Copy, Debug)]
 struct Operand<T> {
     ptr: *const T,
     strides: PerLabel<isize>,
+    /// Where the operand's elements are, from `ptr`.
+    #[cfg(ein_checked)]
+    extent: Extent,
+}
+
+impl<T> Operand<T> {
+    /// A row-major array of `len` elements at `ptr` (a packed copy, or the scratch output),
+    /// with the given strides by label.
+    fn contiguous(ptr: *const T, strides: PerLabel<isize>, len: usize) -> Operand<T> {
+        // Only the checked build keeps the length, to check reads against.
+        #[cfg(not(ein_checked))]
+        let _ = len;
+        Operand {
+            ptr,
+            strides,
+            #[cfg(ein_checked)]
+            extent: Extent::contiguous(len),
+        }
+    }
+
+    /// Panics (in the checked build only) unless the block of `axes` at `offset` lies inside
+    /// the operand; `what` says what reads it ("reads its left operand").
+    #[inline(always)]
+    #[cfg_attr(not(ein_checked), allow(unused_variables))]
+    fn check_read(&self, offset: isize, axes: &[(usize, isize)], what: &str) {
+        #[cfg(ein_checked)]
+        self.extent.check_block(offset, axes, what);
+    }
 }
 
 // SAFETY: an operand only reads through `ptr`, like the `View` it was made from (or a packed
-// copy that outlives it), which is Send and Sync when T is Sync.
+// copy that outlives it), and `&T`, which a view stands for, is Send and Sync when T is Sync.
 unsafe impl<T: Sync> Send for Operand<T> {}
 // SAFETY: as above.
 unsafe impl<T: Sync> Sync for Operand<T> {}
 
 /// A contraction ready to run: sizes and strides per label.
+///
+/// Invariant (established by the unsafe [`Plan::new`]): for as long as the plan is used, every
+/// index with each label below its size addresses a readable element of each operand that has
+/// the label, and each operand's labels multiply to at most `isize::MAX` (they are lengths of
+/// one view, or of an intermediate whose size was checked).
 struct Plan<T> {
     sizes: PerLabel<usize>,
     outputs: usize,
@@ -444,21 +649,26 @@ struct Plan<T> {
 }
 
 impl<T: Num> Plan<T> {
-    fn new(outputs: usize, sizes: PerLabel<usize>, left: Factor<'_, T>, right: Factor<'_, T>) -> Plan<T> {
+    /// # Safety
+    /// Each factor's pointer, shape and strides must describe elements readable for as long as
+    /// the plan is used, as a view's do (including the views' rule on shapes).
+    unsafe fn new(outputs: usize, sizes: PerLabel<usize>, left: Factor<'_, T>, right: Factor<'_, T>) -> Plan<T> {
         let labels = sizes.len();
         let operand = |factor: Factor<'_, T>, side: &str| {
             let Factor { ptr, shape, strides, labels: axes } = factor;
-            if axes.len() != shape.len() {
+            if axes.len() != shape.len() || strides.len() != shape.len() {
                 internal_error(format_args!(
-                    "the {side} operand of a contraction has {} axes but {} labels",
+                    "the {side} operand of a contraction has {} axes, {} strides and {} labels",
                     shape.len(),
+                    strides.len(),
                     axes.len()
                 ));
             }
             let mut by_label = PerLabel::filled(0isize, labels);
             let mut seen = PerLabel::filled(false, labels);
             for ((&label, &length), &stride) in axes.iter().zip(shape).zip(strides) {
-                // The safety of every read below rests on this check.
+                // The safety of every read below rests on this check: a label's index stays
+                // below its size, hence below the length of every axis it indexes.
                 if label >= labels || seen[label] || length < sizes[label] {
                     internal_error(format_args!(
                         "axis of length {length} of the {side} operand of a contraction cannot hold label {label} (sizes {sizes:?})"
@@ -467,7 +677,16 @@ impl<T: Num> Plan<T> {
                 seen[label] = true;
                 by_label[label] = stride;
             }
-            (Operand { ptr, strides: by_label }, seen)
+            let operand = Operand {
+                ptr,
+                strides: by_label,
+                #[cfg(ein_checked)]
+                extent: {
+                    let axes: Vec<(usize, isize)> = shape.iter().copied().zip(strides.iter().copied()).collect();
+                    Extent::of_block(&axes)
+                },
+            };
+            (operand, seen)
         };
         let (left, in_left) = operand(left, "left");
         let (right, in_right) = operand(right, "right");
@@ -492,41 +711,46 @@ impl<T: Num> Plan<T> {
         labels
     }
 
+    /// The product of the sizes of `labels`, all of one operand (so it fits; checked anyway).
     fn product(&self, labels: &[usize]) -> usize {
-        labels.iter().map(|&label| self.sizes[label]).product()
+        product_of(labels.iter().map(|&label| self.sizes[label]))
     }
 
-    /// Fills `out` (row-major over the output labels).
     /// Writes all `count` output elements (row-major over the output labels) to `out`.
     ///
     /// # Safety
-    /// `out` must be valid for `count` writes; it need not be initialised.
+    /// `out` must be valid for `count` writes, and `count` must be the product of the output
+    /// labels' sizes; `out` need not be initialised.
     unsafe fn run(&self, scale: Option<T>, out: *mut T, count: usize) {
         if count == 0 {
             return;
         }
-        let summed = self.sizes[self.outputs..].iter().product::<usize>();
+        // Summed labels are in both operands (Plan::new checks it), so their product fits.
+        let summed = product_of(self.sizes[self.outputs..].iter().copied());
         if summed == 0 {
             for position in 0..count {
-                // SAFETY: `position < count`.
+                // SAFETY: `position < count`, and `out` is valid for `count` writes.
                 unsafe { out.add(position).write(scaled(scale, T::ZERO)) };
             }
             return;
         }
         // Floats go to the GEMM; other element types (integers of the expression form) loop.
         if let Some(scale) = cast::<T, f32>(scale) {
-            // SAFETY: T is f32; the caller's promise.
+            // SAFETY: T is f32 (`cast` checked the TypeId), so the plan's pointers address f32
+            // elements and `out` is valid for `count` f32 writes (the caller's promise).
             return unsafe { self.cast::<f32>().run_gemm(scale, out.cast::<f32>(), count) };
         }
         if let Some(scale) = cast::<T, f64>(scale) {
-            // SAFETY: T is f64; the caller's promise.
+            // SAFETY: as above, for f64.
             return unsafe { self.cast::<f64>().run_gemm(scale, out.cast::<f64>(), count) };
         }
         for position in 0..count {
-            // SAFETY: `position < count`.
+            // SAFETY: `position < count`, and `out` is valid for `count` writes.
             unsafe { out.add(position).write(T::ZERO) };
         }
-        // SAFETY: `count` initialised elements, valid for writes (the caller's promise).
+        // SAFETY: `count` elements, just initialised, valid for reads and writes and accessed
+        // through nothing else while the slice lives (the caller's promise); `count` elements
+        // of an allocation fit in isize bytes.
         let out = unsafe { std::slice::from_raw_parts_mut(out, count) };
         self.run_loops(scale, out, summed);
     }
@@ -546,7 +770,8 @@ impl<T: Num> Plan<T> {
     }
 
     /// Writes the output elements `start..start + out.len()` (row-major positions), walking the
-    /// output labels like an odometer.
+    /// output labels like an odometer. Offsets wrap (see the module documentation): after the
+    /// last index of a label the odometer steps one stride past it before stepping back.
     fn fill_from(&self, start: usize, scale: Option<T>, out: &mut [T]) {
         let mut summed_labels = PerLabel::filled(0usize, self.sizes.len() - self.outputs);
         for (position, label) in summed_labels.iter_mut().enumerate() {
@@ -558,39 +783,46 @@ impl<T: Num> Plan<T> {
         for label in (0..self.outputs).rev() {
             index[label] = rest % self.sizes[label];
             rest /= self.sizes[label];
-            left += index[label] as isize * self.left.strides[label];
-            right += index[label] as isize * self.right.strides[label];
+            left = left.wrapping_add((index[label] as isize).wrapping_mul(self.left.strides[label]));
+            right = right.wrapping_add((index[label] as isize).wrapping_mul(self.right.strides[label]));
         }
         for value in out {
             *value = scaled(scale, self.sum(&summed_labels, left, right));
             for label in (0..self.outputs).rev() {
                 index[label] += 1;
-                left += self.left.strides[label];
-                right += self.right.strides[label];
+                left = left.wrapping_add(self.left.strides[label]);
+                right = right.wrapping_add(self.right.strides[label]);
                 if index[label] < self.sizes[label] {
                     break;
                 }
                 let length = self.sizes[label] as isize;
-                left -= length * self.left.strides[label];
-                right -= length * self.right.strides[label];
+                left = left.wrapping_sub(length.wrapping_mul(self.left.strides[label]));
+                right = right.wrapping_sub(length.wrapping_mul(self.right.strides[label]));
                 index[label] = 0;
             }
         }
     }
 
-    /// `Σ` over `labels` (outermost first) of the products at the given operand offsets.
+    /// `Σ` over `labels` (outermost first) of the products at the given operand offsets, which
+    /// are those of an index with every output label below its size.
     fn sum(&self, labels: &[usize], left: isize, right: isize) -> T {
         match labels {
             [] => {
+                self.left.check_read(left, &[], "reads its left operand");
+                self.right.check_read(right, &[], "reads its right operand");
                 // SAFETY: every label index is below its size, which the operands' axes hold
-                // (checked in `Plan::new`), so both offsets address elements of the views.
+                // (checked in `Plan::new`), so both offsets address readable elements (the
+                // plan's invariant).
                 unsafe { (*self.left.ptr.wrapping_offset(left)).mul(*self.right.ptr.wrapping_offset(right)) }
             }
             [last] => {
+                let length = self.sizes[*last];
+                self.left.check_read(left, &[(length, self.left.strides[*last])], "reads its left operand");
+                self.right.check_read(right, &[(length, self.right.strides[*last])], "reads its right operand");
                 // SAFETY: as above, for `sizes[last]` steps along the last summed label.
                 unsafe {
                     dot(
-                        self.sizes[*last],
+                        length,
                         self.left.ptr.wrapping_offset(left),
                         self.left.strides[*last],
                         self.right.ptr.wrapping_offset(right),
@@ -601,8 +833,8 @@ impl<T: Num> Plan<T> {
             [first, rest @ ..] => {
                 let mut sum = T::ZERO;
                 for index in 0..self.sizes[*first] as isize {
-                    let left = left + index * self.left.strides[*first];
-                    let right = right + index * self.right.strides[*first];
+                    let left = left.wrapping_add(index.wrapping_mul(self.left.strides[*first]));
+                    let right = right.wrapping_add(index.wrapping_mul(self.right.strides[*first]));
                     sum = sum.add(self.sum(rest, left, right));
                 }
                 sum
@@ -610,9 +842,15 @@ impl<T: Num> Plan<T> {
         }
     }
 
-    /// The same plan for `F`, which is `T` (checked by the caller through [`cast`]).
+    /// The same plan for `F`; its pointers address `F` elements only if `F` is `T` (which the
+    /// caller checks through [`cast`] before using them).
     fn cast<F: Num>(&self) -> Plan<F> {
-        let operand = |operand: &Operand<T>| Operand { ptr: operand.ptr.cast::<F>(), strides: operand.strides };
+        let operand = |operand: &Operand<T>| Operand {
+            ptr: operand.ptr.cast::<F>(),
+            strides: operand.strides,
+            #[cfg(ein_checked)]
+            extent: operand.extent,
+        };
         Plan {
             sizes: self.sizes,
             outputs: self.outputs,
@@ -628,7 +866,8 @@ fn cast<T: 'static + Copy, F: 'static + Copy>(value: Option<T>) -> Option<Option
     if TypeId::of::<T>() != TypeId::of::<F>() {
         return None;
     }
-    // SAFETY: T and F are the same type.
+    // SAFETY: T and F are the same type (same TypeId), so reading the T as an F is reading it
+    // as itself; the reference is to a live local.
     Some(value.map(|value| unsafe { *(&value as *const T).cast::<F>() }))
 }
 
@@ -641,13 +880,14 @@ struct Merged {
 
 /// Merges `labels` (outermost first) into one axis of each array whose strides are given
 /// (`strides[array][label]`): possible when in every array each label's stride is the next
-/// one's times its length, as in a row-major block. Labels of length 1 do not matter.
+/// one's times its length, as in a row-major block. Labels of length 1 do not matter. The
+/// labels must all be labels of one operand (so their sizes multiply to at most isize::MAX).
 fn merge(labels: &[usize], sizes: &[usize], strides: &[&[isize]]) -> Option<Merged> {
     let mut kept = PerLabel::filled(0usize, 0);
     for &label in labels.iter().filter(|&&label| sizes[label] != 1) {
         kept.push(label);
     }
-    let length = kept.iter().map(|&label| sizes[label]).product();
+    let length = product_of(kept.iter().map(|&label| sizes[label]));
     let mut merged = [0isize; 2];
     for (slot, array) in merged.iter_mut().zip(strides) {
         for pair in kept.windows(2) {
@@ -660,26 +900,38 @@ fn merge(labels: &[usize], sizes: &[usize], strides: &[&[isize]]) -> Option<Merg
     Some(Merged { length, strides: merged })
 }
 
-/// Row-major strides of an array whose axes are `labels` (outermost first), by label.
+/// Row-major strides of an array whose axes are `labels` (outermost first), by label; the
+/// labels' sizes must multiply to at most isize::MAX (checked).
 fn packed_strides(labels: &[usize], sizes: &[usize]) -> PerLabel<isize> {
     let mut strides = PerLabel::filled(0isize, sizes.len());
-    let mut step = 1isize;
+    let mut step = 1usize;
     for &label in labels.iter().rev() {
-        strides[label] = step;
-        step *= sizes[label] as isize;
+        strides[label] = step as isize;
+        step = product_of([step, sizes[label]]);
+    }
+    if step > isize::MAX as usize {
+        internal_error(format_args!("a packed contraction operand of {step} elements"));
     }
     strides
 }
 
 /// Copies the elements of `operand` over `labels` into a new row-major array of those axes.
-fn pack<F: Num>(operand: &Operand<F>, labels: &[usize], sizes: &[usize]) -> Vec<F> {
-    let count: usize = labels.iter().map(|&label| sizes[label]).product();
-    let mut packed = Vec::with_capacity(count);
-    let mut index = vec![0usize; labels.len()];
+///
+/// # Safety
+/// Every index with each label below its size must address a readable element of `operand`,
+/// and the labels' sizes must be lengths of its axes (so they multiply to at most isize::MAX).
+unsafe fn pack<F: Num>(operand: &Operand<F>, labels: &[usize], sizes: &[usize]) -> Vec<F> {
+    let count = product_of(labels.iter().map(|&label| sizes[label]));
+    let mut packed = crate::memory::output_vec(count);
+    let mut index = PerLabel::filled(0usize, labels.len());
     for _ in 0..count {
-        let offset: isize =
-            labels.iter().zip(&index).map(|(&label, &position)| position as isize * operand.strides[label]).sum();
-        // SAFETY: every label index is below its size, which the operand's axes hold.
+        let offset = labels.iter().zip(index.iter()).fold(0isize, |offset, (&label, &position)| {
+            offset.wrapping_add((position as isize).wrapping_mul(operand.strides[label]))
+        });
+        operand.check_read(offset, &[], "copies an operand");
+        // SAFETY: every label index is below its size (the odometer below), so the offset
+        // addresses a readable element (the caller's promise); `packed` has room for `count`
+        // elements, so the push never reallocates.
         packed.push(unsafe { *operand.ptr.wrapping_offset(offset) });
         for axis in (0..labels.len()).rev() {
             index[axis] += 1;
@@ -694,9 +946,11 @@ fn pack<F: Num>(operand: &Operand<F>, labels: &[usize], sizes: &[usize]) -> Vec<
 
 impl<F: GemmFloat> Plan<F> {
     /// One GEMM (or GEMV) per batch position, on merged groups of labels; see the module docs.
+    ///
     /// # Safety
-    /// `out` must be valid for `count` writes (the output, row-major); it need not be
-    /// initialised: every element is written.
+    /// `out` must be valid for `count` writes (the output, row-major), and `count` must be the
+    /// product of the output labels' sizes; `out` need not be initialised: every element is
+    /// written. The plan's pointers must address `F` elements (the plan's invariant, for `F`).
     unsafe fn run_gemm(&self, scale: Option<F>, out: *mut F, count: usize) {
         let (batch, m_labels, n_labels) =
             (self.labels_of(Role::Batch), self.labels_of(Role::M), self.labels_of(Role::N));
@@ -716,15 +970,23 @@ impl<F: GemmFloat> Plan<F> {
                 && merge(&k_labels, &self.sizes, &[&operand.strides]).is_some()
         };
         let left_labels = concat(&[&batch, &m_labels, &k_labels]);
-        let left_packed = (!mergeable(&self.left, &m_labels)).then(|| pack(&self.left, &left_labels, &self.sizes));
+        // SAFETY: the labels are the left operand's, below their sizes (the plan's invariant).
+        let left_packed =
+            (!mergeable(&self.left, &m_labels)).then(|| unsafe { pack(&self.left, &left_labels, &self.sizes) });
         let left = match &left_packed {
-            Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&left_labels, &self.sizes) },
+            Some(packed) => {
+                Operand::contiguous(packed.as_ptr(), packed_strides(&left_labels, &self.sizes), packed.len())
+            }
             None => self.left,
         };
         let right_labels = concat(&[&batch, &k_labels, &n_labels]);
-        let right_packed = (!mergeable(&self.right, &n_labels)).then(|| pack(&self.right, &right_labels, &self.sizes));
+        // SAFETY: as above, for the right operand.
+        let right_packed =
+            (!mergeable(&self.right, &n_labels)).then(|| unsafe { pack(&self.right, &right_labels, &self.sizes) });
         let right = match &right_packed {
-            Some(packed) => Operand { ptr: packed.as_ptr(), strides: packed_strides(&right_labels, &self.sizes) },
+            Some(packed) => {
+                Operand::contiguous(packed.as_ptr(), packed_strides(&right_labels, &self.sizes), packed.len())
+            }
             None => self.right,
         };
         // The output: in place when its M and N axes merge, else in scratch [batch, M, N].
@@ -732,7 +994,7 @@ impl<F: GemmFloat> Plan<F> {
             && merge(&n_labels, &self.sizes, &[&out_strides]).is_some();
         let scratch_labels = concat(&[&batch, &m_labels, &n_labels]);
         let target_strides = if in_place { out_strides } else { packed_strides(&scratch_labels, &self.sizes) };
-        let mut scratch = if in_place { Vec::new() } else { vec![F::ZERO; count] };
+        let mut scratch = if in_place { Vec::new() } else { crate::memory::filled_vec(count, F::ZERO) };
 
         let merged = |labels: &[usize], arrays: &[&[isize]]| match merge(labels, &self.sizes, arrays) {
             Some(merged) => merged,
@@ -742,7 +1004,9 @@ impl<F: GemmFloat> Plan<F> {
         let n = merged(&n_labels, &[&right.strides, &target_strides]);
         let k = merged(&k_labels, &[&left.strides, &right.strides]);
         let target = if in_place { out } else { scratch.as_mut_ptr() };
-        let (left_ptr, right_ptr, target) = (Shared(left.ptr), Shared(right.ptr), Shared(target));
+        #[cfg(ein_checked)]
+        let target_extent = Extent::contiguous(count);
+        let (left_ptr, right_ptr, target) = (ReadPointer(left.ptr), ReadPointer(right.ptr), WritePointer(target));
 
         let batches = self.product(&batch);
         let one = |position: usize| {
@@ -752,15 +1016,23 @@ impl<F: GemmFloat> Plan<F> {
             for &label in batch.iter().rev() {
                 let index = (rest % self.sizes[label]) as isize;
                 rest /= self.sizes[label];
-                a += index * left.strides[label];
-                b += index * right.strides[label];
-                c += index * target_strides[label];
+                a = a.wrapping_add(index.wrapping_mul(left.strides[label]));
+                b = b.wrapping_add(index.wrapping_mul(right.strides[label]));
+                c = c.wrapping_add(index.wrapping_mul(target_strides[label]));
             }
+            let a_block = [(m.length, m.strides[0]), (k.length, k.strides[0])];
+            let b_block = [(k.length, k.strides[1]), (n.length, n.strides[0])];
+            left.check_read(a, &a_block, "multiplies its left operand");
+            right.check_read(b, &b_block, "multiplies its right operand");
+            #[cfg(ein_checked)]
+            target_extent.check_block(c, &[(m.length, m.strides[1]), (n.length, n.strides[1])], "writes its output");
             let (a, b, c) =
                 (left_ptr.0.wrapping_offset(a), right_ptr.0.wrapping_offset(b), target.0.wrapping_offset(c));
-            // SAFETY: every label index stays below its size, which the operands' axes (or
-            // the packed copies) hold; the target is the output (or scratch) array, whose
-            // M, N and batch positions are distinct elements.
+            // SAFETY: every label index stays below its size, which the operands' axes (or the
+            // packed copies) hold, so A and B address readable elements (the plan's invariant);
+            // the target is the output (or scratch) array of `count` elements, valid for
+            // writes, whose M, N and batch positions are distinct elements, and each batch
+            // position (each call of `one`) writes its own.
             unsafe {
                 if n.length == 1 {
                     gemv(m.length, k.length, scale, a, [m.strides[0], k.strides[0]], b, k.strides[1], c, m.strides[1]);
@@ -796,9 +1068,12 @@ impl<F: GemmFloat> Plan<F> {
 
         if !in_place {
             // Scatter the scratch [batch, M, N] into the output's own axis order.
-            let scratch = Operand { ptr: scratch.as_ptr(), strides: target_strides };
-            let copied = pack(&scratch, &output_labels, &self.sizes);
-            // SAFETY: `copied` has `count` elements, and `out` is valid for `count` writes.
+            let scratch = Operand::contiguous(scratch.as_ptr(), target_strides, scratch.len());
+            // SAFETY: the scratch holds `count` initialised elements (zeroed, then written),
+            // [batch, M, N] row-major, alive until the end of this function.
+            let copied = unsafe { pack(&scratch, &output_labels, &self.sizes) };
+            // SAFETY: `copied` has `count` elements, `out` is valid for `count` writes (the
+            // caller's promise), and the two do not overlap (`copied` is a new allocation).
             unsafe { std::ptr::copy_nonoverlapping(copied.as_ptr(), out, count) };
         }
     }
@@ -999,6 +1274,147 @@ mod tests {
                 assert_eq!(*value, sum.wrapping_mul(3));
             }
         }
+    }
+
+    /// A view of `shape` whose every element is the one element of `one` (all strides 0).
+    fn broadcast<T, const N: usize>(one: &[T; 1], shape: [usize; N]) -> View<'_, T, N> {
+        // SAFETY: with zero strides every in-range index addresses `one[0]`, borrowed for the
+        // view's lifetime; the shapes used here obey the views' rule (checked in debug builds).
+        unsafe { View::from_raw_parts(one.as_ptr(), shape, [0; N]) }
+    }
+
+    /// A reproducer: 274177 · 67280421310721 = 2^64 + 1, which wraps to 1 in a
+    /// release build; the output must be refused before anything is allocated or written.
+    #[test]
+    #[cfg_attr(miri, ignore = "an allocation Miri cannot make stops Miri instead of failing")]
+    fn a_result_with_more_elements_than_memory_panics_before_anything_is_written() {
+        let (m, n) = (274177usize, 67280421310721usize);
+        let expected =
+            "ein: the result of this contraction would have 274177 × 67280421310721 elements, more than memory can hold";
+        let message = panic_message(|| {
+            contract(&MATMUL, [m, n], &[1], None, broadcast(&[2.0f64], [m, 1]), broadcast(&[3.0f64], [1, n]))
+        });
+        assert_eq!(message, expected);
+        // The loop path (integers) and the GEMV shape (summed length 0 included) alike.
+        let message = panic_message(|| {
+            contract(&MATMUL, [m, n], &[1], Some(2), broadcast(&[2i64], [m, 1]), broadcast(&[3i64], [1, n]))
+        });
+        assert_eq!(message, expected);
+        let message = panic_message(|| {
+            contract(&MATMUL, [m, n], &[0], None, broadcast(&[2.0f32], [m, 0]), broadcast(&[3.0f32], [0, n]))
+        });
+        assert_eq!(message, expected);
+        // Batched: every operand fits, the product of batch, M and N does not fit in isize.
+        let batched = ContractionSpec { outputs: 3, left: &[0, 1, 3], right: &[0, 3, 2] };
+        let message = panic_message(|| {
+            let left = broadcast(&[1.0f64], [1 << 21, 1 << 21, 1]);
+            let right = broadcast(&[1.0f64], [1 << 21, 1, 1 << 21]);
+            contract(&batched, [1 << 21, 1 << 21, 1 << 21], &[1], None, left, right)
+        });
+        assert_eq!(
+            message,
+            "ein: the result of this contraction would have 2097152 × 2097152 × 2097152 elements, more than memory can hold"
+        );
+        // A count that fits in usize but not in isize, and one that an array may have but no
+        // allocator can provide.
+        let message = panic_message(|| {
+            contract(
+                &MATMUL,
+                [1 << 32, 1 << 31],
+                &[1],
+                None,
+                broadcast(&[1.0], [1 << 32, 1]),
+                broadcast(&[1.0], [1, 1 << 31]),
+            )
+        });
+        assert!(message.starts_with("ein: the result of this contraction would have 4294967296 × 2147483648"));
+        let message = panic_message(|| {
+            contract(
+                &MATMUL,
+                [1 << 40, 1 << 10],
+                &[1],
+                None,
+                broadcast(&[1.0], [1 << 40, 1]),
+                broadcast(&[1.0], [1, 1 << 10]),
+            )
+        });
+        assert!(
+            message.starts_with("ein: cannot allocate 1125899906842624 elements (9007199254740992 bytes)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn an_empty_result_may_have_a_huge_axis() {
+        let huge = 1usize << 62;
+        let result =
+            contract(&MATMUL, [huge, 0], &[1], None, broadcast(&[1.0f64], [huge, 1]), broadcast(&[1.0], [1, 0]));
+        assert_eq!(result.shape(), [huge, 0]);
+        assert!(result.as_slice().is_empty());
+        // But not one whose non-zero lengths multiply past isize::MAX, though each operand's do
+        // not: the batch label is empty, M and N are long.
+        let batched = ContractionSpec { outputs: 3, left: &[0, 1, 3], right: &[0, 3, 2] };
+        let message = panic_message(|| {
+            let (left, right) = (broadcast(&[1.0f64], [0, 1 << 32, 1]), broadcast(&[1.0], [0, 1, 1 << 32]));
+            contract(&batched, [0, 1 << 32, 1 << 32], &[1], None, left, right)
+        });
+        assert_eq!(
+            message,
+            "ein: the result of this contraction would have shape [0, 4294967296, 4294967296], whose non-zero lengths multiply to more than isize::MAX"
+        );
+    }
+
+    /// Axes of length 1 may have any stride, even one whose multiples wrap: the offsets
+    /// computed for them (one stride forward, one back) must not panic in a debug build.
+    #[test]
+    fn strides_of_axes_of_length_one_may_be_anything() {
+        let a = [1.0f64, 2.0, 3.0];
+        let b = [10.0f64, 20.0, 30.0];
+        for stride in [isize::MAX, isize::MIN, isize::MIN + 1, 7] {
+            // SAFETY: axis 0 has length 1, so only index 0 is used along it; axis 1 reads
+            // a[0..3] (and b[0..3]) at stride 1.
+            let (left, right) = unsafe {
+                (
+                    View::from_raw_parts(a.as_ptr(), [1, 3], [stride, 1]),
+                    View::from_raw_parts(b.as_ptr(), [3, 1], [1, stride]),
+                )
+            };
+            // out[i, j] = Σ_k left[i, k] right[k, j]: a 1 × 1 result, through the GEMV and the loops.
+            assert_eq!(contract(&MATMUL, [1, 1], &[3], None, left, right).as_slice(), [140.0]);
+            let (left_i, right_i) = ([1i64, 2, 3], [10i64, 20, 30]);
+            // SAFETY: as above.
+            let (left_i, right_i) = unsafe {
+                (
+                    View::from_raw_parts(left_i.as_ptr(), [1, 3], [stride, 1]),
+                    View::from_raw_parts(right_i.as_ptr(), [3, 1], [1, stride]),
+                )
+            };
+            assert_eq!(contract(&MATMUL, [1, 1], &[3], None, left_i, right_i).as_slice(), [140]);
+            // An outer product: the summed axis has length 1.
+            let outer = contract(&MATMUL, [3, 3], &[1], None, right, left);
+            assert_eq!(outer.as_slice()[..3], [10.0, 20.0, 30.0]);
+        }
+    }
+
+    /// The checked build's check of the blocks a contraction reads and writes (which only an
+    /// internal error could put outside an operand).
+    #[cfg(ein_checked)]
+    #[test]
+    fn the_checked_build_checks_blocks_against_their_operands() {
+        let matrix = Extent::of_block(&[(3, 4), (4, -1)]);
+        assert_eq!((matrix.low, matrix.high), (-3, 8));
+        matrix.check_block(0, &[(3, 4), (4, -1)], "reads its left operand");
+        matrix.check_block(5, &[(2, 1), (0, 100)], "reads its left operand");
+        let message = panic_message(|| matrix.check_block(1, &[(3, 4)], "reads its left operand"));
+        assert!(
+            message.starts_with("ein: checked build: a contraction reads its left operand at offsets 1..=9"),
+            "{message}"
+        );
+        let message = panic_message(|| Extent::contiguous(6).check_block(-1, &[(2, 3)], "writes its output"));
+        assert!(
+            message.starts_with("ein: checked build: a contraction writes its output at offsets -1..=2"),
+            "{message}"
+        );
     }
 
     #[test]

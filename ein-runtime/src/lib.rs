@@ -5,6 +5,17 @@
 //!
 //! Users reach this crate through the `ein` facade, which re-exports `Array`, `View`, `AsView`,
 //! `ViewMut` and `AsViewMut`; everything else is an implementation detail of generated code.
+//!
+//! Soundness: no safe call into this crate, generated code's included, can cause undefined
+//! behaviour. Shapes obey ndarray's rule (the product of the non-zero lengths is at most
+//! `isize::MAX`, checked wherever a shape enters), every product of sizes is checked, and every
+//! allocation sized by user data panics with an `ein: ` message when it cannot be had instead
+//! of aborting. The unsafe accessors generated code uses (`View::get_unchecked`,
+//! `View::sub_unchecked`) are checked in the checked build, `--cfg ein_checked` (for example
+//! `RUSTFLAGS="--cfg ein_checked"`): an out-of-range index panics with "ein: checked build: …"
+//! at the caller, which for generated code is the user's source.
+
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 mod array;
 mod as_view;

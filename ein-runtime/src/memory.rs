@@ -13,14 +13,39 @@
 const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
 /// An empty vector with room for `len` elements, whose memory (if large) is advised to be
-/// backed by huge pages before anything is written to it.
+/// backed by huge pages before anything is written to it. Panics with an `ein: ` message, rather
+/// than aborting the process as `Vec::with_capacity` would, if the memory cannot be had: `len`
+/// comes from the user's data (an output's shape, an operand's size).
 pub(crate) fn output_vec<T>(len: usize) -> Vec<T> {
-    let mut elements: Vec<T> = Vec::with_capacity(len);
+    let mut elements: Vec<T> = Vec::new();
+    if let Err(error) = elements.try_reserve_exact(len) {
+        allocation_failure(len, std::mem::size_of::<T>(), &error);
+    }
     let bytes = len.saturating_mul(std::mem::size_of::<T>());
     if bytes >= HUGE_PAGE_MIN_BYTES {
         advise_huge_pages(elements.as_mut_ptr().cast::<u8>(), bytes);
     }
     elements
+}
+
+/// A vector of `len` copies of `value`, allocated as [`output_vec`] does (so a failure panics
+/// instead of aborting): scratch space sized by the user's data.
+pub(crate) fn filled_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
+    let mut elements = output_vec(len);
+    elements.resize(len, value);
+    elements
+}
+
+/// Panics for an allocation of `len` elements of `element_bytes` bytes each that failed.
+#[cold]
+#[inline(never)]
+fn allocation_failure(len: usize, element_bytes: usize, error: &std::collections::TryReserveError) -> ! {
+    match len.checked_mul(element_bytes) {
+        Some(bytes) => panic!("ein: cannot allocate {len} elements ({bytes} bytes): {error}"),
+        None => {
+            panic!("ein: cannot allocate {len} elements ({len} × {element_bytes} bytes, more than usize::MAX): {error}")
+        }
+    }
 }
 
 /// Asks the OS to back the whole 2 MiB blocks inside `start..start + bytes` with huge pages; a
@@ -44,6 +69,7 @@ fn advise_huge_pages(start: *mut u8, bytes: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::panic_message;
 
     #[test]
     fn output_vectors_have_the_capacity_asked_for_and_work_as_vectors() {
@@ -70,6 +96,27 @@ mod tests {
             }
         }
         panic!("no mapping holds {address:#x}")
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "an allocation Miri cannot make stops Miri instead of failing")]
+    fn an_allocation_that_cannot_be_had_panics_instead_of_aborting() {
+        // 2^60 f64 are 2^63 bytes, more than a Vec may hold; usize::MAX / 2 bytes is allowed as a
+        // layout but no allocator can provide it.
+        let message = panic_message(|| output_vec::<f64>(1 << 60));
+        assert!(
+            message.starts_with("ein: cannot allocate 1152921504606846976 elements (9223372036854775808 bytes)"),
+            "{message}"
+        );
+        let message = panic_message(|| output_vec::<u8>(usize::MAX / 2));
+        assert!(
+            message.starts_with("ein: cannot allocate 9223372036854775807 elements (9223372036854775807 bytes)"),
+            "{message}"
+        );
+        let message = panic_message(|| filled_vec(usize::MAX / 2, 0.0f32));
+        assert!(message.starts_with("ein: cannot allocate 9223372036854775807 elements ("), "{message}");
+        assert!(message.contains("more than usize::MAX"), "{message}");
+        assert_eq!(filled_vec(3, 1.5f32), [1.5; 3]);
     }
 
     #[cfg(all(target_os = "linux", not(miri)))]

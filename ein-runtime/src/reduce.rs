@@ -131,28 +131,62 @@ impl_accumulate! {
     bool => fold_serial,
 }
 
-/// Combines `parts` (not empty) pairwise: the left half's result with the right half's.
-fn combine_pairwise<A>(mut parts: Vec<A>, combine: &impl Fn(A, A) -> A) -> Option<A> {
-    // Bottom-up: neighbours first, a leftover odd part carried to the next level unchanged.
-    while parts.len() > 1 {
-        let mut next = Vec::with_capacity(parts.len().div_ceil(2));
-        let mut parts_iter = parts.into_iter();
-        while let Some(left) = parts_iter.next() {
-            match parts_iter.next() {
-                Some(right) => next.push(combine(left, right)),
-                None => next.push(left),
-            }
-        }
-        parts = next;
-    }
-    parts.pop()
+/// Partial results of consecutive chunks, combined as [`reduce`] documents (neighbours first,
+/// then neighbouring pairs, …, an odd one out at any level carried up unchanged) while they
+/// arrive in order, in memory that does not grow with their number: a binary counter of
+/// perfect subtrees. Each entry holds the combination of a run of chunks whose length is a
+/// power of two, lengths strictly decreasing, so there are at most `usize::BITS` entries.
+///
+/// The tree this builds is the bottom-up one: for `n` chunks, the first `2^k` (`2^k` the
+/// largest power of two below `n`) form a perfect tree, combined with the tree of the others,
+/// built the same way; the bottom-up levels pair exactly those runs, because `2^k` is a multiple
+/// of every smaller run length.
+struct PairwiseCombiner<A> {
+    /// (number of chunks, their combination), longest run first.
+    runs: Vec<(usize, A)>,
 }
+
+impl<A> PairwiseCombiner<A> {
+    fn new() -> Self {
+        PairwiseCombiner { runs: Vec::with_capacity(usize::BITS as usize) }
+    }
+
+    /// Appends the result of the next chunk.
+    fn push(&mut self, part: A, combine: &impl Fn(A, A) -> A) {
+        let mut run = (1usize, part);
+        // Two runs of the same length are neighbours at the next level: combine them.
+        while let Some((length, _)) = self.runs.last() {
+            if *length != run.0 {
+                break;
+            }
+            let Some((length, left)) = self.runs.pop() else { break };
+            run = (length * 2, combine(left, run.1));
+        }
+        self.runs.push(run);
+    }
+
+    /// The combination of everything pushed (None if nothing was): the runs from the shortest
+    /// (rightmost) up, each the right operand of the one before it.
+    fn finish(mut self, combine: &impl Fn(A, A) -> A) -> Option<A> {
+        let (_, mut result) = self.runs.pop()?;
+        while let Some((_, left)) = self.runs.pop() {
+            result = combine(left, result);
+        }
+        Some(result)
+    }
+}
+
+/// How many chunks a parallel [`reduce`] folds at a time before combining their results on the
+/// calling thread: enough to keep every thread busy for a while, few enough that their results
+/// take bounded memory whatever `n` is (a reduction over 2^60 steps must not allocate room for
+/// 2^48 partial results, which would abort the process).
+const PARALLEL_WINDOW: usize = 1 << 12;
 
 /// Deterministic parallel reduction over `0..n`: the range is cut into fixed chunks of
 /// [`REDUCE_CHUNK`] steps that do not depend on the thread count, `fold_chunk(start, end)`
 /// reduces one chunk (and must return the identity for an empty range), and the chunk results
-/// are combined pairwise with `combine` (which must be associative). Serial when n is small
-/// (below [`GRAIN`] steps).
+/// are combined pairwise with `combine` (which must be associative), on the calling thread.
+/// Serial when n is small (below [`GRAIN`] steps). Memory use does not grow with `n`.
 ///
 /// Generated code passes a closure that folds a whole chunk, not one that computes a single
 /// value: the per-value work is then inlined into a closure of the generated function, which is
@@ -181,13 +215,24 @@ where
     C: Fn(A, A) -> A,
 {
     let chunks = n.div_ceil(REDUCE_CHUNK);
+    // chunk < chunks, so `chunk * REDUCE_CHUNK < n`: no overflow.
     let fold = |chunk: usize| {
         let start = chunk * REDUCE_CHUNK;
-        fold_chunk(start, n.min(start + REDUCE_CHUNK))
+        fold_chunk(start, n.min(start.saturating_add(REDUCE_CHUNK)))
     };
-    let partial_results: Vec<A> =
-        if n >= GRAIN { (0..chunks).into_par_iter().map(fold).collect() } else { (0..chunks).map(fold).collect() };
-    match combine_pairwise(partial_results, combine) {
+    let mut combiner = PairwiseCombiner::new();
+    if n >= GRAIN {
+        let mut window_start = 0;
+        while window_start < chunks {
+            let window_end = chunks.min(window_start.saturating_add(PARALLEL_WINDOW));
+            let parts: Vec<A> = (window_start..window_end).into_par_iter().map(fold).collect();
+            parts.into_iter().for_each(|part| combiner.push(part, combine));
+            window_start = window_end;
+        }
+    } else {
+        (0..chunks).for_each(|chunk| combiner.push(fold(chunk), combine));
+    }
+    match combiner.finish(combine) {
         Some(result) => result,
         None => fold_chunk(0, 0),
     }
@@ -196,7 +241,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::size;
+    use crate::test_support::{panic_message, size};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// [`reduce`] of a step function, each chunk folded from `identity()`.
     fn reduce_steps<A: Send>(
@@ -271,6 +317,51 @@ mod tests {
             }
             assert_eq!(chunked[0].to_bits(), reference);
         }
+    }
+
+    #[test]
+    fn the_streaming_combiner_builds_the_bottom_up_tree() {
+        let combine = |left: String, right: String| format!("({left} {right})");
+        for count in 0..=70 {
+            let mut combiner = PairwiseCombiner::new();
+            (0..count).for_each(|part| combiner.push(part.to_string(), &combine));
+            let streamed = combiner.finish(&combine).unwrap_or_default();
+            let mut level: Vec<String> = (0..count).map(|part| part.to_string()).collect();
+            while level.len() > 1 {
+                level = level
+                    .chunks(2)
+                    .map(|pair| match pair {
+                        [left, right] => combine(left.clone(), right.clone()),
+                        [alone] => alone.clone(),
+                        _ => unreachable!(),
+                    })
+                    .collect();
+            }
+            assert_eq!(streamed, level.pop().unwrap_or_default(), "{count} parts");
+        }
+    }
+
+    #[test]
+    fn a_reduction_over_more_steps_than_memory_could_hold_results_for_allocates_nothing_first() {
+        // 2^60 steps are 2^48 chunks, whose results were all collected before being combined
+        // (room for 2^48 of them: an allocation that fails and aborts the process). Now they are
+        // folded a window at a time: stop (with an `ein:` panic, as a failing element would)
+        // in the second window.
+        let n = 1usize << 60;
+        let calls = AtomicUsize::new(0);
+        let message = panic_message(|| {
+            reduce(
+                n,
+                |start, _| {
+                    if calls.fetch_add(1, Ordering::Relaxed) >= 2 * PARALLEL_WINDOW {
+                        panic!("ein: stop");
+                    }
+                    start
+                },
+                |left, right| left.max(right),
+            )
+        });
+        assert_eq!(message, "ein: stop");
     }
 
     #[test]

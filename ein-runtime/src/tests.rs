@@ -231,7 +231,10 @@ fn views_from_raw_parts_and_slices() {
     let message = panic_message(|| View::from_slice(&data, [5, 2]));
     assert_eq!(message, "ein: a slice of 12 elements cannot be viewed with shape [5, 2]");
     let message = panic_message(|| View::from_slice(&data, [usize::MAX, 2]));
-    assert!(message.starts_with("ein: a slice of 12 elements"));
+    assert_eq!(
+        message,
+        "ein: a view of shape [18446744073709551615, 2] would have more elements than memory can address (the product of its non-zero lengths exceeds isize::MAX)"
+    );
 }
 
 #[test]
@@ -599,7 +602,7 @@ fn mutable_views_from_raw_parts_and_slices() {
     let message = panic_message(move || ViewMut::from_slice(&mut data, [5, 2]).shape());
     assert_eq!(message, "ein: a slice of 12 elements cannot be viewed with shape [5, 2]");
     let message = panic_message(|| ViewMut::from_slice(&mut [1, 2], [usize::MAX, 2]).shape());
-    assert!(message.starts_with("ein: a slice of 2 elements"));
+    assert!(message.starts_with("ein: a mutable view of shape [18446744073709551615, 2] would have more elements"));
 }
 
 #[test]
@@ -766,4 +769,61 @@ fn mutable_views_are_send_and_sync_and_debug() {
     let view = ViewMut::from_slice(&mut data, [2, 2]);
     assert_send_sync(&view);
     assert_eq!(format!("{view:?}"), "ViewMut { shape: [2, 2], strides: [2, 1], elements: [[1.0, 2.0], [3.0, 4.0]] }");
+}
+
+/// ndarray's rule, at every door a shape comes in by: the product of the non-zero lengths is
+/// at most isize::MAX. Before it, `[1 << 63, 0]` passed (0 elements), and gave a size of
+/// -2^63 as an i64 and loops of 2^63 steps.
+#[test]
+fn shapes_whose_non_zero_lengths_multiply_past_isize_max_are_refused_where_they_enter() {
+    let rule =
+        "would have more elements than memory can address (the product of its non-zero lengths exceeds isize::MAX)";
+    let message = panic_message(|| Array::<i32, 2>::from_vec([1 << 63, 0], Vec::new()));
+    assert_eq!(message, format!("ein: an array of shape [9223372036854775808, 0] {rule}"));
+    let message = panic_message(|| View::<i32, 2>::from_slice(&[], [1 << 63, 0]));
+    assert_eq!(message, format!("ein: a view of shape [9223372036854775808, 0] {rule}"));
+    let message = panic_message(|| ViewMut::<i32, 3>::from_slice(&mut [], [0, 1 << 32, 1 << 31]).shape());
+    assert_eq!(message, format!("ein: a mutable view of shape [0, 4294967296, 2147483648] {rule}"));
+    // Through AsView and AsViewMut: a Vec of zero-sized elements may be longer than isize::MAX.
+    let mut units = vec![(); usize::MAX];
+    let message = panic_message(|| AsView::<(), 1>::as_view(&units).shape());
+    assert_eq!(message, format!("ein: a view of shape [18446744073709551615] {rule}"));
+    let message = panic_message(std::panic::AssertUnwindSafe(|| AsViewMut::<(), 1>::as_view_mut(&mut units).shape()));
+    assert_eq!(message, format!("ein: a mutable view of shape [18446744073709551615] {rule}"));
+    // At the limit: fine, and the size of the long axis is exact as an i64.
+    let view = View::<i32, 2>::from_slice(&[], [isize::MAX as usize, 0]);
+    assert_eq!(view.size(0), i64::MAX);
+    assert_eq!((view.element_count(), view.iter().count(), view.as_slice()), (0, 0, Some(&[][..])));
+    assert_eq!(Array::<i32, 3>::from_vec([0, 1 << 31, 1 << 31], Vec::new()).shape(), [0, 1 << 31, 1 << 31]);
+    let units = vec![(); isize::MAX as usize];
+    assert_eq!(AsView::<(), 1>::as_view(&units).size(0), i64::MAX);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "an allocation Miri cannot make stops Miri instead of failing")]
+fn copying_a_broadcast_view_larger_than_memory_panics_instead_of_aborting() {
+    let one = [7i64];
+    // SAFETY: zero strides: every in-range index addresses `one[0]`; 2^62 elements obey the rule.
+    let view = unsafe { View::from_raw_parts(one.as_ptr(), [1 << 31, 1 << 31], [0, 0]) };
+    assert_eq!(view.get([(1 << 31) - 1, 5]), Some(7));
+    assert_eq!(view.iter().size_hint(), (1 << 62, Some(1 << 62)));
+    let message = panic_message(|| view.to_array());
+    assert!(message.starts_with("ein: cannot allocate 4611686018427387904 elements"), "{message}");
+}
+
+/// The checked build (`--cfg ein_checked`) turns an out-of-range unchecked read, undefined
+/// behaviour otherwise, into a panic naming the index and the shape.
+#[cfg(ein_checked)]
+#[test]
+fn the_checked_build_checks_unchecked_reads() {
+    let data = [1, 2, 3, 4, 5, 6];
+    let view = View::from_slice(&data, [2, 3]);
+    // SAFETY: out of range on purpose: the checked build panics before reading.
+    let message = panic_message(|| unsafe { view.get_unchecked([1, 3]) });
+    assert_eq!(message, "ein: checked build: index [1, 3] is out of range for a view of shape [2, 3]");
+    // SAFETY: as above.
+    let message = panic_message(|| unsafe { view.sub_unchecked::<1, 1>([2]) });
+    assert_eq!(message, "ein: checked build: sub-view index [2] is out of range for a view of shape [2, 3]");
+    // SAFETY: in range: no panic.
+    assert_eq!(unsafe { view.get_unchecked([1, 2]) }, 6);
 }

@@ -5,6 +5,10 @@
 //! elements. Strides may be negative (reversed axes) or zero (broadcast axes), so element
 //! addresses may lie before the pointer; the only promise is that every in-range index
 //! addresses an element that lives, unchanged, for `'a`.
+//!
+//! Shapes obey ndarray's rule (its `size_of_shape_checked`): the product of the non-zero axis
+//! lengths, hence every length, is at most `isize::MAX`. Every safe constructor checks it
+//! ([`element_count`]), so no product of lengths the runtime computes from a shape can wrap.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -13,6 +17,10 @@ use crate::array::Array;
 use crate::errors::internal_error;
 
 /// Borrowed strided view; strides are in elements and may be negative or zero.
+///
+/// Invariant: every axis length, and the product of the non-zero lengths, is at most
+/// `isize::MAX`; every in-range index addresses an element valid to read, and not mutated, for
+/// `'a`.
 pub struct View<'a, T, const N: usize> {
     /// Address of the element at index `[0; N]` (meaningless if the view has no elements).
     ptr: *const T,
@@ -35,7 +43,9 @@ unsafe impl<T: Sync, const N: usize> Send for View<'_, T, N> {}
 // SAFETY: as above.
 unsafe impl<T: Sync, const N: usize> Sync for View<'_, T, N> {}
 
-/// Row-major (C order) strides for `shape`, in elements.
+/// Row-major (C order) strides for `shape`, in elements. For a shape that obeys the rule of
+/// [`element_count`] no product wraps: each stride is a product of non-zero lengths, or 0 once
+/// an axis of length 0 has been passed.
 pub(crate) fn row_major_strides<const N: usize>(shape: [usize; N]) -> [isize; N] {
     let mut strides = [0isize; N];
     let mut step = 1usize;
@@ -49,9 +59,10 @@ pub(crate) fn row_major_strides<const N: usize>(shape: [usize; N]) -> [isize; N]
 /// The number of elements of a view of `shape` and `strides` if they lie contiguously in
 /// row-major order, that is at `ptr`, `ptr + 1`, …: always for an empty view; otherwise when
 /// every axis longer than 1 has the stride a row-major array would (the stride of an axis of
-/// length 1 is never used, so it may be anything). `None` if they do not.
+/// length 1 is never used, so it may be anything). `None` if they do not, or if the shape breaks
+/// the rule of [`element_count`] (which no view's does).
 pub(crate) fn contiguous_len<const N: usize>(shape: [usize; N], strides: [isize; N]) -> Option<usize> {
-    let count = shape.iter().product();
+    let count = element_count(&shape)?;
     if count == 0 {
         return Some(0);
     }
@@ -60,15 +71,71 @@ pub(crate) fn contiguous_len<const N: usize>(shape: [usize; N], strides: [isize;
         if shape[axis] != 1 && strides[axis] != expected_stride {
             return None;
         }
-        // A non-empty view over real memory has fewer than isize::MAX elements.
-        expected_stride *= shape[axis] as isize;
+        // No axis is empty and the count fits in isize, so no partial product wraps.
+        expected_stride = expected_stride.wrapping_mul(shape[axis] as isize);
     }
     Some(count)
 }
 
-/// Number of elements of `shape`, or None if it overflows usize.
-pub(crate) fn element_count<const N: usize>(shape: [usize; N]) -> Option<usize> {
-    shape.iter().try_fold(1usize, |count, &length| count.checked_mul(length))
+/// The number of elements of an array or view of `shape`, if the shape obeys ndarray's rule
+/// (`size_of_shape_checked`): the product of its non-zero lengths is at most `isize::MAX`.
+/// `None` otherwise. Under the rule no product of lengths taken from the shape can overflow —
+/// the element count, a row-major stride, a count of rows — and every length fits in `isize`
+/// and `i64`. Zero lengths are left out of the product so that an empty array may still have
+/// long axes (`[0, 1 << 40]`), but not absurd ones (`[0, 1 << 63]`, whose row count would not
+/// fit in `isize`).
+pub(crate) fn element_count(shape: &[usize]) -> Option<usize> {
+    let mut nonzero = 1usize;
+    for &length in shape.iter().filter(|&&length| length != 0) {
+        nonzero = nonzero.checked_mul(length)?;
+    }
+    if nonzero > isize::MAX as usize {
+        return None;
+    }
+    Some(if shape.contains(&0) { 0 } else { nonzero })
+}
+
+/// The element count of `shape` ([`element_count`]); panics with an `ein: ` message naming
+/// `what` (e.g. "a view") and the shape if the shape breaks its rule.
+#[inline]
+#[track_caller]
+pub(crate) fn checked_element_count(shape: &[usize], what: &str) -> usize {
+    match element_count(shape) {
+        Some(count) => count,
+        None => shape_too_large(shape, what),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn shape_too_large(shape: &[usize], what: &str) -> ! {
+    panic!(
+        "ein: {what} of shape {shape:?} would have more elements than memory can address (the product of its non-zero lengths exceeds isize::MAX)"
+    )
+}
+
+/// Offset in elements of `index` from the element at `[0; N]`, given `strides` (`K <= N`: the
+/// first `K` axes). Wrapping: for an in-range index of a view the true offset fits in `isize`
+/// (the element lies in the same allocation as the one at `[0; N]`), so wrapping changes
+/// nothing; for an index of an empty sub-view, whose address is never read, or an axis of
+/// length 1 with an arbitrary stride, it keeps a debug build from panicking on an overflow that
+/// does not matter.
+#[inline]
+pub(crate) fn offset_of<const K: usize, const N: usize>(index: [usize; K], strides: &[isize; N]) -> isize {
+    // K <= N, so zip stops after the K indexed axes.
+    index.iter().zip(strides).fold(0isize, |offset, (&index_on_axis, &stride)| {
+        offset.wrapping_add((index_on_axis as isize).wrapping_mul(stride))
+    })
+}
+
+/// Panics (in the checked build, `--cfg ein_checked`) for an index out of range of `shape`.
+#[cfg(ein_checked)]
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn checked_build_out_of_range(what: &str, index: &[usize], shape: &[usize]) -> ! {
+    panic!("ein: checked build: {what} {index:?} is out of range for a view of shape {shape:?}")
 }
 
 impl<'a, T, const N: usize> View<'a, T, N> {
@@ -77,20 +144,28 @@ impl<'a, T, const N: usize> View<'a, T, N> {
     /// # Safety
     /// `ptr` must be non-null and aligned. For every index in range, the addressed element must
     /// be valid to read, and not mutated, for `'a`; if the view is contiguous in row-major order
-    /// that includes forming a slice over them ([`View::as_slice`]). The number of elements must
-    /// fit in `isize`.
+    /// that includes forming a slice over them ([`View::as_slice`]). Every axis length, and the
+    /// product of the non-zero lengths, must be at most `isize::MAX` (ndarray's rule; a debug or
+    /// checked build panics otherwise).
     #[inline]
+    #[cfg_attr(any(debug_assertions, ein_checked), track_caller)]
     pub unsafe fn from_raw_parts(ptr: *const T, shape: [usize; N], strides: [isize; N]) -> Self {
+        if cfg!(any(debug_assertions, ein_checked)) {
+            checked_element_count(&shape, "a view");
+        }
         View { ptr, shape, strides, _marker: PhantomData }
     }
 
-    /// A row-major view of `data`; panics unless `data.len()` is the product of `shape`.
+    /// A row-major view of `data`; panics unless `data.len()` is the product of `shape`, and
+    /// unless the product of the non-zero lengths of `shape` is at most `isize::MAX`.
+    #[track_caller]
     pub fn from_slice(data: &'a [T], shape: [usize; N]) -> Self {
-        if element_count(shape) != Some(data.len()) {
+        if checked_element_count(&shape, "a view") != data.len() {
             panic!("ein: a slice of {} elements cannot be viewed with shape {shape:?}", data.len());
         }
         // SAFETY: row-major strides over a slice of exactly product(shape) elements address
-        // only elements of that slice, which is borrowed for 'a.
+        // only elements of that slice, which is borrowed for 'a; the shape obeys the rule of
+        // `element_count`, as just checked.
         unsafe { View::from_raw_parts(data.as_ptr(), shape, row_major_strides(shape)) }
     }
 
@@ -121,31 +196,39 @@ impl<'a, T, const N: usize> View<'a, T, N> {
     /// Axis length as i64 (what ein sizes are).
     #[inline]
     pub fn size(&self, axis: usize) -> i64 {
-        // Lengths of views over real memory fit in isize, hence in i64.
+        // The view's invariant: every length is at most isize::MAX, hence fits in i64, so the
+        // cast is exact (never negative).
         self.shape[axis] as i64
     }
 
     /// The total number of elements.
     #[inline]
     pub fn element_count(&self) -> usize {
-        self.shape.iter().product()
+        // The view's invariant: the product of the non-zero lengths fits in isize, so no
+        // partial product overflows (once a 0 is reached the product stays 0).
+        self.shape.iter().fold(1usize, |count, &length| count.wrapping_mul(length))
     }
 
     /// Offset in elements of `index` from `ptr`.
     #[inline]
     fn offset_of<const K: usize>(&self, index: [usize; K]) -> isize {
-        // K <= N, so zip stops after the K indexed axes.
-        index.iter().zip(&self.strides).map(|(&index_on_axis, &stride)| index_on_axis as isize * stride).sum()
+        offset_of(index, &self.strides)
     }
 
     /// Sub-array at the outermost `K` axes; `M` must equal `N - K` (asserted).
     ///
     /// # Safety
-    /// Every index must be in range: `index[k] < self.shape()[k]`.
+    /// Every index must be in range: `index[k] < self.shape()[k]`. The checked build
+    /// (`--cfg ein_checked`) checks it, and panics at the caller if not.
     #[inline]
+    #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> View<'a, T, M> {
         if K + M != N {
             internal_error(format_args!("sub-view of rank {M} taken at {K} axes of a view of rank {N}"));
+        }
+        #[cfg(ein_checked)]
+        if !(0..K).all(|axis| index[axis] < self.shape[axis]) {
+            checked_build_out_of_range("sub-view index", &index, &self.shape);
         }
         debug_assert!(
             (0..K).all(|axis| index[axis] < self.shape[axis]),
@@ -158,6 +241,8 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         strides.copy_from_slice(&self.strides[K..]);
         // Wrapping: the sub-view may be empty, so its first element need not exist.
         let ptr = self.ptr.wrapping_offset(self.offset_of(index));
+        // The sub-view's axes are some of this view's, so its shape obeys the invariant, and
+        // its in-range indices address elements this view does (the caller's promise).
         View { ptr, shape, strides, _marker: PhantomData }
     }
 
@@ -194,9 +279,15 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
     /// The element at `index`.
     ///
     /// # Safety
-    /// Every index must be in range: `index[k] < self.shape()[k]`.
+    /// Every index must be in range: `index[k] < self.shape()[k]`. The checked build
+    /// (`--cfg ein_checked`) checks it, and panics at the caller if not.
     #[inline]
+    #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
+        #[cfg(ein_checked)]
+        if !(0..N).all(|axis| index[axis] < self.shape[axis]) {
+            checked_build_out_of_range("index", &index, &self.shape);
+        }
         debug_assert!(
             (0..N).all(|axis| index[axis] < self.shape[axis]),
             "ein: internal error: index {index:?} out of range for shape {:?}",
@@ -217,13 +308,15 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
         }
     }
 
-    /// Copy into a new row-major Array.
+    /// Copy into a new row-major Array; panics with an `ein: ` message if there is not memory
+    /// enough for it (a broadcast view may have far more elements than the memory it reads).
     pub fn to_array(&self) -> Array<T, N> {
-        if let Some(elements) = self.as_slice() {
-            return Array::from_vec(self.shape, elements.to_vec());
+        let mut data = crate::memory::output_vec(self.element_count());
+        match self.as_slice() {
+            Some(elements) => data.extend_from_slice(elements),
+            // `data` has room for every element, so no push reallocates.
+            None => self.for_each(|value| data.push(value)),
         }
-        let mut data = Vec::with_capacity(self.element_count());
-        self.for_each(|value| data.push(value));
         Array::from_vec(self.shape, data)
     }
 
@@ -246,7 +339,8 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
             let row = self.ptr.wrapping_offset(self.offset_of(row_start));
             for position in 0..inner_length {
                 // SAFETY: `row_start` (with 0 on the inner axis) plus `position` on the inner
-                // axis is an in-range index.
+                // axis is an in-range index, so it addresses an element valid to read for 'a,
+                // in the allocation `row` points into, and the product is its true offset.
                 visit(unsafe { *row.offset(position as isize * inner_stride) });
             }
         });

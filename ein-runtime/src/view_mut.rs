@@ -12,9 +12,15 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::errors::internal_error;
-use crate::view::{contiguous_len, element_count, for_each_row_start, row_major_strides, Nested, View};
+use crate::view::{
+    checked_element_count, contiguous_len, for_each_row_start, offset_of, row_major_strides, Nested, View,
+};
 
 /// Mutably borrowed strided view; strides are in elements and may be negative, never zero.
+///
+/// Invariant: every axis length, and the product of the non-zero lengths, is at most
+/// `isize::MAX`; every in-range index addresses its own element, valid to read and write, and
+/// accessed through nothing else, for `'a`.
 pub struct ViewMut<'a, T, const N: usize> {
     /// Address of the element at index `[0; N]` (meaningless if the view has no elements).
     ptr: *mut T,
@@ -38,20 +44,28 @@ impl<'a, T, const N: usize> ViewMut<'a, T, N> {
     /// be valid to read and write for `'a`, and accessed by nothing but this view meanwhile;
     /// distinct indices must address distinct elements (so no stride of an axis longer than 1
     /// is zero, and no two axes overlap). If the view is contiguous in row-major order, that
-    /// includes forming a slice over the elements ([`ViewMut::as_slice_mut`]). The number of
-    /// elements must fit in `isize`.
+    /// includes forming a slice over the elements ([`ViewMut::as_slice_mut`]). Every axis
+    /// length, and the product of the non-zero lengths, must be at most `isize::MAX` (ndarray's
+    /// rule; a debug or checked build panics otherwise).
     #[inline]
+    #[cfg_attr(any(debug_assertions, ein_checked), track_caller)]
     pub unsafe fn from_raw_parts(ptr: *mut T, shape: [usize; N], strides: [isize; N]) -> Self {
+        if cfg!(any(debug_assertions, ein_checked)) {
+            checked_element_count(&shape, "a mutable view");
+        }
         ViewMut { ptr, shape, strides, _marker: PhantomData }
     }
 
-    /// A row-major mutable view of `data`; panics unless `data.len()` is the product of `shape`.
+    /// A row-major mutable view of `data`; panics unless `data.len()` is the product of `shape`,
+    /// and unless the product of the non-zero lengths of `shape` is at most `isize::MAX`.
+    #[track_caller]
     pub fn from_slice(data: &'a mut [T], shape: [usize; N]) -> Self {
-        if element_count(shape) != Some(data.len()) {
+        if checked_element_count(&shape, "a mutable view") != data.len() {
             panic!("ein: a slice of {} elements cannot be viewed with shape {shape:?}", data.len());
         }
         // SAFETY: row-major strides over a slice of exactly product(shape) elements address
-        // distinct elements of that slice, which is borrowed mutably (so exclusively) for 'a.
+        // distinct elements of that slice, which is borrowed mutably (so exclusively) for 'a;
+        // the shape obeys the rule of `element_count`, as just checked.
         unsafe { ViewMut::from_raw_parts(data.as_mut_ptr(), shape, row_major_strides(shape)) }
     }
 
@@ -72,7 +86,7 @@ impl<'a, T, const N: usize> ViewMut<'a, T, N> {
     pub fn as_view(&self) -> View<'_, T, N> {
         // SAFETY: every in-range index addresses an element valid to read for 'a, which outlives
         // the shared borrow of `self`; nothing mutates it meanwhile, since only this view may,
-        // and it is borrowed. The element count fits in isize, as for `self`.
+        // and it is borrowed. The shape is `self`'s, so it obeys the same rule.
         unsafe { View::from_raw_parts(self.ptr, self.shape, self.strides) }
     }
 
@@ -136,25 +150,20 @@ impl<'a, T, const N: usize> ViewMut<'a, T, N> {
         let target_stride = self.strides[N - 1];
         let target = self.ptr;
         for_each_row_start(self.shape, |row_start| {
-            let source_row = from.as_ptr().wrapping_offset(offset_of(row_start, from.strides()));
-            let target_row = target.wrapping_offset(offset_of(row_start, self.strides));
+            let source_row = from.as_ptr().wrapping_offset(offset_of(row_start, &from.strides()));
+            let target_row = target.wrapping_offset(offset_of(row_start, &self.strides));
             for position in 0..inner_length {
                 let position = position as isize;
                 // SAFETY: `row_start` (with 0 on the inner axis) plus `position` on the inner
                 // axis is an in-range index of both views (they have the same shape), so it
                 // addresses an element of `from` valid to read and one of `self` valid to write.
                 // They are not the same element: `self` holds its elements exclusively, and
-                // `from`'s are not mutated while it lives.
+                // `from`'s are not mutated while it lives. The products are the true offsets of
+                // in-range elements, so they fit in isize.
                 unsafe { *target_row.offset(position * target_stride) = *source_row.offset(position * source_stride) };
             }
         });
     }
-}
-
-/// Offset in elements of `index` from the element at `[0; N]`, given `strides`.
-#[inline]
-fn offset_of<const N: usize>(index: [usize; N], strides: [isize; N]) -> isize {
-    index.iter().zip(&strides).map(|(&index_on_axis, &stride)| index_on_axis as isize * stride).sum()
 }
 
 impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for ViewMut<'_, T, N> {

@@ -1,4 +1,4 @@
-//! Differential tests of contractions (issue 5): every form the `contract` pass turns into a
+//! Differential tests of contractions: every form the `contract` pass turns into a
 //! GEMM, GEMV or dot product — matmul in f32 and f64, transposed operands, batched matmul,
 //! matvec, vector–matrix, dot, a sum over two labels, scaled sums, a permuted output, chains
 //! of three — against

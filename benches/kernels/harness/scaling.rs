@@ -1,5 +1,5 @@
 //! `--scaling`: each selected kernel timed on one thread and on the run's thread count, for
-//! the speed-up of every variant (issue 4: compute-bound kernels should scale).
+//! the speed-up of every variant (compute-bound kernels should scale with the threads).
 
 use super::table::format_seconds;
 use super::{run_kernel, KernelSpec, Settings};

@@ -1,5 +1,5 @@
 //! Reference interpreter of the typed Phi IR: the semantic oracle that the passes and the code
-//! generator are tested against. It implements /work/semantics.md literally (sequential
+//! generator are tested against. It implements `docs/semantics.md` literally (sequential
 //! reductions in index order, both sides of a select evaluated, clamped reads, wrapping
 //! integers) and never panics: every failure, including a program that breaks the IR's
 //! invariants ("internal error: …"), is a [`RuntimeError`].

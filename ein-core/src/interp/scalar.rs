@@ -1,4 +1,4 @@
-//! Scalar operations of the interpreter, exactly as /work/semantics.md fixes them: Rust float
+//! Scalar operations of the interpreter, exactly as `docs/semantics.md` fixes them: Rust float
 //! arithmetic, wrapping integer arithmetic, an error for integer division by zero, Rust `as`
 //! casts, and the std float methods for built-in functions.
 

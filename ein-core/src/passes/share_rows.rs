@@ -16,7 +16,7 @@
 //! ```
 //!
 //! one `exp` per element instead of two, for a row-sized temporary that stays in cache (the
-//! materialise-or-recompute choice of issue 3: recomputing is right for cheap terms, wrong for
+//! materialise-or-recompute choice: recomputing is right for cheap terms, wrong for
 //! an `exp`). Only calls of `exp`, `ln`, `sin`, `cos`, `tan`, `tanh` and `pow` count as worth
 //! an array; `sqrt`, `abs`, `min`, `max` cost less than the store and load.
 //!

@@ -1,7 +1,9 @@
-//! Stage 3, sizes: size inference and bounds proofs (DESIGN §1). An index without an explicit
-//! size takes it from the arrays it directly indexes (`a[i]` → `len(a, 0)`); several distinct
-//! candidates become equality checks run once before the loops; sizes equal by construction
-//! (same array and axis, or the same definition reached through `let`s) need no check.
+//! Stage 3, sizes: size inference and bounds proofs (README, "Semantics a user must know";
+//! `docs/semantics.md` §4.11 and §4.15). An index without an explicit size takes it from the
+//! arrays it directly indexes (`a[i]` → `len(a, 0)`); several distinct candidates become
+//! equality checks run before the loops (once, when they mention only parameters); sizes equal
+//! by construction (same array and axis, or the same definition reached through `let`s) need no
+//! check.
 //! Afterwards [`prove_bounds`] marks every read `a[i]` whose index range equals the axis as
 //! [`Bounds::Proven`], so generated code reads it without clamping.
 
