@@ -164,7 +164,7 @@ fn random_views_agree_with_the_interpreter() {
     let mut runs = 0;
     for subject in subjects() {
         let oracle = Oracle::new(subject.name, subject.source, Form::Item);
-        let mut rng = Rng::new(0x5EED ^ subject.name.len() as u64 * 7919);
+        let mut rng = Rng::new(0x5EED ^ (subject.name.len() as u64 * 7919));
         for case in 0..cases {
             let mut lengths: Vec<usize> = (0..3).map(|_| random_length(&mut rng)).collect();
             let sizes = [("m", lengths[0]), ("k", lengths[1]), ("n", lengths[2])];
