@@ -1,12 +1,14 @@
 //! ein-core: the ein compiler as an ordinary library. Tokens flow one way through named stages:
 //! `syntax` (tokens → AST) → `check` (AST → typed IR, with `sizes` inferring every size) →
-//! `passes` (IR → IR) → `codegen` (IR → Rust tokens). `interp` is the reference interpreter of
-//! the IR: the semantic oracle every other stage is tested against.
+//! `passes` (IR → IR) → `analysis` (facts about the final IR, keyed by node id) → `codegen`
+//! (IR and facts → Rust tokens). `interp` is the reference interpreter of the IR: the semantic
+//! oracle every other stage is tested against.
 //!
 //! These are developer docs: read them with `cargo doc -p ein-core --document-private-items`,
 //! where the links into each stage's private modules resolve.
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod analysis;
 pub mod check;
 pub mod codegen;
 pub mod interp;
@@ -30,7 +32,12 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// Compiles one `ein!` invocation to Rust tokens.
 pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
     let units = check::check_input(syntax::parse_input(input)?)?;
+    let tracker = codegen::build_settings_tracker();
     let mut output = TokenStream::new();
+    let expression = matches!(units.as_slice(), [ir::Unit { form: ir::Form::Expression, .. }]);
+    if !expression {
+        output.extend(tracker.clone());
+    }
     for unit in units {
         let name = unit.name_for_dump();
         let span = match &unit.form {
@@ -44,6 +51,9 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
             eprintln!("== ein: {name}: generated Rust ==\n{generated}");
         }
         output.extend(generated);
+    }
+    if expression {
+        output = quote::quote!({ #tracker #output });
     }
     Ok(output)
 }

@@ -146,8 +146,7 @@ impl Checker {
     }
 
     fn declare(&mut self, name: &str, ty: Type, kind: VarKind, span: Span) -> VarId {
-        self.vars.push(VarInfo { name: name.to_string(), ty, kind, span });
-        VarId(self.vars.len() as u32 - 1)
+        crate::ir::declare(&mut self.vars, VarInfo { name: name.to_string(), ty, kind, span })
     }
 
     fn var(&self, var: VarId) -> &VarInfo {

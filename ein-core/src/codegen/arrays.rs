@@ -5,7 +5,8 @@
 use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
 use super::expr::{call, scalar_type};
 use super::{has_array, internal, mentions, primitive, tree_at, Gen, OutColumn};
-use crate::ir::{shape, visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
+use crate::analysis::{self, Work};
+use crate::ir::{visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
 use std::collections::BTreeSet;
@@ -115,7 +116,7 @@ impl Gen<'_> {
             dims.push(self.dim(size, &name, block)?);
         }
         if body.ty.rank() > 0 {
-            let sizes = shape::shape_of(self.program, body).ok_or_else(|| {
+            let sizes = self.analysis.body_shape(chain[0].0).ok_or_else(|| {
                 internal(body.span, "the shape of a comprehension body cannot be computed before its loops")
             })?;
             let indices: BTreeSet<VarId> = chain.iter().map(|(index, _)| *index).collect();
@@ -148,7 +149,7 @@ impl Gen<'_> {
             }
         };
         let recycled = match &self.recycle {
-            Some((spare, tail)) if std::ptr::eq(*tail, expr) && columns.len() == 1 => Some(spare.clone()),
+            Some((spare, tail)) if *tail == expr.id && columns.len() == 1 => Some(spare.clone()),
             _ => None,
         };
         if recycled.is_some() {
@@ -186,10 +187,7 @@ impl Gen<'_> {
         let row = self.row.clone();
         let outs = self.outs.clone();
         let candidates = self.version_candidates();
-        let tiled = chain.len() == 2
-            && !has_array(&body.ty)
-            && cannot_fail(body)
-            && reads_across_rows(body, chain[0].0, chain[1].0);
+        let tiled = self.analysis.is_tiled(outer);
         let (chunk_block, ()) = self.versioning(|generator| {
             generator.nested(true, |generator, chunk_block| {
                 if tiled {
@@ -215,7 +213,7 @@ impl Gen<'_> {
                 }
             })
         })?;
-        let chunk_tokens = self.versioned(&candidates, chunk_block.finish(None));
+        let (chunk_tokens, _) = self.versioned(&candidates, chunk_block.finish(None));
         let copies = self.local_copies(visit::free_vars(expr), &chunk_tokens);
         let chunk_tokens = quote!(#copies #chunk_tokens);
         let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
@@ -223,12 +221,15 @@ impl Gen<'_> {
         let min_chunk_rows = if tiled { quote!(::ein::__private::TILE) } else { quote!(1) };
         // Rows of no elements are still visited, as the semantics evaluates their `let`s (see
         // `fill_chunks`); when nothing in them can fail, there is nothing to see, so none are.
-        let rows = if chain.len() > 1 && !crate::passes::purity::may_fail(body) {
+        let rows = if chain.len() > 1 && !self.analysis.may_fail(body) {
             quote!(if #row_len == 0 { 0 } else { #rows })
         } else {
             rows.clone()
         };
-        let work = self.row_work(&chain, &dims, body)?.tokens();
+        let work = match self.analysis.row_work(outer) {
+            Some(work) => self.work(work, &dims)?.tokens(),
+            None => return Err(internal(expr.span, "a comprehension without a work estimate")),
+        };
         block.push(quote! {
             ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start_param, #end_param, #outs| {
                 #chunk_tokens
@@ -246,91 +247,60 @@ impl Gen<'_> {
         let store = self.names.fresh("store");
         let arrays = tree_at(elem, &buffer.into_token_stream()).map(&mut |column| quote!(#column.into_array(#shape)));
         block.push_let(store.clone(), Code::expr(arrays.tuple(), Prec::Atom));
-        Ok(Some(self.views_of_store(elem, store.into_token_stream(), hint, block)))
+        Ok(Some(self.views_of_store(elem, store, hint, block)))
     }
 
-    /// An estimate of the work of one row of a comprehension (its elements, times the loop
-    /// iterations inside each), for the runtime's choice of serial or parallel and of the chunk
-    /// size: a matrix-vector product's 4096 outputs are 16 Mi steps of work, not 4 Ki.
-    fn row_work(&mut self, chain: &[(VarId, &Expr)], dims: &[Dim], body: &Expr) -> syn::Result<Work> {
-        let mut inside: BTreeSet<VarId> = visit::bound_vars(body);
-        inside.extend(chain.iter().map(|(index, _)| *index));
-        let mut work = Work::Const(1);
-        for dim in &dims[1..chain.len()] {
-            work = work.mul(Work::of_code(&dim.len));
-        }
-        let element = self.loops_work(body, &inside)?.at_least_one();
-        Ok(work.mul(element))
-    }
-
-    /// The iterations of the loops in `expr` (each loop's size times the work of its body),
-    /// zero if it has none.
-    fn loops_work(&mut self, expr: &Expr, inside: &BTreeSet<VarId>) -> syn::Result<Work> {
-        Ok(match &expr.kind {
-            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
-                let body_work = self.loops_work(body, inside)?.at_least_one();
-                self.size_work(size, inside)?.mul(body_work)
-            }
-            ExprKind::Fold { count, init, body, .. } => {
-                let body_work = self.loops_work(body, inside)?.at_least_one();
-                self.loops_work(init, inside)?.add(self.size_work(count, inside)?.mul(body_work))
-            }
-            ExprKind::Contract(_) => Work::Const(UNKNOWN_SIZE),
-            _ => {
-                let mut children = Vec::new();
-                expr.for_each_child(|child| children.push(child));
-                let mut work = Work::Const(0);
-                for child in children {
-                    work = work.add(self.loops_work(child, inside)?);
-                }
-                work
-            }
+    /// A work estimate of the analysis as a `usize` (see [`Work`]): `dims` are the lengths of
+    /// the comprehension's axes. A size that would need statements of its own (or could panic)
+    /// to print counts as [`analysis::UNKNOWN_SIZE`].
+    fn work(&mut self, work: &Work<'_>, dims: &[Dim]) -> syn::Result<Printed> {
+        Ok(match work {
+            Work::Const(value) => Printed::Const(*value),
+            Work::Axis(axis) => match dims.get(*axis) {
+                Some(dim) => Printed::Tokens(dim.len.tokens.clone()),
+                None => return Err(internal(Span::call_site(), format!("a work estimate of axis {axis}"))),
+            },
+            Work::Size(size) => self.size_work(size)?,
+            Work::Sum(left, right) => self.work(left, dims)?.add(self.work(right, dims)?),
+            Work::Product(left, right) => self.work(left, dims)?.mul(self.work(right, dims)?),
+            Work::AtLeastOne(work) => self.work(work, dims)?.at_least_one(),
         })
     }
 
-    /// A loop size as work: the size itself when it can be computed before the loops (it
-    /// cannot fail and reads nothing bound inside them), else a guess.
-    fn size_work(&mut self, size: &Expr, inside: &BTreeSet<VarId>) -> syn::Result<Work> {
-        if let ExprKind::Literal(Literal::Int(value)) = &size.kind {
-            return Ok(Work::Const(usize::try_from(*value).unwrap_or(0)));
-        }
-        let free = visit::free_vars(size);
-        let available =
-            cannot_fail(size) && free.is_disjoint(inside) && free.iter().all(|var| self.env.contains_key(var));
-        if !available {
-            return Ok(Work::Const(UNKNOWN_SIZE));
-        }
+    /// A loop size of a work estimate, evaluated before the loops.
+    fn size_work(&mut self, size: &Expr) -> syn::Result<Printed> {
+        let unknown = Printed::Const(analysis::UNKNOWN_SIZE);
         let mut scratch = Block::new();
         if let ExprKind::Len { .. } = &size.kind {
             // An axis length is a `usize` already.
             let code = self.size_usize(size, "", &mut scratch)?;
             if scratch.len() == 0 && !code.may_panic {
-                return Ok(Work::of_code(&code));
+                return Ok(Printed::Tokens(code.tokens));
             }
-            return Ok(Work::Const(UNKNOWN_SIZE));
+            return Ok(unknown);
         }
         let code = self.scalar(size, &mut scratch)?;
         if scratch.len() > 0 || code.may_panic {
-            return Ok(Work::Const(UNKNOWN_SIZE));
+            return Ok(unknown);
         }
         let tokens = &code.tokens;
-        Ok(Work::Tokens(quote!(::ein::__private::size_or_zero(#tokens))))
+        Ok(Printed::Tokens(quote!(::ein::__private::size_or_zero(#tokens))))
     }
 
     /// `let name = store.view();` (per column) and the array value over it.
     pub(super) fn views_of_store(
         &mut self,
         elem: &Type,
-        store: TokenStream,
+        store: Ident,
         hint: Option<Ident>,
         block: &mut Block,
     ) -> ArrayValue {
         let name = hint.unwrap_or_else(|| self.names.fresh("view"));
-        let views = tree_at(elem, &store).map(&mut |column| quote!(#column.view()));
+        let views = tree_at(elem, &store.to_token_stream()).map(&mut |column| quote!(#column.view()));
         block.push_view(name.clone(), views.tuple());
         ArrayValue {
             views: tree_at(elem, &name.into_token_stream()),
-            store: Some(Store { path: store, level: self.level }),
+            store: Some(Store { root: store, fields: Vec::new(), level: self.level }),
         }
     }
 
@@ -371,8 +341,7 @@ impl Gen<'_> {
         body: &Expr,
         block: &mut Block,
     ) -> syn::Result<()> {
-        let mut reads = Vec::new();
-        self.shifted_reads(index, body, &mut reads);
+        let reads = self.analysis.interior_reads(index);
         if reads.is_empty() {
             return self.fill_run(index, count.tokens.clone(), offset, body, block);
         }
@@ -403,7 +372,7 @@ impl Gen<'_> {
         };
         self.fill_run(index, low.to_token_stream(), offset.clone(), body, block)?;
         let outer = self.interior.len();
-        self.interior.extend(reads);
+        self.interior.extend(reads.iter().copied());
         let interior = self.fill_run(index, quote!(#high - #low), Some(shifted(&low)), body, block);
         self.interior.truncate(outer);
         interior?;
@@ -444,40 +413,6 @@ impl Gen<'_> {
             ::ein::__private::Fill::fill(#outs, #count, |#position_param, #slot| { #inner });
         });
         Ok(())
-    }
-
-    /// The clamped reads in `body` of an array bound outside it whose index along some axis is
-    /// `index + shift` (`shift` a literal), each once.
-    fn shifted_reads(&self, index: VarId, body: &Expr, found: &mut Vec<Interior>) {
-        if let ExprKind::Index { .. } = &body.kind {
-            let mut chain = Vec::new();
-            let mut base = body;
-            while let ExprKind::Index { array, index: position, bounds } = &base.kind {
-                chain.push((&**position, *bounds));
-                base = array;
-            }
-            chain.reverse();
-            if let ExprKind::Var(array) = &base.kind {
-                if matches!(self.env.get(array), Some(Value::Array(_))) {
-                    for (axis, (position, bounds)) in chain.iter().enumerate() {
-                        if *bounds != Bounds::Clamped {
-                            continue;
-                        }
-                        if let Some(offset) = shift_of(position, index) {
-                            let read = Interior { index, array: *array, axis, offset };
-                            if !found.contains(&read) {
-                                found.push(read);
-                            }
-                        }
-                    }
-                }
-            }
-            for (position, _) in chain {
-                self.shifted_reads(index, position, found);
-            }
-            return;
-        }
-        body.for_each_child(|child| self.shifted_reads(index, child, found));
     }
 
     /// `Fill::fill_tiled(outs, rows, row_len, |row, column, slot| { let i = (start + row) as
@@ -708,9 +643,9 @@ impl Gen<'_> {
     /// loop's interior keeps in range.
     fn is_interior(&self, base: &Expr, axis: usize, index: &Expr) -> bool {
         let ExprKind::Var(array) = &base.kind else { return false };
-        self.interior
-            .iter()
-            .any(|read| read.array == *array && read.axis == axis && shift_of(index, read.index) == Some(read.offset))
+        self.interior.iter().any(|read| {
+            read.array == *array && read.axis == axis && self.analysis.shift_of(index, read.index) == Some(read.offset)
+        })
     }
 
     /// A proven-in-range index as a `usize` position.
@@ -785,150 +720,49 @@ fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) 
     }
 }
 
-/// A clamped read that cannot leave its array in the interior of an innermost loop:
-/// `array[.., index + offset, ..]`, the shifted index at `axis`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Interior {
-    index: VarId,
-    array: VarId,
-    axis: usize,
-    offset: i64,
-}
-
-/// `Some(c)` if `expr` is `index`, `index + c`, `index - c` or `c + index` for a literal `c`
-/// of modest size.
-fn shift_of(expr: &Expr, index: VarId) -> Option<i64> {
-    let literal = |expr: &Expr| match &expr.kind {
-        ExprKind::Literal(Literal::Int(value)) if value.unsigned_abs() <= 1 << 20 => Some(*value),
-        _ => None,
-    };
-    let is_index = |expr: &Expr| matches!(&expr.kind, ExprKind::Var(var) if *var == index);
-    if expr.ty != Type::scalar(Scalar::I64) {
-        return None;
-    }
-    match &expr.kind {
-        ExprKind::Var(var) if *var == index => Some(0),
-        ExprKind::Binary { op: crate::ir::BinaryOp::Add, lhs, rhs } if is_index(lhs) => literal(rhs),
-        ExprKind::Binary { op: crate::ir::BinaryOp::Add, lhs, rhs } if is_index(rhs) => literal(lhs),
-        ExprKind::Binary { op: crate::ir::BinaryOp::Sub, lhs, rhs } if is_index(lhs) => {
-            literal(rhs).map(|value| -value)
-        }
-        _ => None,
-    }
-}
-
-/// The size assumed for a loop whose size is only known inside the loops, for work estimates.
-const UNKNOWN_SIZE: usize = 64;
-
-/// Work, in loop iterations: a constant, or a `usize` expression evaluated before the loops
+/// A work estimate as printed: a constant, or a `usize` expression evaluated before the loops
 /// (saturating: it only steers parallelism).
-enum Work {
+enum Printed {
     Const(usize),
     Tokens(TokenStream),
 }
 
-impl Work {
-    fn of_code(code: &Code) -> Work {
-        match code.tokens.to_string().parse::<usize>() {
-            Ok(value) => Work::Const(value),
-            Err(_) => Work::Tokens(code.tokens.clone()),
-        }
-    }
-
+impl Printed {
     fn tokens(&self) -> TokenStream {
         match self {
-            Work::Const(value) => proc_macro2::Literal::usize_unsuffixed(*value).into_token_stream(),
-            Work::Tokens(tokens) => tokens.clone(),
+            Printed::Const(value) => proc_macro2::Literal::usize_unsuffixed(*value).into_token_stream(),
+            Printed::Tokens(tokens) => tokens.clone(),
         }
     }
 
-    fn add(self, other: Work) -> Work {
+    fn add(self, other: Printed) -> Printed {
         match (self, other) {
-            (Work::Const(left), Work::Const(right)) => Work::Const(left.saturating_add(right)),
-            (Work::Const(0), work) | (work, Work::Const(0)) => work,
+            (Printed::Const(left), Printed::Const(right)) => Printed::Const(left.saturating_add(right)),
+            (Printed::Const(0), work) | (work, Printed::Const(0)) => work,
             (left, right) => {
                 let (left, right) = (left.tokens(), right.tokens());
-                Work::Tokens(quote!(::core::primitive::usize::saturating_add(#left, #right)))
+                Printed::Tokens(quote!(::core::primitive::usize::saturating_add(#left, #right)))
             }
         }
     }
 
-    fn mul(self, other: Work) -> Work {
+    fn mul(self, other: Printed) -> Printed {
         match (self, other) {
-            (Work::Const(left), Work::Const(right)) => Work::Const(left.saturating_mul(right)),
-            (Work::Const(1), work) | (work, Work::Const(1)) => work,
+            (Printed::Const(left), Printed::Const(right)) => Printed::Const(left.saturating_mul(right)),
+            (Printed::Const(1), work) | (work, Printed::Const(1)) => work,
             (left, right) => {
                 let (left, right) = (left.tokens(), right.tokens());
-                Work::Tokens(quote!(::core::primitive::usize::saturating_mul(#left, #right)))
+                Printed::Tokens(quote!(::core::primitive::usize::saturating_mul(#left, #right)))
             }
         }
     }
 
-    /// At least one step (an element with no loop still costs one).
-    fn at_least_one(self) -> Work {
+    fn at_least_one(self) -> Printed {
         match self {
-            Work::Const(value) => Work::Const(value.max(1)),
-            Work::Tokens(tokens) => Work::Tokens(quote!(::core::cmp::Ord::max(#tokens, 1))),
+            Printed::Const(value) => Printed::Const(value.max(1)),
+            Printed::Tokens(tokens) => Printed::Tokens(quote!(::core::cmp::Ord::max(#tokens, 1))),
         }
     }
-}
-
-/// Whether evaluating `body` can never fail, for any values of its free variables
-/// (conservatively: no clamped read, no integer division, no loop, no size check, no cast
-/// that checks). Only such a body may be evaluated out of row-major order (tiled): the order
-/// decides which error a failing program reports first.
-fn cannot_fail(body: &Expr) -> bool {
-    let here = match &body.kind {
-        ExprKind::Index { bounds, .. } => *bounds == Bounds::Proven,
-        ExprKind::Binary { op, lhs, .. } => {
-            let division = matches!(op, crate::ir::BinaryOp::Div | crate::ir::BinaryOp::Rem);
-            let int = match lhs.ty.as_scalar() {
-                Some(ScalarType::Known(scalar)) => !scalar.is_float(),
-                _ => true,
-            };
-            !(division && int)
-        }
-        ExprKind::Cast { operand, to } => {
-            matches!((operand.ty.as_scalar(), to), (Some(ScalarType::Known(_)), ScalarType::Known(_)))
-        }
-        ExprKind::For { .. }
-        | ExprKind::Reduce { .. }
-        | ExprKind::Fold { .. }
-        | ExprKind::Assert { .. }
-        | ExprKind::Contract(_) => false,
-        _ => true,
-    };
-    let mut children = true;
-    body.for_each_child(|child| children &= cannot_fail(child));
-    here && children
-}
-
-/// Whether `body` reads some array with the inner index `inner` in an axis other than its
-/// last and not in its last (`b[j, i]` inside `for i, j`): consecutive elements of a row then
-/// read a column, a cache line apiece, unless the loops are tiled.
-fn reads_across_rows(body: &Expr, outer: VarId, inner: VarId) -> bool {
-    if let ExprKind::Index { .. } = &body.kind {
-        let mut indices = Vec::new();
-        let mut base = body;
-        while let ExprKind::Index { array, index, .. } = &base.kind {
-            indices.push(&**index);
-            base = array;
-        }
-        indices.reverse();
-        if let (Some((last, others)), Type::Array { rank, .. }) = (indices.split_last(), &base.ty) {
-            let in_last = visit::free_vars(last);
-            let across = indices.len() == *rank
-                && !in_last.contains(&inner)
-                && others.iter().any(|index| visit::free_vars(index).contains(&inner))
-                && (in_last.contains(&outer) || in_last.is_empty());
-            if across {
-                return true;
-            }
-        }
-    }
-    let mut found = false;
-    body.for_each_child(|child| found |= reads_across_rows(child, outer, inner));
-    found
 }
 
 /// `a * b * c`

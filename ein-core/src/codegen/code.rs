@@ -98,7 +98,8 @@ impl Code {
 
     /// Whether the code is exactly the local `name`.
     pub(super) fn is(&self, name: &Ident) -> bool {
-        *name == self.tokens.to_string()
+        let mut trees = self.tokens.clone().into_iter();
+        matches!((trees.next(), trees.next()), (Some(TokenTree::Ident(ident)), None) if ident == *name)
     }
 
     pub(super) fn panics(mut self, may_panic: bool) -> Code {
@@ -297,11 +298,22 @@ pub(super) struct ArrayValue {
 
 #[derive(Clone, Debug)]
 pub(super) struct Store {
-    /// The owned `Array` (or tuple of them), e.g. `__ein_store` or `__ein_acc.0`.
-    pub path: TokenStream,
+    /// The local that owns the `Array` (or tuple of them), e.g. `__ein_store` or `__ein_acc`.
+    pub root: Ident,
+    /// The tuple fields, outermost first, from the local to the array (`__ein_acc.0.1`).
+    pub fields: Vec<usize>,
     /// The block depth it was declared at: moving it from a deeper block (a loop body) would
     /// move it once per iteration.
     pub level: usize,
+}
+
+impl Store {
+    /// The store as a Rust place expression.
+    pub fn path(&self) -> TokenStream {
+        let root = &self.root;
+        let fields = self.fields.iter().map(|&field| syn::Index::from(field));
+        quote!(#root #(.#fields)*)
+    }
 }
 
 /// How an IR value is represented in generated code.

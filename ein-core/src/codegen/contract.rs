@@ -65,7 +65,7 @@ impl Gen<'_> {
         let Type::Array { elem, .. } = &expr.ty else {
             return Err(internal(expr.span, "a contraction with output labels that is not an array"));
         };
-        Ok(Value::Array(self.views_of_store(elem, name.into_token_stream(), hint, block)))
+        Ok(Value::Array(self.views_of_store(elem, name, hint, block)))
     }
 
     /// The runtime call for a contraction whose sizes are bound to `sizes` and whose operands

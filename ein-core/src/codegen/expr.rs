@@ -25,7 +25,7 @@ impl Gen<'_> {
             ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
             ExprKind::Var(var) => self.lookup(*var, expr.span),
             ExprKind::For { .. } => {
-                if let Some((_, columns)) = self.destination.take_if(|(tail, _)| std::ptr::eq(*tail, expr)) {
+                if let Some((_, columns)) = self.destination.take_if(|(tail, _)| *tail == expr.id) {
                     // Written into the caller's `out` (an `#[into]` function's result): no value.
                     self.comprehension(expr, block, hint, Some(&columns))?;
                     return Ok(Value::Tuple(Vec::new()));
@@ -158,8 +158,9 @@ impl Gen<'_> {
             Ok(symbol) => symbol,
             Err(_) => return Err(internal(lhs.span, format!("operator {op:?}"))),
         };
+        let opens_angle = op.symbol().starts_with('<');
         if op.is_comparison() {
-            return Ok(infix(left, symbol, right, Prec::Compare));
+            return Ok(infix_after(left, symbol, right, Prec::Compare, opens_angle));
         }
         if op.is_logical() {
             // Both sides are evaluated (ein has no short circuit): `&`/`|` when the right
@@ -180,7 +181,7 @@ impl Gen<'_> {
         Ok(match ty {
             _ if float => {
                 let prec = if matches!(op, BinaryOp::Add | BinaryOp::Sub) { Prec::Add } else { Prec::Mul };
-                infix(left, symbol, right, prec)
+                infix_after(left, symbol, right, prec, opens_angle)
             }
             ScalarType::Known(scalar) if scalar.is_int() => {
                 let nonzero_divisor = match &rhs.kind {
@@ -439,10 +440,14 @@ fn prefix(op: TokenStream, code: &Code) -> Code {
 /// `left op right` for a left-associative operator of precedence `prec` (comparisons do not
 /// associate at all).
 pub(super) fn infix(left: &Code, op: TokenStream, right: &Code, prec: Prec) -> Code {
+    infix_after(left, op, right, prec, false)
+}
+
+/// [`infix`] for an operator that may start with `<` (`opens_angle`): `x as T < y` would parse
+/// `T<` as the start of generic arguments, so a cast on its left is parenthesised.
+pub(super) fn infix_after(left: &Code, op: TokenStream, right: &Code, prec: Prec, opens_angle: bool) -> Code {
     let left_min = if prec == Prec::Compare { Prec::Compare.tighter() } else { prec };
-    // `x as T < y` would parse `T<` as the start of generic arguments.
-    let starts_with_less = op.to_string().starts_with('<');
-    let (left_tokens, leftmost) = if starts_with_less && left.prec == Prec::Cast {
+    let (left_tokens, leftmost) = if opens_angle && left.prec == Prec::Cast {
         let tokens = &left.tokens;
         (quote!((#tokens)), None)
     } else {

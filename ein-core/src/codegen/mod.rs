@@ -1,4 +1,4 @@
-//! Stage 5, codegen: a checked, typed IR [`Program`] → Rust tokens that call the runtime
+//! Stage 6, codegen: a checked, typed IR [`Program`] → Rust tokens that call the runtime
 //! through `::ein::__private` (absolute paths only, so user items named `f32`, `Vec`, `core`…
 //! cannot capture anything). Never panics: an IR shape it cannot translate is reported as an
 //! "ein internal error in codegen" (`syn::Error`), which is always a bug in an earlier stage.
@@ -34,7 +34,8 @@ mod reduce;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::ir::{ExprKind, Form, FunctionHeader, Program, Scalar, ScalarType, Type, VarId};
+use crate::analysis::{self, Analysis};
+use crate::ir::{ExprKind, Form, FunctionHeader, NodeId, Program, Scalar, ScalarType, Type, VarId};
 use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
 use names::Names;
@@ -46,16 +47,33 @@ use std::fmt::Display;
 /// Generates the Rust item (function form) or block expression (expression form) for one
 /// checked program.
 pub fn generate(program: &Program, form: &Form) -> syn::Result<TokenStream> {
+    let mut program = program.clone();
+    analysis::prepare(&mut program);
+    let analysis = Analysis::of(&program);
     match form {
-        Form::Expression => Gen::new(program, ParamStyle::Captured)?.expression_form(),
+        Form::Expression => Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(),
         Form::Function(header) => {
-            let returning = Gen::new(program, ParamStyle::Reference)?.function_form(header)?;
+            let returning = Gen::new(&program, &analysis, ParamStyle::Reference)?.function_form(header)?;
             let Some(into) = &header.into else {
                 return Ok(returning);
             };
-            let writing = Gen::new(program, ParamStyle::Reference)?.writing_form(header, into)?;
+            let writing = Gen::new(&program, &analysis, ParamStyle::Reference)?.writing_form(header, into)?;
             Ok(quote!(#returning #writing))
         }
+    }
+}
+
+/// The environment variables read at expansion time that change what the macro emits
+/// (`EIN_DUMP`, `EIN_NO_VERSIONING`), read again through `option_env!` in the user's crate: a
+/// proc macro's own reads are invisible to cargo, rustc's are recorded in the crate's
+/// dependency info, so changing either variable rebuilds the crate (and re-runs the macro).
+/// An item: emitted once per invocation, beside the functions or inside the expression's block.
+pub fn build_settings_tracker() -> TokenStream {
+    quote! {
+        const _: () = {
+            let _ = ::core::option_env!("EIN_DUMP");
+            let _ = ::core::option_env!("EIN_NO_VERSIONING");
+        };
     }
 }
 
@@ -94,6 +112,8 @@ enum ParamStyle {
 /// The generator's state for one program.
 struct Gen<'p> {
     program: &'p Program,
+    /// The facts about the program that decide what is generated (see [`crate::analysis`]).
+    analysis: &'p Analysis<'p>,
     names: Names,
     /// The generated value of every variable in scope.
     env: BTreeMap<VarId, Value>,
@@ -106,8 +126,8 @@ struct Gen<'p> {
     loop_depth: usize,
     /// How many Rust blocks (closures, loop bodies) enclose the code being generated.
     level: usize,
-    /// Stores already moved out (by their path's text).
-    moved: BTreeSet<String>,
+    /// Stores already moved out (by their local and field path).
+    moved: Vec<(Ident, Vec<usize>)>,
     /// Identifiers reused by every comprehension / reduction (each use is in its own closure).
     row: Ident,
     outs: Ident,
@@ -118,22 +138,22 @@ struct Gen<'p> {
     no_versioning: bool,
     /// Clamped reads known in range here: the interior of an innermost loop (see
     /// `Gen::fill_loop`), where `array[.., index + offset, ..]` (at `axis`) needs no clamp.
-    interior: Vec<arrays::Interior>,
+    interior: Vec<analysis::Interior>,
     /// A fold's spare array (`Option<Array>`, the accumulator of the step before) and the
     /// comprehension that should build the next accumulator in its allocation; set to `None`
     /// by that comprehension when it does.
-    recycle: Option<(Ident, *const crate::ir::Expr)>,
+    recycle: Option<(Ident, NodeId)>,
     /// In an `#[into]` function: the comprehension that builds the result, with the columns
     /// of `out` it is written into directly (see [`Gen::writing_form`]); taken by it.
-    destination: Option<(*const crate::ir::Expr, Vec<OutColumn>)>,
+    destination: Option<(NodeId, Vec<OutColumn>)>,
     /// Expression form: the user's identifier of every captured local, by parameter, read
     /// once by the prologue into the parameter's generated local.
     captured: BTreeMap<VarId, Ident>,
 }
 
 impl<'p> Gen<'p> {
-    fn new(program: &'p Program, style: ParamStyle) -> syn::Result<Gen<'p>> {
-        let mut names = Names::new(program)?;
+    fn new(program: &'p Program, analysis: &'p Analysis<'p>, style: ParamStyle) -> syn::Result<Gen<'p>> {
+        let mut names = Names::new(program, analysis)?;
         // A captured local is read once, by a prologue outside any `unsafe` block, into a
         // generated local: user expressions (a `static mut`, say) are never evaluated inside
         // the `unsafe` blocks of unchecked reads, and a captured `const` is not mistaken for a
@@ -146,13 +166,14 @@ impl<'p> Gen<'p> {
         let outs = names.fresh("outs");
         let mut generator = Gen {
             program,
+            analysis,
             names,
             env: BTreeMap::new(),
             markers: vec![None; program.type_params.len()],
             sites: Vec::new(),
             loop_depth: 0,
             level: 0,
-            moved: BTreeSet::new(),
+            moved: Vec::new(),
             row,
             outs,
             in_versioned: false,
@@ -208,9 +229,9 @@ impl<'p> Gen<'p> {
         // Only a result built by one comprehension is written in place: all of `out` is then
         // checked before any of it is written. The parts of other results are all computed,
         // then all checked, then copied.
-        let tail = reduce::fold_tail(body);
+        let tail = analysis::tail_of(body);
         if let ExprKind::For { .. } = tail.kind {
-            self.destination = Some((tail as *const crate::ir::Expr, columns.clone()));
+            self.destination = Some((tail.id, columns.clone()));
         }
 
         let mut block = Block::new();
@@ -299,7 +320,9 @@ impl<'p> Gen<'p> {
                 if let Some(views) = rebind(&info.ty, &param_name.to_token_stream(), ParamStyle::Reference) {
                     rebinds.push(quote!(let #param_name = #views;));
                 }
-            } else if !param_name.to_string().starts_with('_') {
+            } else if self.names.is_referenced(param) {
+                // Read by the program but not by the generated code (a length known otherwise,
+                // say): unused in Rust. An unread one was named `_…` already.
                 let bare = param_name.to_string();
                 param_name = Ident::new(&format!("_{}", bare.trim_start_matches("r#")), param_name.span());
             }
@@ -440,10 +463,10 @@ impl<'p> Gen<'p> {
             (Value::Plain(code), _) => Ok(code.clone()),
             (Value::Array(array), _) => {
                 if let Some(store) = array.store.as_ref().filter(|_| stores == Stores::MayMove) {
-                    let key = store.path.to_string();
+                    let key = (store.root.clone(), store.fields.clone());
                     if store.level == self.level && !self.moved.contains(&key) {
-                        self.moved.insert(key);
-                        return Ok(Code { simple: true, ..Code::expr(store.path.clone(), Prec::Atom) });
+                        self.moved.push(key);
+                        return Ok(Code { simple: true, ..Code::expr(store.path(), Prec::Atom) });
                     }
                 }
                 let copy = array.views.map(&mut |view| quote!(#view.to_array())).tuple();
@@ -572,10 +595,11 @@ impl<'p> Gen<'p> {
     /// 1, so that LLVM sees contiguous reads it can vectorise — run when every one of them is
     /// contiguous along its last axis; the other, unchanged, for every other layout. Both
     /// copies compute exactly the same values: only what LLVM knows about the strides differs.
-    fn versioned(&self, candidates: &[Ident], nest: TokenStream) -> TokenStream {
+    /// Returns the tokens and whether they were versioned (some candidate is read).
+    fn versioned(&self, candidates: &[Ident], nest: TokenStream) -> (TokenStream, bool) {
         let used: Vec<&Ident> = candidates.iter().filter(|view| mentions(&nest, view)).collect();
         if used.is_empty() {
-            return nest;
+            return (nest, false);
         }
         let tuple = |items: Vec<TokenStream>| tuple_tokens(items);
         let any_none = (0..used.len()).map(|position| {
@@ -590,7 +614,7 @@ impl<'p> Gen<'p> {
         let somes = tuple(used.iter().map(|view| quote!(::core::option::Option::Some(#view))).collect());
         // The general copy rebinds the views to locals of its own too, so that LLVM knows no
         // output write can change them and keeps their pointers and strides in registers.
-        quote! {
+        let versioned = quote! {
             match #units {
                 #(#any_none)|* => {
                     let #views = #views;
@@ -600,7 +624,8 @@ impl<'p> Gen<'p> {
                     #nest
                 }
             }
-        }
+        };
+        (versioned, true)
     }
 
     /// The statement that starts `nest` (the body of a closure the runtime calls once per

@@ -13,7 +13,8 @@
 //! - generated names start with `__ein_` and never equal a variable's name.
 
 use super::internal;
-use crate::ir::{shape, visit, Expr, ExprKind, Program, VarId, VarKind};
+use crate::analysis::Analysis;
+use crate::ir::{Program, VarId, VarKind};
 use proc_macro2::{Ident, Span};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,17 +28,18 @@ pub(super) struct Names {
 }
 
 impl Names {
-    pub(super) fn new(program: &Program) -> syn::Result<Names> {
+    pub(super) fn new(program: &Program, analysis: &Analysis<'_>) -> syn::Result<Names> {
         let count = program.vars.len();
         let declared = |id: VarId| (id.0 as usize) < count;
         let witnesses = program.type_params.iter().map(|param| param.witness);
         if let Some(id) = program.params.iter().copied().chain(witnesses).find(|id| !declared(*id)) {
             return Err(internal(program.body.span, format!("parameter #{} is not declared", id.0)));
         }
-        let mut referenced = vec![false; count];
-        let mut enclosing: Vec<Vec<VarId>> = vec![Vec::new(); count];
-        let mut scan = Scan { program, referenced: &mut referenced, enclosing: &mut enclosing, scope: Vec::new() };
-        scan.expr(&program.body)?;
+        if let Some((id, span)) = analysis.undeclared() {
+            return Err(internal(span, format!("variable #{} is not declared", id.0)));
+        }
+        let referenced: Vec<bool> = (0..count as u32).map(|id| analysis.is_read(VarId(id))).collect();
+        let enclosing = |id: VarId| analysis.enclosing(id);
 
         // Parameters first (they must keep their names), then every other variable by id.
         let mut order: Vec<VarId> = program.params.clone();
@@ -58,7 +60,7 @@ impl Names {
             let conflicts = |other: &VarId| {
                 let other_info = program.var(*other);
                 let both_indices = info.kind == VarKind::Index && other_info.kind == VarKind::Index;
-                !both_indices || enclosing[id.0 as usize].contains(other) || enclosing[other.0 as usize].contains(&id)
+                !both_indices || enclosing(id).contains(other) || enclosing(*other).contains(&id)
             };
             let clashes = |name: &String| assigned.get(name).is_some_and(|others| others.iter().any(conflicts));
             let mut name = base.clone();
@@ -143,90 +145,4 @@ fn make_ident(name: &str, span: Span) -> Option<Ident> {
     };
     ident.set_span(span);
     Some(ident)
-}
-
-/// One walk over the program: which variables are read, and which binders enclose each binder.
-struct Scan<'a> {
-    program: &'a Program,
-    referenced: &'a mut Vec<bool>,
-    enclosing: &'a mut Vec<Vec<VarId>>,
-    scope: Vec<VarId>,
-}
-
-impl Scan<'_> {
-    fn mark(&mut self, var: VarId, span: Span) -> syn::Result<()> {
-        match self.referenced.get_mut(var.0 as usize) {
-            Some(flag) => {
-                *flag = true;
-                Ok(())
-            }
-            None => Err(internal(span, format!("variable #{} is not declared", var.0))),
-        }
-    }
-
-    fn bind(&mut self, var: VarId, span: Span) -> syn::Result<()> {
-        match self.enclosing.get_mut(var.0 as usize) {
-            Some(enclosing) => {
-                *enclosing = self.scope.clone();
-                self.scope.push(var);
-                Ok(())
-            }
-            None => Err(internal(span, format!("variable #{} is not declared", var.0))),
-        }
-    }
-
-    fn expr(&mut self, expr: &Expr) -> syn::Result<()> {
-        match &expr.kind {
-            ExprKind::Var(var) => self.mark(*var, expr.span),
-            ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
-                self.expr(size)?;
-                self.bind(*index, expr.span)?;
-                self.expr(body)?;
-                self.scope.pop();
-                if matches!(expr.kind, ExprKind::For { .. }) && body.ty.rank() > 0 {
-                    self.shape_reads(body)?;
-                }
-                Ok(())
-            }
-            ExprKind::Let { var, value, body } => {
-                self.expr(value)?;
-                self.bind(*var, expr.span)?;
-                self.expr(body)?;
-                self.scope.pop();
-                Ok(())
-            }
-            ExprKind::Fold { index, count, acc, init, body } => {
-                self.expr(count)?;
-                self.expr(init)?;
-                self.bind(*index, expr.span)?;
-                self.bind(*acc, expr.span)?;
-                self.expr(body)?;
-                self.scope.pop();
-                self.scope.pop();
-                Ok(())
-            }
-            _ => {
-                let mut result = Ok(());
-                expr.for_each_child(|child| {
-                    if result.is_ok() {
-                        result = self.expr(child);
-                    }
-                });
-                result
-            }
-        }
-    }
-
-    /// Code generation evaluates the symbolic shape of an array-typed comprehension body
-    /// before the loops: the variables it reads are read by the generated code too.
-    fn shape_reads(&mut self, body: &Expr) -> syn::Result<()> {
-        if let Some(sizes) = shape::shape_of(self.program, body) {
-            for size in &sizes {
-                for var in visit::free_vars(size) {
-                    self.mark(var, size.span)?;
-                }
-            }
-        }
-        Ok(())
-    }
 }

@@ -10,6 +10,7 @@
 use super::code::{Block, Code, Prec, Store, Value};
 use super::expr::scalar_type;
 use super::{has_array, internal, primitive, tree_at, Gen, Stores};
+use crate::analysis::FixedPoint;
 use crate::ir::{BinaryOp, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -38,7 +39,7 @@ impl Step {
     }
 }
 
-impl Gen<'_> {
+impl<'p> Gen<'p> {
     /// A reduction; `hint` names the local holding its result, if one is needed.
     pub(super) fn reduce(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Code> {
         let ExprKind::Reduce { op, index, size, body } = &expr.kind else {
@@ -222,8 +223,7 @@ impl Gen<'_> {
         let call = quote! {
             ::ein::__private::reduce(#count, |#start, #end| #chunk, #combine)
         };
-        let tokens = self.versioned(&candidates, call.clone());
-        let versioned = tokens.to_string() != call.to_string();
+        let (tokens, versioned) = self.versioned(&candidates, call);
         let code = if versioned {
             Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
         } else {
@@ -404,11 +404,11 @@ impl Gen<'_> {
         let ty = init.ty.clone();
         if !has_array(&ty) {
             let initial = self.scalar(init, block)?;
-            let exit = FixedPoint::of(body, acc, index);
+            let exit = self.analysis.fixed_point(index);
             let (loop_block, assigns) = self.nested(true, |generator, loop_block| {
                 generator.env.insert(index, Value::Plain(Code::name(&index_name)));
                 generator.env.insert(acc, Value::Plain(Code::name(&acc_name)));
-                match &exit {
+                match exit {
                     Some(exit) => generator.fold_step_until_fixed(exit, &acc_name, loop_block).map(|()| true),
                     None => generator.fold_step(acc, &acc_name, body, loop_block),
                 }
@@ -433,11 +433,12 @@ impl Gen<'_> {
         // An array accumulator built by a comprehension each step is built in the allocation
         // of the accumulator of the step before (two allocations in all, not one per step).
         let spare = self.names.fresh(&format!("{acc_name}_spare"));
-        let tail = fold_tail(body);
-        let eligible = matches!(tail.kind, ExprKind::For { .. })
-            && matches!(&ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
-        let outer_recycle =
-            if eligible { self.recycle.replace((spare.clone(), tail as *const Expr)) } else { self.recycle.take() };
+        let reused = self.analysis.reused_accumulator(index);
+        let eligible = reused.is_some();
+        let outer_recycle = match reused {
+            Some(tail) => self.recycle.replace((spare.clone(), tail)),
+            None => self.recycle.take(),
+        };
         let result = self.nested(true, |generator, loop_block| {
             generator.env.insert(index, Value::Plain(Code::name(&index_name)));
             if acc_read {
@@ -470,14 +471,14 @@ impl Gen<'_> {
         });
         let name = hint.unwrap_or(acc_name);
         block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()));
-        Ok(self.stored_value(&ty, name.into_token_stream(), state.into_token_stream()))
+        Ok(self.stored_value(&ty, name.into_token_stream(), &state, Vec::new()))
     }
 
     /// The assignment of a fold body to a plain accumulator; `false` when the body is the
     /// accumulator itself (nothing to assign).
     /// One step of a fold that stops at a fixed point (see [`FixedPoint`]): the `let`s, then
     /// `if stop { break; }`, then `acc = next;`.
-    fn fold_step_until_fixed(&mut self, exit: &FixedPoint<'_>, acc_name: &Ident, block: &mut Block) -> syn::Result<()> {
+    fn fold_step_until_fixed(&mut self, exit: &FixedPoint<'p>, acc_name: &Ident, block: &mut Block) -> syn::Result<()> {
         for (var, value) in &exit.lets {
             self.bind_let(*var, value, block)?;
         }
@@ -530,25 +531,27 @@ impl Gen<'_> {
     }
 
     /// The value of views at `views` over the owned state at `state` (movable at this level).
-    fn stored_value(&self, ty: &Type, views: TokenStream, state: TokenStream) -> Value {
+    fn stored_value(&self, ty: &Type, views: TokenStream, state: &Ident, fields: Vec<usize>) -> Value {
+        let store = Store { root: state.clone(), fields, level: self.level };
         match ty {
-            Type::Array { elem, .. } => Value::Array(super::code::ArrayValue {
-                views: tree_at(elem, &views),
-                store: Some(Store { path: state, level: self.level }),
-            }),
+            Type::Array { elem, .. } => {
+                Value::Array(super::code::ArrayValue { views: tree_at(elem, &views), store: Some(store) })
+            }
             Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
                 fields
                     .iter()
                     .enumerate()
                     .map(|(position, field)| {
+                        let mut fields = store.fields.clone();
+                        fields.push(position);
                         let position = syn::Index::from(position);
-                        self.stored_value(field, quote!(#views.#position), quote!(#state.#position))
+                        self.stored_value(field, quote!(#views.#position), state, fields)
                     })
                     .collect(),
             ),
             // Scalars are read from the state itself, not through the views, so that they
             // stay readable after an array of the state was moved out.
-            _ => Value::Plain(Code { simple: true, ..Code::expr(state, Prec::Atom) }),
+            _ => Value::Plain(Code { simple: true, ..Code::expr(store.path(), Prec::Atom) }),
         }
     }
 }
@@ -567,82 +570,7 @@ fn names_a_variable(expr: &Expr) -> bool {
     }
 }
 
-/// The expression that gives `body` its value, under its `let`s and size checks (what builds a
-/// fold's next accumulator, or an `#[into]` function's result).
-pub(super) fn fold_tail(body: &Expr) -> &Expr {
-    match &body.kind {
-        ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => fold_tail(body),
-        _ => body,
-    }
-}
-
 /// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
 fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
     super::map_array_columns(ty, state, &mut |_, column| quote!(#column.view()))
-}
-
-/// A fold body `let …; if c { acc } else { next }` (or `if c { next } else { acc }`) whose
-/// condition does not depend on the fold's index, directly or through the `let`s, and in
-/// which nothing can fail. Once the step keeps `acc`, the next step sees the same value, so `c`
-/// decides the same way and keeps it again, to the end: the loop may stop there and the result
-/// is the same, bit for bit (Mandelbrot's frozen escaped points). Failure matters because a
-/// stopped loop skips the steps after: only bodies that cannot fail qualify.
-struct FixedPoint<'e> {
-    lets: Vec<(VarId, &'e Expr)>,
-    cond: &'e Expr,
-    /// Whether the accumulator is kept when `cond` is true (else when it is false).
-    stop_when: bool,
-    next: &'e Expr,
-}
-
-impl<'e> FixedPoint<'e> {
-    fn of(body: &'e Expr, acc: VarId, index: VarId) -> Option<FixedPoint<'e>> {
-        if crate::passes::purity::may_fail(body) {
-            return None;
-        }
-        let mut lets = Vec::new();
-        let mut node = body;
-        while let ExprKind::Let { var, value, body } = &node.kind {
-            lets.push((*var, &**value));
-            node = body;
-        }
-        let ExprKind::Select { cond, then, otherwise } = &node.kind else { return None };
-        let (stop_when, next) = if is_part(then, acc, &[], &lets) {
-            (true, &**otherwise)
-        } else if is_part(otherwise, acc, &[], &lets) {
-            (false, &**then)
-        } else {
-            return None;
-        };
-        // The variables whose value changes with the index.
-        let mut varying = std::collections::BTreeSet::from([index]);
-        for (var, value) in &lets {
-            if !crate::ir::visit::free_vars(value).is_disjoint(&varying) {
-                varying.insert(*var);
-            }
-        }
-        if !crate::ir::visit::free_vars(cond).is_disjoint(&varying) {
-            return None;
-        }
-        Some(FixedPoint { lets, cond, stop_when, next })
-    }
-}
-
-/// Whether `expr` is the part of the accumulator at `path` (its fields, outermost first):
-/// `acc`, `acc.0`, a `let` of one, or a tuple rebuilt from the fields.
-fn is_part(expr: &Expr, acc: VarId, path: &[usize], lets: &[(VarId, &Expr)]) -> bool {
-    match &expr.kind {
-        ExprKind::Var(var) if *var == acc => path.is_empty(),
-        ExprKind::Var(var) => lets.iter().any(|(bound, value)| bound == var && is_part(value, acc, path, lets)),
-        // `x.f` is the part at `path` when `path` ends in `f` and `x` is the part before it.
-        ExprKind::Project { tuple, field } => {
-            path.split_last().is_some_and(|(last, outer)| last == field && is_part(tuple, acc, outer, lets))
-        }
-        ExprKind::Tuple(items) => items.iter().enumerate().all(|(field, item)| {
-            let mut inner = path.to_vec();
-            inner.push(field);
-            is_part(item, acc, &inner, lets)
-        }),
-        _ => false,
-    }
 }

@@ -160,7 +160,11 @@ fn function(name: &'static str, program: Program) -> Sample {
 /// and is the same body as the portable one (the first statement of the function is
 /// `#[cfg(…)] { #[target_feature(…)] unsafe fn wide(same parameters) { body } if … }`).
 pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> {
-    let mut item: syn::ItemFn = syn::parse2(tokens).map_err(|error| format!("not a function item ({error})"))?;
+    let file: syn::File = syn::parse2(tokens).map_err(|error| format!("not items ({error})"))?;
+    let mut functions = file.items.into_iter().filter(|item| !is_settings_tracker(item));
+    let (Some(syn::Item::Fn(mut item)), None) = (functions.next(), functions.next()) else {
+        return Err("not one function item (expected `fn`)".into());
+    };
     if item.block.stmts.is_empty() {
         return Err("an empty function".into());
     }
@@ -843,6 +847,31 @@ fn a_fold_stops_at_a_fixed_point_only_when_that_cannot_change_the_result() {
     assert!(!failing.contains("break"), "{failing}");
 }
 
+/// Whether `item` is the `const _` that makes cargo track the build settings (see
+/// [`super::build_settings_tracker`]).
+fn is_settings_tracker(item: &syn::Item) -> bool {
+    matches!(item, syn::Item::Const(constant) if constant.ident == "_")
+}
+
+#[test]
+fn every_invocation_reads_the_build_settings_through_option_env() {
+    let tracker = squeeze(&super::build_settings_tracker().to_string());
+    assert!(tracker.contains(&squeeze(r#"::core::option_env!("EIN_DUMP")"#)), "{tracker}");
+    assert!(tracker.contains(&squeeze(r#"::core::option_env!("EIN_NO_VERSIONING")"#)), "{tracker}");
+    // Once beside the functions of an item-form invocation, once inside an expression's block.
+    let items: TokenStream =
+        "fn f(a: [f64]) -> [f64] { for i { a[i] } } fn g(a: [f64]) -> f64 { sum i { a[i] } }".parse().unwrap();
+    let items = squeeze(&crate::compile(items).expect("compiles").to_string());
+    assert_eq!(items.matches(&tracker).count(), 1, "{items}");
+    let expression: TokenStream = "for i in 0..3 { i * 2 }".parse().unwrap();
+    let expression = crate::compile(expression).expect("compiles");
+    let block: syn::ExprBlock = syn::parse2(expression.clone()).expect("one block expression");
+    assert!(
+        matches!(block.block.stmts.first(), Some(syn::Stmt::Item(item)) if is_settings_tracker(item)),
+        "{expression}"
+    );
+}
+
 /// Every function generated for `source` (several with `#[into]`), each without its AVX2 copy,
 /// whitespace removed.
 fn compiled_items(source: &str) -> Vec<String> {
@@ -850,6 +879,7 @@ fn compiled_items(source: &str) -> Vec<String> {
     let file: syn::File = syn::parse2(crate::compile(tokens).expect("compiles")).expect("items");
     file.items
         .iter()
+        .filter(|item| !is_settings_tracker(item))
         .map(|item| squeeze(&portable_copy(item.to_token_stream()).expect("a function").to_string()))
         .collect()
 }

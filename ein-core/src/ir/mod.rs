@@ -174,6 +174,31 @@ pub struct Expr {
     pub kind: ExprKind,
     pub ty: Type,
     pub span: Span,
+    /// The node's position in the final program, given by [`number_nodes`] once the passes
+    /// are done (until then [`NodeId::UNNUMBERED`]): how the analysis stage keys its facts.
+    pub id: NodeId,
+}
+
+/// A node of the final IR: its position in a pre-order walk of the program (children in
+/// evaluation order, a contraction's original loop nest included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// The id of every node before [`number_nodes`] runs (passes build and copy nodes freely).
+    pub const UNNUMBERED: NodeId = NodeId(u32::MAX);
+}
+
+/// Gives every node of `program` its [`NodeId`]; returns how many there are.
+pub fn number_nodes(program: &mut Program) -> usize {
+    fn number(expr: &mut Expr, next: &mut u32) {
+        expr.id = NodeId(*next);
+        *next += 1;
+        expr.for_each_child_mut(|child| number(child, next));
+    }
+    let mut next = 0;
+    number(&mut program.body, &mut next);
+    next as usize
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -418,7 +443,41 @@ impl Contraction {
 
 impl Expr {
     pub fn new(kind: ExprKind, ty: Type, span: Span) -> Expr {
-        Expr { kind, ty, span }
+        Expr { kind, ty, span, id: NodeId::UNNUMBERED }
+    }
+
+    /// Moves the node out, leaving a cheap placeholder (a literal) to be overwritten: for
+    /// rewrites that take a subtree by value and put the result back.
+    pub fn take(&mut self) -> Expr {
+        std::mem::replace(self, shape::int(0, self.span))
+    }
+
+    /// Replaces each direct child by `rewrite(child)`, in evaluation order.
+    pub fn rewrite_children(&mut self, mut rewrite: impl FnMut(Expr) -> Expr) {
+        self.for_each_child_mut(|child| *child = rewrite(child.take()));
+    }
+
+    /// The variables this node binds (an index, a `let`'s variable, a fold's index and
+    /// accumulator). They are in scope in the node's body, its last child, and nowhere else.
+    pub fn binders(&self) -> impl Iterator<Item = VarId> + Clone {
+        let (first, second) = match &self.kind {
+            ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => (Some(*index), None),
+            ExprKind::Let { var, .. } => (Some(*var), None),
+            ExprKind::Fold { index, acc, .. } => (Some(*index), Some(*acc)),
+            _ => (None, None),
+        };
+        first.into_iter().chain(second)
+    }
+
+    /// [`Expr::binders`], mutably (for renaming).
+    pub fn binders_mut(&mut self) -> impl Iterator<Item = &mut VarId> {
+        let (first, second) = match &mut self.kind {
+            ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => (Some(index), None),
+            ExprKind::Let { var, .. } => (Some(var), None),
+            ExprKind::Fold { index, acc, .. } => (Some(index), Some(acc)),
+            _ => (None, None),
+        };
+        first.into_iter().chain(second)
     }
 
     /// Calls `f` on each direct child, in evaluation order.
@@ -528,6 +587,18 @@ impl Program {
     pub fn var(&self, id: VarId) -> &VarInfo {
         &self.vars[id.0 as usize]
     }
+
+    /// Declares a new variable (bound by a node the caller is building).
+    pub fn fresh_var(&mut self, info: VarInfo) -> VarId {
+        declare(&mut self.vars, info)
+    }
+}
+
+/// Declares a new variable at the end of `vars` (a program's, or a stage's under
+/// construction) and returns its id.
+pub fn declare(vars: &mut Vec<VarInfo>, info: VarInfo) -> VarId {
+    vars.push(info);
+    VarId(vars.len() as u32 - 1)
 }
 
 /// How a checked program is exposed to Rust.

@@ -1,55 +1,99 @@
-//! Generic walks over the IR: which variables an expression binds and mentions, and
-//! capture-avoiding substitution (binders are unique `VarId`s, so no renaming is needed).
+//! The one IR walker and the generic walks built on it: which variables an expression binds
+//! and mentions, renaming, alpha-equivalence keys and capture-avoiding substitution (binders
+//! are unique `VarId`s, so no renaming is needed).
+//!
+//! Scoping lives here and only here: a node's binders ([`Expr::binders`]) are in scope in its
+//! body, its last child, and nowhere else (not in a `for`'s size, a `let`'s value, a fold's
+//! count or initial value). Every stage that needs scopes walks with [`walk`].
 
-use super::{Expr, ExprKind, VarId};
+use super::{Expr, VarId, VarInfo};
 use std::collections::BTreeSet;
 
-/// The variable bound by `expr` for its body (and for the size/count/init, nothing).
-pub fn binder_of(expr: &Expr) -> Option<VarId> {
-    match &expr.kind {
-        ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => Some(*index),
-        ExprKind::Let { var, .. } => Some(*var),
-        _ => None,
+/// The variables in scope at a node during a [`walk`]: those bound by the binding forms on the
+/// path to it (through their bodies), innermost last.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    bound: Vec<VarId>,
+}
+
+impl Scope {
+    /// A scope holding `vars` (outermost first), to start a walk inside a binder.
+    pub fn of(vars: impl IntoIterator<Item = VarId>) -> Scope {
+        Scope { bound: vars.into_iter().collect() }
     }
+
+    pub fn contains(&self, var: VarId) -> bool {
+        self.bound.contains(&var)
+    }
+
+    /// How many binders out `var` is bound, counting from the outermost (0): its de Bruijn
+    /// level, the same for alpha-equivalent terms.
+    pub fn level_of(&self, var: VarId) -> Option<usize> {
+        self.bound.iter().rposition(|bound| *bound == var)
+    }
+
+    /// The variables in scope, outermost first.
+    pub fn vars(&self) -> &[VarId] {
+        &self.bound
+    }
+}
+
+/// What a [`walk`] does at each node.
+pub trait Visitor<'e> {
+    /// Called before `expr`'s children, in the scope `expr` is in; returning false skips its
+    /// children (and its `leave`).
+    fn enter(&mut self, expr: &'e Expr, scope: &Scope) -> bool;
+
+    /// Called after `expr`'s children, in the scope `expr` is in.
+    fn leave(&mut self, expr: &'e Expr, scope: &Scope) {
+        let _ = (expr, scope);
+    }
+}
+
+/// A closure is a visitor that only enters.
+impl<'e, F: FnMut(&'e Expr, &Scope) -> bool> Visitor<'e> for F {
+    fn enter(&mut self, expr: &'e Expr, scope: &Scope) -> bool {
+        self(expr, scope)
+    }
+}
+
+/// Walks `expr` in evaluation order (pre-order for `enter`, post-order for `leave`), keeping
+/// the scope: each node's binders come into scope for its body, its last child.
+pub fn walk<'e>(expr: &'e Expr, visitor: &mut impl Visitor<'e>) {
+    walk_in(expr, &mut Scope::default(), visitor);
+}
+
+/// [`walk`] from `scope` (for a subtree whose enclosing binders matter).
+pub fn walk_in<'e>(expr: &'e Expr, scope: &mut Scope, visitor: &mut impl Visitor<'e>) {
+    if !visitor.enter(expr, scope) {
+        return;
+    }
+    let mut children = Vec::new();
+    expr.for_each_child(|child| children.push(child));
+    let outer = scope.bound.len();
+    let last = children.len().saturating_sub(1);
+    for (position, child) in children.into_iter().enumerate() {
+        if position == last {
+            scope.bound.extend(expr.binders());
+        }
+        walk_in(child, scope, visitor);
+    }
+    scope.bound.truncate(outer);
+    visitor.leave(expr, scope);
 }
 
 /// Every variable used in `expr` but not bound inside it.
 pub fn free_vars(expr: &Expr) -> BTreeSet<VarId> {
     let mut free = BTreeSet::new();
-    collect_free(expr, &mut Vec::new(), &mut free);
-    free
-}
-
-fn collect_free(expr: &Expr, bound: &mut Vec<VarId>, free: &mut BTreeSet<VarId>) {
-    match &expr.kind {
-        ExprKind::Var(var) => {
-            if !bound.contains(var) {
+    walk(expr, &mut |node: &Expr, scope: &Scope| {
+        if let super::ExprKind::Var(var) = &node.kind {
+            if !scope.contains(*var) {
                 free.insert(*var);
             }
         }
-        ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
-            collect_free(size, bound, free);
-            bound.push(*index);
-            collect_free(body, bound, free);
-            bound.pop();
-        }
-        ExprKind::Let { var, value, body } => {
-            collect_free(value, bound, free);
-            bound.push(*var);
-            collect_free(body, bound, free);
-            bound.pop();
-        }
-        ExprKind::Fold { index, count, acc, init, body } => {
-            collect_free(count, bound, free);
-            collect_free(init, bound, free);
-            bound.push(*index);
-            bound.push(*acc);
-            collect_free(body, bound, free);
-            bound.pop();
-            bound.pop();
-        }
-        _ => expr.for_each_child(|child| collect_free(child, bound, free)),
-    }
+        true
+    });
+    free
 }
 
 /// Whether `var` occurs free in `expr`.
@@ -62,7 +106,7 @@ pub fn mentions(expr: &Expr, var: VarId) -> bool {
 /// binders of `replacement` into places where they would be bound twice on one path
 /// (duplicated copies of a subtree are fine: the copies are on different paths).
 pub fn substitute(expr: &mut Expr, var: VarId, replacement: &Expr) {
-    if let ExprKind::Var(found) = &expr.kind {
+    if let super::ExprKind::Var(found) = &expr.kind {
         if *found == var {
             *expr = replacement.clone();
         }
@@ -74,30 +118,21 @@ pub fn substitute(expr: &mut Expr, var: VarId, replacement: &Expr) {
 /// Every variable bound anywhere inside `expr`.
 pub fn bound_vars(expr: &Expr) -> BTreeSet<VarId> {
     let mut bound = BTreeSet::new();
-    collect_bound(expr, &mut bound);
+    walk(expr, &mut |node: &Expr, _: &Scope| {
+        bound.extend(node.binders());
+        true
+    });
     bound
-}
-
-fn collect_bound(expr: &Expr, bound: &mut BTreeSet<VarId>) {
-    if let Some(var) = binder_of(expr) {
-        bound.insert(var);
-    }
-    if let ExprKind::Fold { index, acc, .. } = &expr.kind {
-        bound.insert(*index);
-        bound.insert(*acc);
-    }
-    expr.for_each_child(|child| collect_bound(child, bound));
 }
 
 /// Gives every binder inside `expr` a fresh variable (declared at the end of `vars`), so a copy
 /// of a subtree can be placed next to the original without binding a `VarId` twice.
-pub fn rename_binders(expr: &mut Expr, vars: &mut Vec<super::VarInfo>) {
+pub fn rename_binders(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
     let renames: Vec<(VarId, VarId)> = bound_vars(expr)
         .into_iter()
         .map(|old| {
             let info = vars[old.0 as usize].clone();
-            vars.push(info);
-            (old, VarId(vars.len() as u32 - 1))
+            (old, super::declare(vars, info))
         })
         .collect();
     rename(expr, &renames);
@@ -109,73 +144,58 @@ fn rename(expr: &mut Expr, renames: &[(VarId, VarId)]) {
             *var = *new;
         }
     };
-    match &mut expr.kind {
-        ExprKind::Var(var) => fresh(var),
-        ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => fresh(index),
-        ExprKind::Let { var, .. } => fresh(var),
-        ExprKind::Fold { index, acc, .. } => {
-            fresh(index);
-            fresh(acc);
-        }
-        _ => {}
+    if let super::ExprKind::Var(var) = &mut expr.kind {
+        fresh(var);
     }
+    expr.binders_mut().for_each(fresh);
     expr.for_each_child_mut(|child| rename(child, renames));
 }
 
 /// A text equal for two expressions exactly when they are equal up to the names of the
 /// variables they bind (alpha-equivalence), spans ignored. Free variables keep their ids.
 pub fn alpha_key(expr: &Expr) -> String {
-    let mut text = String::new();
-    write_alpha(expr, &mut Vec::new(), &mut text);
-    text
+    let mut key = AlphaKey { text: String::new() };
+    walk(expr, &mut key);
+    key.text
 }
 
-fn write_alpha(expr: &Expr, bound: &mut Vec<VarId>, text: &mut String) {
-    use std::fmt::Write;
-    let name = |var: &VarId, bound: &Vec<VarId>| match bound.iter().rposition(|b| b == var) {
-        Some(position) => format!("b{position}"),
-        None => format!("f{}", var.0),
-    };
-    let pushed: Vec<VarId> = match &expr.kind {
-        ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => vec![*index],
-        ExprKind::Let { var, .. } => vec![*var],
-        ExprKind::Fold { index, acc, .. } => vec![*index, *acc],
-        _ => Vec::new(),
-    };
-    let _ = match &expr.kind {
-        ExprKind::Literal(literal) => write!(text, "{literal:?}"),
-        ExprKind::Var(var) => write!(text, "{}", name(var, bound)),
-        ExprKind::For { .. } => write!(text, "for"),
-        ExprKind::Reduce { op, .. } => write!(text, "{}", op.name()),
-        ExprKind::Fold { .. } => write!(text, "fold"),
-        ExprKind::Let { .. } => write!(text, "let"),
-        ExprKind::Index { bounds, .. } => write!(text, "index{bounds:?}"),
-        ExprKind::Select { .. } => write!(text, "select"),
-        ExprKind::Tuple(_) => write!(text, "tuple"),
-        ExprKind::Project { field, .. } => write!(text, "project{field}"),
-        ExprKind::Unary { op, .. } => write!(text, "{op:?}"),
-        ExprKind::Binary { op, .. } => write!(text, "{}", op.symbol()),
-        ExprKind::Call { func, .. } => write!(text, "{}", func.name()),
-        ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
-        ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
-        ExprKind::Assert { .. } => write!(text, "assert"),
-        ExprKind::Contract(contraction) => write!(text, "{}", contraction.structure_key()),
-    };
-    let _ = write!(text, ":{:?}(", expr.ty);
-    // Children in evaluation order; a binder's variable is in scope only in its body, which is
-    // always the last child.
-    let mut children = Vec::new();
-    expr.for_each_child(|child| children.push(child));
-    let last = children.len().saturating_sub(1);
-    for (position, child) in children.into_iter().enumerate() {
-        if position == last {
-            bound.extend(&pushed);
-        }
-        write_alpha(child, bound, text);
-        text.push(',');
+/// Writes each node's own part (bound variables by binding level) then its children's keys.
+struct AlphaKey {
+    text: String,
+}
+
+impl Visitor<'_> for AlphaKey {
+    fn enter(&mut self, expr: &Expr, scope: &Scope) -> bool {
+        use super::ExprKind;
+        use std::fmt::Write;
+        let text = &mut self.text;
+        let _ = match &expr.kind {
+            ExprKind::Literal(literal) => write!(text, "{literal:?}"),
+            ExprKind::Var(var) => match scope.level_of(*var) {
+                Some(level) => write!(text, "b{level}"),
+                None => write!(text, "f{}", var.0),
+            },
+            ExprKind::For { .. } => write!(text, "for"),
+            ExprKind::Reduce { op, .. } => write!(text, "{}", op.name()),
+            ExprKind::Fold { .. } => write!(text, "fold"),
+            ExprKind::Let { .. } => write!(text, "let"),
+            ExprKind::Index { bounds, .. } => write!(text, "index{bounds:?}"),
+            ExprKind::Select { .. } => write!(text, "select"),
+            ExprKind::Tuple(_) => write!(text, "tuple"),
+            ExprKind::Project { field, .. } => write!(text, "project{field}"),
+            ExprKind::Unary { op, .. } => write!(text, "{op:?}"),
+            ExprKind::Binary { op, .. } => write!(text, "{}", op.symbol()),
+            ExprKind::Call { func, .. } => write!(text, "{}", func.name()),
+            ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
+            ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
+            ExprKind::Assert { .. } => write!(text, "assert"),
+            ExprKind::Contract(contraction) => write!(text, "{}", contraction.structure_key()),
+        };
+        let _ = write!(text, ":{:?}(", expr.ty);
+        true
     }
-    for _ in &pushed {
-        bound.pop();
+
+    fn leave(&mut self, _: &Expr, _: &Scope) {
+        self.text.push_str("),");
     }
-    text.push(')');
 }

@@ -14,13 +14,9 @@ use crate::ir::{Expr, ExprKind, Program, VarId, VarInfo, VarKind};
 use std::collections::BTreeSet;
 
 pub fn hoist(mut program: Program) -> Program {
-    let body = std::mem::replace(&mut program.body, placeholder());
+    let body = program.body.take();
     program.body = Hoister { vars: &mut program.vars }.expr(body);
     program
-}
-
-fn placeholder() -> Expr {
-    crate::ir::shape::int(0, proc_macro2::Span::call_site())
 }
 
 struct Hoister<'a> {
@@ -36,21 +32,14 @@ struct Lifted {
 impl Hoister<'_> {
     /// Bottom-up: children first, so values lifted out of inner loops can rise further.
     fn expr(&mut self, mut expr: Expr) -> Expr {
-        expr.for_each_child_mut(|child| {
-            let taken = std::mem::replace(child, placeholder());
-            *child = self.expr(taken);
-        });
-        let loop_vars: Vec<VarId> = match &expr.kind {
-            ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => vec![*index],
-            ExprKind::Fold { index, acc, .. } => vec![*index, *acc],
-            _ => return expr,
-        };
+        expr.rewrite_children(|child| self.expr(child));
         let mut lifted = Vec::new();
+        let mut blocked: BTreeSet<VarId> = expr.binders().collect();
         if let ExprKind::For { body, .. } | ExprKind::Reduce { body, .. } | ExprKind::Fold { body, .. } = &mut expr.kind
         {
-            let mut blocked: BTreeSet<VarId> = loop_vars.into_iter().collect();
-            let taken = std::mem::replace(&mut **body, placeholder());
-            **body = self.extract(taken, &mut blocked, &mut lifted, true);
+            **body = self.extract(body.take(), &mut blocked, &mut lifted, true);
+        } else {
+            return expr;
         }
         lifted.into_iter().rev().fold(expr, |inner, Lifted { var, value }| {
             let (ty, span) = (inner.ty.clone(), value.span);
@@ -83,19 +72,10 @@ impl Hoister<'_> {
                 Expr::new(ExprKind::Var(var), ty, span)
             }
             _ => {
-                let binders: Vec<VarId> = match &expr.kind {
-                    ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => vec![*index],
-                    ExprKind::Let { var, .. } => vec![*var],
-                    ExprKind::Fold { index, acc, .. } => vec![*index, *acc],
-                    _ => Vec::new(),
-                };
                 // A binder's variable is in scope in its body only (the last child), but blocking
                 // it for the earlier children too is harmless: they cannot mention it.
-                let newly: Vec<VarId> = binders.into_iter().filter(|var| blocked.insert(*var)).collect();
-                expr.for_each_child_mut(|child| {
-                    let taken = std::mem::replace(child, placeholder());
-                    *child = self.extract(taken, blocked, lifted, false);
-                });
+                let newly: Vec<VarId> = expr.binders().filter(|var| blocked.insert(*var)).collect();
+                expr.rewrite_children(|child| self.extract(child, blocked, lifted, false));
                 for var in newly {
                     blocked.remove(&var);
                 }
@@ -112,7 +92,6 @@ impl Hoister<'_> {
             _ => "value",
         };
         let name = format!("{}{what}", crate::ir::SYNTHETIC_PREFIX);
-        self.vars.push(VarInfo { name, ty: value.ty.clone(), kind: VarKind::Let, span: value.span });
-        VarId(self.vars.len() as u32 - 1)
+        crate::ir::declare(self.vars, VarInfo { name, ty: value.ty.clone(), kind: VarKind::Let, span: value.span })
     }
 }

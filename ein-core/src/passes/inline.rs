@@ -7,17 +7,13 @@
 //! clamp moved into `e`'s index).
 
 use super::purity::{has_loop, is_expensive, may_fail};
-use crate::ir::visit::rename_binders;
+use crate::ir::visit::{rename_binders, walk, walk_in, Scope, Visitor};
 use crate::ir::{Bounds, Expr, ExprKind, Program, VarId, VarInfo, VarKind};
 
 pub fn inline(mut program: Program) -> Program {
-    let body = std::mem::replace(&mut program.body, placeholder());
+    let body = program.body.take();
     program.body = Inliner { vars: &mut program.vars }.expr(body);
     program
-}
-
-fn placeholder() -> Expr {
-    crate::ir::shape::int(0, proc_macro2::Span::call_site())
 }
 
 struct Inliner<'a> {
@@ -34,10 +30,7 @@ struct Use {
 
 impl Inliner<'_> {
     fn expr(&mut self, mut expr: Expr) -> Expr {
-        expr.for_each_child_mut(|child| {
-            let taken = std::mem::replace(child, placeholder());
-            *child = self.expr(taken);
-        });
+        expr.rewrite_children(|child| self.expr(child));
         match expr.kind {
             ExprKind::Index { array, index, bounds: Bounds::Proven } if is_fusable_producer(&array) => {
                 self.read_element(*array, *index)
@@ -83,8 +76,8 @@ impl Inliner<'_> {
     }
 
     fn uses_if_fusable(&self, var: VarId, value: &Expr, body: &Expr) -> Option<Vec<Use>> {
-        let mut uses = Vec::new();
-        if !collect_uses(body, var, &mut Vec::new(), &mut uses) || uses.is_empty() {
+        let uses = collect_uses(body, var, self.vars)?;
+        if uses.is_empty() {
             return None;
         }
         let once_per_element = uses.len() == 1
@@ -104,8 +97,7 @@ impl Inliner<'_> {
                     rename_binders(&mut copy, self.vars);
                 }
                 *first = false;
-                let taken = std::mem::replace(expr, placeholder());
-                if let ExprKind::Index { index, .. } = taken.kind {
+                if let ExprKind::Index { index, .. } = expr.take().kind {
                     let mut index = *index;
                     self.replace_reads(&mut index, var, producer, first);
                     *expr = self.read_element(copy, index);
@@ -117,8 +109,7 @@ impl Inliner<'_> {
         // A chain `g[i][j]`: after the inner read is fused, fuse the outer one too.
         if let ExprKind::Index { array, bounds: Bounds::Proven, .. } = &expr.kind {
             if is_fusable_producer(array) && !has_loop_outside_body(array) {
-                let taken = std::mem::replace(expr, placeholder());
-                if let ExprKind::Index { array, index, .. } = taken.kind {
+                if let ExprKind::Index { array, index, .. } = expr.take().kind {
                     *expr = self.read_element(*array, *index);
                 }
             }
@@ -144,25 +135,46 @@ fn has_loop_outside_body(expr: &Expr) -> bool {
     }
 }
 
-/// Collects the reads of `var`; false if `var` is used other than as the base of a read chain
-/// with proven bounds.
-fn collect_uses(expr: &Expr, var: VarId, loops: &mut Vec<VarId>, uses: &mut Vec<Use>) -> bool {
-    match &expr.kind {
-        ExprKind::Var(found) => *found != var,
-        ExprKind::Index { .. } => {
-            let mut indices = Vec::new();
-            let mut current = expr;
-            let mut all_proven = true;
-            while let ExprKind::Index { array, index, bounds } = &current.kind {
-                all_proven &= *bounds == Bounds::Proven;
-                indices.push(index.as_ref());
-                current = array;
+/// The reads of `var` in `expr`; `None` if `var` is used other than as the base of a read
+/// chain with proven bounds.
+fn collect_uses(expr: &Expr, var: VarId, vars: &[VarInfo]) -> Option<Vec<Use>> {
+    let mut reads = Reads { var, vars, uses: Vec::new(), fusable: true };
+    walk(expr, &mut reads);
+    reads.fusable.then_some(reads.uses)
+}
+
+/// The visitor of [`collect_uses`].
+struct Reads<'v> {
+    var: VarId,
+    vars: &'v [VarInfo],
+    uses: Vec<Use>,
+    fusable: bool,
+}
+
+impl<'e> Visitor<'e> for Reads<'_> {
+    fn enter(&mut self, expr: &'e Expr, scope: &Scope) -> bool {
+        match &expr.kind {
+            ExprKind::Var(found) => {
+                self.fusable &= *found != self.var;
+                true
             }
-            indices.reverse();
-            if matches!(current.kind, ExprKind::Var(found) if found == var) {
+            ExprKind::Index { .. } => {
+                let mut indices = Vec::new();
+                let mut base = expr;
+                let mut all_proven = true;
+                while let ExprKind::Index { array, index, bounds } = &base.kind {
+                    all_proven &= *bounds == Bounds::Proven;
+                    indices.push(index.as_ref());
+                    base = array;
+                }
+                if !matches!(base.kind, ExprKind::Var(found) if found == self.var) {
+                    return true;
+                }
                 if !all_proven {
+                    self.fusable = false;
                     return false;
                 }
+                indices.reverse();
                 let index_vars = indices
                     .iter()
                     .map(|index| match index.kind {
@@ -170,33 +182,20 @@ fn collect_uses(expr: &Expr, var: VarId, loops: &mut Vec<VarId>, uses: &mut Vec<
                         _ => None,
                     })
                     .collect();
-                uses.push(Use { indices: index_vars, loops: loops.clone() });
-                return indices.iter().all(|index| collect_uses(index, var, loops, uses));
+                // The loops entered between the `let` and the read (walks start at its body).
+                let loops = scope
+                    .vars()
+                    .iter()
+                    .copied()
+                    .filter(|var| self.vars[var.0 as usize].kind == VarKind::Index)
+                    .collect();
+                self.uses.push(Use { indices: index_vars, loops });
+                for index in indices {
+                    walk_in(index, &mut scope.clone(), self);
+                }
+                false
             }
-            let mut ok = collect_uses(current, var, loops, uses);
-            for index in indices {
-                ok &= collect_uses(index, var, loops, uses);
-            }
-            ok
-        }
-        ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
-            let mut ok = collect_uses(size, var, loops, uses);
-            loops.push(*index);
-            ok &= collect_uses(body, var, loops, uses);
-            loops.pop();
-            ok
-        }
-        ExprKind::Fold { index, count, init, body, .. } => {
-            let mut ok = collect_uses(count, var, loops, uses) && collect_uses(init, var, loops, uses);
-            loops.push(*index);
-            ok &= collect_uses(body, var, loops, uses);
-            loops.pop();
-            ok
-        }
-        _ => {
-            let mut ok = true;
-            expr.for_each_child(|child| ok &= collect_uses(child, var, loops, uses));
-            ok
+            _ => true,
         }
     }
 }

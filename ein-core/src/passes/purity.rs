@@ -9,7 +9,15 @@ use crate::ops::BinaryOp;
 /// Moving such an expression out of a loop that might run zero times could add an error the
 /// program does not have, so passes leave them in place.
 pub fn may_fail(expr: &Expr) -> bool {
-    let own = match &expr.kind {
+    let mut children = false;
+    expr.for_each_child(|child| children |= may_fail(child));
+    fails_here(expr) || children
+}
+
+/// Whether the node itself, its children aside, can raise a run-time error: the one
+/// definition behind [`may_fail`] and the analysis stage's fact of the same name.
+pub fn fails_here(expr: &Expr) -> bool {
+    match &expr.kind {
         ExprKind::Index { bounds, .. } => *bounds == Bounds::Clamped,
         ExprKind::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, .. } => !is_float(&lhs.ty),
         ExprKind::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. } => true,
@@ -19,10 +27,7 @@ pub fn may_fail(expr: &Expr) -> bool {
         // A negative output size; summed sizes cannot fail (see `Contraction`).
         ExprKind::Contract(contraction) => contraction.output_labels().iter().any(|label| !is_length(&label.size)),
         _ => false,
-    };
-    let mut children = false;
-    expr.for_each_child(|child| children |= may_fail(child));
-    own || children
+    }
 }
 
 fn is_float(ty: &crate::ir::Type) -> bool {
@@ -52,11 +57,12 @@ pub fn is_expensive(expr: &Expr) -> bool {
 
 /// Whether `expr` contains a loop (as opposed to only scalar arithmetic and calls).
 pub fn has_loop(expr: &Expr) -> bool {
-    let own = matches!(
-        expr.kind,
-        ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Contract(_)
-    );
     let mut children = false;
     expr.for_each_child(|child| children |= has_loop(child));
-    own || children
+    is_loop(expr) || children
+}
+
+/// Whether the node itself is a loop: a comprehension, reduction, fold or contraction.
+pub fn is_loop(expr: &Expr) -> bool {
+    matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Contract(_))
 }

@@ -166,6 +166,5 @@ fn contains_term(expr: &Expr, key: &str, ty: &Type) -> bool {
 }
 
 fn fresh(vars: &mut Vec<VarInfo>, name: &str, ty: Type, kind: VarKind, span: proc_macro2::Span) -> VarId {
-    vars.push(VarInfo { name: name.to_string(), ty, kind, span });
-    VarId(vars.len() as u32 - 1)
+    crate::ir::declare(vars, VarInfo { name: name.to_string(), ty, kind, span })
 }

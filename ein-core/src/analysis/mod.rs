@@ -1,0 +1,481 @@
+//! Stage 5, analysis: every fact code generation needs about the final IR, computed once per
+//! program after the passes and looked up by node ([`NodeId`]) or by binder ([`VarId`], unique
+//! per program): what may fail, what contains loops, which reads are shifted copies of a loop
+//! index (and so need no clamp inside the loop's interior), which comprehensions are written
+//! tile by tile, the work of a row (for the runtime's grain), which folds stop at a fixed
+//! point, which folds may build their next accumulator in the previous one's memory, and the
+//! shapes of array-typed comprehension bodies. Codegen asks; it does not re-derive.
+//!
+//! Each fact has one definition, here: the per-node tables are caches of it, filled in one
+//! bottom-up walk (a node outside the tables, which codegen never makes, is computed directly).
+
+mod fixed_point;
+mod work;
+
+pub use fixed_point::FixedPoint;
+pub use work::{Work, UNKNOWN_SIZE};
+
+use crate::ir::visit::{bound_vars, free_vars, walk, Scope};
+use crate::ir::{number_nodes, BinaryOp, Bounds, Expr, ExprKind, Literal, NodeId, Program, Scalar, Type, VarId};
+use crate::passes::purity;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The analysis of one numbered program.
+pub struct Analysis<'p> {
+    program: &'p Program,
+    /// Per node, by id: the program's nodes, then those of [`Analysis::body_shapes`].
+    nodes: Vec<Facts>,
+    /// Per comprehension index: the clamped reads in its body that its interior keeps in range.
+    interior_reads: BTreeMap<VarId, Vec<Interior>>,
+    /// The outer indices of two-axis comprehensions written tile by tile.
+    tiled: BTreeSet<VarId>,
+    /// Per comprehension's outer index: the work of one of its rows.
+    row_work: BTreeMap<VarId, Work<'p>>,
+    /// Per fold index: the fold's early exit.
+    fixed_points: BTreeMap<VarId, FixedPoint<'p>>,
+    /// Per fold index: the comprehension that builds each next accumulator, when it may build
+    /// it in the memory of the accumulator before.
+    reused_accumulators: BTreeMap<VarId, NodeId>,
+    /// Per comprehension's outer index, for array-typed bodies: the body's axis sizes, valid
+    /// before the comprehension's loops (numbered after the program's nodes).
+    body_shapes: BTreeMap<VarId, Vec<Expr>>,
+    /// Per variable: whether generated code reads it (see [`Analysis::is_read`]).
+    reads: Vec<bool>,
+    /// Per variable: the variables in scope where it is bound, outermost first.
+    enclosing: Vec<Vec<VarId>>,
+    /// The first variable the body uses or binds that the program does not declare (an IR
+    /// bug, which codegen reports).
+    undeclared: Option<(VarId, proc_macro2::Span)>,
+}
+
+/// The facts of one node (and the subtree under it).
+#[derive(Clone, Copy, Debug, Default)]
+struct Facts {
+    /// Evaluating the subtree can raise a run-time error ([`purity::fails_here`] somewhere).
+    may_fail: bool,
+    /// The subtree contains a loop (a comprehension, reduction, fold or contraction).
+    has_loop: bool,
+    /// The node is `v`, `v + c`, `c + v` or `v - c` of type `i64`, for a literal `c` of modest
+    /// size: `(v, c)` (`-c` for a difference).
+    shift: Option<(VarId, i64)>,
+}
+
+/// A clamped read that cannot leave its array in the interior of an innermost loop:
+/// `array[.., index + offset, ..]`, the shifted index at `axis`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interior {
+    pub index: VarId,
+    pub array: VarId,
+    pub axis: usize,
+    pub offset: i64,
+}
+
+/// Numbers `program`'s nodes (see [`number_nodes`]): the analysis keys its facts by them.
+pub fn prepare(program: &mut Program) {
+    number_nodes(program);
+}
+
+impl<'p> Analysis<'p> {
+    /// Analyses a program numbered by [`prepare`].
+    pub fn of(program: &'p Program) -> Analysis<'p> {
+        let mut analysis = Analysis {
+            program,
+            nodes: Vec::new(),
+            interior_reads: BTreeMap::new(),
+            tiled: BTreeSet::new(),
+            row_work: BTreeMap::new(),
+            fixed_points: BTreeMap::new(),
+            reused_accumulators: BTreeMap::new(),
+            body_shapes: BTreeMap::new(),
+            reads: vec![false; program.vars.len()],
+            enclosing: vec![Vec::new(); program.vars.len()],
+            undeclared: None,
+        };
+        analysis.record_facts(&program.body);
+        analysis.record_shapes(&program.body);
+        analysis.record_structure(&program.body, false);
+        analysis.record_scopes();
+        analysis
+    }
+
+    /// Whether generated code reads `var`: a use in the program, or in the shape of an
+    /// array-typed comprehension body (evaluated before the loops).
+    pub fn is_read(&self, var: VarId) -> bool {
+        self.reads.get(var.0 as usize).copied().unwrap_or(false)
+    }
+
+    /// The variables in scope where `var` is bound, outermost first.
+    pub fn enclosing(&self, var: VarId) -> &[VarId] {
+        self.enclosing.get(var.0 as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// A variable the body uses or binds but the program does not declare, with where.
+    pub fn undeclared(&self) -> Option<(VarId, proc_macro2::Span)> {
+        self.undeclared
+    }
+
+    /// Whether evaluating `expr` can raise a run-time error.
+    pub fn may_fail(&self, expr: &Expr) -> bool {
+        self.facts(expr).may_fail
+    }
+
+    /// Whether `expr` may be evaluated out of order, or not at all, without any observable
+    /// difference: it cannot fail and runs no loop. Only such a body is tiled (the order
+    /// decides which error a failing program reports first), and only such a size is computed
+    /// early for a work estimate.
+    pub fn can_reorder(&self, expr: &Expr) -> bool {
+        let facts = self.facts(expr);
+        !facts.may_fail && !facts.has_loop
+    }
+
+    /// `Some(c)` if `expr` is `index + c` (see [`Facts::shift`]).
+    pub fn shift_of(&self, expr: &Expr, index: VarId) -> Option<i64> {
+        self.facts(expr).shift.filter(|(var, _)| *var == index).map(|(_, offset)| offset)
+    }
+
+    /// The clamped reads in the body of the comprehension over `index` that stay in range in
+    /// the loop's interior (each once).
+    pub fn interior_reads(&self, index: VarId) -> &[Interior] {
+        self.interior_reads.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the two-axis comprehension whose outer index is `outer` is written tile by tile:
+    /// its scalar body reads across rows (a transposed read) and may be evaluated in any order.
+    pub fn is_tiled(&self, outer: VarId) -> bool {
+        self.tiled.contains(&outer)
+    }
+
+    /// The work of one row of the comprehension whose outer index is `outer`.
+    pub fn row_work(&self, outer: VarId) -> Option<&Work<'p>> {
+        self.row_work.get(&outer)
+    }
+
+    /// The early exit of the fold over `index`, if it has one.
+    pub fn fixed_point(&self, index: VarId) -> Option<&FixedPoint<'p>> {
+        self.fixed_points.get(&index)
+    }
+
+    /// The comprehension that builds each next accumulator of the fold over `index`, when it
+    /// may build it in the memory of the accumulator before (an array of scalars, built whole
+    /// by one comprehension).
+    pub fn reused_accumulator(&self, index: VarId) -> Option<NodeId> {
+        self.reused_accumulators.get(&index).copied()
+    }
+
+    /// The axis sizes of the array-typed body of the comprehension whose outer index is
+    /// `outer`, valid before its loops; `None` where they can only be known inside them.
+    pub fn body_shape(&self, outer: VarId) -> Option<&[Expr]> {
+        self.body_shapes.get(&outer).map(Vec::as_slice)
+    }
+
+    fn facts(&self, expr: &Expr) -> Facts {
+        match self.nodes.get(expr.id.0 as usize) {
+            Some(facts) => *facts,
+            None => node_facts(expr, |child| self.facts(child)),
+        }
+    }
+
+    /// Fills [`Analysis::nodes`] for the subtree, numbered in pre-order: children first, then
+    /// the node from its children's facts.
+    fn record_facts(&mut self, expr: &Expr) {
+        let id = expr.id.0 as usize;
+        if self.nodes.len() <= id {
+            self.nodes.resize(id + 1, Facts::default());
+        }
+        expr.for_each_child(|child| self.record_facts(child));
+        let facts = node_facts(expr, |child| self.nodes[child.id.0 as usize]);
+        self.nodes[id] = facts;
+    }
+
+    /// The shapes of array-typed comprehension bodies, numbered after every node so far and
+    /// analysed like them.
+    fn record_shapes(&mut self, expr: &Expr) {
+        if let ExprKind::For { index, .. } = &expr.kind {
+            let body = comprehension_body(expr);
+            if body.ty.rank() > 0 {
+                if let Some(mut sizes) = crate::ir::shape::shape_of(self.program, body) {
+                    for size in &mut sizes {
+                        let mut next = self.nodes.len() as u32;
+                        number_from(size, &mut next);
+                        self.record_facts(size);
+                    }
+                    self.body_shapes.insert(*index, sizes);
+                }
+            }
+        }
+        expr.for_each_child(|child| self.record_shapes(child));
+    }
+
+    /// [`Analysis::reads`] and [`Analysis::enclosing`], in one walk.
+    fn record_scopes(&mut self) {
+        let program = self.program;
+        let (mut reads, mut enclosing) = (std::mem::take(&mut self.reads), std::mem::take(&mut self.enclosing));
+        let mut undeclared = None;
+        fn mark(
+            reads: &mut [bool],
+            undeclared: &mut Option<(VarId, proc_macro2::Span)>,
+            var: VarId,
+            span: proc_macro2::Span,
+        ) {
+            match reads.get_mut(var.0 as usize) {
+                Some(read) => *read = true,
+                None => {
+                    undeclared.get_or_insert((var, span));
+                }
+            }
+        }
+        walk(&program.body, &mut |expr: &Expr, scope: &Scope| {
+            if let ExprKind::Var(var) = &expr.kind {
+                mark(&mut reads, &mut undeclared, *var, expr.span);
+            }
+            let mut scope = scope.vars().to_vec();
+            for var in expr.binders() {
+                match enclosing.get_mut(var.0 as usize) {
+                    Some(outer) => *outer = scope.clone(),
+                    None => {
+                        undeclared.get_or_insert((var, expr.span));
+                    }
+                }
+                scope.push(var);
+            }
+            if let ExprKind::For { body, .. } = &expr.kind {
+                if body.ty.rank() > 0 {
+                    for size in crate::ir::shape::shape_of(program, body).unwrap_or_default() {
+                        for var in free_vars(&size) {
+                            mark(&mut reads, &mut undeclared, var, size.span);
+                        }
+                    }
+                }
+            }
+            true
+        });
+        (self.reads, self.enclosing, self.undeclared) = (reads, enclosing, undeclared);
+    }
+
+    /// The per-binder facts: interior reads, tiling, row work, fixed points, reused
+    /// accumulators. `nested` marks the body of a comprehension (not the root of a nest).
+    fn record_structure(&mut self, expr: &'p Expr, nested: bool) {
+        match &expr.kind {
+            ExprKind::For { index, body, .. } => {
+                let mut reads = Vec::new();
+                let inside = bound_vars(body);
+                self.collect_interior_reads(*index, body, &inside, &mut reads);
+                if !reads.is_empty() {
+                    self.interior_reads.insert(*index, reads);
+                }
+                if !nested {
+                    self.record_comprehension(expr);
+                }
+            }
+            ExprKind::Fold { index, acc, body, init, .. } => {
+                if let Some(exit) = FixedPoint::of(self, body, *acc, *index) {
+                    self.fixed_points.insert(*index, exit);
+                }
+                let tail = tail_of(body);
+                let array_of_scalars =
+                    matches!(&init.ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
+                if array_of_scalars && matches!(tail.kind, ExprKind::For { .. }) {
+                    self.reused_accumulators.insert(*index, tail.id);
+                }
+            }
+            _ => {}
+        }
+        let comprehension = matches!(expr.kind, ExprKind::For { .. });
+        let mut children = Vec::new();
+        expr.for_each_child(|child| children.push(child));
+        let last = children.len().saturating_sub(1);
+        for (position, child) in children.into_iter().enumerate() {
+            // Only a comprehension's body, directly, continues its nest.
+            let continues = comprehension && position == last && matches!(child.kind, ExprKind::For { .. });
+            self.record_structure(child, continues);
+        }
+    }
+
+    /// The facts of the nest rooted at the comprehension `root`: tiling and row work.
+    fn record_comprehension(&mut self, root: &'p Expr) {
+        let mut chain = Vec::new();
+        let mut body = root;
+        while let ExprKind::For { index, size, body: inner } = &body.kind {
+            chain.push((*index, &**size));
+            body = inner;
+        }
+        let outer = chain[0].0;
+        if let [(outer, _), (inner, _)] = chain[..] {
+            if !body.ty.has_array() && self.can_reorder(body) && reads_across_rows(body, outer, inner) {
+                self.tiled.insert(outer);
+            }
+        }
+        let mut inside = bound_vars(body);
+        inside.extend(chain.iter().map(|(index, _)| *index));
+        // The lengths of the inner axes of the nest, computed before its loops.
+        let mut work = Work::Const(1);
+        for (axis, (_, size)) in chain.iter().enumerate().skip(1) {
+            let length = match &size.kind {
+                ExprKind::Literal(Literal::Int(value)) => Work::Const(usize::try_from(*value).unwrap_or(0)),
+                _ => Work::Axis(axis),
+            };
+            work = work.times(length);
+        }
+        let element = self.loops_work(body, &inside).at_least_one();
+        self.row_work.insert(outer, work.times(element));
+    }
+
+    /// The iterations of the loops in `expr` (each loop's size times the work of its body),
+    /// zero if it has none.
+    fn loops_work(&self, expr: &'p Expr, inside: &BTreeSet<VarId>) -> Work<'p> {
+        match &expr.kind {
+            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+                let body_work = self.loops_work(body, inside).at_least_one();
+                self.size_work(size, inside).times(body_work)
+            }
+            ExprKind::Fold { count, init, body, .. } => {
+                let body_work = self.loops_work(body, inside).at_least_one();
+                self.loops_work(init, inside).plus(self.size_work(count, inside).times(body_work))
+            }
+            ExprKind::Contract(_) => Work::Const(work::UNKNOWN_SIZE),
+            _ => {
+                let mut children = Vec::new();
+                expr.for_each_child(|child| children.push(child));
+                children.into_iter().fold(Work::Const(0), |work, child| work.plus(self.loops_work(child, inside)))
+            }
+        }
+    }
+
+    /// A loop size as work: the size itself when it can be computed before the loops (it
+    /// cannot fail and reads nothing bound inside them), else a guess.
+    fn size_work(&self, size: &'p Expr, inside: &BTreeSet<VarId>) -> Work<'p> {
+        if let ExprKind::Literal(Literal::Int(value)) = &size.kind {
+            return Work::Const(usize::try_from(*value).unwrap_or(0));
+        }
+        if self.can_reorder(size) && free_vars(size).is_disjoint(inside) {
+            Work::Size(size)
+        } else {
+            Work::Const(work::UNKNOWN_SIZE)
+        }
+    }
+
+    /// The clamped reads in `body` of an array bound outside it (not in `inside`) whose index
+    /// along some axis is `index + shift`, each once.
+    fn collect_interior_reads(&self, index: VarId, body: &Expr, inside: &BTreeSet<VarId>, found: &mut Vec<Interior>) {
+        if let ExprKind::Index { .. } = &body.kind {
+            let mut chain = Vec::new();
+            let mut base = body;
+            while let ExprKind::Index { array, index: position, bounds } = &base.kind {
+                chain.push((&**position, *bounds));
+                base = array;
+            }
+            chain.reverse();
+            if let ExprKind::Var(array) = &base.kind {
+                if base.ty.rank() > 0 && !inside.contains(array) {
+                    for (axis, (position, bounds)) in chain.iter().enumerate() {
+                        if *bounds != Bounds::Clamped {
+                            continue;
+                        }
+                        if let Some(offset) = self.shift_of(position, index) {
+                            let read = Interior { index, array: *array, axis, offset };
+                            if !found.contains(&read) {
+                                found.push(read);
+                            }
+                        }
+                    }
+                }
+            }
+            for (position, _) in chain {
+                self.collect_interior_reads(index, position, inside, found);
+            }
+            return;
+        }
+        body.for_each_child(|child| self.collect_interior_reads(index, child, inside, found));
+    }
+}
+
+/// The facts of `expr` from those of its children.
+fn node_facts(expr: &Expr, child_facts: impl Fn(&Expr) -> Facts) -> Facts {
+    let mut facts = Facts { may_fail: purity::fails_here(expr), has_loop: purity::is_loop(expr), shift: shift(expr) };
+    expr.for_each_child(|child| {
+        let child = child_facts(child);
+        facts.may_fail |= child.may_fail;
+        facts.has_loop |= child.has_loop;
+    });
+    facts
+}
+
+/// See [`Facts::shift`].
+fn shift(expr: &Expr) -> Option<(VarId, i64)> {
+    let literal = |expr: &Expr| match &expr.kind {
+        ExprKind::Literal(Literal::Int(value)) if value.unsigned_abs() <= 1 << 20 => Some(*value),
+        _ => None,
+    };
+    let var = |expr: &Expr| match &expr.kind {
+        ExprKind::Var(var) => Some(*var),
+        _ => None,
+    };
+    if expr.ty != Type::scalar(Scalar::I64) {
+        return None;
+    }
+    match &expr.kind {
+        ExprKind::Var(var) => Some((*var, 0)),
+        ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } => match (var(lhs), var(rhs)) {
+            (Some(index), _) => literal(rhs).map(|offset| (index, offset)),
+            (None, Some(index)) => literal(lhs).map(|offset| (index, offset)),
+            (None, None) => None,
+        },
+        ExprKind::Binary { op: BinaryOp::Sub, lhs, rhs } => Some((var(lhs)?, -literal(rhs)?)),
+        _ => None,
+    }
+}
+
+/// Numbers a tree made by the analysis itself, from `next` on.
+fn number_from(expr: &mut Expr, next: &mut u32) {
+    expr.id = NodeId(*next);
+    *next += 1;
+    expr.for_each_child_mut(|child| number_from(child, next));
+}
+
+/// The body of the comprehension nest rooted at `expr`: under every directly nested `for`.
+fn comprehension_body(expr: &Expr) -> &Expr {
+    match &expr.kind {
+        ExprKind::For { body, .. } => comprehension_body(body),
+        _ => expr,
+    }
+}
+
+/// The expression that gives `body` its value, under its `let`s and size checks (what builds a
+/// fold's next accumulator, or an `#[into]` function's result).
+pub fn tail_of(body: &Expr) -> &Expr {
+    match &body.kind {
+        ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => tail_of(body),
+        _ => body,
+    }
+}
+
+/// Whether `body` reads some array with the inner index `inner` in an axis other than its
+/// last and not in its last (`b[j, i]` inside `for i, j`): consecutive elements of a row then
+/// read a column, a cache line apiece, unless the loops are tiled.
+fn reads_across_rows(body: &Expr, outer: VarId, inner: VarId) -> bool {
+    if let ExprKind::Index { .. } = &body.kind {
+        let mut indices = Vec::new();
+        let mut base = body;
+        while let ExprKind::Index { array, index, .. } = &base.kind {
+            indices.push(&**index);
+            base = array;
+        }
+        indices.reverse();
+        if let (Some((last, others)), Type::Array { rank, .. }) = (indices.split_last(), &base.ty) {
+            let in_last = free_vars(last);
+            let across = indices.len() == *rank
+                && !in_last.contains(&inner)
+                && others.iter().any(|index| free_vars(index).contains(&inner))
+                && (in_last.contains(&outer) || in_last.is_empty());
+            if across {
+                return true;
+            }
+        }
+    }
+    let mut found = false;
+    body.for_each_child(|child| found |= reads_across_rows(child, outer, inner));
+    found
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,124 @@
+//! The analysis stage's facts on small programs, after the pass pipeline as codegen sees them.
+
+use super::*;
+
+/// The optimised, numbered program of the single function in `source`.
+fn prepared(source: &str) -> Program {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let mut units = crate::check::check_input(input).expect("checks");
+    let mut program = crate::passes::run_pipeline(units.remove(0).program, "test").expect("pipeline");
+    prepare(&mut program);
+    program
+}
+
+/// The variable the user named `name`.
+fn var(program: &Program, name: &str) -> VarId {
+    let position = program.vars.iter().position(|info| info.name == name);
+    VarId(position.unwrap_or_else(|| panic!("no variable `{name}`")) as u32)
+}
+
+/// Every node of the program, in pre-order.
+fn nodes(program: &Program) -> Vec<&Expr> {
+    fn visit<'e>(expr: &'e Expr, nodes: &mut Vec<&'e Expr>) {
+        nodes.push(expr);
+        expr.for_each_child(|child| visit(child, nodes));
+    }
+    let mut nodes = Vec::new();
+    visit(&program.body, &mut nodes);
+    nodes
+}
+
+#[test]
+fn nodes_are_numbered_in_pre_order_and_facts_cover_them() {
+    let program = prepared("fn f(a: [[f64]], b: [f64]) -> [f64] { for i { sum j { a[i, j] * b[j] } } }");
+    let nodes = nodes(&program);
+    for (position, node) in nodes.iter().enumerate() {
+        assert_eq!(node.id, NodeId(position as u32));
+    }
+    let analysis = Analysis::of(&program);
+    assert!(analysis.nodes.len() >= nodes.len());
+}
+
+#[test]
+fn failure_and_loops_are_facts_of_whole_subtrees() {
+    let program = prepared("fn f(a: [i64], d: i64) -> [i64] { for i { a[i] / d + a[i + 1] } }");
+    let analysis = Analysis::of(&program);
+    let ExprKind::For { body, .. } = &program.body.kind else { panic!("a comprehension: {program:?}") };
+    // An integer division and a clamped read can fail; neither is a loop.
+    assert!(analysis.may_fail(body));
+    assert!(!analysis.can_reorder(body));
+    assert!(analysis.may_fail(&program.body));
+    let clean = prepared("fn f(a: [f64]) -> [f64] { for i { a[i] * 2.0 } }");
+    let analysis = Analysis::of(&clean);
+    let ExprKind::For { body, .. } = &clean.body.kind else { panic!("a comprehension") };
+    assert!(analysis.can_reorder(body));
+    assert!(!analysis.may_fail(&clean.body), "the size is a length");
+}
+
+#[test]
+fn shifted_clamped_reads_are_interior_reads_of_their_loop() {
+    let program = prepared("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { a[i + 1] - a[i - 2] + a[i] } }");
+    let analysis = Analysis::of(&program);
+    let (i, a) = (var(&program, "i"), var(&program, "a"));
+    let offsets: Vec<i64> = analysis.interior_reads(i).iter().map(|read| read.offset).collect();
+    assert_eq!(offsets, [1, -2], "one per clamped read; `a[i]` is proven");
+    assert!(analysis.interior_reads(i).iter().all(|read| read.array == a && read.axis == 0 && read.index == i));
+    // An array bound inside the loop is not a candidate (its length is not known before it).
+    let inner =
+        prepared("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { let b = for k in 0..3 { a[k] }; b[i + 1] } }");
+    assert!(Analysis::of(&inner).interior_reads(var(&inner, "i")).is_empty());
+}
+
+#[test]
+fn transposed_reads_tile_only_when_the_body_may_be_reordered() {
+    let transposed = prepared("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[j, i] } }");
+    assert!(Analysis::of(&transposed).is_tiled(var(&transposed, "i")));
+    let straight = prepared("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[i, j] } }");
+    assert!(!Analysis::of(&straight).is_tiled(var(&straight, "i")));
+    let failing = prepared("fn f(a: [[i64]], d: i64) -> [[i64]] { for i, j { a[j, i] / d } }");
+    assert!(!Analysis::of(&failing).is_tiled(var(&failing, "i")));
+}
+
+#[test]
+fn row_work_counts_the_loops_inside_a_row() {
+    let program = prepared("fn f(a: [[f64]], x: [f64]) -> [f64] { for i { sum j { a[i, j] * x[j] } } }");
+    let analysis = Analysis::of(&program);
+    let i = var(&program, "i");
+    // One row is a sum over `j`, whose size is a length computed before the loops.
+    let Some(Work::AtLeastOne(element)) = analysis.row_work(i) else { panic!("{:?}", analysis.row_work(i)) };
+    assert!(matches!(&**element, Work::Size(size) if matches!(size.kind, ExprKind::Len { axis: 1, .. })));
+    let constant = prepared("fn f(a: [f64]) -> [[f64]] { for i, j in 0..4 { a[i] * 2.0 } }");
+    let analysis = Analysis::of(&constant);
+    assert!(matches!(analysis.row_work(var(&constant, "i")), Some(Work::Const(4))));
+}
+
+#[test]
+fn folds_know_their_fixed_points_and_reused_accumulators() {
+    let frozen = prepared(
+        "fn f(c: [f64], n: usize) -> [f64] { for i { fold t in 0..n, z = c[i] { if z > 4.0 { z } else { z * z + c[i] } } } }",
+    );
+    let analysis = Analysis::of(&frozen);
+    let exit = analysis.fixed_point(var(&frozen, "t")).expect("a fixed point");
+    assert!(!exit.stop_when || exit.lets.is_empty());
+    let stepped = prepared(
+        "fn f(a: [f64], n: usize) -> [f64] { for i { fold t in 0..n, x = a[i] { if t > 3 { x } else { x * 0.5 } } } }",
+    );
+    assert!(Analysis::of(&stepped).fixed_point(var(&stepped, "t")).is_none());
+    let heat =
+        prepared("fn f(a: [f64], n: usize) -> [f64] { fold t in 0..n, u = a { for i in 0..a.len() { u[i] * 0.5 } } }");
+    let analysis = Analysis::of(&heat);
+    let tail = analysis.reused_accumulator(var(&heat, "t")).expect("built by one comprehension");
+    assert!(nodes(&heat).iter().any(|node| node.id == tail && matches!(node.kind, ExprKind::For { .. })));
+}
+
+#[test]
+fn reads_include_the_shapes_evaluated_before_the_loops() {
+    let program = prepared("fn f(a: [[f64]], unused: f64) -> [[f64]] { for i { for j { a[i, j] } } }");
+    let analysis = Analysis::of(&program);
+    assert!(analysis.is_read(var(&program, "a")));
+    assert!(!analysis.is_read(var(&program, "unused")));
+    assert!(analysis.undeclared().is_none());
+    let i = var(&program, "i");
+    assert_eq!(analysis.enclosing(var(&program, "j")), [i]);
+}
