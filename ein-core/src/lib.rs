@@ -1,5 +1,5 @@
 //! ein-core: the ein compiler as an ordinary library. Tokens flow one way through named stages:
-//! `syntax` (tokens → AST) → `check` (AST → typed IR, with `sizes` inferring every size) →
+//! `syntax` (tokens → AST) → `check` (AST → typed IR, its `sizes` part inferring every size and proving reads in bounds) →
 //! `passes` (IR → IR) → `analysis` (facts about the final IR, keyed by node id) → `codegen`
 //! (IR and facts → Rust tokens). `interp` is the reference interpreter of the IR: the semantic
 //! oracle every other stage is tested against.
@@ -15,7 +15,6 @@ pub mod interp;
 pub mod ir;
 pub mod ops;
 pub mod passes;
-pub mod sizes;
 pub mod syntax;
 
 use proc_macro2::TokenStream;

@@ -65,10 +65,11 @@ impl Scan {
                 self.expr(body, 0);
                 self.bound.truncate(before);
             }
-            ExprKind::Fold { index, acc, init, body } => {
+            ExprKind::Fold { index, count, acc, init, body } => {
                 self.expr(init, 0);
+                self.expr(count, 0);
                 let before = self.bound.len();
-                self.binders(std::slice::from_ref(index));
+                self.bound.push(index.to_string());
                 self.pattern(acc);
                 self.expr(body, 0);
                 self.bound.truncate(before);

@@ -5,7 +5,7 @@ use super::{Checked, Checker, FormKind, Reported};
 use crate::ir::visit::free_vars;
 use crate::ir::{Bounds, Expr, ExprKind, Literal, NumberClass, ScalarType, SizeCheck, Type, VarId, VarKind};
 use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
-use crate::sizes;
+use super::sizes;
 use crate::syntax::ast::{self, Binder, Member, Pattern};
 use proc_macro2::Span;
 
@@ -31,7 +31,7 @@ impl Checker {
                 let _ = op_span;
                 self.binders(binders, body, Binding::Reduction(*op), span)
             }
-            ast::ExprKind::Fold { index, acc, init, body } => self.fold(index, acc, init, body, span),
+            ast::ExprKind::Fold { index, count, acc, init, body } => self.fold(index, count, acc, init, body, span),
             ast::ExprKind::Index { array, indices } => self.index(array, indices, span),
             ast::ExprKind::Field { base, member } => self.field(base, member, span),
             ast::ExprKind::Len { array } => self.length(array, 0, span, span),
@@ -342,19 +342,20 @@ impl Checker {
         free_vars(size).iter().all(|var| self.scope.contains(var)) && self.index_dependency(size).is_none()
     }
 
-    fn fold(&mut self, index: &Binder, acc: &Pattern, init: &ast::Expr, body: &ast::Expr, span: Span) -> Checked<Expr> {
-        let index_name = index.name.to_string();
-        let count = match &index.size {
-            Some(count) => self.size_expr(count, &format!("the count of the fold over `{index_name}`")),
-            None => {
-                self.errors
-                    .push(index.name.span(), "a fold needs an explicit count: `fold t in 0..n, acc = init { .. }`");
-                Err(Reported)
-            }
-        };
+    fn fold(
+        &mut self,
+        index: &proc_macro2::Ident,
+        count: &ast::Expr,
+        acc: &Pattern,
+        init: &ast::Expr,
+        body: &ast::Expr,
+        span: Span,
+    ) -> Checked<Expr> {
+        let index_name = index.to_string();
+        let count = self.size_expr(count, &format!("the count of the fold over `{index_name}`"));
         let init = self.expr(init);
         let depth = self.scope.len();
-        let index_var = self.bind_index(&index.name);
+        let index_var = self.bind_index(index);
         let (init, bindings, acc_var) = match init {
             Ok(init) => {
                 let acc_name = match acc {
@@ -682,8 +683,9 @@ impl Checker {
     fn call(&mut self, func: Func, func_span: Span, args: &[ast::Expr], span: Span) -> Checked<Expr> {
         let args = self.all(args)?;
         if args.len() != func.arity() {
-            self.errors
-                .push(func_span, format!("`{}` takes {} argument(s), found {}", func.name(), func.arity(), args.len()));
+            // The parser rejects these with a message of its own (and the span of the call).
+            let message = format!("ein internal error: a call of `{}` with {} argument(s)", func.name(), args.len());
+            self.errors.push(func_span, message);
             return Err(Reported);
         }
         let class = if func.float_only() { NumberClass::Float } else { NumberClass::Number };

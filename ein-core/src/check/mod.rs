@@ -5,14 +5,15 @@
 mod captures;
 mod errors;
 mod expr;
+pub mod sizes;
 mod types;
 
 use crate::ir::{Expr, ExprKind, Form, FunctionHeader, Program, ScalarType, Type, Unit, VarId, VarInfo, VarKind};
 use crate::ir::{NumberClass, TypeParam};
-use crate::sizes::{self, LetValues, SizeUses};
 use crate::syntax::ast::{self, Input, TypeExpr};
 pub use errors::{Checked, Errors, Reported};
 use proc_macro2::Span;
+use sizes::{LetValues, SizeUses};
 use types::{Origin, Resolved, Unifier};
 
 /// Checks every unit of an `ein!` invocation; all user errors are returned together.

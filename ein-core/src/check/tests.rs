@@ -1,8 +1,8 @@
 //! Unit tests of the checker and size inference: source text in, IR facts or errors out.
 
+use crate::check::sizes::key;
 use crate::ir::{Bounds, Expr, ExprKind, Form, Program, ScalarType, Type, Unit};
 use crate::ops::Scalar;
-use crate::sizes::key;
 
 fn check(source: &str) -> syn::Result<Vec<Unit>> {
     let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");

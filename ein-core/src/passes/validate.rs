@@ -3,8 +3,8 @@
 //! free of indices). Run after the checker and after every pass in debug builds and tests.
 
 use super::purity::may_fail;
+use crate::check::sizes::{self, LetValues};
 use crate::ir::{Bounds, Contraction, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
-use crate::sizes::{self, LetValues};
 
 /// Re-proves every read marked [`Bounds::Proven`] (the mark that lets generated code read
 /// without a check): the marks are cleared, the one bounds prover ([`sizes::prove_bounds`])

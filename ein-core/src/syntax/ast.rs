@@ -128,9 +128,10 @@ pub enum ExprKind {
         binders: Vec<Binder>,
         body: Box<Expr>,
     },
-    /// `fold t in 0..n, acc = init { body }`; `index.size` is always present.
+    /// `fold t in 0..n, acc = init { body }` (a fold always has a count).
     Fold {
-        index: Binder,
+        index: Ident,
+        count: Box<Expr>,
         acc: Pattern,
         init: Box<Expr>,
         body: Box<Expr>,

@@ -540,9 +540,7 @@ fn children(kind: &ExprKind) -> Vec<&Expr> {
         ExprKind::For { binders, body } | ExprKind::Reduce { binders, body, .. } => {
             binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
         }
-        ExprKind::Fold { index, init, body, .. } => {
-            index.size.as_deref().into_iter().chain([&**init, &**body]).collect()
-        }
+        ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
         ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
         ExprKind::Field { base, .. } => vec![&**base],
         ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],

@@ -202,8 +202,7 @@ fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::R
     let (body, braces) = parse_body(input, context, "`fold`")?;
     let fold_span = fold_name.span();
     let span = fold_span.join(braces.close()).unwrap_or(fold_span);
-    let index = Binder { name, size: Some(size) };
-    checked_node(context, ExprKind::Fold { index, acc, init, body }, span)
+    checked_node(context, ExprKind::Fold { index: name, count: size, acc, init, body }, span)
 }
 
 /// `i`, `i in 0..n`, comma separated, at least one; `owner` names the construct for messages.

@@ -17,8 +17,8 @@ fn show(expr: &Expr) -> String {
         ExprKind::Reduce { op, binders, body, .. } => {
             format!("({} {} {})", op.name(), show_binders(binders), show(body))
         }
-        ExprKind::Fold { index, acc, init, body } => {
-            format!("(fold {} {} {} {})", show_binder(index), show_pattern(acc), show(init), show(body))
+        ExprKind::Fold { index, count, acc, init, body } => {
+            format!("(fold ({index} {}) {} {} {})", show(count), show_pattern(acc), show(init), show(body))
         }
         ExprKind::Index { array, indices } => format!("(index {} {})", show(array), show_all(indices)),
         ExprKind::Field { base, member } => {

@@ -1,4 +1,4 @@
-//! Stage 3, sizes: size inference and bounds proofs (README, "Semantics a user must know";
+//! Part of stage 2 (check), sizes: size inference and bounds proofs (README, "Semantics a user must know";
 //! `docs/semantics.md` §4.11 and §4.15). An index without an explicit size takes it from the
 //! arrays it directly indexes (`a[i]` → `len(a, 0)`); several distinct candidates become
 //! equality checks run before the loops (once, when they mention only parameters); sizes equal
@@ -8,7 +8,6 @@
 //! [`Bounds::Proven`], so generated code reads it without clamping.
 
 use crate::ir::shape::{raw_shape, simplify_lengths};
-use crate::ir::visit::free_vars;
 use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, SizeCheck, VarId, VarInfo};
 use crate::ops::BinaryOp;
 use proc_macro2::Span;
@@ -173,14 +172,6 @@ fn is_cheap(expr: &Expr) -> bool {
 /// Alpha-equivalence (the IR's one notion of "the same term") is exactly what sizes need.
 pub fn key(expr: &Expr) -> String {
     crate::ir::visit::alpha_key(expr)
-}
-
-/// Whether a size check's both sides can be evaluated before everything: they mention only
-/// parameters.
-pub fn is_global(program_params: &[VarId], check: &SizeCheck) -> bool {
-    let mut vars = free_vars(&check.left);
-    vars.extend(free_vars(&check.right));
-    vars.iter().all(|var| program_params.contains(var))
 }
 
 /// Marks reads `a[i]` as proven in bounds where the range of `i` equals the axis: by
