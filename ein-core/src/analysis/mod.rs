@@ -16,7 +16,7 @@ pub use fixed_point::FixedPoint;
 pub use work::{Work, UNKNOWN_SIZE};
 
 use crate::ir::visit::{bound_vars, free_vars, walk, Scope};
-use crate::ir::{number_nodes, BinaryOp, Bounds, Expr, ExprKind, Literal, NodeId, Program, Scalar, Type, VarId};
+use crate::ir::{number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, Scalar, Type, VarId};
 use crate::passes::purity;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -402,27 +402,10 @@ fn node_facts(expr: &Expr, child_facts: impl Fn(&Expr) -> Facts) -> Facts {
 
 /// See [`Facts::shift`].
 fn shift(expr: &Expr) -> Option<(VarId, i64)> {
-    let literal = |expr: &Expr| match &expr.kind {
-        ExprKind::Literal(Literal::Int(value)) if value.unsigned_abs() <= 1 << 20 => Some(*value),
-        _ => None,
-    };
-    let var = |expr: &Expr| match &expr.kind {
-        ExprKind::Var(var) => Some(*var),
-        _ => None,
-    };
     if expr.ty != Type::scalar(Scalar::I64) {
         return None;
     }
-    match &expr.kind {
-        ExprKind::Var(var) => Some((*var, 0)),
-        ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } => match (var(lhs), var(rhs)) {
-            (Some(index), _) => literal(rhs).map(|offset| (index, offset)),
-            (None, Some(index)) => literal(lhs).map(|offset| (index, offset)),
-            (None, None) => None,
-        },
-        ExprKind::Binary { op: BinaryOp::Sub, lhs, rhs } => Some((var(lhs)?, -literal(rhs)?)),
-        _ => None,
-    }
+    crate::ir::shape::var_plus_literal(expr).filter(|(_, offset)| offset.unsigned_abs() <= 1 << 20)
 }
 
 /// Numbers a tree made by the analysis itself, from `next` on.

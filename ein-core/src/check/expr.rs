@@ -1,11 +1,11 @@
 //! The typing rules, one surface construct at a time: each returns the typed IR node or
 //! records an error at the smallest offending token and returns `Reported`.
 
+use super::sizes;
 use super::{Checked, Checker, FormKind, Reported};
 use crate::ir::visit::free_vars;
 use crate::ir::{Bounds, Expr, ExprKind, Literal, NumberClass, ScalarType, SizeCheck, Type, VarId, VarKind};
 use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
-use super::sizes;
 use crate::syntax::ast::{self, Binder, Member, Pattern};
 use proc_macro2::Span;
 

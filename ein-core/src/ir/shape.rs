@@ -33,6 +33,29 @@ pub fn length(array: Expr, axis: usize) -> Expr {
     Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span)
 }
 
+/// `v`, `v + c`, `c + v` or `v - c` for an integer literal `c`: the variable and the signed
+/// offset. The one recogniser of shifted indices, for the bounds prover and the analysis.
+pub fn var_plus_literal(expr: &Expr) -> Option<(super::VarId, i64)> {
+    let literal = |expr: &Expr| match expr.kind {
+        ExprKind::Literal(Literal::Int(value)) => Some(value),
+        _ => None,
+    };
+    let var = |expr: &Expr| match expr.kind {
+        ExprKind::Var(var) => Some(var),
+        _ => None,
+    };
+    match &expr.kind {
+        ExprKind::Var(var) => Some((*var, 0)),
+        ExprKind::Binary { op: crate::ops::BinaryOp::Add, lhs, rhs } => match (var(lhs), var(rhs)) {
+            (Some(index), _) => Some((index, literal(rhs)?)),
+            (None, Some(index)) => Some((index, literal(lhs)?)),
+            (None, None) => None,
+        },
+        ExprKind::Binary { op: crate::ops::BinaryOp::Sub, lhs, rhs } => Some((var(lhs)?, literal(rhs)?.checked_neg()?)),
+        _ => None,
+    }
+}
+
 /// An `i64` literal.
 pub fn int(value: i64, span: proc_macro2::Span) -> Expr {
     Expr::new(ExprKind::Literal(Literal::Int(value)), Type::I64, span)

@@ -4,6 +4,7 @@
 
 use super::purity::may_fail;
 use crate::check::sizes::{self, LetValues};
+use crate::ir::visit::{walk_in, Scope, Visitor};
 use crate::ir::{Bounds, Contraction, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
 
 /// Re-proves every read marked [`Bounds::Proven`] (the mark that lets generated code read
@@ -54,17 +55,32 @@ fn reads<'a>(expr: &'a Expr, found: &mut Vec<(&'a Expr, Bounds)>) {
 }
 
 pub fn validate(program: &Program) -> Result<(), String> {
-    let mut validator = Validator { program, in_scope: Vec::new(), bound: vec![false; program.vars.len()] };
+    let mut validator = Validator { program, bound: vec![false; program.vars.len()], error: None };
     for param in &program.params {
         validator.bind(*param)?;
     }
-    validator.expr(&program.body)
+    walk_in(&program.body, &mut Scope::of(program.params.iter().copied()), &mut validator);
+    validator.error.map_or(Ok(()), Err)
 }
 
+/// Checks each node as the walk enters it (its children are built, so their types are known);
+/// the walk keeps the scope. Stops at the first broken invariant.
 struct Validator<'a> {
     program: &'a Program,
-    in_scope: Vec<VarId>,
+    /// Whether each variable was bound already (every variable is bound exactly once).
     bound: Vec<bool>,
+    error: Option<String>,
+}
+
+impl Visitor<'_> for Validator<'_> {
+    fn enter(&mut self, expr: &Expr, scope: &Scope) -> bool {
+        if self.error.is_none() {
+            if let Err(error) = self.node(expr, scope) {
+                self.error = Some(error);
+            }
+        }
+        self.error.is_none()
+    }
 }
 
 impl Validator<'_> {
@@ -74,21 +90,10 @@ impl Validator<'_> {
             return Err(format!("variable `{}` (#{}) is bound twice", self.program.var(var).name, var.0));
         }
         *slot = true;
-        self.in_scope.push(var);
         Ok(())
     }
 
-    fn scoped(&mut self, vars: &[VarId], body: &Expr) -> Result<(), String> {
-        let depth = self.in_scope.len();
-        for var in vars {
-            self.bind(*var)?;
-        }
-        let result = self.expr(body);
-        self.in_scope.truncate(depth);
-        result
-    }
-
-    fn size(&mut self, size: &Expr, what: &str) -> Result<(), String> {
+    fn size(&self, size: &Expr, what: &str) -> Result<(), String> {
         if size.ty != Type::I64 {
             return Err(format!("{what} has type {:?}, not i64", size.ty));
         }
@@ -97,11 +102,11 @@ impl Validator<'_> {
                 return Err(format!("{what} depends on `{}`", self.program.var(var).name));
             }
         }
-        self.expr(size)
+        Ok(())
     }
 
-    /// The invariants written on [`Contraction`].
-    fn contraction(&mut self, expr: &Expr, contraction: &Contraction) -> Result<(), String> {
+    /// The invariants written on [`Contraction`] (its children are walked like any others).
+    fn contraction(&self, expr: &Expr, contraction: &Contraction) -> Result<(), String> {
         let fail = |rule: &str| Err(format!("invalid contraction: {rule}"));
         if contraction.outputs > contraction.labels.len() {
             return fail("more output labels than labels");
@@ -126,7 +131,6 @@ impl Validator<'_> {
             return fail("the element type is not a float");
         }
         if let Some(scale) = &contraction.scale {
-            self.expr(&scale.factor)?;
             if scale.factor.ty != elem || may_fail(&scale.factor) {
                 return fail("the scale is not an element that cannot fail");
             }
@@ -136,7 +140,6 @@ impl Validator<'_> {
         }
         let mut uses = vec![0usize; contraction.labels.len()];
         for operand in &contraction.operands {
-            self.expr(&operand.array)?;
             let Type::Array { elem: operand_elem, rank } = &operand.array.ty else {
                 return fail("an operand is not an array");
             };
@@ -164,61 +167,57 @@ impl Validator<'_> {
         if expr.ty != Type::array(elem, contraction.outputs) {
             return fail("its type is not that of its element and output labels");
         }
-        self.expr(&contraction.loops)?;
         if contraction.loops.ty != expr.ty {
             return fail("its loop nest has another type");
         }
         Ok(())
     }
 
-    fn expr(&mut self, expr: &Expr) -> Result<(), String> {
+    /// The typing rule of `expr`'s variant, and its binders' uniqueness.
+    fn node(&mut self, expr: &Expr, scope: &Scope) -> Result<(), String> {
+        for var in expr.binders() {
+            self.bind(var)?;
+        }
         let expect = |ok: bool, rule: &str| if ok { Ok(()) } else { Err(format!("ill-typed node: {rule}")) };
         match &expr.kind {
             ExprKind::Var(var) => {
-                if !self.in_scope.contains(var) {
-                    return Err(format!("variable `{}` (#{}) used out of scope", self.program.var(*var).name, var.0));
+                let info = self
+                    .program
+                    .vars
+                    .get(var.0 as usize)
+                    .ok_or_else(|| format!("variable #{} is not declared", var.0))?;
+                if !scope.contains(*var) {
+                    return Err(format!("variable `{}` (#{}) used out of scope", info.name, var.0));
                 }
-                expect(self.program.var(*var).ty == expr.ty, "a variable has its declared type")
+                expect(info.ty == expr.ty, "a variable has its declared type")
             }
             ExprKind::Literal(_) => expect(matches!(expr.ty, Type::Scalar(_)), "literals are scalars"),
-            ExprKind::For { index, size, body } => {
+            ExprKind::For { size, body, .. } => {
                 self.size(size, "a comprehension size")?;
-                self.scoped(&[*index], body)?;
                 expect(expr.ty == body.ty.with_outer_axis(), "for has type [body]")
             }
-            ExprKind::Reduce { op, index, size, body } => {
+            ExprKind::Reduce { op, size, body, .. } => {
                 self.size(size, "a reduction size")?;
-                self.scoped(&[*index], body)?;
                 let wanted = match op {
                     ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
                     _ => body.ty.clone(),
                 };
                 expect(expr.ty == wanted, "reduction result type")
             }
-            ExprKind::Fold { index, count, acc, init, body } => {
+            ExprKind::Fold { count, init, body, .. } => {
                 self.size(count, "a fold count")?;
-                self.expr(init)?;
-                self.scoped(&[*index, *acc], body)?;
                 expect(expr.ty == init.ty && body.ty == init.ty, "fold body, init and result agree")
             }
             ExprKind::Let { var, value, body } => {
-                self.expr(value)?;
-                self.scoped(&[*var], body)?;
                 expect(self.program.var(*var).ty == value.ty && expr.ty == body.ty, "let types")
             }
-            ExprKind::Index { array, index, .. } => {
-                self.expr(array)?;
-                self.expr(index)?;
+            ExprKind::Index { array, .. } => {
                 expect(array.ty.indexed().as_ref() == Some(&expr.ty), "index removes one axis")
             }
             ExprKind::Select { cond, then, otherwise } => {
-                self.expr(cond)?;
-                self.expr(then)?;
-                self.expr(otherwise)?;
                 expect(cond.ty == Type::BOOL && then.ty == otherwise.ty && expr.ty == then.ty, "select types")
             }
             ExprKind::Project { tuple, field } => {
-                self.expr(tuple)?;
                 let field_ty = match &tuple.ty {
                     Type::Tuple { fields, .. } => fields.get(*field),
                     _ => None,
@@ -226,26 +225,101 @@ impl Validator<'_> {
                 expect(field_ty == Some(&expr.ty), "projection of an existing field")
             }
             ExprKind::Binary { lhs, rhs, op } => {
-                self.expr(lhs)?;
-                self.expr(rhs)?;
                 let result_ok =
                     if op.is_comparison() || op.is_logical() { expr.ty == Type::BOOL } else { expr.ty == lhs.ty };
                 expect(lhs.ty == rhs.ty && result_ok, "binary operands agree")
             }
             ExprKind::Len { array, axis } => {
-                self.expr(array)?;
                 expect(*axis < array.ty.rank() && expr.ty == Type::I64, "len of an existing axis")
             }
             ExprKind::Contract(contraction) => self.contraction(expr, contraction),
-            _ => {
-                let mut result = Ok(());
-                expr.for_each_child(|child| {
-                    if result.is_ok() {
-                        result = self.expr(child);
-                    }
-                });
-                result
-            }
+            ExprKind::Tuple(_)
+            | ExprKind::Unary { .. }
+            | ExprKind::Call { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Assert { .. } => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(source: &str) -> Program {
+        let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+        let input = crate::syntax::parse_input(tokens).expect("parses");
+        crate::check::check_input(input).expect("checks").remove(0).program
+    }
+
+    /// Applies `edit` to the first node (in pre-order) that `is_target` picks.
+    fn edit_first<F: FnOnce(&mut Expr)>(program: &mut Program, is_target: fn(&Expr) -> bool, edit: F) {
+        fn visit<F: FnOnce(&mut Expr)>(expr: &mut Expr, is_target: fn(&Expr) -> bool, edit: &mut Option<F>) {
+            if edit.is_none() {
+                return;
+            }
+            if is_target(expr) {
+                if let Some(edit) = edit.take() {
+                    edit(expr);
+                }
+                return;
+            }
+            expr.for_each_child_mut(|child| visit(child, is_target, edit));
+        }
+        let mut edit = Some(edit);
+        visit(&mut program.body, is_target, &mut edit);
+        assert!(edit.is_none(), "no node to edit");
+    }
+
+    fn is_for(expr: &Expr) -> bool {
+        matches!(expr.kind, ExprKind::For { .. })
+    }
+
+    fn is_let(expr: &Expr) -> bool {
+        matches!(expr.kind, ExprKind::Let { .. })
+    }
+
+    #[test]
+    fn a_checked_program_is_valid_and_broken_invariants_are_named() {
+        let source = "fn f(a: [f64]) -> [f64] { let s = 2.0; for i in 0..a.len() { a[i] * s } }";
+        let program = checked(source);
+        assert_eq!(validate(&program), Ok(()));
+
+        // A `let` variable used in its own value: out of scope there.
+        let mut out_of_scope = checked(source);
+        edit_first(&mut out_of_scope, is_let, |expr| {
+            let ExprKind::Let { var, value, .. } = &mut expr.kind else { unreachable!() };
+            **value = Expr::new(ExprKind::Var(*var), value.ty.clone(), value.span);
+        });
+        let error = validate(&out_of_scope).unwrap_err();
+        assert!(error.contains("`s`") && error.contains("used out of scope"), "{error}");
+
+        // An index's size depending on the index (regularity).
+        let mut irregular = checked(source);
+        edit_first(&mut irregular, is_for, |expr| {
+            let ExprKind::For { index, size, .. } = &mut expr.kind else { unreachable!() };
+            **size = Expr::new(ExprKind::Var(*index), Type::I64, size.span);
+        });
+        let error = validate(&irregular).unwrap_err();
+        assert!(error.contains("a comprehension size depends on `i`"), "{error}");
+
+        // The same variable bound by two nested binders.
+        let mut twice = checked(source);
+        edit_first(&mut twice, is_for, |expr| {
+            let ExprKind::For { index, body, .. } = &mut expr.kind else { unreachable!() };
+            let (var, inner) = (*index, body.take());
+            let (ty, span) = (inner.ty.clone(), inner.span);
+            let zero = crate::ir::shape::int(0, span);
+            **body = Expr::new(ExprKind::Let { var, value: Box::new(zero), body: Box::new(inner) }, ty, span);
+        });
+        let error = validate(&twice).unwrap_err();
+        assert!(error.contains("is bound twice"), "{error}");
+
+        // A comprehension whose type is not `[body]` (found by the `let` around it, whose type
+        // is its body's: parents are checked first).
+        let mut ill_typed = checked(source);
+        edit_first(&mut ill_typed, is_for, |expr| expr.ty = Type::array(Type::I64, 1));
+        let error = validate(&ill_typed).unwrap_err();
+        assert!(error.starts_with("ill-typed node: let types"), "{error}");
     }
 }

@@ -283,19 +283,7 @@ impl Prover<'_> {
 
 /// `i` or `i + c` / `c + i` with a literal `c ≥ 0`: the index variable and `c`.
 fn var_plus_offset(index: &Expr) -> Option<(VarId, i64)> {
-    let literal = |expr: &Expr| match expr.kind {
-        ExprKind::Literal(Literal::Int(value)) if value >= 0 => Some(value),
-        _ => None,
-    };
-    match &index.kind {
-        ExprKind::Var(var) => Some((*var, 0)),
-        ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } => match (&lhs.kind, &rhs.kind) {
-            (ExprKind::Var(var), _) => Some((*var, literal(rhs)?)),
-            (_, ExprKind::Var(var)) => Some((*var, literal(lhs)?)),
-            _ => None,
-        },
-        _ => None,
-    }
+    crate::ir::shape::var_plus_literal(index).filter(|(_, offset)| *offset >= 0)
 }
 
 #[cfg(test)]
