@@ -71,6 +71,7 @@
 //! replays alone. Failures are grouped by (pass, problem), with the smallest examples printed.
 
 use ein_core::interp::{self, ArrayValue, Value};
+use ein_core::ir::node;
 use ein_core::ir::{Bounds, Expr, ExprKind, Program, ReduceOp};
 use ein_core::ops::BinaryOp;
 use ein_core::passes::{validate, validate_bounds, PIPELINE};
@@ -689,12 +690,12 @@ fn possible_errors(program: &Program) -> BTreeSet<String> {
 fn collect_errors(program: &Program, expr: &Expr, templates: &mut BTreeSet<String>) {
     let name = |var: &ein_core::ir::VarId| program.vars[var.0 as usize].name.clone();
     match &expr.kind {
-        ExprKind::Index { array, bounds: Bounds::Clamped, .. } => {
+        ExprKind::Index(node::Index { array, bounds: Bounds::Clamped, .. }) => {
             let mut axis = 0;
             let mut current: &Expr = array;
             let described = loop {
                 match &current.kind {
-                    ExprKind::Index { array, .. } => {
+                    ExprKind::Index(node::Index { array, .. }) => {
                         axis += 1;
                         current = array;
                     }
@@ -704,23 +705,23 @@ fn collect_errors(program: &Program, expr: &Expr, templates: &mut BTreeSet<Strin
             };
             templates.insert(error_template(&format!("read from {described}")));
         }
-        ExprKind::Binary { op: BinaryOp::Div | BinaryOp::Rem, .. } => {
+        ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, .. }) => {
             templates.insert("integer division by zero".to_string());
         }
-        ExprKind::Reduce { op, index, .. } => {
+        ExprKind::Reduce(node::Reduce { op, index, .. }) => {
             if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
                 templates.insert(format!("{} over an empty range of index `{}`", op.name(), name(index)));
             }
             templates.insert(format!("size of index `{}` is #", name(index)));
         }
-        ExprKind::For { index, .. } => {
+        ExprKind::For(node::For { index, .. }) => {
             templates.insert(format!("size of index `{}` is #", name(index)));
             templates.insert("size of axis # of an empty comprehension is #".to_string());
         }
-        ExprKind::Fold { index, .. } => {
+        ExprKind::Fold(node::Fold { index, .. }) => {
             templates.insert(format!("size of index `{}` is #", name(index)));
         }
-        ExprKind::Assert { checks, .. } => {
+        ExprKind::Assert(node::Assert { checks, .. }) => {
             for check in checks {
                 templates.insert(format!(
                     "size mismatch for index `{}`: {} has # elements but {} has #",

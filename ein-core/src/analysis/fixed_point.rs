@@ -2,6 +2,7 @@
 //! keeps it too, so the loop may stop there with the same result, bit for bit.
 
 use super::Analysis;
+use crate::ir::node;
 use crate::ir::visit::free_vars;
 use crate::ir::{Expr, ExprKind, VarId};
 
@@ -26,11 +27,11 @@ impl<'e> FixedPoint<'e> {
         }
         let mut lets = Vec::new();
         let mut node = body;
-        while let ExprKind::Let { var, value, body } = &node.kind {
+        while let ExprKind::Let(node::Let { var, value, body }) = &node.kind {
             lets.push((*var, &**value));
             node = body;
         }
-        let ExprKind::Select { cond, then, otherwise } = &node.kind else { return None };
+        let ExprKind::Select(node::Select { cond, then, otherwise }) = &node.kind else { return None };
         let (stop_when, next) = if is_part(then, acc, &[], &lets) {
             (true, &**otherwise)
         } else if is_part(otherwise, acc, &[], &lets) {
@@ -59,7 +60,7 @@ fn is_part(expr: &Expr, acc: VarId, path: &[usize], lets: &[(VarId, &Expr)]) -> 
         ExprKind::Var(var) if *var == acc => path.is_empty(),
         ExprKind::Var(var) => lets.iter().any(|(bound, value)| bound == var && is_part(value, acc, path, lets)),
         // `x.f` is the part at `path` when `path` ends in `f` and `x` is the part before it.
-        ExprKind::Project { tuple, field } => {
+        ExprKind::Project(node::Project { tuple, field }) => {
             path.split_last().is_some_and(|(last, outer)| last == field && is_part(tuple, acc, outer, lets))
         }
         ExprKind::Tuple(items) => items.iter().enumerate().all(|(field, item)| {

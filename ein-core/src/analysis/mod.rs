@@ -15,6 +15,7 @@ mod work;
 pub use fixed_point::FixedPoint;
 pub use work::{Work, UNKNOWN_SIZE};
 
+use crate::ir::node;
 use crate::ir::visit::{bound_vars, free_vars, walk, Scope};
 use crate::ir::{number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, Scalar, Type, VarId};
 use crate::passes::purity;
@@ -190,7 +191,7 @@ impl<'p> Analysis<'p> {
     /// The shapes of array-typed comprehension bodies, numbered after every node so far and
     /// analysed like them.
     fn record_shapes(&mut self, expr: &Expr) {
-        if let ExprKind::For { index, .. } = &expr.kind {
+        if let ExprKind::For(node::For { index, .. }) = &expr.kind {
             let body = comprehension_body(expr);
             if body.ty.rank() > 0 {
                 if let Some(mut sizes) = crate::ir::shape::shape_of(self.program, body) {
@@ -238,7 +239,7 @@ impl<'p> Analysis<'p> {
                 }
                 scope.push(var);
             }
-            if let ExprKind::For { body, .. } = &expr.kind {
+            if let ExprKind::For(node::For { body, .. }) = &expr.kind {
                 if body.ty.rank() > 0 {
                     for size in crate::ir::shape::shape_of(program, body).unwrap_or_default() {
                         for var in free_vars(&size) {
@@ -256,7 +257,7 @@ impl<'p> Analysis<'p> {
     /// accumulators. `nested` marks the body of a comprehension (not the root of a nest).
     fn record_structure(&mut self, expr: &'p Expr, nested: bool) {
         match &expr.kind {
-            ExprKind::For { index, body, .. } => {
+            ExprKind::For(node::For { index, body, .. }) => {
                 let mut reads = Vec::new();
                 let inside = bound_vars(body);
                 self.collect_interior_reads(*index, body, &inside, &mut reads);
@@ -267,26 +268,26 @@ impl<'p> Analysis<'p> {
                     self.record_comprehension(expr);
                 }
             }
-            ExprKind::Fold { index, acc, body, init, .. } => {
+            ExprKind::Fold(node::Fold { index, acc, body, init, .. }) => {
                 if let Some(exit) = FixedPoint::of(self, body, *acc, *index) {
                     self.fixed_points.insert(*index, exit);
                 }
                 let tail = tail_of(body);
                 let array_of_scalars =
                     matches!(&init.ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
-                if array_of_scalars && matches!(tail.kind, ExprKind::For { .. }) {
+                if array_of_scalars && matches!(tail.kind, ExprKind::For(_)) {
                     self.reused_accumulators.insert(*index, tail.id);
                 }
             }
             _ => {}
         }
-        let comprehension = matches!(expr.kind, ExprKind::For { .. });
+        let comprehension = matches!(expr.kind, ExprKind::For(_));
         let mut children = Vec::new();
         expr.for_each_child(|child| children.push(child));
         let last = children.len().saturating_sub(1);
         for (position, child) in children.into_iter().enumerate() {
             // Only a comprehension's body, directly, continues its nest.
-            let continues = comprehension && position == last && matches!(child.kind, ExprKind::For { .. });
+            let continues = comprehension && position == last && matches!(child.kind, ExprKind::For(_));
             self.record_structure(child, continues);
         }
     }
@@ -295,7 +296,7 @@ impl<'p> Analysis<'p> {
     fn record_comprehension(&mut self, root: &'p Expr) {
         let mut chain = Vec::new();
         let mut body = root;
-        while let ExprKind::For { index, size, body: inner } = &body.kind {
+        while let ExprKind::For(node::For { index, size, body: inner }) = &body.kind {
             chain.push((*index, &**size));
             body = inner;
         }
@@ -324,11 +325,11 @@ impl<'p> Analysis<'p> {
     /// zero if it has none.
     fn loops_work(&self, expr: &'p Expr, inside: &BTreeSet<VarId>) -> Work<'p> {
         match &expr.kind {
-            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 let body_work = self.loops_work(body, inside).at_least_one();
                 self.size_work(size, inside).times(body_work)
             }
-            ExprKind::Fold { count, init, body, .. } => {
+            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
                 let body_work = self.loops_work(body, inside).at_least_one();
                 self.loops_work(init, inside).plus(self.size_work(count, inside).times(body_work))
             }
@@ -357,10 +358,10 @@ impl<'p> Analysis<'p> {
     /// The clamped reads in `body` of an array bound outside it (not in `inside`) whose index
     /// along some axis is `index + shift`, each once.
     fn collect_interior_reads(&self, index: VarId, body: &Expr, inside: &BTreeSet<VarId>, found: &mut Vec<Interior>) {
-        if let ExprKind::Index { .. } = &body.kind {
+        if let ExprKind::Index(_) = &body.kind {
             let mut chain = Vec::new();
             let mut base = body;
-            while let ExprKind::Index { array, index: position, bounds } = &base.kind {
+            while let ExprKind::Index(node::Index { array, index: position, bounds }) = &base.kind {
                 chain.push((&**position, *bounds));
                 base = array;
             }
@@ -418,7 +419,7 @@ fn number_from(expr: &mut Expr, next: &mut u32) {
 /// The body of the comprehension nest rooted at `expr`: under every directly nested `for`.
 fn comprehension_body(expr: &Expr) -> &Expr {
     match &expr.kind {
-        ExprKind::For { body, .. } => comprehension_body(body),
+        ExprKind::For(node::For { body, .. }) => comprehension_body(body),
         _ => expr,
     }
 }
@@ -427,7 +428,7 @@ fn comprehension_body(expr: &Expr) -> &Expr {
 /// fold's next accumulator, or an `#[into]` function's result).
 pub fn tail_of(body: &Expr) -> &Expr {
     match &body.kind {
-        ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => tail_of(body),
+        ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => tail_of(body),
         _ => body,
     }
 }
@@ -436,10 +437,10 @@ pub fn tail_of(body: &Expr) -> &Expr {
 /// last and not in its last (`b[j, i]` inside `for i, j`): consecutive elements of a row then
 /// read a column, a cache line apiece, unless the loops are tiled.
 fn reads_across_rows(body: &Expr, outer: VarId, inner: VarId) -> bool {
-    if let ExprKind::Index { .. } = &body.kind {
+    if let ExprKind::Index(_) = &body.kind {
         let mut indices = Vec::new();
         let mut base = body;
-        while let ExprKind::Index { array, index, .. } = &base.kind {
+        while let ExprKind::Index(node::Index { array, index, .. }) = &base.kind {
             indices.push(&**index);
             base = array;
         }

@@ -1,6 +1,7 @@
 //! The analysis stage's facts on small programs, after the pass pipeline as codegen sees them.
 
 use super::*;
+use crate::ir::node;
 
 /// The optimised, numbered program of the single function in `source`.
 fn prepared(source: &str) -> Program {
@@ -44,14 +45,14 @@ fn nodes_are_numbered_in_pre_order_and_facts_cover_them() {
 fn failure_and_loops_are_facts_of_whole_subtrees() {
     let program = prepared("fn f(a: [i64], d: i64) -> [i64] { for i { a[i] / d + a[i + 1] } }");
     let analysis = Analysis::of(&program);
-    let ExprKind::For { body, .. } = &program.body.kind else { panic!("a comprehension: {program:?}") };
+    let ExprKind::For(node::For { body, .. }) = &program.body.kind else { panic!("a comprehension: {program:?}") };
     // An integer division and a clamped read can fail; neither is a loop.
     assert!(analysis.may_fail(body));
     assert!(!analysis.can_reorder(body));
     assert!(analysis.may_fail(&program.body));
     let clean = prepared("fn f(a: [f64]) -> [f64] { for i { a[i] * 2.0 } }");
     let analysis = Analysis::of(&clean);
-    let ExprKind::For { body, .. } = &clean.body.kind else { panic!("a comprehension") };
+    let ExprKind::For(node::For { body, .. }) = &clean.body.kind else { panic!("a comprehension") };
     assert!(analysis.can_reorder(body));
     assert!(!analysis.may_fail(&clean.body), "the size is a length");
 }
@@ -87,7 +88,7 @@ fn row_work_counts_the_loops_inside_a_row() {
     let i = var(&program, "i");
     // One row is a sum over `j`, whose size is a length computed before the loops.
     let Some(Work::AtLeastOne(element)) = analysis.row_work(i) else { panic!("{:?}", analysis.row_work(i)) };
-    assert!(matches!(&**element, Work::Size(size) if matches!(size.kind, ExprKind::Len { axis: 1, .. })));
+    assert!(matches!(&**element, Work::Size(size) if matches!(size.kind, ExprKind::Len(node::Len { axis: 1, .. }))));
     let constant = prepared("fn f(a: [f64]) -> [[f64]] { for i, j in 0..4 { a[i] * 2.0 } }");
     let analysis = Analysis::of(&constant);
     assert!(matches!(analysis.row_work(var(&constant, "i")), Some(Work::Const(4))));
@@ -109,7 +110,7 @@ fn folds_know_their_fixed_points_and_reused_accumulators() {
         prepared("fn f(a: [f64], n: usize) -> [f64] { fold t in 0..n, u = a { for i in 0..a.len() { u[i] * 0.5 } } }");
     let analysis = Analysis::of(&heat);
     let tail = analysis.reused_accumulator(var(&heat, "t")).expect("built by one comprehension");
-    assert!(nodes(&heat).iter().any(|node| node.id == tail && matches!(node.kind, ExprKind::For { .. })));
+    assert!(nodes(&heat).iter().any(|node| node.id == tail && matches!(node.kind, ExprKind::For(_))));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use super::sizes;
 use super::{Checked, Checker, FormKind, Reported};
+use crate::ir::node;
 use crate::ir::visit::free_vars;
 use crate::ir::{Bounds, Expr, ExprKind, Literal, NumberClass, ScalarType, SizeCheck, Type, VarId, VarKind};
 use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
@@ -78,8 +79,11 @@ impl Checker {
                 // Array branches must have one shape (the result's shape is read from `then`).
                 let checks =
                     self.same_shape_checks(&then, &otherwise, ["the `then` branch", "the `else` branch"], span)?;
-                let kind =
-                    ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) };
+                let kind = ExprKind::Select(node::Select {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    otherwise: Box::new(otherwise),
+                });
                 Ok(guarded(checks, Expr::new(kind, ty, span)))
             }
             ast::ExprKind::Tuple(items) => {
@@ -196,14 +200,18 @@ impl Checker {
         let node = match binding {
             Binding::Comprehension => {
                 let ty = inner.ty.with_outer_axis();
-                Expr::new(ExprKind::For { index, size: Box::new(size), body: Box::new(inner) }, ty, span)
+                Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(inner) }), ty, span)
             }
             Binding::Reduction(op) => {
                 let ty = match op {
                     ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
                     _ => inner.ty.clone(),
                 };
-                Expr::new(ExprKind::Reduce { op, index, size: Box::new(size), body: Box::new(inner) }, ty, span)
+                Expr::new(
+                    ExprKind::Reduce(node::Reduce { op, index, size: Box::new(size), body: Box::new(inner) }),
+                    ty,
+                    span,
+                )
             }
         };
         Ok(self.place_checks(checks, node))
@@ -221,7 +229,7 @@ impl Checker {
             return node;
         }
         let (ty, span) = (node.ty.clone(), node.span);
-        Expr::new(ExprKind::Assert { checks: local, body: Box::new(node) }, ty, span)
+        Expr::new(ExprKind::Assert(node::Assert { checks: local, body: Box::new(node) }), ty, span)
     }
 
     fn binding_body(&mut self, body: &ast::Expr, binding: Binding) -> Checked<Expr> {
@@ -403,13 +411,13 @@ impl Checker {
         let checks = self.same_shape_checks(&accumulator, &body, ["the accumulator", "the fold body"], body.span)?;
         let body = guarded(checks, body);
         let ty = init.ty.clone();
-        let kind = ExprKind::Fold {
+        let kind = ExprKind::Fold(node::Fold {
             index: index_var,
             count: Box::new(count),
             acc: acc_var,
             init: Box::new(init),
             body: Box::new(body),
-        };
+        });
         Ok(Expr::new(kind, ty, span))
     }
 
@@ -430,7 +438,7 @@ impl Checker {
                     continue;
                 }
                 let part = |whole: &Expr| {
-                    let kind = ExprKind::Project { tuple: Box::new(whole.clone()), field };
+                    let kind = ExprKind::Project(node::Project { tuple: Box::new(whole.clone()), field });
                     Expr::new(kind, field_ty.clone(), whole.span)
                 };
                 let names = names.map(|name| format!("part {field} of {name}"));
@@ -500,8 +508,11 @@ impl Checker {
                 let mut bindings = vec![(whole, value)];
                 for (position, (item, field_ty)) in items.iter().zip(fields).enumerate() {
                     let tuple = Expr::new(ExprKind::Var(whole), self.var(whole).ty.clone(), *span);
-                    let projection =
-                        Expr::new(ExprKind::Project { tuple: Box::new(tuple), field: position }, field_ty, item.span());
+                    let projection = Expr::new(
+                        ExprKind::Project(node::Project { tuple: Box::new(tuple), field: position }),
+                        field_ty,
+                        item.span(),
+                    );
                     bindings.extend(self.bind_pattern(item, projection, kind)?);
                 }
                 Ok(bindings)
@@ -554,7 +565,11 @@ impl Checker {
                 }
             }
             let ty = current.ty.indexed().ok_or(Reported)?;
-            let kind = ExprKind::Index { array: Box::new(current), index: Box::new(index), bounds: Bounds::Clamped };
+            let kind = ExprKind::Index(node::Index {
+                array: Box::new(current),
+                index: Box::new(index),
+                bounds: Bounds::Clamped,
+            });
             current = Expr::new(kind, ty, span);
         }
         Ok(current)
@@ -603,7 +618,7 @@ impl Checker {
             },
         };
         let ty = fields[position].clone();
-        Ok(Expr::new(ExprKind::Project { tuple: Box::new(base), field: position }, ty, span))
+        Ok(Expr::new(ExprKind::Project(node::Project { tuple: Box::new(base), field: position }), ty, span))
     }
 
     fn length(&mut self, array: &ast::Expr, axis: usize, axis_span: Span, span: Span) -> Checked<Expr> {
@@ -618,7 +633,7 @@ impl Checker {
             self.errors.push(axis_span, format!("axis {axis} does not exist: this array has rank {rank}"));
             return Err(Reported);
         }
-        Ok(Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span))
+        Ok(Expr::new(ExprKind::Len(node::Len { array: Box::new(array), axis }), Type::I64, span))
     }
 
     fn unary(&mut self, op: UnaryOp, op_span: Span, operand: &ast::Expr, span: Span) -> Checked<Expr> {
@@ -635,7 +650,7 @@ impl Checker {
             return Err(Reported);
         }
         let ty = operand.ty.clone();
-        Ok(Expr::new(ExprKind::Unary { op, operand: Box::new(operand) }, ty, span))
+        Ok(Expr::new(ExprKind::Unary(node::Unary { op, operand: Box::new(operand) }), ty, span))
     }
 
     fn binary(&mut self, op: BinaryOp, op_span: Span, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Checked<Expr> {
@@ -662,7 +677,11 @@ impl Checker {
                     return Err(Reported);
                 }
             }
-            return Ok(Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, Type::BOOL, span));
+            return Ok(Expr::new(
+                ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }),
+                Type::BOOL,
+                span,
+            ));
         }
         if let Err(mismatch) = self.unifier.unify(left, right) {
             let hint = self.conversion_hint(left, right);
@@ -677,7 +696,7 @@ impl Checker {
             return Err(Reported);
         }
         let ty = if op.is_comparison() { Type::BOOL } else { lhs.ty.clone() };
-        Ok(Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, ty, span))
+        Ok(Expr::new(ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }), ty, span))
     }
 
     fn call(&mut self, func: Func, func_span: Span, args: &[ast::Expr], span: Span) -> Checked<Expr> {
@@ -715,7 +734,7 @@ impl Checker {
             result.get_or_insert(scalar);
         }
         let ty = args[0].ty.clone();
-        Ok(Expr::new(ExprKind::Call { func, args }, ty, span))
+        Ok(Expr::new(ExprKind::Call(node::Call { func, args }), ty, span))
     }
 
     fn cast(&mut self, operand: &ast::Expr, to: Scalar, to_span: Span, span: Span) -> Checked<Expr> {
@@ -737,7 +756,7 @@ impl Checker {
         if from_class != NumberClass::Bool && self.unifier.require(from, NumberClass::Number).is_err() {
             return Err(Reported);
         }
-        let kind = ExprKind::Cast { operand: Box::new(operand), to: ScalarType::Known(to) };
+        let kind = ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to) });
         Ok(Expr::new(kind, Type::scalar(to), span))
     }
 }
@@ -775,12 +794,12 @@ fn guarded(checks: Vec<SizeCheck>, node: Expr) -> Expr {
         return node;
     }
     let (ty, span) = (node.ty.clone(), node.span);
-    Expr::new(ExprKind::Assert { checks, body: Box::new(node) }, ty, span)
+    Expr::new(ExprKind::Assert(node::Assert { checks, body: Box::new(node) }), ty, span)
 }
 
 fn let_node(var: VarId, value: Expr, body: Expr) -> Expr {
     let (ty, span) = (body.ty.clone(), value.span);
-    Expr::new(ExprKind::Let { var, value: Box::new(value), body: Box::new(body) }, ty, span)
+    Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }), ty, span)
 }
 
 /// Scalars and tuples of scalars (nested) may be array elements; arrays may gain an axis.
@@ -809,5 +828,5 @@ fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types::Unifier) -
         return expr;
     }
     let span = expr.span;
-    Expr::new(ExprKind::Cast { operand: Box::new(expr), to: ScalarType::I64 }, Type::I64, span)
+    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(expr), to: ScalarType::I64 }), Type::I64, span)
 }

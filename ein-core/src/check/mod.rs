@@ -8,6 +8,7 @@ mod expr;
 pub mod sizes;
 mod types;
 
+use crate::ir::node;
 use crate::ir::{Expr, ExprKind, Form, FunctionHeader, Program, ScalarType, Type, Unit, VarId, VarInfo, VarKind};
 use crate::ir::{NumberClass, TypeParam};
 use crate::syntax::ast::{self, Input, TypeExpr};
@@ -245,7 +246,7 @@ impl Checker {
         }
         if !global_checks.is_empty() {
             let (ty, span) = (body.ty.clone(), body.span);
-            body = Expr::new(ExprKind::Assert { checks: global_checks, body: Box::new(body) }, ty, span);
+            body = Expr::new(ExprKind::Assert(node::Assert { checks: global_checks, body: Box::new(body) }), ty, span);
         }
         let mut program = Program { params, vars, type_params, body };
         sizes::prove_bounds(&mut program, &lets);
@@ -281,7 +282,7 @@ fn resolve_scalar(unifier: &Unifier, type_params: &mut Vec<TypeParam>, scalar: S
 
 fn resolve_expr(expr: &mut Expr, resolve: &mut impl FnMut(&mut Type)) {
     resolve(&mut expr.ty);
-    if let ExprKind::Cast { to, .. } = &mut expr.kind {
+    if let ExprKind::Cast(node::Cast { to, .. }) = &mut expr.kind {
         let mut ty = Type::Scalar(*to);
         resolve(&mut ty);
         if let Type::Scalar(scalar) = ty {

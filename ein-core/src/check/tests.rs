@@ -1,6 +1,7 @@
 //! Unit tests of the checker and size inference: source text in, IR facts or errors out.
 
 use crate::check::sizes::key;
+use crate::ir::node;
 use crate::ir::{Bounds, Expr, ExprKind, Form, Program, ScalarType, Type, Unit};
 use crate::ops::Scalar;
 
@@ -40,7 +41,7 @@ fn sizes(program: &Program) -> Vec<(String, String)> {
     nodes(program)
         .into_iter()
         .filter_map(|expr| match &expr.kind {
-            ExprKind::For { index, size, .. } | ExprKind::Reduce { index, size, .. } => {
+            ExprKind::For(node::For { index, size, .. }) | ExprKind::Reduce(node::Reduce { index, size, .. }) => {
                 Some((program.var(*index).name.clone(), describe_size(program, size)))
             }
             _ => None,
@@ -50,7 +51,7 @@ fn sizes(program: &Program) -> Vec<(String, String)> {
 
 fn describe_size(program: &Program, size: &Expr) -> String {
     match &size.kind {
-        ExprKind::Len { array, axis } => match &array.kind {
+        ExprKind::Len(node::Len { array, axis }) => match &array.kind {
             ExprKind::Var(var) => format!("len({}, {axis})", program.var(*var).name),
             _ => "len(?)".to_string(),
         },
@@ -62,7 +63,7 @@ fn checks(program: &Program) -> Vec<(String, String, String)> {
     nodes(program)
         .into_iter()
         .flat_map(|expr| match &expr.kind {
-            ExprKind::Assert { checks, .. } => checks
+            ExprKind::Assert(node::Assert { checks, .. }) => checks
                 .iter()
                 .map(|check| (check.index_name.clone(), check.left_what.clone(), check.right_what.clone()))
                 .collect(),
@@ -75,7 +76,7 @@ fn bounds(program: &Program) -> Vec<Bounds> {
     nodes(program)
         .into_iter()
         .filter_map(|expr| match &expr.kind {
-            ExprKind::Index { bounds, .. } => Some(*bounds),
+            ExprKind::Index(node::Index { bounds, .. }) => Some(*bounds),
             _ => None,
         })
         .collect()
@@ -94,7 +95,7 @@ fn matmul_sizes_come_from_the_arrays_with_one_check() {
     );
     assert_eq!(checks(&checked), vec![("k".to_string(), "axis 1 of `a`".to_string(), "axis 0 of `b`".to_string())]);
     // The check sits at the top, before every loop.
-    assert!(matches!(checked.body.kind, ExprKind::Assert { .. }));
+    assert!(matches!(checked.body.kind, ExprKind::Assert(_)));
     assert!(bounds(&checked).iter().all(|b| *b == Bounds::Proven));
     assert_eq!(checked.body.ty, Type::array(Type::scalar(Scalar::F32), 2));
 }

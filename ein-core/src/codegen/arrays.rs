@@ -6,6 +6,7 @@ use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
 use super::expr::{call, scalar_type};
 use super::{has_array, internal, mentions, primitive, tree_at, Gen, OutColumn};
 use crate::analysis::{self, Work};
+use crate::ir::node;
 use crate::ir::{visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -22,7 +23,7 @@ impl Gen<'_> {
     /// A size as a `usize`, checked non-negative (`what`: the index it sizes, for the error).
     pub(super) fn size_usize(&mut self, size: &Expr, what: &str, block: &mut Block) -> syn::Result<Code> {
         match &size.kind {
-            ExprKind::Len { array, axis } => {
+            ExprKind::Len(node::Len { array, axis }) => {
                 // An axis length is never negative: no check.
                 let array = self.array(array, block, None)?;
                 let first = array.views.first().ok_or_else(|| internal(size.span, "an array with no column"))?;
@@ -46,7 +47,7 @@ impl Gen<'_> {
     /// A size as the `i64` end of a loop range, checked non-negative.
     pub(super) fn size_end(&mut self, size: &Expr, what: &str, block: &mut Block) -> syn::Result<Code> {
         match &size.kind {
-            ExprKind::Len { array, axis } => {
+            ExprKind::Len(node::Len { array, axis }) => {
                 let array = self.array(array, block, None)?;
                 let first = array.views.first().ok_or_else(|| internal(size.span, "an array with no column"))?;
                 let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
@@ -103,7 +104,7 @@ impl Gen<'_> {
     ) -> syn::Result<Option<ArrayValue>> {
         let mut chain: Vec<(VarId, &Expr)> = Vec::new();
         let mut body = expr;
-        while let ExprKind::For { index, size, body: inner } = &body.kind {
+        while let ExprKind::For(node::For { index, size, body: inner }) = &body.kind {
             chain.push((*index, size));
             body = inner;
         }
@@ -271,7 +272,7 @@ impl Gen<'_> {
     fn size_work(&mut self, size: &Expr) -> syn::Result<Printed> {
         let unknown = Printed::Const(analysis::UNKNOWN_SIZE);
         let mut scratch = Block::new();
-        if let ExprKind::Len { .. } = &size.kind {
+        if let ExprKind::Len(_) = &size.kind {
             // An axis length is a `usize` already.
             let code = self.size_usize(size, "", &mut scratch)?;
             if scratch.len() == 0 && !code.may_panic {
@@ -459,7 +460,7 @@ impl Gen<'_> {
     fn write_elements(&mut self, body: &Expr, block: &mut Block) -> syn::Result<()> {
         let outs = self.outs.clone();
         match &body.kind {
-            ExprKind::For { index, size, body: inner } => {
+            ExprKind::For(node::For { index, size, body: inner }) => {
                 let what = self.program.var(*index).name.clone();
                 if !has_array(&inner.ty) {
                     let count = self.size_usize(size, &what, block)?;
@@ -475,11 +476,11 @@ impl Gen<'_> {
                 block.push(quote!(for #name in 0..#end { #inner }));
                 Ok(())
             }
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 self.bind_let(*var, value, block)?;
                 self.write_elements(body, block)
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 self.size_checks(checks, block)?;
                 self.write_elements(body, block)
             }
@@ -509,7 +510,7 @@ impl Gen<'_> {
     ) -> syn::Result<Value> {
         let mut indices: Vec<(&Expr, Bounds)> = Vec::new();
         let mut base = expr;
-        while let ExprKind::Index { array, index, bounds } = &base.kind {
+        while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
             indices.push((index, *bounds));
             base = array;
         }
@@ -629,8 +630,8 @@ impl Gen<'_> {
         let mut current = body;
         loop {
             match &current.kind {
-                ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => current = body,
-                ExprKind::For { index, body, .. } => {
+                ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => current = body,
+                ExprKind::For(node::For { index, body, .. }) => {
                     names.push(self.program.var(*index).name.clone());
                     current = body;
                 }

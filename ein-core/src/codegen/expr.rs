@@ -5,6 +5,7 @@
 
 use super::code::{tuple_tokens, ArrayValue, Block, Code, Prec, Value};
 use super::{has_array, internal, primitive, Gen};
+use crate::ir::node;
 use crate::ir::{
     BinaryOp, Expr, ExprKind, Func, Literal, NumberClass, Scalar, ScalarType, SizeCheck, Type, UnaryOp, VarId,
 };
@@ -24,7 +25,7 @@ impl Gen<'_> {
         match &expr.kind {
             ExprKind::Literal(literal) => Ok(plain(self.literal(literal, expr)?)),
             ExprKind::Var(var) => self.lookup(*var, expr.span),
-            ExprKind::For { .. } => {
+            ExprKind::For(_) => {
                 if let Some((_, columns)) = self.destination.take_if(|(tail, _)| *tail == expr.id) {
                     // Written into the caller's `out` (an `#[into]` function's result): no value.
                     self.comprehension(expr, block, hint, Some(&columns))?;
@@ -35,27 +36,29 @@ impl Gen<'_> {
                     None => Err(internal(expr.span, "a comprehension without a value")),
                 }
             }
-            ExprKind::Reduce { .. } => Ok(plain(self.reduce(expr, block, hint)?)),
-            ExprKind::Fold { .. } => self.fold(expr, block, hint),
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Reduce(_) => Ok(plain(self.reduce(expr, block, hint)?)),
+            ExprKind::Fold(_) => self.fold(expr, block, hint),
+            ExprKind::Let(node::Let { var, value, body }) => {
                 self.bind_let(*var, value, block)?;
                 self.value_named(body, block, hint)
             }
-            ExprKind::Index { .. } => self.read(expr, &[], block, hint),
-            ExprKind::Select { cond, then, otherwise } => self.select(expr, cond, then, otherwise, block, hint),
+            ExprKind::Index(_) => self.read(expr, &[], block, hint),
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
+                self.select(expr, cond, then, otherwise, block, hint)
+            }
             ExprKind::Tuple(items) => self.tuple(expr, items, block),
-            ExprKind::Project { .. } => self.project(expr, block, hint),
-            ExprKind::Unary { op, operand } => Ok(plain(self.unary(*op, operand, block)?)),
-            ExprKind::Binary { op, lhs, rhs } => Ok(plain(self.binary(*op, lhs, rhs, block)?)),
-            ExprKind::Call { func, args } => Ok(plain(self.call(expr, *func, args, block)?)),
-            ExprKind::Cast { operand, to } => Ok(plain(self.cast(operand, *to, block)?)),
-            ExprKind::Len { array, axis } => {
+            ExprKind::Project(_) => self.project(expr, block, hint),
+            ExprKind::Unary(node::Unary { op, operand }) => Ok(plain(self.unary(*op, operand, block)?)),
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => Ok(plain(self.binary(*op, lhs, rhs, block)?)),
+            ExprKind::Call(node::Call { func, args }) => Ok(plain(self.call(expr, *func, args, block)?)),
+            ExprKind::Cast(node::Cast { operand, to }) => Ok(plain(self.cast(operand, *to, block)?)),
+            ExprKind::Len(node::Len { array, axis }) => {
                 let array = self.array(array, block, None)?;
                 let first = array.views.first().ok_or_else(|| internal(expr.span, "an array with no column"))?;
                 let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
                 Ok(plain(Code::expr(quote!(#first.size(#axis)), Prec::Atom)))
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 self.size_checks(checks, block)?;
                 self.value_named(body, block, hint)
             }
@@ -367,12 +370,12 @@ impl Gen<'_> {
     fn project(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
         let mut path = Vec::new();
         let mut inner = expr;
-        while let ExprKind::Project { tuple, field } = &inner.kind {
+        while let ExprKind::Project(node::Project { tuple, field }) = &inner.kind {
             path.push(*field);
             inner = tuple;
         }
         path.reverse();
-        if matches!(inner.kind, ExprKind::Index { .. }) {
+        if matches!(inner.kind, ExprKind::Index(_)) {
             return self.read(inner, &path, block, hint);
         }
         let mut value = self.value(inner, block)?;

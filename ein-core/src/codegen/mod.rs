@@ -230,7 +230,7 @@ impl<'p> Gen<'p> {
         // checked before any of it is written. The parts of other results are all computed,
         // then all checked, then copied.
         let tail = analysis::tail_of(body);
-        if let ExprKind::For { .. } = tail.kind {
+        if let ExprKind::For(_) = tail.kind {
             self.destination = Some((tail.id, columns.clone()));
         }
 

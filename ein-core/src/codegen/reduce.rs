@@ -11,6 +11,7 @@ use super::code::{Block, Code, Prec, Store, Value};
 use super::expr::scalar_type;
 use super::{has_array, internal, primitive, tree_at, Gen, Stores};
 use crate::analysis::FixedPoint;
+use crate::ir::node;
 use crate::ir::{BinaryOp, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -42,7 +43,7 @@ impl Step {
 impl<'p> Gen<'p> {
     /// A reduction; `hint` names the local holding its result, if one is needed.
     pub(super) fn reduce(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Code> {
-        let ExprKind::Reduce { op, index, size, body } = &expr.kind else {
+        let ExprKind::Reduce(node::Reduce { op, index, size, body }) = &expr.kind else {
             return Err(internal(expr.span, "not a reduction"));
         };
         let ty = scalar_type(&body.ty, body.span)?;
@@ -387,7 +388,7 @@ impl<'p> Gen<'p> {
     /// `let mut acc = init; for t in 0..count { acc = body; }`, with an owned store for an
     /// accumulator that holds arrays.
     pub(super) fn fold(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
-        let ExprKind::Fold { index, count, acc, init, body } = &expr.kind else {
+        let ExprKind::Fold(node::Fold { index, count, acc, init, body }) = &expr.kind else {
             return Err(internal(expr.span, "not a fold"));
         };
         let (index, acc) = (*index, *acc);
@@ -501,7 +502,7 @@ impl<'p> Gen<'p> {
 
     fn fold_step(&mut self, acc: VarId, acc_name: &Ident, body: &Expr, block: &mut Block) -> syn::Result<bool> {
         // `acc = acc + x` on floats is written `acc += x`.
-        if let ExprKind::Binary { op, lhs, rhs } = &body.kind {
+        if let ExprKind::Binary(node::Binary { op, lhs, rhs }) = &body.kind {
             let float = match body.ty {
                 Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
                 Type::Scalar(ScalarType::Param(index)) => self.class(index, body.span)? == NumberClass::Float,
@@ -562,10 +563,10 @@ impl<'p> Gen<'p> {
 fn names_a_variable(expr: &Expr) -> bool {
     match &expr.kind {
         ExprKind::Var(_) => true,
-        ExprKind::Let { body, .. } | ExprKind::Assert { body, .. } => names_a_variable(body),
-        ExprKind::Project { tuple, .. } => names_a_variable(tuple),
+        ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => names_a_variable(body),
+        ExprKind::Project(node::Project { tuple, .. }) => names_a_variable(tuple),
         ExprKind::Tuple(items) => items.iter().any(names_a_variable),
-        ExprKind::Select { then, otherwise, .. } => names_a_variable(then) || names_a_variable(otherwise),
+        ExprKind::Select(node::Select { then, otherwise, .. }) => names_a_variable(then) || names_a_variable(otherwise),
         _ => false,
     }
 }

@@ -4,6 +4,7 @@
 //! `cargo build`/`clippy` with warnings denied.
 
 use super::generate;
+use crate::ir::node;
 use crate::ir::{
     BinaryOp, Bounds, Expr, ExprKind, Form, Func, FunctionHeader, Literal, NumberClass, Program, ReduceOp, Scalar,
     ScalarType, SizeCheck, Type, TypeParam, UnaryOp, VarId, VarInfo, VarKind,
@@ -68,21 +69,21 @@ fn i64_literal(value: i64) -> Expr {
 
 fn for_each(index: VarId, size: Expr, body: Expr) -> Expr {
     let ty = body.ty.with_outer_axis();
-    Expr::new(ExprKind::For { index, size: Box::new(size), body: Box::new(body) }, ty, span())
+    Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(body) }), ty, span())
 }
 
 fn at(array: Expr, index: Expr, bounds: Bounds) -> Expr {
     let ty = array.ty.indexed().expect("indexing an array");
-    Expr::new(ExprKind::Index { array: Box::new(array), index: Box::new(index), bounds }, ty, span())
+    Expr::new(ExprKind::Index(node::Index { array: Box::new(array), index: Box::new(index), bounds }), ty, span())
 }
 
 fn len(array: Expr, axis: usize) -> Expr {
-    Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span())
+    Expr::new(ExprKind::Len(node::Len { array: Box::new(array), axis }), Type::I64, span())
 }
 
 fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
     let ty = if op.is_comparison() || op.is_logical() { Type::BOOL } else { lhs.ty.clone() };
-    Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, ty, span())
+    Expr::new(ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }), ty, span())
 }
 
 fn reduce(op: ReduceOp, index: VarId, size: Expr, body: Expr) -> Expr {
@@ -91,12 +92,12 @@ fn reduce(op: ReduceOp, index: VarId, size: Expr, body: Expr) -> Expr {
         ReduceOp::All | ReduceOp::Any => Type::BOOL,
         _ => body.ty.clone(),
     };
-    Expr::new(ExprKind::Reduce { op, index, size: Box::new(size), body: Box::new(body) }, ty, span())
+    Expr::new(ExprKind::Reduce(node::Reduce { op, index, size: Box::new(size), body: Box::new(body) }), ty, span())
 }
 
 fn call(func: Func, args: Vec<Expr>) -> Expr {
     let ty = args[0].ty.clone();
-    Expr::new(ExprKind::Call { func, args }, ty, span())
+    Expr::new(ExprKind::Call(node::Call { func, args }), ty, span())
 }
 
 fn project(tuple: Expr, field: usize) -> Expr {
@@ -104,7 +105,7 @@ fn project(tuple: Expr, field: usize) -> Expr {
         Type::Tuple { fields, .. } => fields[field].clone(),
         other => panic!("projecting {other:?}"),
     };
-    Expr::new(ExprKind::Project { tuple: Box::new(tuple), field }, ty, span())
+    Expr::new(ExprKind::Project(node::Project { tuple: Box::new(tuple), field }), ty, span())
 }
 
 fn header(name: &str) -> Form {
@@ -253,7 +254,7 @@ fn matmul_program() -> Program {
         span: span(),
     };
     let ty = body.ty.clone();
-    let body = Expr::new(ExprKind::Assert { checks: vec![check], body: Box::new(body) }, ty, span());
+    let body = Expr::new(ExprKind::Assert(node::Assert { checks: vec![check], body: Box::new(body) }), ty, span());
     b.program(body)
 }
 
@@ -357,7 +358,13 @@ fn smooth() -> Sample {
     let step = for_each(i, len(b.var(acc), 0), average);
     let ty = step.ty.clone();
     let body = Expr::new(
-        ExprKind::Fold { index: t, count: Box::new(b.var(n)), acc, init: Box::new(b.var(x)), body: Box::new(step) },
+        ExprKind::Fold(node::Fold {
+            index: t,
+            count: Box::new(b.var(n)),
+            acc,
+            init: Box::new(b.var(x)),
+            body: Box::new(step),
+        }),
         ty,
         span(),
     );
@@ -407,21 +414,36 @@ fn softmax() -> Sample {
     let ratio = binary(BinaryOp::Div, exp_at(j), denominator);
     let denominator = reduce(ReduceOp::Sum, k3, len(b.var(r), 0), exp_at(k3));
     let ratio_again = binary(BinaryOp::Div, exp_at(j), denominator);
-    let negative =
-        Expr::new(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(ratio_again) }, ratio.ty.clone(), span());
+    let negative = Expr::new(
+        ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(ratio_again) }),
+        ratio.ty.clone(),
+        span(),
+    );
     let positive = binary(BinaryOp::Gt, b.var(m), f32_literal(0.0));
     let select = Expr::new(
-        ExprKind::Select { cond: Box::new(positive), then: Box::new(ratio), otherwise: Box::new(negative) },
+        ExprKind::Select(node::Select {
+            cond: Box::new(positive),
+            then: Box::new(ratio),
+            otherwise: Box::new(negative),
+        }),
         Type::scalar(Scalar::F32),
         span(),
     );
     let inner = Expr::new(
-        ExprKind::Let { var: m, value: Box::new(max), body: Box::new(for_each(j, len(b.var(x), 1), select)) },
+        ExprKind::Let(node::Let {
+            var: m,
+            value: Box::new(max),
+            body: Box::new(for_each(j, len(b.var(x), 1), select)),
+        }),
         array(Scalar::F32, 1),
         span(),
     );
     let let_row = Expr::new(
-        ExprKind::Let { var: r, value: Box::new(at(b.var(x), b.var(i), Bounds::Proven)), body: Box::new(inner) },
+        ExprKind::Let(node::Let {
+            var: r,
+            value: Box::new(at(b.var(x), b.var(i), Bounds::Proven)),
+            body: Box::new(inner),
+        }),
         array(Scalar::F32, 1),
         span(),
     );
@@ -687,9 +709,10 @@ fn literals() -> Sample {
     let x = b.param("x", Type::scalar(Scalar::F64));
     let int = |value: i64| i64_literal(value);
     let float = |value: f64| Expr::new(ExprKind::Literal(Literal::Float(value)), Type::scalar(Scalar::F64), span());
-    let negated = Expr::new(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(int(3)) }, Type::I64, span());
+    let negated =
+        Expr::new(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(int(3)) }), Type::I64, span());
     let cast = Expr::new(
-        ExprKind::Cast { operand: Box::new(int(7)), to: ScalarType::Known(Scalar::F32) },
+        ExprKind::Cast(node::Cast { operand: Box::new(int(7)), to: ScalarType::Known(Scalar::F32) }),
         Type::scalar(Scalar::F32),
         span(),
     );

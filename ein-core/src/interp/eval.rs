@@ -4,6 +4,7 @@
 use super::datum::{ArrayView, Datum};
 use super::scalar;
 use super::value::RuntimeError;
+use crate::ir::node;
 use crate::ir::{
     BinaryOp, Bounds, Expr, ExprKind, Func, Literal, Program, ReduceOp, Scalar, ScalarType, SizeCheck, Type, UnaryOp,
     VarId,
@@ -93,20 +94,22 @@ impl<'p> Interpreter<'p> {
         match &expr.kind {
             ExprKind::Literal(literal) => self.eval_literal(*literal, &expr.ty),
             ExprKind::Var(var) => self.lookup(*var),
-            ExprKind::For { index, size, body } => self.eval_for(expr, *index, size, body),
-            ExprKind::Reduce { op, index, size, body } => self.eval_reduce(expr, *op, *index, size, body),
-            ExprKind::Fold { index, count, acc, init, body } => self.eval_fold(*index, count, *acc, init, body),
-            ExprKind::Let { var, value, body } => self.eval_let(*var, value, body),
-            ExprKind::Index { array, index, bounds } => self.eval_index(array, index, *bounds),
-            ExprKind::Select { cond, then, otherwise } => self.eval_select(cond, then, otherwise),
+            ExprKind::For(node::For { index, size, body }) => self.eval_for(expr, *index, size, body),
+            ExprKind::Reduce(node::Reduce { op, index, size, body }) => self.eval_reduce(expr, *op, *index, size, body),
+            ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
+                self.eval_fold(*index, count, *acc, init, body)
+            }
+            ExprKind::Let(node::Let { var, value, body }) => self.eval_let(*var, value, body),
+            ExprKind::Index(node::Index { array, index, bounds }) => self.eval_index(array, index, *bounds),
+            ExprKind::Select(node::Select { cond, then, otherwise }) => self.eval_select(cond, then, otherwise),
             ExprKind::Tuple(items) => self.eval_tuple(items),
-            ExprKind::Project { tuple, field } => self.eval_project(tuple, *field),
-            ExprKind::Unary { op, operand } => self.eval_unary(*op, operand),
-            ExprKind::Binary { op, lhs, rhs } => self.eval_binary(*op, lhs, rhs),
-            ExprKind::Call { func, args } => self.eval_call(*func, args),
-            ExprKind::Cast { operand, to } => self.eval_cast(operand, *to),
-            ExprKind::Len { array, axis } => self.eval_len(array, *axis),
-            ExprKind::Assert { checks, body } => self.eval_assert(checks, body),
+            ExprKind::Project(node::Project { tuple, field }) => self.eval_project(tuple, *field),
+            ExprKind::Unary(node::Unary { op, operand }) => self.eval_unary(*op, operand),
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.eval_binary(*op, lhs, rhs),
+            ExprKind::Call(node::Call { func, args }) => self.eval_call(*func, args),
+            ExprKind::Cast(node::Cast { operand, to }) => self.eval_cast(operand, *to),
+            ExprKind::Len(node::Len { array, axis }) => self.eval_len(array, *axis),
+            ExprKind::Assert(node::Assert { checks, body }) => self.eval_assert(checks, body),
             ExprKind::Contract(contraction) => self.eval_contract(expr, contraction),
         }
     }
@@ -369,7 +372,7 @@ impl<'p> Interpreter<'p> {
         let mut current = array_expr;
         loop {
             match &current.kind {
-                ExprKind::Index { array, .. } => {
+                ExprKind::Index(node::Index { array, .. }) => {
                     axis += 1;
                     current = array;
                 }

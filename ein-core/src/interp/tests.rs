@@ -1,6 +1,7 @@
 //! Unit tests of the interpreter (and of the IR printer) on hand-built IR programs.
 
 use super::{run, ArrayValue, RuntimeError, Value};
+use crate::ir::node;
 use crate::ir::{
     BinaryOp, Bounds, Expr, ExprKind, Func, Literal, NumberClass, Program, ReduceOp, Scalar, ScalarType, SizeCheck,
     Type, TypeParam, UnaryOp, VarId, VarInfo, VarKind,
@@ -46,7 +47,7 @@ impl Builder {
         let index = self.declare(name, Type::I64, VarKind::Index);
         let body = body(self, self.use_var(index));
         let ty = body.ty.with_outer_axis();
-        node(ExprKind::For { index, size: Box::new(size), body: Box::new(body) }, ty)
+        node(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(body) }), ty)
     }
 
     /// `op name in 0..size { body(index) }`.
@@ -57,7 +58,7 @@ impl Builder {
             ReduceOp::ArgMax | ReduceOp::ArgMin => Type::scalar(Scalar::Usize),
             _ => body.ty.clone(),
         };
-        node(ExprKind::Reduce { op, index, size: Box::new(size), body: Box::new(body) }, ty)
+        node(ExprKind::Reduce(node::Reduce { op, index, size: Box::new(size), body: Box::new(body) }), ty)
     }
 
     /// `fold name in 0..count, acc = init { body(index, acc) }`.
@@ -73,7 +74,16 @@ impl Builder {
         let acc = self.declare(acc_name, init.ty.clone(), VarKind::Accumulator);
         let body = body(self, self.use_var(index), self.use_var(acc));
         let ty = init.ty.clone();
-        node(ExprKind::Fold { index, count: Box::new(count), acc, init: Box::new(init), body: Box::new(body) }, ty)
+        node(
+            ExprKind::Fold(node::Fold {
+                index,
+                count: Box::new(count),
+                acc,
+                init: Box::new(init),
+                body: Box::new(body),
+            }),
+            ty,
+        )
     }
 
     /// `let name = value; body(var)`.
@@ -81,7 +91,7 @@ impl Builder {
         let var = self.declare(name, value.ty.clone(), VarKind::Let);
         let body = body(self, self.use_var(var));
         let ty = body.ty.clone();
-        node(ExprKind::Let { var, value: Box::new(value), body: Box::new(body) }, ty)
+        node(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }), ty)
     }
 
     fn finish(self, body: Expr) -> Program {
@@ -111,7 +121,7 @@ fn float(value: f64, ty: Type) -> Expr {
 
 fn read(array: Expr, index: Expr, bounds: Bounds) -> Expr {
     let ty = array.ty.indexed().expect("indexing a non-array in a test program");
-    node(ExprKind::Index { array: Box::new(array), index: Box::new(index), bounds }, ty)
+    node(ExprKind::Index(node::Index { array: Box::new(array), index: Box::new(index), bounds }), ty)
 }
 
 fn at(array: Expr, index: Expr) -> Expr {
@@ -123,12 +133,12 @@ fn clamped(array: Expr, index: Expr) -> Expr {
 }
 
 fn len(array: Expr, axis: usize) -> Expr {
-    node(ExprKind::Len { array: Box::new(array), axis }, Type::I64)
+    node(ExprKind::Len(node::Len { array: Box::new(array), axis }), Type::I64)
 }
 
 fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
     let ty = if op.is_comparison() { Type::BOOL } else { lhs.ty.clone() };
-    node(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, ty)
+    node(ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }), ty)
 }
 
 fn add(lhs: Expr, rhs: Expr) -> Expr {
@@ -149,12 +159,15 @@ fn project(tuple: Expr, field: usize) -> Expr {
         Type::Tuple { fields, .. } => fields[field].clone(),
         other => panic!("projecting a {other}"),
     };
-    node(ExprKind::Project { tuple: Box::new(tuple), field }, ty)
+    node(ExprKind::Project(node::Project { tuple: Box::new(tuple), field }), ty)
 }
 
 fn select(cond: Expr, then: Expr, otherwise: Expr) -> Expr {
     let ty = then.ty.clone();
-    node(ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) }, ty)
+    node(
+        ExprKind::Select(node::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) }),
+        ty,
+    )
 }
 
 fn size_check(left: Expr, right: Expr, left_what: &str, right_what: &str, index_name: &str) -> SizeCheck {
@@ -170,7 +183,7 @@ fn size_check(left: Expr, right: Expr, left_what: &str, right_what: &str, index_
 
 fn assert_sizes(checks: Vec<SizeCheck>, body: Expr) -> Expr {
     let ty = body.ty.clone();
-    node(ExprKind::Assert { checks, body: Box::new(body) }, ty)
+    node(ExprKind::Assert(node::Assert { checks, body: Box::new(body) }), ty)
 }
 
 fn matrix(rows: &[&[f64]]) -> Value {
@@ -514,8 +527,8 @@ fn integers_wrap() {
         mul(big.clone(), typed_int(2, i32_type.clone())),
         binary(BinaryOp::Div, small.clone(), int(-1)),
         binary(BinaryOp::Rem, small.clone(), int(-1)),
-        node(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(small.clone()) }, Type::I64),
-        node(ExprKind::Call { func: Func::Abs, args: vec![small.clone()] }, Type::I64),
+        node(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(small.clone()) }), Type::I64),
+        node(ExprKind::Call(node::Call { func: Func::Abs, args: vec![small.clone()] }), Type::I64),
         binary(BinaryOp::Sub, typed_int(0, Type::scalar(Scalar::Usize)), typed_int(1, Type::scalar(Scalar::Usize))),
         binary(BinaryOp::Div, int(-7), int(2)),
         binary(BinaryOp::Rem, int(-7), int(2)),
@@ -543,7 +556,7 @@ fn casts_follow_rust_as() {
     let mut builder = Builder::default();
     let x = builder.param("x", f64_type());
     let cast = |operand: Expr, to: Scalar| {
-        node(ExprKind::Cast { operand: Box::new(operand), to: ScalarType::Known(to) }, Type::scalar(to))
+        node(ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to) }), Type::scalar(to))
     };
     let body = tuple(vec![
         cast(x.clone(), Scalar::I32),
@@ -626,7 +639,7 @@ fn trees_up_to_the_nesting_limit_evaluate() {
     let mut deep = int(7);
     for &index in indices.iter().rev() {
         let ty = deep.ty.with_outer_axis();
-        deep = node(ExprKind::For { index, size: Box::new(int(1)), body: Box::new(deep) }, ty);
+        deep = node(ExprKind::For(node::For { index, size: Box::new(int(1)), body: Box::new(deep) }), ty);
     }
     let program = builder.finish(deep);
     let Ok(Value::Array(array)) = run(&program, vec![], &[]) else { panic!("expected an array") };
@@ -642,7 +655,10 @@ fn trees_up_to_the_nesting_limit_evaluate() {
     let mut deep = node(ExprKind::Var(variables[398].1), Type::I64);
     for &(index, acc) in variables.iter().rev() {
         let init = Box::new(int(5));
-        deep = node(ExprKind::Fold { index, count: Box::new(int(1)), acc, init, body: Box::new(deep) }, Type::I64);
+        deep = node(
+            ExprKind::Fold(node::Fold { index, count: Box::new(int(1)), acc, init, body: Box::new(deep) }),
+            Type::I64,
+        );
     }
     let program = builder.finish(deep);
     assert_eq!(run(&program, vec![], &[]), Ok(Value::I64(5)));
@@ -651,7 +667,7 @@ fn trees_up_to_the_nesting_limit_evaluate() {
     let lets: Vec<VarId> = (0..399).map(|_| builder.declare("x", Type::I64, VarKind::Let)).collect();
     let mut deep = int(3);
     for &var in lets.iter().rev() {
-        deep = node(ExprKind::Let { var, value: Box::new(int(1)), body: Box::new(deep) }, Type::I64);
+        deep = node(ExprKind::Let(node::Let { var, value: Box::new(int(1)), body: Box::new(deep) }), Type::I64);
     }
     let program = builder.finish(deep);
     assert_eq!(run(&program, vec![], &[]), Ok(Value::I64(3)));
@@ -684,11 +700,11 @@ fn printer_output_is_exact() {
         builder.let_in("m", row_max, |builder, m| {
             builder.comprehension("j", len(x.clone(), 1), |builder, j| {
                 let shifted = binary(BinaryOp::Sub, clamped(at(x.clone(), i.clone()), j), m.clone());
-                let exp = node(ExprKind::Call { func: Func::Exp, args: vec![shifted] }, f32_type());
+                let exp = node(ExprKind::Call(node::Call { func: Func::Exp, args: vec![shifted] }), f32_type());
                 // A second variable named `k`, to show disambiguation.
                 let total = builder.reduce(ReduceOp::Sum, "k", len(x.clone(), 1), |_, k| {
                     let shifted = binary(BinaryOp::Sub, at(at(x.clone(), i.clone()), k), m.clone());
-                    node(ExprKind::Call { func: Func::Exp, args: vec![shifted] }, f32_type())
+                    node(ExprKind::Call(node::Call { func: Func::Exp, args: vec![shifted] }), f32_type())
                 });
                 let negative = binary(BinaryOp::Lt, m.clone(), float(0.0, f32_type()));
                 select(
@@ -712,8 +728,8 @@ for i in 0..len(x, 0) {
 }";
     assert_eq!(program.to_string(), expected);
     let m_value = match &program.body.kind {
-        ExprKind::Assert { body, .. } => match &body.kind {
-            ExprKind::For { body, .. } => body,
+        ExprKind::Assert(node::Assert { body, .. }) => match &body.kind {
+            ExprKind::For(node::For { body, .. }) => body,
             _ => unreachable!(),
         },
         _ => unreachable!(),
@@ -735,7 +751,8 @@ fn printer_shows_types_tuples_folds_and_inline_lets() {
     let body =
         builder.fold("t", len(x.clone(), 0), "acc", tuple(vec![int(0), float(1.0, f64_type())]), |builder, t, acc| {
             let inner = builder.let_in("y", project(z.clone(), 1), |_, y| y);
-            let negated = node(ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(int(-2)) }, Type::I64);
+            let negated =
+                node(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(int(-2)) }), Type::I64);
             tuple(vec![add(binary(BinaryOp::Sub, t, project(acc.clone(), 0)), negated), add(project(acc, 1), inner)])
         });
     let program = builder.finish(body);

@@ -13,6 +13,7 @@
 
 mod print;
 pub use print::expr_to_string;
+pub mod node;
 pub mod shape;
 pub mod visit;
 
@@ -242,80 +243,31 @@ pub enum ExprKind {
     /// Type: the variable's.
     Var(VarId),
     /// `for index in 0..size { body }`. Type: `[body.ty]`.
-    For {
-        index: VarId,
-        size: Box<Expr>,
-        body: Box<Expr>,
-    },
+    For(node::For),
     /// Type: body's (`usize` for argmax/argmin; `bool` for all/any).
-    Reduce {
-        op: ReduceOp,
-        index: VarId,
-        size: Box<Expr>,
-        body: Box<Expr>,
-    },
+    Reduce(node::Reduce),
     /// `acc = init; for index in 0..count { acc = body }; acc`. Type: init's = body's.
-    Fold {
-        index: VarId,
-        count: Box<Expr>,
-        acc: VarId,
-        init: Box<Expr>,
-        body: Box<Expr>,
-    },
+    Fold(node::Fold),
     /// Type: body's.
-    Let {
-        var: VarId,
-        value: Box<Expr>,
-        body: Box<Expr>,
-    },
+    Let(node::Let),
     /// `array[index]` on the outermost axis; `index` has an integer type. Type: `array.ty`
     /// with one axis removed.
-    Index {
-        array: Box<Expr>,
-        index: Box<Expr>,
-        bounds: Bounds,
-    },
+    Index(node::Index),
     /// Both sides evaluated, one chosen. Type: then's = otherwise's.
-    Select {
-        cond: Box<Expr>,
-        then: Box<Expr>,
-        otherwise: Box<Expr>,
-    },
+    Select(node::Select),
     Tuple(Vec<Expr>),
     /// Field `field` of a tuple or record (or of each element of an array of them).
-    Project {
-        tuple: Box<Expr>,
-        field: usize,
-    },
-    Unary {
-        op: UnaryOp,
-        operand: Box<Expr>,
-    },
+    Project(node::Project),
+    Unary(node::Unary),
     /// Both operands have the same type (comparison/logical results are `bool`).
-    Binary {
-        op: BinaryOp,
-        lhs: Box<Expr>,
-        rhs: Box<Expr>,
-    },
-    Call {
-        func: Func,
-        args: Vec<Expr>,
-    },
+    Binary(node::Binary),
+    Call(node::Call),
     /// Numeric/bool conversion with Rust `as` semantics.
-    Cast {
-        operand: Box<Expr>,
-        to: ScalarType,
-    },
+    Cast(node::Cast),
     /// Length of axis `axis` of an array, as `i64`.
-    Len {
-        array: Box<Expr>,
-        axis: usize,
-    },
+    Len(node::Len),
     /// Check every size equality, then evaluate `body`. Type: body's.
-    Assert {
-        checks: Vec<SizeCheck>,
-        body: Box<Expr>,
-    },
+    Assert(node::Assert),
     /// A sum of products of two or three arrays (an einsum), made by the `contract` pass and
     /// run on a tuned GEMM; see [`Contraction`] for its meaning, typing rule and invariants.
     /// Type: an array of the element type with one axis per output label.
@@ -461,9 +413,11 @@ impl Expr {
     /// accumulator). They are in scope in the node's body, its last child, and nowhere else.
     pub fn binders(&self) -> impl Iterator<Item = VarId> + Clone {
         let (first, second) = match &self.kind {
-            ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => (Some(*index), None),
-            ExprKind::Let { var, .. } => (Some(*var), None),
-            ExprKind::Fold { index, acc, .. } => (Some(*index), Some(*acc)),
+            ExprKind::For(node::For { index, .. }) | ExprKind::Reduce(node::Reduce { index, .. }) => {
+                (Some(*index), None)
+            }
+            ExprKind::Let(node::Let { var, .. }) => (Some(*var), None),
+            ExprKind::Fold(node::Fold { index, acc, .. }) => (Some(*index), Some(*acc)),
             _ => (None, None),
         };
         first.into_iter().chain(second)
@@ -472,9 +426,11 @@ impl Expr {
     /// [`Expr::binders`], mutably (for renaming).
     pub fn binders_mut(&mut self) -> impl Iterator<Item = &mut VarId> {
         let (first, second) = match &mut self.kind {
-            ExprKind::For { index, .. } | ExprKind::Reduce { index, .. } => (Some(index), None),
-            ExprKind::Let { var, .. } => (Some(var), None),
-            ExprKind::Fold { index, acc, .. } => (Some(index), Some(acc)),
+            ExprKind::For(node::For { index, .. }) | ExprKind::Reduce(node::Reduce { index, .. }) => {
+                (Some(index), None)
+            }
+            ExprKind::Let(node::Let { var, .. }) => (Some(var), None),
+            ExprKind::Fold(node::Fold { index, acc, .. }) => (Some(index), Some(acc)),
             _ => (None, None),
         };
         first.into_iter().chain(second)
@@ -484,38 +440,38 @@ impl Expr {
     pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Literal(_) | ExprKind::Var(_) => {}
-            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 f(size);
                 f(body);
             }
-            ExprKind::Fold { count, init, body, .. } => {
+            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
                 f(count);
                 f(init);
                 f(body);
             }
-            ExprKind::Let { value, body, .. } => {
+            ExprKind::Let(node::Let { value, body, .. }) => {
                 f(value);
                 f(body);
             }
-            ExprKind::Index { array, index, .. } => {
+            ExprKind::Index(node::Index { array, index, .. }) => {
                 f(array);
                 f(index);
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
                 f(cond);
                 f(then);
                 f(otherwise);
             }
-            ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } => items.iter().for_each(f),
-            ExprKind::Project { tuple: operand, .. }
-            | ExprKind::Unary { operand, .. }
-            | ExprKind::Cast { operand, .. }
-            | ExprKind::Len { array: operand, .. } => f(operand),
-            ExprKind::Binary { lhs, rhs, .. } => {
+            ExprKind::Tuple(items) | ExprKind::Call(node::Call { args: items, .. }) => items.iter().for_each(f),
+            ExprKind::Project(node::Project { tuple: operand, .. })
+            | ExprKind::Unary(node::Unary { operand, .. })
+            | ExprKind::Cast(node::Cast { operand, .. })
+            | ExprKind::Len(node::Len { array: operand, .. }) => f(operand),
+            ExprKind::Binary(node::Binary { lhs, rhs, .. }) => {
                 f(lhs);
                 f(rhs);
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 for check in checks {
                     f(&check.left);
                     f(&check.right);
@@ -530,38 +486,38 @@ impl Expr {
     pub fn for_each_child_mut(&mut self, mut f: impl FnMut(&mut Expr)) {
         match &mut self.kind {
             ExprKind::Literal(_) | ExprKind::Var(_) => {}
-            ExprKind::For { size, body, .. } | ExprKind::Reduce { size, body, .. } => {
+            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 f(size);
                 f(body);
             }
-            ExprKind::Fold { count, init, body, .. } => {
+            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
                 f(count);
                 f(init);
                 f(body);
             }
-            ExprKind::Let { value, body, .. } => {
+            ExprKind::Let(node::Let { value, body, .. }) => {
                 f(value);
                 f(body);
             }
-            ExprKind::Index { array, index, .. } => {
+            ExprKind::Index(node::Index { array, index, .. }) => {
                 f(array);
                 f(index);
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
                 f(cond);
                 f(then);
                 f(otherwise);
             }
-            ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } => items.iter_mut().for_each(f),
-            ExprKind::Project { tuple: operand, .. }
-            | ExprKind::Unary { operand, .. }
-            | ExprKind::Cast { operand, .. }
-            | ExprKind::Len { array: operand, .. } => f(operand),
-            ExprKind::Binary { lhs, rhs, .. } => {
+            ExprKind::Tuple(items) | ExprKind::Call(node::Call { args: items, .. }) => items.iter_mut().for_each(f),
+            ExprKind::Project(node::Project { tuple: operand, .. })
+            | ExprKind::Unary(node::Unary { operand, .. })
+            | ExprKind::Cast(node::Cast { operand, .. })
+            | ExprKind::Len(node::Len { array: operand, .. }) => f(operand),
+            ExprKind::Binary(node::Binary { lhs, rhs, .. }) => {
                 f(lhs);
                 f(rhs);
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 for check in checks {
                     f(&mut check.left);
                     f(&mut check.right);

@@ -38,6 +38,7 @@
 //! The printer never panics, even on a malformed program (an undeclared variable prints as
 //! `?#id`).
 
+use super::node;
 use super::{
     Bounds, Contraction, Expr, ExprKind, Literal, NumberClass, Program, ScalarType, Scale, Side, Type, UnaryOp, VarId,
 };
@@ -188,7 +189,7 @@ fn stronger(precedence: Precedence) -> Precedence {
 /// `let`, `assert`, `for` or `fold` somewhere.
 fn needs_block(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Let { .. } | ExprKind::Assert { .. } | ExprKind::For { .. } | ExprKind::Fold { .. } => true,
+        ExprKind::Let(_) | ExprKind::Assert(_) | ExprKind::For(_) | ExprKind::Fold(_) => true,
         _ => {
             let mut found = false;
             expr.for_each_child(|child| found = found || needs_block(child));
@@ -245,12 +246,12 @@ impl<'p> Printer<'p> {
     /// the expression's value is the last line.
     fn statement(&self, expr: &Expr, indent: usize, out: &mut String) {
         match &expr.kind {
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 let prefix = format!("let {}: {} = ", self.var_name(*var), self.var_type(*var));
                 self.opened(&prefix, value, indent, out);
                 self.statement(body, indent, out);
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 for check in checks {
                     let text = format!(
                         "assert {} == {} ({})",
@@ -270,7 +271,7 @@ impl<'p> Printer<'p> {
     /// construct whose body deserves its own lines.
     fn opened(&self, prefix: &str, expr: &Expr, indent: usize, out: &mut String) {
         match &expr.kind {
-            ExprKind::For { index, size, body } => {
+            ExprKind::For(node::For { index, size, body }) => {
                 let header = format!(
                     "{prefix}for {} in 0..{} {{",
                     self.var_name(*index),
@@ -278,11 +279,11 @@ impl<'p> Printer<'p> {
                 );
                 self.nested(&header, body, indent, out);
             }
-            ExprKind::Fold { index, count, acc, init, body } => {
+            ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
                 let header = format!("{prefix}{} {{", self.fold_header(*index, count, *acc, init));
                 self.nested(&header, body, indent, out);
             }
-            ExprKind::Reduce { op, index, size, body } if needs_block(body) => {
+            ExprKind::Reduce(node::Reduce { op, index, size, body }) if needs_block(body) => {
                 let header = format!(
                     "{prefix}{} {} in 0..{} {{",
                     op.name(),
@@ -291,7 +292,7 @@ impl<'p> Printer<'p> {
                 );
                 self.nested(&header, body, indent, out);
             }
-            ExprKind::Select { cond, then, otherwise } if needs_block(then) || needs_block(otherwise) => {
+            ExprKind::Select(node::Select { cond, then, otherwise }) if needs_block(then) || needs_block(otherwise) => {
                 let header = format!("{prefix}if {} {{", self.inline_string(cond, Precedence::Or));
                 self.line(indent, &header, out);
                 self.statement(then, indent + 1, out);
@@ -299,10 +300,10 @@ impl<'p> Printer<'p> {
                 self.statement(otherwise, indent + 1, out);
                 self.line(indent, "}", out);
             }
-            ExprKind::Let { .. } | ExprKind::Assert { .. } if !prefix.is_empty() => {
+            ExprKind::Let(_) | ExprKind::Assert(_) if !prefix.is_empty() => {
                 self.nested(&format!("{prefix}{{"), expr, indent, out);
             }
-            ExprKind::Let { .. } | ExprKind::Assert { .. } => self.statement(expr, indent, out),
+            ExprKind::Let(_) | ExprKind::Assert(_) => self.statement(expr, indent, out),
             _ => {
                 let text = format!("{prefix}{}", self.inline_string(expr, Precedence::Construct));
                 self.line(indent, &text, out);
@@ -354,10 +355,10 @@ impl<'p> Printer<'p> {
             }
             // An `if` as an operand is parenthesised (`if c { a } else { b } + 1` would read as
             // if `+ 1` belonged to the else branch); the brace-closed loops are atoms.
-            ExprKind::Select { .. } => Precedence::Construct,
-            ExprKind::Unary { .. } => Precedence::Prefix,
-            ExprKind::Binary { op, .. } => binary_precedence(*op),
-            ExprKind::Cast { .. } => Precedence::Cast,
+            ExprKind::Select(_) => Precedence::Construct,
+            ExprKind::Unary(_) => Precedence::Prefix,
+            ExprKind::Binary(node::Binary { op, .. }) => binary_precedence(*op),
+            ExprKind::Cast(_) => Precedence::Cast,
             // Literals, variables, braces, calls, indexing, projections, tuples, and `for`,
             // reductions and `fold`, which end with their closing brace.
             _ => Precedence::Postfix,
@@ -378,32 +379,32 @@ impl<'p> Printer<'p> {
                 }
             },
             ExprKind::Var(var) => out.push_str(&self.var_name(*var)),
-            ExprKind::For { index, size, body } => {
+            ExprKind::For(node::For { index, size, body }) => {
                 let _ = write!(out, "for {} in 0..", self.var_name(*index));
                 self.inline(size, Precedence::Add, out);
                 out.push_str(" { ");
                 self.inline(body, Precedence::Construct, out);
                 out.push_str(" }");
             }
-            ExprKind::Reduce { op, index, size, body } => {
+            ExprKind::Reduce(node::Reduce { op, index, size, body }) => {
                 let _ = write!(out, "{} {} in 0..", op.name(), self.var_name(*index));
                 self.inline(size, Precedence::Add, out);
                 out.push_str(" { ");
                 self.inline(body, Precedence::Construct, out);
                 out.push_str(" }");
             }
-            ExprKind::Fold { index, count, acc, init, body } => {
+            ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
                 out.push_str(&self.fold_header(*index, count, *acc, init));
                 out.push_str(" { ");
                 self.inline(body, Precedence::Construct, out);
                 out.push_str(" }");
             }
-            ExprKind::Let { .. } | ExprKind::Assert { .. } => {
+            ExprKind::Let(_) | ExprKind::Assert(_) => {
                 out.push_str("{ ");
                 self.inline_statements(expr, out);
                 out.push_str(" }");
             }
-            ExprKind::Index { array, index, bounds } => {
+            ExprKind::Index(node::Index { array, index, bounds }) => {
                 self.inline(array, Precedence::Postfix, out);
                 out.push('[');
                 self.inline(index, Precedence::Construct, out);
@@ -412,7 +413,7 @@ impl<'p> Printer<'p> {
                     out.push('~');
                 }
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
                 out.push_str("if ");
                 self.inline(cond, Precedence::Or, out);
                 out.push_str(" { ");
@@ -443,7 +444,7 @@ impl<'p> Printer<'p> {
                     out.push(')');
                 }
             },
-            ExprKind::Project { tuple, field } => {
+            ExprKind::Project(node::Project { tuple, field }) => {
                 self.inline(tuple, Precedence::Postfix, out);
                 out.push('.');
                 // A projection on an array of records projects each element.
@@ -463,7 +464,7 @@ impl<'p> Printer<'p> {
                     }
                 }
             }
-            ExprKind::Unary { op, operand } => {
+            ExprKind::Unary(node::Unary { op, operand }) => {
                 out.push_str(match op {
                     UnaryOp::Neg => "-",
                     UnaryOp::Not => "!",
@@ -477,24 +478,24 @@ impl<'p> Printer<'p> {
                     self.inline(operand, Precedence::Prefix, out);
                 }
             }
-            ExprKind::Binary { op, lhs, rhs } => {
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => {
                 let own = binary_precedence(*op);
                 let left_required = if op.is_comparison() { stronger(own) } else { own };
                 self.inline(lhs, left_required, out);
                 let _ = write!(out, " {} ", op.symbol());
                 self.inline(rhs, stronger(own), out);
             }
-            ExprKind::Call { func, args } => {
+            ExprKind::Call(node::Call { func, args }) => {
                 out.push_str(func.name());
                 out.push('(');
                 self.comma_separated(args, out);
                 out.push(')');
             }
-            ExprKind::Cast { operand, to } => {
+            ExprKind::Cast(node::Cast { operand, to }) => {
                 self.inline(operand, Precedence::Cast, out);
                 let _ = write!(out, " as {to}");
             }
-            ExprKind::Len { array, axis } => {
+            ExprKind::Len(node::Len { array, axis }) => {
                 out.push_str("len(");
                 self.inline(array, Precedence::Construct, out);
                 let _ = write!(out, ", {axis})");
@@ -548,13 +549,13 @@ impl<'p> Printer<'p> {
     /// The inside of an inline `{ .. }` block: `let`s and `assert`s separated by `; `.
     fn inline_statements(&self, expr: &Expr, out: &mut String) {
         match &expr.kind {
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 let _ = write!(out, "let {}: {} = ", self.var_name(*var), self.var_type(*var));
                 self.inline(value, Precedence::Construct, out);
                 out.push_str("; ");
                 self.inline_statements(body, out);
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 for check in checks {
                     out.push_str("assert ");
                     self.inline(&check.left, Precedence::Compare, out);

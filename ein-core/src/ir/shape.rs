@@ -3,6 +3,7 @@
 //! possible: a size never depends on a comprehension index). Used by size inference, by code
 //! generation (to allocate before looping) and by the interpreter (empty comprehensions).
 
+use super::node;
 use super::visit::{bound_vars, free_vars, substitute};
 use super::{Expr, ExprKind, Literal, Program, Type};
 
@@ -30,7 +31,7 @@ pub fn shape_in_scope(expr: &Expr) -> Option<Vec<Expr>> {
 /// `len(array, axis)` as an IR expression.
 pub fn length(array: Expr, axis: usize) -> Expr {
     let span = array.span;
-    Expr::new(ExprKind::Len { array: Box::new(array), axis }, Type::I64, span)
+    Expr::new(ExprKind::Len(node::Len { array: Box::new(array), axis }), Type::I64, span)
 }
 
 /// `v`, `v + c`, `c + v` or `v - c` for an integer literal `c`: the variable and the signed
@@ -46,12 +47,14 @@ pub fn var_plus_literal(expr: &Expr) -> Option<(super::VarId, i64)> {
     };
     match &expr.kind {
         ExprKind::Var(var) => Some((*var, 0)),
-        ExprKind::Binary { op: crate::ops::BinaryOp::Add, lhs, rhs } => match (var(lhs), var(rhs)) {
+        ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Add, lhs, rhs }) => match (var(lhs), var(rhs)) {
             (Some(index), _) => Some((index, literal(rhs)?)),
             (None, Some(index)) => Some((index, literal(lhs)?)),
             (None, None) => None,
         },
-        ExprKind::Binary { op: crate::ops::BinaryOp::Sub, lhs, rhs } => Some((var(lhs)?, literal(rhs)?.checked_neg()?)),
+        ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Sub, lhs, rhs }) => {
+            Some((var(lhs)?, literal(rhs)?.checked_neg()?))
+        }
         _ => None,
     }
 }
@@ -67,36 +70,36 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
         return Some(Vec::new());
     }
     let sizes = match &expr.kind {
-        ExprKind::For { size, body, .. } => {
+        ExprKind::For(node::For { size, body, .. }) => {
             let mut sizes = vec![(**size).clone()];
             sizes.extend(raw_shape(body)?);
             sizes
         }
-        ExprKind::Index { array, .. } => raw_shape(array)?.into_iter().skip(1).collect(),
-        ExprKind::Let { var, value, body } => {
+        ExprKind::Index(node::Index { array, .. }) => raw_shape(array)?.into_iter().skip(1).collect(),
+        ExprKind::Let(node::Let { var, value, body }) => {
             let mut sizes = raw_shape(body)?;
             for size in &mut sizes {
                 substitute(size, *var, value);
             }
             sizes
         }
-        ExprKind::Assert { body, .. } => raw_shape(body)?,
+        ExprKind::Assert(node::Assert { body, .. }) => raw_shape(body)?,
         ExprKind::Contract(contraction) => contraction.output_labels().iter().map(|label| label.size.clone()).collect(),
-        ExprKind::Select { then, .. } => raw_shape(then)?,
-        ExprKind::Fold { init, .. } => raw_shape(init)?,
-        ExprKind::Project { tuple, field } => match &tuple.kind {
+        ExprKind::Select(node::Select { then, .. }) => raw_shape(then)?,
+        ExprKind::Fold(node::Fold { init, .. }) => raw_shape(init)?,
+        ExprKind::Project(node::Project { tuple, field }) => match &tuple.kind {
             ExprKind::Tuple(items) => raw_shape(items.get(*field)?)?,
             // The part of a compound tuple has the shape of that part of the tuple's value.
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 let mut sizes = raw_shape(&project(body, *field, &expr.ty))?;
                 for size in &mut sizes {
                     substitute(size, *var, value);
                 }
                 sizes
             }
-            ExprKind::Assert { body, .. } => raw_shape(&project(body, *field, &expr.ty))?,
-            ExprKind::Select { then, .. } => raw_shape(&project(then, *field, &expr.ty))?,
-            ExprKind::Fold { init, .. } => raw_shape(&project(init, *field, &expr.ty))?,
+            ExprKind::Assert(node::Assert { body, .. }) => raw_shape(&project(body, *field, &expr.ty))?,
+            ExprKind::Select(node::Select { then, .. }) => raw_shape(&project(then, *field, &expr.ty))?,
+            ExprKind::Fold(node::Fold { init, .. }) => raw_shape(&project(init, *field, &expr.ty))?,
             _ => lengths_of(expr, rank),
         },
         _ => lengths_of(expr, rank),
@@ -106,7 +109,7 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
 
 /// `tuple.field`, of type `ty`.
 fn project(tuple: &Expr, field: usize, ty: &Type) -> Expr {
-    Expr::new(ExprKind::Project { tuple: Box::new(tuple.clone()), field }, ty.clone(), tuple.span)
+    Expr::new(ExprKind::Project(node::Project { tuple: Box::new(tuple.clone()), field }), ty.clone(), tuple.span)
 }
 
 fn lengths_of(expr: &Expr, rank: usize) -> Vec<Expr> {
@@ -123,23 +126,23 @@ fn simplify_lengths_to_depth(mut size: Expr, depth: usize) -> Expr {
     if depth > 64 {
         return size;
     }
-    if let ExprKind::Len { array, axis } = &size.kind {
+    if let ExprKind::Len(node::Len { array, axis }) = &size.kind {
         if !matches!(array.kind, ExprKind::Var(_)) {
             let replacement = match &array.kind {
                 // Falling back to `len` of the same expression would loop forever.
-                ExprKind::Project { tuple, .. }
+                ExprKind::Project(node::Project { tuple, .. })
                     if !matches!(
                         tuple.kind,
                         ExprKind::Tuple(_)
-                            | ExprKind::Let { .. }
-                            | ExprKind::Assert { .. }
-                            | ExprKind::Select { .. }
-                            | ExprKind::Fold { .. }
+                            | ExprKind::Let(_)
+                            | ExprKind::Assert(_)
+                            | ExprKind::Select(_)
+                            | ExprKind::Fold(_)
                     ) =>
                 {
                     None
                 }
-                ExprKind::Call { .. } | ExprKind::Var(_) => None,
+                ExprKind::Call(_) | ExprKind::Var(_) => None,
                 _ => raw_shape(array).and_then(|sizes| sizes.into_iter().nth(*axis)),
             };
             if let Some(replacement) = replacement {

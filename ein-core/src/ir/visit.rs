@@ -6,6 +6,7 @@
 //! body, its last child, and nowhere else (not in a `for`'s size, a `let`'s value, a fold's
 //! count or initial value). Every stage that needs scopes walks with [`walk`].
 
+use super::node;
 use super::{Expr, VarId, VarInfo};
 use std::collections::BTreeSet;
 
@@ -175,20 +176,20 @@ impl Visitor<'_> for AlphaKey {
                 Some(level) => write!(text, "b{level}"),
                 None => write!(text, "f{}", var.0),
             },
-            ExprKind::For { .. } => write!(text, "for"),
-            ExprKind::Reduce { op, .. } => write!(text, "{}", op.name()),
-            ExprKind::Fold { .. } => write!(text, "fold"),
-            ExprKind::Let { .. } => write!(text, "let"),
-            ExprKind::Index { bounds, .. } => write!(text, "index{bounds:?}"),
-            ExprKind::Select { .. } => write!(text, "select"),
+            ExprKind::For(_) => write!(text, "for"),
+            ExprKind::Reduce(node::Reduce { op, .. }) => write!(text, "{}", op.name()),
+            ExprKind::Fold(_) => write!(text, "fold"),
+            ExprKind::Let(_) => write!(text, "let"),
+            ExprKind::Index(node::Index { bounds, .. }) => write!(text, "index{bounds:?}"),
+            ExprKind::Select(_) => write!(text, "select"),
             ExprKind::Tuple(_) => write!(text, "tuple"),
-            ExprKind::Project { field, .. } => write!(text, "project{field}"),
-            ExprKind::Unary { op, .. } => write!(text, "{op:?}"),
-            ExprKind::Binary { op, .. } => write!(text, "{}", op.symbol()),
-            ExprKind::Call { func, .. } => write!(text, "{}", func.name()),
-            ExprKind::Cast { to, .. } => write!(text, "as{to:?}"),
-            ExprKind::Len { axis, .. } => write!(text, "len{axis}"),
-            ExprKind::Assert { .. } => write!(text, "assert"),
+            ExprKind::Project(node::Project { field, .. }) => write!(text, "project{field}"),
+            ExprKind::Unary(node::Unary { op, .. }) => write!(text, "{op:?}"),
+            ExprKind::Binary(node::Binary { op, .. }) => write!(text, "{}", op.symbol()),
+            ExprKind::Call(node::Call { func, .. }) => write!(text, "{}", func.name()),
+            ExprKind::Cast(node::Cast { to, .. }) => write!(text, "as{to:?}"),
+            ExprKind::Len(node::Len { axis, .. }) => write!(text, "len{axis}"),
+            ExprKind::Assert(_) => write!(text, "assert"),
             ExprKind::Contract(contraction) => write!(text, "{}", contraction.structure_key()),
         };
         let _ = write!(text, ":{:?}(", expr.ty);

@@ -39,6 +39,7 @@
 //! (`for i, j { relu(sum k { … }) }`) is not taken apart again; it keeps its loops.
 
 use super::purity::{has_loop, may_fail};
+use crate::ir::node;
 use crate::ir::visit::free_vars;
 use crate::ir::{
     Bounds, Contraction, Expr, ExprKind, Label, Literal, Operand, Program, ReduceOp, Scalar, ScalarType, Scale, Side,
@@ -55,7 +56,7 @@ pub fn contract(mut program: Program) -> Program {
 
 /// Replaces every contraction in `expr`, outermost first.
 fn rewrite(program: &Program, mut expr: Expr) -> Expr {
-    if matches!(expr.kind, ExprKind::For { .. }) {
+    if matches!(expr.kind, ExprKind::For(_)) {
         if let Some(contraction) = recognise(program, &expr) {
             return contraction;
         }
@@ -71,18 +72,18 @@ fn rewrite(program: &Program, mut expr: Expr) -> Expr {
 fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
     let mut labels: Vec<(VarId, &Expr)> = Vec::new();
     let mut node = expr;
-    while let ExprKind::For { index, size, body } = &node.kind {
+    while let ExprKind::For(node::For { index, size, body }) = &node.kind {
         labels.push((*index, size));
         node = body;
     }
     let outputs = labels.len();
 
-    let is_sum = |expr: &Expr| matches!(expr.kind, ExprKind::Reduce { op: ReduceOp::Sum, .. });
+    let is_sum = |expr: &Expr| matches!(expr.kind, ExprKind::Reduce(node::Reduce { op: ReduceOp::Sum, .. }));
     let (scale, mut node) = match &node.kind {
-        ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } if is_sum(rhs) && !is_sum(lhs) => {
+        ExprKind::Binary(node::Binary { op: BinaryOp::Mul, lhs, rhs }) if is_sum(rhs) && !is_sum(lhs) => {
             (Some(Scale { factor: (**lhs).clone(), side: Side::Left }), &**rhs)
         }
-        ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } if is_sum(lhs) && !is_sum(rhs) => {
+        ExprKind::Binary(node::Binary { op: BinaryOp::Mul, lhs, rhs }) if is_sum(lhs) && !is_sum(rhs) => {
             (Some(Scale { factor: (**rhs).clone(), side: Side::Right }), &**lhs)
         }
         _ => (None, node),
@@ -93,9 +94,9 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
     let mut reads: Vec<(VarId, &Expr)> = Vec::new();
     loop {
         match &node.kind {
-            ExprKind::Reduce { op: ReduceOp::Sum, index, size, body } => {
+            ExprKind::Reduce(node::Reduce { op: ReduceOp::Sum, index, size, body }) => {
                 let cannot_fail = match &size.kind {
-                    ExprKind::Len { .. } => true,
+                    ExprKind::Len(_) => true,
                     ExprKind::Literal(Literal::Int(value)) => *value >= 0,
                     _ => false,
                 };
@@ -105,7 +106,7 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
                 labels.push((*index, size));
                 node = body;
             }
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 reads.push((*var, value));
                 node = body;
             }
@@ -171,7 +172,7 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
 /// The factors of a product, in order: `a * b * c` and `a * (b * c)` give `[a, b, c]`.
 fn flatten_product<'e>(expr: &'e Expr, factors: &mut Vec<&'e Expr>) {
     match &expr.kind {
-        ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } => {
+        ExprKind::Binary(node::Binary { op: BinaryOp::Mul, lhs, rhs }) => {
             flatten_product(lhs, factors);
             flatten_product(rhs, factors);
         }
@@ -184,7 +185,7 @@ fn flatten_product<'e>(expr: &'e Expr, factors: &mut Vec<&'e Expr>) {
 fn operand(read: &Expr, labels: &[(VarId, &Expr)], bound_inside: &BTreeSet<VarId>) -> Option<Operand> {
     let mut axes = Vec::new();
     let mut array = read;
-    while let ExprKind::Index { array: inner, index, bounds } = &array.kind {
+    while let ExprKind::Index(node::Index { array: inner, index, bounds }) = &array.kind {
         let ExprKind::Var(var) = index.kind else { break };
         let Some(label) = labels.iter().position(|(label, _)| *label == var) else { break };
         if *bounds != Bounds::Proven || axes.contains(&label) {
@@ -199,7 +200,7 @@ fn operand(read: &Expr, labels: &[(VarId, &Expr)], bound_inside: &BTreeSet<VarId
     }
     // Reads of the leading part must be proven too: the contraction reads without checks.
     let mut prefix = array;
-    while let ExprKind::Index { array: inner, bounds, .. } = &prefix.kind {
+    while let ExprKind::Index(node::Index { array: inner, bounds, .. }) = &prefix.kind {
         if *bounds != Bounds::Proven {
             return None;
         }

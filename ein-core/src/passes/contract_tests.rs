@@ -43,7 +43,7 @@ fn contractions(program: &Program) -> Vec<&Contraction> {
 fn loops(program: &Program) -> usize {
     let mut count = 0;
     walk(&program.body, &mut |expr| {
-        count += matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. }) as usize
+        count += matches!(expr.kind, ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_)) as usize
     });
     count
 }

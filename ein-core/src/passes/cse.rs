@@ -6,6 +6,7 @@
 //! Limitation: only terms that are the value of some `let` are shared; repeated terms with no
 //! binding are first given one by the hoisting pass (loop-invariant ones) or stay as they are.
 
+use crate::ir::node;
 use crate::ir::visit::alpha_key;
 use crate::ir::{Expr, ExprKind, Program};
 
@@ -15,7 +16,7 @@ pub fn eliminate_common_subexpressions(mut program: Program) -> Program {
 }
 
 fn share(expr: &mut Expr) {
-    if let ExprKind::Let { var, value, body } = &mut expr.kind {
+    if let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind {
         if worth_sharing(value) {
             let key = alpha_key(value);
             let replacement = Expr::new(ExprKind::Var(*var), value.ty.clone(), value.span);

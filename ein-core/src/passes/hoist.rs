@@ -9,6 +9,7 @@
 //! may be proven in bounds only by that check.
 
 use super::purity::{is_expensive, may_fail};
+use crate::ir::node;
 use crate::ir::visit::free_vars;
 use crate::ir::{Expr, ExprKind, Program, VarId, VarInfo, VarKind};
 use std::collections::BTreeSet;
@@ -35,7 +36,9 @@ impl Hoister<'_> {
         expr.rewrite_children(|child| self.expr(child));
         let mut lifted = Vec::new();
         let mut blocked: BTreeSet<VarId> = expr.binders().collect();
-        if let ExprKind::For { body, .. } | ExprKind::Reduce { body, .. } | ExprKind::Fold { body, .. } = &mut expr.kind
+        if let ExprKind::For(node::For { body, .. })
+        | ExprKind::Reduce(node::Reduce { body, .. })
+        | ExprKind::Fold(node::Fold { body, .. }) = &mut expr.kind
         {
             **body = self.extract(body.take(), &mut blocked, &mut lifted, true);
         } else {
@@ -43,7 +46,7 @@ impl Hoister<'_> {
         }
         lifted.into_iter().rev().fold(expr, |inner, Lifted { var, value }| {
             let (ty, span) = (inner.ty.clone(), value.span);
-            Expr::new(ExprKind::Let { var, value: Box::new(value), body: Box::new(inner) }, ty, span)
+            Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
         })
     }
 
@@ -60,11 +63,11 @@ impl Hoister<'_> {
         let invariant = |expr: &Expr, blocked: &BTreeSet<VarId>| free_vars(expr).is_disjoint(blocked);
         match expr.kind {
             // A `let` whose value is invariant floats out whole, keeping its variable.
-            ExprKind::Let { var, value, body } if invariant(&value, blocked) && !may_fail(&value) => {
+            ExprKind::Let(node::Let { var, value, body }) if invariant(&value, blocked) && !may_fail(&value) => {
                 lifted.push(Lifted { var, value: *value });
                 self.extract(*body, blocked, lifted, at_root)
             }
-            ExprKind::Assert { .. } => expr,
+            ExprKind::Assert(_) => expr,
             _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && !may_fail(&expr) => {
                 let var = self.fresh(&expr);
                 let (ty, span) = (expr.ty.clone(), expr.span);
@@ -86,9 +89,9 @@ impl Hoister<'_> {
 
     fn fresh(&mut self, value: &Expr) -> VarId {
         let what = match &value.kind {
-            ExprKind::Reduce { op, .. } => op.name(),
-            ExprKind::For { .. } => "array",
-            ExprKind::Fold { .. } => "folded",
+            ExprKind::Reduce(node::Reduce { op, .. }) => op.name(),
+            ExprKind::For(_) => "array",
+            ExprKind::Fold(_) => "folded",
             _ => "value",
         };
         let name = format!("{}{what}", crate::ir::SYNTHETIC_PREFIX);

@@ -7,6 +7,7 @@
 //! clamp moved into `e`'s index).
 
 use super::purity::{has_loop, is_expensive, may_fail};
+use crate::ir::node;
 use crate::ir::visit::{rename_binders, walk, walk_in, Scope, Visitor};
 use crate::ir::{Bounds, Expr, ExprKind, Program, VarId, VarInfo, VarKind};
 
@@ -32,10 +33,10 @@ impl Inliner<'_> {
     fn expr(&mut self, mut expr: Expr) -> Expr {
         expr.rewrite_children(|child| self.expr(child));
         match expr.kind {
-            ExprKind::Index { array, index, bounds: Bounds::Proven } if is_fusable_producer(&array) => {
+            ExprKind::Index(node::Index { array, index, bounds: Bounds::Proven }) if is_fusable_producer(&array) => {
                 self.read_element(*array, *index)
             }
-            ExprKind::Let { var, value, body } if matches!(value.kind, ExprKind::For { .. }) => {
+            ExprKind::Let(node::Let { var, value, body }) if matches!(value.kind, ExprKind::For(_)) => {
                 match self.uses_if_fusable(var, &value, &body) {
                     Some(_) => {
                         let mut body = *body;
@@ -43,7 +44,7 @@ impl Inliner<'_> {
                         self.replace_reads(&mut body, var, &value, &mut first);
                         body
                     }
-                    None => Expr { kind: ExprKind::Let { var, value, body }, ..expr },
+                    None => Expr { kind: ExprKind::Let(node::Let { var, value, body }), ..expr },
                 }
             }
             kind => Expr { kind, ..expr },
@@ -53,23 +54,26 @@ impl Inliner<'_> {
     /// `producer[index]` as the producer's element expression.
     fn read_element(&mut self, producer: Expr, index: Expr) -> Expr {
         match producer.kind {
-            ExprKind::For { index: variable, body, .. } => {
+            ExprKind::For(node::For { index: variable, body, .. }) => {
                 self.vars[variable.0 as usize].kind = VarKind::Let;
                 let (ty, span) = (body.ty.clone(), index.span);
                 let index = to_i64(index);
-                Expr::new(ExprKind::Let { var: variable, value: Box::new(index), body }, ty, span)
+                Expr::new(ExprKind::Let(node::Let { var: variable, value: Box::new(index), body }), ty, span)
             }
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 let inner = self.read_element(*body, index);
                 let (ty, span) = (inner.ty.clone(), value.span);
-                Expr::new(ExprKind::Let { var, value, body: Box::new(inner) }, ty, span)
+                Expr::new(ExprKind::Let(node::Let { var, value, body: Box::new(inner) }), ty, span)
             }
             other => {
                 let producer = Expr { kind: other, ..producer };
                 let ty = producer.ty.indexed().unwrap_or_else(|| producer.ty.clone());
                 let span = producer.span;
-                let kind =
-                    ExprKind::Index { array: Box::new(producer), index: Box::new(index), bounds: Bounds::Proven };
+                let kind = ExprKind::Index(node::Index {
+                    array: Box::new(producer),
+                    index: Box::new(index),
+                    bounds: Bounds::Proven,
+                });
                 Expr::new(kind, ty, span)
             }
         }
@@ -90,14 +94,14 @@ impl Inliner<'_> {
 
     /// Replaces every read `var[…]` in `expr` by the fused element of `producer`.
     fn replace_reads(&mut self, expr: &mut Expr, var: VarId, producer: &Expr, first: &mut bool) {
-        if let ExprKind::Index { array, .. } = &expr.kind {
+        if let ExprKind::Index(node::Index { array, .. }) = &expr.kind {
             if matches!(array.kind, ExprKind::Var(found) if found == var) {
                 let mut copy = producer.clone();
                 if !*first {
                     rename_binders(&mut copy, self.vars);
                 }
                 *first = false;
-                if let ExprKind::Index { index, .. } = expr.take().kind {
+                if let ExprKind::Index(node::Index { index, .. }) = expr.take().kind {
                     let mut index = *index;
                     self.replace_reads(&mut index, var, producer, first);
                     *expr = self.read_element(copy, index);
@@ -107,9 +111,9 @@ impl Inliner<'_> {
         }
         expr.for_each_child_mut(|child| self.replace_reads(child, var, producer, first));
         // A chain `g[i][j]`: after the inner read is fused, fuse the outer one too.
-        if let ExprKind::Index { array, bounds: Bounds::Proven, .. } = &expr.kind {
+        if let ExprKind::Index(node::Index { array, bounds: Bounds::Proven, .. }) = &expr.kind {
             if is_fusable_producer(array) && !has_loop_outside_body(array) {
-                if let ExprKind::Index { array, index, .. } = expr.take().kind {
+                if let ExprKind::Index(node::Index { array, index, .. }) = expr.take().kind {
                     *expr = self.read_element(*array, *index);
                 }
             }
@@ -121,8 +125,8 @@ impl Inliner<'_> {
 /// others: it cannot fail, so skipping the other elements removes no error.
 fn is_fusable_producer(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::For { .. } => !may_fail(expr),
-        ExprKind::Let { value, body, .. } => !may_fail(value) && is_fusable_producer(body),
+        ExprKind::For(_) => !may_fail(expr),
+        ExprKind::Let(node::Let { value, body, .. }) => !may_fail(value) && is_fusable_producer(body),
         _ => false,
     }
 }
@@ -130,7 +134,7 @@ fn is_fusable_producer(expr: &Expr) -> bool {
 /// Lets around a producer are evaluated once per read after fusion; keep loops out of them.
 fn has_loop_outside_body(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Let { value, body, .. } => has_loop(value) || has_loop_outside_body(body),
+        ExprKind::Let(node::Let { value, body, .. }) => has_loop(value) || has_loop_outside_body(body),
         _ => false,
     }
 }
@@ -158,11 +162,11 @@ impl<'e> Visitor<'e> for Reads<'_> {
                 self.fusable &= *found != self.var;
                 true
             }
-            ExprKind::Index { .. } => {
+            ExprKind::Index(_) => {
                 let mut indices = Vec::new();
                 let mut base = expr;
                 let mut all_proven = true;
-                while let ExprKind::Index { array, index, bounds } = &base.kind {
+                while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
                     all_proven &= *bounds == Bounds::Proven;
                     indices.push(index.as_ref());
                     base = array;
@@ -205,6 +209,6 @@ fn to_i64(index: Expr) -> Expr {
         return index;
     }
     let span = index.span;
-    let kind = ExprKind::Cast { operand: Box::new(index), to: crate::ir::ScalarType::I64 };
+    let kind = ExprKind::Cast(node::Cast { operand: Box::new(index), to: crate::ir::ScalarType::I64 });
     Expr::new(kind, crate::ir::Type::I64, span)
 }

@@ -1,6 +1,7 @@
 //! Facts about expressions that decide whether a pass may move or duplicate them: whether
 //! evaluating one can fail at run time, and whether it is worth a binding of its own.
 
+use crate::ir::node;
 use crate::ir::{Bounds, Expr, ExprKind, ReduceOp};
 use crate::ops::BinaryOp;
 
@@ -18,12 +19,12 @@ pub fn may_fail(expr: &Expr) -> bool {
 /// definition behind [`may_fail`] and the analysis stage's fact of the same name.
 pub fn fails_here(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Index { bounds, .. } => *bounds == Bounds::Clamped,
-        ExprKind::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, .. } => !is_float(&lhs.ty),
-        ExprKind::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. } => true,
-        ExprKind::For { size, .. } | ExprKind::Reduce { size, .. } => !is_length(size),
-        ExprKind::Fold { count, .. } => !is_length(count),
-        ExprKind::Assert { .. } => true,
+        ExprKind::Index(node::Index { bounds, .. }) => *bounds == Bounds::Clamped,
+        ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, .. }) => !is_float(&lhs.ty),
+        ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. }) => true,
+        ExprKind::For(node::For { size, .. }) | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
+        ExprKind::Fold(node::Fold { count, .. }) => !is_length(count),
+        ExprKind::Assert(_) => true,
         // A negative output size; summed sizes cannot fail (see `Contraction`).
         ExprKind::Contract(contraction) => contraction.output_labels().iter().any(|label| !is_length(&label.size)),
         _ => false,
@@ -36,7 +37,7 @@ fn is_float(ty: &crate::ir::Type) -> bool {
 
 /// Sizes that are lengths of arrays are never negative.
 fn is_length(size: &Expr) -> bool {
-    matches!(size.kind, ExprKind::Len { .. })
+    matches!(size.kind, ExprKind::Len(_))
 }
 
 /// Whether `expr` does enough work (a loop, or a call to a scalar function) that computing it
@@ -44,11 +45,7 @@ fn is_length(size: &Expr) -> bool {
 pub fn is_expensive(expr: &Expr) -> bool {
     let own = matches!(
         expr.kind,
-        ExprKind::For { .. }
-            | ExprKind::Reduce { .. }
-            | ExprKind::Fold { .. }
-            | ExprKind::Call { .. }
-            | ExprKind::Contract(_)
+        ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Call(_) | ExprKind::Contract(_)
     );
     let mut children = false;
     expr.for_each_child(|child| children |= is_expensive(child));
@@ -64,5 +61,5 @@ pub fn has_loop(expr: &Expr) -> bool {
 
 /// Whether the node itself is a loop: a comprehension, reduction, fold or contraction.
 pub fn is_loop(expr: &Expr) -> bool {
-    matches!(expr.kind, ExprKind::For { .. } | ExprKind::Reduce { .. } | ExprKind::Fold { .. } | ExprKind::Contract(_))
+    matches!(expr.kind, ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Contract(_))
 }

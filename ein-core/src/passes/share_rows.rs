@@ -30,6 +30,7 @@
 
 use super::cse::replace_equal;
 use super::purity::{has_loop, may_fail};
+use crate::ir::node;
 use crate::ir::visit::{alpha_key, bound_vars, free_vars, mentions, substitute};
 use crate::ir::{Bounds, Expr, ExprKind, Program, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
 use crate::ops::Func;
@@ -50,8 +51,8 @@ fn rewrite(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
 
 /// `expr` with one term shared, if it is a `let` of a reduction with such a term.
 fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
-    let ExprKind::Let { var: result, value, body: rest } = &expr.kind else { return None };
-    let ExprKind::Reduce { index, size, body: reduced, .. } = &value.kind else { return None };
+    let ExprKind::Let(node::Let { var: result, value, body: rest }) = &expr.kind else { return None };
+    let ExprKind::Reduce(node::Reduce { index, size, body: reduced, .. }) = &value.kind else { return None };
     let (consumer_index, consumer_size, consumer_body) = consumer(rest)?;
     if alpha_key(consumer_size) != alpha_key(size) {
         return None;
@@ -79,7 +80,7 @@ fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
         let mut row_body = term.clone();
         substitute(&mut row_body, *index, &Expr::new(ExprKind::Var(row_index), Type::I64, term.span));
         let row_value = Expr::new(
-            ExprKind::For { index: row_index, size: size.clone(), body: Box::new(row_body) },
+            ExprKind::For(node::For { index: row_index, size: size.clone(), body: Box::new(row_body) }),
             row_type.clone(),
             term.span,
         );
@@ -87,7 +88,11 @@ fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
             let array = Expr::new(ExprKind::Var(row), row_type.clone(), term.span);
             let position = Expr::new(ExprKind::Var(at), Type::I64, term.span);
             Expr::new(
-                ExprKind::Index { array: Box::new(array), index: Box::new(position), bounds: Bounds::Proven },
+                ExprKind::Index(node::Index {
+                    array: Box::new(array),
+                    index: Box::new(position),
+                    bounds: Bounds::Proven,
+                }),
                 term.ty.clone(),
                 term.span,
             )
@@ -97,12 +102,12 @@ fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
         let mut rest = (**rest).clone();
         replace_in_consumer(&mut rest, &key, &read(consumer_index));
         let shared = Expr::new(
-            ExprKind::Let { var: *result, value: Box::new(value), body: Box::new(rest) },
+            ExprKind::Let(node::Let { var: *result, value: Box::new(value), body: Box::new(rest) }),
             expr.ty.clone(),
             expr.span,
         );
         return Some(Expr::new(
-            ExprKind::Let { var: row, value: Box::new(row_value), body: Box::new(shared) },
+            ExprKind::Let(node::Let { var: row, value: Box::new(row_value), body: Box::new(shared) }),
             expr.ty.clone(),
             expr.span,
         ));
@@ -114,8 +119,8 @@ fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
 fn consumer(mut expr: &Expr) -> Option<(VarId, &Expr, &Expr)> {
     loop {
         match &expr.kind {
-            ExprKind::Let { body, .. } => expr = body,
-            ExprKind::For { index, size, body } => return Some((*index, size, body)),
+            ExprKind::Let(node::Let { body, .. }) => expr = body,
+            ExprKind::For(node::For { index, size, body }) => return Some((*index, size, body)),
             _ => return None,
         }
     }
@@ -124,8 +129,8 @@ fn consumer(mut expr: &Expr) -> Option<(VarId, &Expr, &Expr)> {
 /// `replace_equal` inside the comprehension at the end of `expr`'s chain of `let`s.
 fn replace_in_consumer(expr: &mut Expr, key: &str, replacement: &Expr) {
     match &mut expr.kind {
-        ExprKind::Let { body, .. } => replace_in_consumer(body, key, replacement),
-        ExprKind::For { body, .. } => replace_equal(body, key, replacement),
+        ExprKind::Let(node::Let { body, .. }) => replace_in_consumer(body, key, replacement),
+        ExprKind::For(node::For { body, .. }) => replace_equal(body, key, replacement),
         _ => {}
     }
 }
@@ -149,7 +154,10 @@ fn collect_candidates(expr: &Expr, index: VarId, inner: &std::collections::BTree
 fn has_transcendental_call(expr: &Expr) -> bool {
     let own = matches!(
         &expr.kind,
-        ExprKind::Call { func: Func::Exp | Func::Ln | Func::Sin | Func::Cos | Func::Tan | Func::Tanh | Func::Pow, .. }
+        ExprKind::Call(node::Call {
+            func: Func::Exp | Func::Ln | Func::Sin | Func::Cos | Func::Tan | Func::Tanh | Func::Pow,
+            ..
+        })
     );
     let mut children = false;
     expr.for_each_child(|child| children |= has_transcendental_call(child));

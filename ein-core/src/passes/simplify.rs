@@ -5,6 +5,7 @@
 //! program as written, up to the documented summation order.
 
 use super::purity::may_fail;
+use crate::ir::node;
 use crate::ir::visit::{mentions, substitute};
 use crate::ir::{Expr, ExprKind, Literal, Program, ScalarType, Type};
 use crate::ops::{BinaryOp, Scalar};
@@ -21,7 +22,7 @@ fn simplify_expr(mut expr: Expr) -> Expr {
         *child = simplify_expr(taken);
     });
     match expr.kind {
-        ExprKind::Let { var, value, mut body } => {
+        ExprKind::Let(node::Let { var, value, mut body }) => {
             let trivial = matches!(value.kind, ExprKind::Var(_) | ExprKind::Literal(_));
             if trivial {
                 substitute(&mut body, var, &value);
@@ -30,11 +31,11 @@ fn simplify_expr(mut expr: Expr) -> Expr {
             if !mentions(&body, var) && !may_fail(&value) {
                 return *body;
             }
-            Expr { kind: ExprKind::Let { var, value, body }, ..expr }
+            Expr { kind: ExprKind::Let(node::Let { var, value, body }), ..expr }
         }
-        ExprKind::Binary { op, lhs, rhs } => match fold_integer(op, &lhs, &rhs, &expr.ty) {
+        ExprKind::Binary(node::Binary { op, lhs, rhs }) => match fold_integer(op, &lhs, &rhs, &expr.ty) {
             Some(folded) => folded,
-            None => Expr { kind: ExprKind::Binary { op, lhs, rhs }, ..expr },
+            None => Expr { kind: ExprKind::Binary(node::Binary { op, lhs, rhs }), ..expr },
         },
         _ => expr,
     }

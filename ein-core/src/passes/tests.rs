@@ -2,6 +2,7 @@
 //! stated number of loop nests, materialised temporaries and reductions per loop level. They
 //! keep fusion and hoisting fixed once achieved.
 
+use crate::ir::node;
 use crate::ir::{Expr, ExprKind, Program};
 use crate::ops::Func;
 
@@ -23,8 +24,8 @@ fn walk<'a>(expr: &'a Expr, parents: &mut Vec<&'a Expr>, visit: &mut impl FnMut(
 fn loop_nests(program: &Program) -> usize {
     let mut count = 0;
     walk(&program.body, &mut Vec::new(), &mut |expr, parents| {
-        let nested_in_for = parents.iter().any(|parent| matches!(parent.kind, ExprKind::For { .. }));
-        if matches!(expr.kind, ExprKind::For { .. }) && !nested_in_for {
+        let nested_in_for = parents.iter().any(|parent| matches!(parent.kind, ExprKind::For(_)));
+        if matches!(expr.kind, ExprKind::For(_)) && !nested_in_for {
             count += 1;
         }
     });
@@ -35,7 +36,7 @@ fn loop_nests(program: &Program) -> usize {
 fn array_temporaries(program: &Program) -> usize {
     let mut count = 0;
     walk(&program.body, &mut Vec::new(), &mut |expr, _| {
-        if let ExprKind::Let { value, .. } = &expr.kind {
+        if let ExprKind::Let(node::Let { value, .. }) = &expr.kind {
             if value.ty.rank() > 0 {
                 count += 1;
             }
@@ -49,10 +50,12 @@ fn reductions_inside(program: &Program, index: &str) -> usize {
     let mut count = 0;
     walk(&program.body, &mut Vec::new(), &mut |expr, parents| {
         let under = parents.iter().any(|parent| match &parent.kind {
-            ExprKind::For { index: var, .. } | ExprKind::Reduce { index: var, .. } => program.var(*var).name == index,
+            ExprKind::For(node::For { index: var, .. }) | ExprKind::Reduce(node::Reduce { index: var, .. }) => {
+                program.var(*var).name == index
+            }
             _ => false,
         });
-        if matches!(expr.kind, ExprKind::Reduce { .. }) && under {
+        if matches!(expr.kind, ExprKind::Reduce(_)) && under {
             count += 1;
         }
     });
@@ -61,7 +64,7 @@ fn reductions_inside(program: &Program, index: &str) -> usize {
 
 fn reductions(program: &Program) -> usize {
     let mut count = 0;
-    walk(&program.body, &mut Vec::new(), &mut |expr, _| count += matches!(expr.kind, ExprKind::Reduce { .. }) as usize);
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| count += matches!(expr.kind, ExprKind::Reduce(_)) as usize);
     count
 }
 
@@ -85,7 +88,7 @@ fn naive_softmax_computes_one_max_and_one_sum_per_row() {
 fn calls(program: &Program, func: Func) -> usize {
     let mut count = 0;
     walk(&program.body, &mut Vec::new(), &mut |expr, _| {
-        count += matches!(&expr.kind, ExprKind::Call { func: called, .. } if *called == func) as usize
+        count += matches!(&expr.kind, ExprKind::Call(node::Call { func: called, .. }) if *called == func) as usize
     });
     count
 }

@@ -4,6 +4,7 @@
 
 use super::purity::may_fail;
 use crate::check::sizes::{self, LetValues};
+use crate::ir::node;
 use crate::ir::visit::{walk_in, Scope, Visitor};
 use crate::ir::{Bounds, Contraction, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarKind};
 
@@ -33,14 +34,14 @@ pub fn validate_bounds(program: &Program) -> Result<(), String> {
 
 /// The value of every `let` (each variable is bound once, so one map serves every scope).
 fn collect_lets(expr: &Expr, lets: &mut LetValues) {
-    if let ExprKind::Let { var, value, .. } = &expr.kind {
+    if let ExprKind::Let(node::Let { var, value, .. }) = &expr.kind {
         lets.insert(*var, (**value).clone());
     }
     expr.for_each_child(|child| collect_lets(child, lets));
 }
 
 fn forget_proofs(expr: &mut Expr) {
-    if let ExprKind::Index { bounds, .. } = &mut expr.kind {
+    if let ExprKind::Index(node::Index { bounds, .. }) = &mut expr.kind {
         *bounds = Bounds::Clamped;
     }
     expr.for_each_child_mut(forget_proofs);
@@ -48,7 +49,7 @@ fn forget_proofs(expr: &mut Expr) {
 
 /// Every read, in evaluation order, with its mark.
 fn reads<'a>(expr: &'a Expr, found: &mut Vec<(&'a Expr, Bounds)>) {
-    if let ExprKind::Index { bounds, .. } = &expr.kind {
+    if let ExprKind::Index(node::Index { bounds, .. }) = &expr.kind {
         found.push((expr, *bounds));
     }
     expr.for_each_child(|child| reads(child, found));
@@ -114,7 +115,7 @@ impl Validator<'_> {
         for (position, label) in contraction.labels.iter().enumerate() {
             self.size(&label.size, "a contraction size")?;
             let cannot_fail = match &label.size.kind {
-                ExprKind::Len { .. } => true,
+                ExprKind::Len(_) => true,
                 ExprKind::Literal(Literal::Int(value)) => *value >= 0,
                 _ => false,
             };
@@ -192,11 +193,11 @@ impl Validator<'_> {
                 expect(info.ty == expr.ty, "a variable has its declared type")
             }
             ExprKind::Literal(_) => expect(matches!(expr.ty, Type::Scalar(_)), "literals are scalars"),
-            ExprKind::For { size, body, .. } => {
+            ExprKind::For(node::For { size, body, .. }) => {
                 self.size(size, "a comprehension size")?;
                 expect(expr.ty == body.ty.with_outer_axis(), "for has type [body]")
             }
-            ExprKind::Reduce { op, size, body, .. } => {
+            ExprKind::Reduce(node::Reduce { op, size, body, .. }) => {
                 self.size(size, "a reduction size")?;
                 let wanted = match op {
                     ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
@@ -204,40 +205,38 @@ impl Validator<'_> {
                 };
                 expect(expr.ty == wanted, "reduction result type")
             }
-            ExprKind::Fold { count, init, body, .. } => {
+            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
                 self.size(count, "a fold count")?;
                 expect(expr.ty == init.ty && body.ty == init.ty, "fold body, init and result agree")
             }
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 expect(self.program.var(*var).ty == value.ty && expr.ty == body.ty, "let types")
             }
-            ExprKind::Index { array, .. } => {
+            ExprKind::Index(node::Index { array, .. }) => {
                 expect(array.ty.indexed().as_ref() == Some(&expr.ty), "index removes one axis")
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
                 expect(cond.ty == Type::BOOL && then.ty == otherwise.ty && expr.ty == then.ty, "select types")
             }
-            ExprKind::Project { tuple, field } => {
+            ExprKind::Project(node::Project { tuple, field }) => {
                 let field_ty = match &tuple.ty {
                     Type::Tuple { fields, .. } => fields.get(*field),
                     _ => None,
                 };
                 expect(field_ty == Some(&expr.ty), "projection of an existing field")
             }
-            ExprKind::Binary { lhs, rhs, op } => {
+            ExprKind::Binary(node::Binary { lhs, rhs, op }) => {
                 let result_ok =
                     if op.is_comparison() || op.is_logical() { expr.ty == Type::BOOL } else { expr.ty == lhs.ty };
                 expect(lhs.ty == rhs.ty && result_ok, "binary operands agree")
             }
-            ExprKind::Len { array, axis } => {
+            ExprKind::Len(node::Len { array, axis }) => {
                 expect(*axis < array.ty.rank() && expr.ty == Type::I64, "len of an existing axis")
             }
             ExprKind::Contract(contraction) => self.contraction(expr, contraction),
-            ExprKind::Tuple(_)
-            | ExprKind::Unary { .. }
-            | ExprKind::Call { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Assert { .. } => Ok(()),
+            ExprKind::Tuple(_) | ExprKind::Unary(_) | ExprKind::Call(_) | ExprKind::Cast(_) | ExprKind::Assert(_) => {
+                Ok(())
+            }
         }
     }
 }
@@ -272,11 +271,11 @@ mod tests {
     }
 
     fn is_for(expr: &Expr) -> bool {
-        matches!(expr.kind, ExprKind::For { .. })
+        matches!(expr.kind, ExprKind::For(_))
     }
 
     fn is_let(expr: &Expr) -> bool {
-        matches!(expr.kind, ExprKind::Let { .. })
+        matches!(expr.kind, ExprKind::Let(_))
     }
 
     #[test]
@@ -288,7 +287,7 @@ mod tests {
         // A `let` variable used in its own value: out of scope there.
         let mut out_of_scope = checked(source);
         edit_first(&mut out_of_scope, is_let, |expr| {
-            let ExprKind::Let { var, value, .. } = &mut expr.kind else { unreachable!() };
+            let ExprKind::Let(node::Let { var, value, .. }) = &mut expr.kind else { unreachable!() };
             **value = Expr::new(ExprKind::Var(*var), value.ty.clone(), value.span);
         });
         let error = validate(&out_of_scope).unwrap_err();
@@ -297,7 +296,7 @@ mod tests {
         // An index's size depending on the index (regularity).
         let mut irregular = checked(source);
         edit_first(&mut irregular, is_for, |expr| {
-            let ExprKind::For { index, size, .. } = &mut expr.kind else { unreachable!() };
+            let ExprKind::For(node::For { index, size, .. }) = &mut expr.kind else { unreachable!() };
             **size = Expr::new(ExprKind::Var(*index), Type::I64, size.span);
         });
         let error = validate(&irregular).unwrap_err();
@@ -306,11 +305,12 @@ mod tests {
         // The same variable bound by two nested binders.
         let mut twice = checked(source);
         edit_first(&mut twice, is_for, |expr| {
-            let ExprKind::For { index, body, .. } = &mut expr.kind else { unreachable!() };
+            let ExprKind::For(node::For { index, body, .. }) = &mut expr.kind else { unreachable!() };
             let (var, inner) = (*index, body.take());
             let (ty, span) = (inner.ty.clone(), inner.span);
             let zero = crate::ir::shape::int(0, span);
-            **body = Expr::new(ExprKind::Let { var, value: Box::new(zero), body: Box::new(inner) }, ty, span);
+            **body =
+                Expr::new(ExprKind::Let(node::Let { var, value: Box::new(zero), body: Box::new(inner) }), ty, span);
         });
         let error = validate(&twice).unwrap_err();
         assert!(error.contains("is bound twice"), "{error}");

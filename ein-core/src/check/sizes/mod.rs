@@ -7,6 +7,7 @@
 //! Afterwards [`prove_bounds`] marks every read `a[i]` whose index range equals the axis as
 //! [`Bounds::Proven`], so generated code reads it without clamping.
 
+use crate::ir::node;
 use crate::ir::shape::{raw_shape, simplify_lengths};
 use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, SizeCheck, VarId, VarInfo};
 use crate::ops::BinaryOp;
@@ -45,7 +46,7 @@ impl SizeUses {
 
 /// "axis 1 of `a`" for `len(a, 1)`; a generic phrase otherwise.
 pub fn describe(vars: &[VarInfo], size: &Expr) -> String {
-    if let ExprKind::Len { array, axis } = &size.kind {
+    if let ExprKind::Len(node::Len { array, axis }) = &size.kind {
         if let ExprKind::Var(var) = array.kind {
             if let Some(info) = vars.get(var.0 as usize).filter(|info| !info.is_synthetic()) {
                 return format!("axis {axis} of `{}`", info.name);
@@ -116,7 +117,7 @@ fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
         return size.clone();
     }
     match &size.kind {
-        ExprKind::Len { array, axis } => {
+        ExprKind::Len(node::Len { array, axis }) => {
             if let ExprKind::Var(var) = array.kind {
                 if let Some(value) = lets.get(&var) {
                     if let Some(sizes) = raw_shape(value) {
@@ -145,7 +146,8 @@ fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
 
 /// `len` of something other than a variable: would mean evaluating an array just for its size.
 fn has_opaque_length(expr: &Expr) -> bool {
-    let mut found = matches!(&expr.kind, ExprKind::Len { array, .. } if !matches!(array.kind, ExprKind::Var(_)));
+    let mut found =
+        matches!(&expr.kind, ExprKind::Len(node::Len { array, .. }) if !matches!(array.kind, ExprKind::Var(_)));
     expr.for_each_child(|child| found |= has_opaque_length(child));
     found
 }
@@ -156,13 +158,13 @@ fn is_cheap(expr: &Expr) -> bool {
         expr.kind,
         ExprKind::Literal(_)
             | ExprKind::Var(_)
-            | ExprKind::Len { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Unary { .. }
+            | ExprKind::Len(_)
+            | ExprKind::Cast(_)
+            | ExprKind::Binary(_)
+            | ExprKind::Unary(_)
     );
     let mut children = true;
-    if !matches!(expr.kind, ExprKind::Len { .. }) {
+    if !matches!(expr.kind, ExprKind::Len(_)) {
         expr.for_each_child(|child| children &= is_cheap(child));
     }
     own && children
@@ -195,27 +197,28 @@ struct Prover<'a> {
 impl Prover<'_> {
     fn walk(&mut self, expr: &mut Expr) {
         match &mut expr.kind {
-            ExprKind::For { index, size, body } | ExprKind::Reduce { index, size, body, .. } => {
+            ExprKind::For(node::For { index, size, body })
+            | ExprKind::Reduce(node::Reduce { index, size, body, .. }) => {
                 self.walk(size);
                 let range = canonical(size, self.lets);
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
-            ExprKind::Fold { index, count, init, body, .. } => {
+            ExprKind::Fold(node::Fold { index, count, init, body, .. }) => {
                 self.walk(count);
                 self.walk(init);
                 let range = canonical(count, self.lets);
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
-            ExprKind::Let { var, value, body } => {
+            ExprKind::Let(node::Let { var, value, body }) => {
                 self.walk(value);
                 if let Some((index, offset)) = self.index_plus_offset(value) {
                     self.aliases.insert(*var, (index, offset));
                 }
                 self.walk(body);
             }
-            ExprKind::Assert { checks, body } => {
+            ExprKind::Assert(node::Assert { checks, body }) => {
                 let before = self.equalities.len();
                 for check in checks.iter() {
                     let left = key(&canonical(&check.left, self.lets));
@@ -225,7 +228,7 @@ impl Prover<'_> {
                 self.walk(body);
                 self.equalities.truncate(before);
             }
-            ExprKind::Index { array, index, bounds } => {
+            ExprKind::Index(node::Index { array, index, bounds }) => {
                 self.walk(array);
                 self.walk(index);
                 // `a[i + c]` (c ≥ 0, often 0) with `i` in `0..n - d`: in bounds when `n` is
@@ -237,7 +240,7 @@ impl Prover<'_> {
                 let axis = key(&canonical(&axis, self.lets));
                 let whole_axis = offset == 0 && self.equal(range_key, &axis);
                 let shortened_axis = match &range.kind {
-                    ExprKind::Binary { op: BinaryOp::Sub, lhs, rhs } => match rhs.kind {
+                    ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) => match rhs.kind {
                         ExprKind::Literal(Literal::Int(shortened_by)) => {
                             shortened_by >= offset && self.equal(&key(lhs), &axis)
                         }

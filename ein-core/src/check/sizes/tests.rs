@@ -2,6 +2,7 @@
 //! the choice of size and the checks between candidates.
 
 use super::{canonical, key, resolve, Candidate, LetValues};
+use crate::ir::node;
 use crate::ir::shape::{int, length};
 use crate::ir::{Expr, ExprKind, Type, VarId};
 use crate::ops::Scalar;
@@ -66,7 +67,7 @@ fn sizes_are_seen_through_lets() {
     let a = var(0, Type::array(Type::scalar(Scalar::F64), 1));
     let body = Expr::new(ExprKind::Var(VarId(2)), Type::scalar(Scalar::F64), Span::call_site());
     let comprehension = Expr::new(
-        ExprKind::For { index: VarId(2), size: Box::new(length(a.clone(), 0)), body: Box::new(body) },
+        ExprKind::For(node::For { index: VarId(2), size: Box::new(length(a.clone(), 0)), body: Box::new(body) }),
         Type::array(Type::scalar(Scalar::F64), 1),
         Span::call_site(),
     );

@@ -1,0 +1,106 @@
+//! The fields of each IR node variant with named parts, one struct per variant
+//! (`ExprKind::For(node::For { index, size, body })`), so a stage can hand one kind of node to
+//! a function of its own. Typing rules and invariants are on [`super::ExprKind`].
+
+use super::{BinaryOp, Bounds, Expr, Func, ReduceOp, ScalarType, SizeCheck, UnaryOp, VarId};
+
+/// The fields of [`super::ExprKind::For`].
+#[derive(Clone, Debug)]
+pub struct For {
+    pub index: VarId,
+    pub size: Box<Expr>,
+    pub body: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Reduce`].
+#[derive(Clone, Debug)]
+pub struct Reduce {
+    pub op: ReduceOp,
+    pub index: VarId,
+    pub size: Box<Expr>,
+    pub body: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Fold`].
+#[derive(Clone, Debug)]
+pub struct Fold {
+    pub index: VarId,
+    pub count: Box<Expr>,
+    pub acc: VarId,
+    pub init: Box<Expr>,
+    pub body: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Let`].
+#[derive(Clone, Debug)]
+pub struct Let {
+    pub var: VarId,
+    pub value: Box<Expr>,
+    pub body: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Index`].
+#[derive(Clone, Debug)]
+pub struct Index {
+    pub array: Box<Expr>,
+    pub index: Box<Expr>,
+    pub bounds: Bounds,
+}
+
+/// The fields of [`super::ExprKind::Select`].
+#[derive(Clone, Debug)]
+pub struct Select {
+    pub cond: Box<Expr>,
+    pub then: Box<Expr>,
+    pub otherwise: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Project`].
+#[derive(Clone, Debug)]
+pub struct Project {
+    pub tuple: Box<Expr>,
+    pub field: usize,
+}
+
+/// The fields of [`super::ExprKind::Unary`].
+#[derive(Clone, Debug)]
+pub struct Unary {
+    pub op: UnaryOp,
+    pub operand: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Binary`].
+#[derive(Clone, Debug)]
+pub struct Binary {
+    pub op: BinaryOp,
+    pub lhs: Box<Expr>,
+    pub rhs: Box<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Call`].
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub func: Func,
+    pub args: Vec<Expr>,
+}
+
+/// The fields of [`super::ExprKind::Cast`].
+#[derive(Clone, Debug)]
+pub struct Cast {
+    pub operand: Box<Expr>,
+    pub to: ScalarType,
+}
+
+/// The fields of [`super::ExprKind::Len`].
+#[derive(Clone, Debug)]
+pub struct Len {
+    pub array: Box<Expr>,
+    pub axis: usize,
+}
+
+/// The fields of [`super::ExprKind::Assert`].
+#[derive(Clone, Debug)]
+pub struct Assert {
+    pub checks: Vec<SizeCheck>,
+    pub body: Box<Expr>,
+}
