@@ -7,22 +7,51 @@ use std::fmt;
 pub enum Scalar {
     F32,
     F64,
+    I8,
+    I16,
     I32,
     I64,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
     Usize,
     Bool,
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 6] = [Scalar::F32, Scalar::F64, Scalar::I32, Scalar::I64, Scalar::Usize, Scalar::Bool];
+    /// Every scalar type: Rust's primitive numbers (but the 128-bit ones) and `bool`.
+    pub const ALL: [Scalar; 13] = [
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::Isize,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::Bool,
+    ];
 
     /// The Rust spelling of the type, which is also its ein spelling.
     pub fn name(self) -> &'static str {
         match self {
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::Isize => "isize",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
             Scalar::Usize => "usize",
             Scalar::Bool => "bool",
         }
@@ -37,7 +66,72 @@ impl Scalar {
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64 | Scalar::Usize)
+        !self.is_float() && self != Scalar::Bool
+    }
+
+    /// Whether an integer type is signed (floats are; `bool` is not).
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64 | Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::Isize)
+    }
+
+    /// The smallest and largest value of an integer type, for a target whose pointers are
+    /// 64 bits wide (`isize`, `usize`); `None` for floats and `bool`.
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Scalar::I16 => (i16::MIN.into(), i16::MAX.into()),
+            Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
+            Scalar::I64 | Scalar::Isize => (i64::MIN.into(), i64::MAX.into()),
+            Scalar::U8 => (0, u8::MAX.into()),
+            Scalar::U16 => (0, u16::MAX.into()),
+            Scalar::U32 => (0, u32::MAX.into()),
+            Scalar::U64 | Scalar::Usize => (0, u64::MAX.into()),
+            Scalar::F32 | Scalar::F64 | Scalar::Bool => return None,
+        })
+    }
+
+    /// Whether the type's width depends on the target (`isize`, `usize`): constants of it are
+    /// only folded where every target agrees.
+    pub fn is_pointer_sized(self) -> bool {
+        matches!(self, Scalar::Isize | Scalar::Usize)
+    }
+
+    /// `value` wrapped into the range of an integer type (two's complement), as Rust's
+    /// `wrapping_*` methods and integer `as` casts do on a 64-bit target; `None` for floats
+    /// and `bool`.
+    pub fn wrap(self, value: i128) -> Option<i128> {
+        let (low, high) = self.int_range()?;
+        Some((value - low).rem_euclid(high - low + 1) + low)
+    }
+
+    /// A float converted to an integer type as Rust's `as` does on a 64-bit target:
+    /// truncated toward zero, saturated at the type's bounds, NaN becoming 0.
+    pub fn saturate(self, value: f64) -> Option<i128> {
+        let (low, high) = self.int_range()?;
+        // `as i128` truncates and saturates at i128's bounds, far outside any range here.
+        Some((value as i128).clamp(low, high))
+    }
+
+    /// [`Scalar::wrap`] when every target agrees on the answer (for `isize`/`usize`: when
+    /// 32-bit targets give the same value), for folding constants at expansion time.
+    pub fn wrap_on_every_target(self, value: i128) -> Option<i128> {
+        self.on_every_target(|ty| ty.wrap(value))
+    }
+
+    /// [`Scalar::saturate`] when every target agrees on the answer.
+    pub fn saturate_on_every_target(self, value: f64) -> Option<i128> {
+        self.on_every_target(|ty| ty.saturate(value))
+    }
+
+    /// `convert(self)` when a 32-bit target's type of the same name converts to the same value.
+    fn on_every_target(self, convert: impl Fn(Scalar) -> Option<i128>) -> Option<i128> {
+        let wide = convert(self)?;
+        let narrow = match self {
+            Scalar::Isize => convert(Scalar::I32)?,
+            Scalar::Usize => convert(Scalar::U32)?,
+            _ => return Some(wide),
+        };
+        (narrow == wide).then_some(wide)
     }
 }
 
@@ -226,5 +320,43 @@ impl ReduceOp {
 
     pub fn from_name(name: &str) -> Option<ReduceOp> {
         ReduceOp::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scalar;
+
+    #[test]
+    fn integers_wrap_and_saturate_as_rust_does() {
+        assert_eq!(Scalar::U8.wrap(300), Some(44));
+        assert_eq!(Scalar::U8.wrap(-1), Some(255));
+        assert_eq!(Scalar::I8.wrap(128), Some(-128));
+        assert_eq!(Scalar::I64.wrap(i128::from(i64::MAX) + 1), Some(i128::from(i64::MIN)));
+        assert_eq!(Scalar::U64.wrap(-1), Some(i128::from(u64::MAX)));
+        assert_eq!(Scalar::F32.wrap(1), None);
+        assert_eq!(Scalar::U8.saturate(-3.7), Some(0));
+        assert_eq!(Scalar::U8.saturate(255.9), Some(255));
+        assert_eq!(Scalar::I16.saturate(f64::NAN), Some(0));
+        assert_eq!(Scalar::I32.saturate(-1e300), Some(i128::from(i32::MIN)));
+        for (value, ty) in [(300i128, Scalar::U8), (-5, Scalar::U16), (1 << 40, Scalar::I32)] {
+            let expected = match ty {
+                Scalar::U8 => i128::from(value as u8),
+                Scalar::U16 => i128::from(value as u16),
+                _ => i128::from(value as i32),
+            };
+            assert_eq!(ty.wrap(value), Some(expected), "{value} as {ty}");
+        }
+    }
+
+    #[test]
+    fn pointer_sized_constants_fold_only_where_every_target_agrees() {
+        assert_eq!(Scalar::Usize.wrap_on_every_target(7), Some(7));
+        assert_eq!(Scalar::Usize.wrap_on_every_target(-1), None, "2^64 - 1 or 2^32 - 1");
+        assert_eq!(Scalar::Usize.wrap_on_every_target(1 << 33), None);
+        assert_eq!(Scalar::Isize.wrap_on_every_target(-5), Some(-5));
+        assert_eq!(Scalar::Isize.saturate_on_every_target(1e12), None);
+        assert_eq!(Scalar::U32.wrap_on_every_target(-1), Some(i128::from(u32::MAX)));
+        assert!(Scalar::ALL.iter().all(|ty| Scalar::from_name(ty.name()) == Some(*ty)));
     }
 }

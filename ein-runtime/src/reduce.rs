@@ -125,8 +125,15 @@ macro_rules! impl_accumulate {
 impl_accumulate! {
     f32 => fold_lanes::<16>,
     f64 => fold_lanes::<8>,
+    i8 => fold_serial,
+    i16 => fold_serial,
     i32 => fold_serial,
     i64 => fold_serial,
+    isize => fold_serial,
+    u8 => fold_serial,
+    u16 => fold_serial,
+    u32 => fold_serial,
+    u64 => fold_serial,
     usize => fold_serial,
     bool => fold_serial,
 }

@@ -22,7 +22,7 @@ pub fn marker_of<T>(_: &T) -> PhantomData<T> {
     PhantomData
 }
 
-/// A numeric element type: f32, f64, i32, i64 or usize.
+/// A numeric element type: f32, f64, or any primitive integer but the 128-bit ones.
 pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
     /// Additive identity.
     const ZERO: Self;
@@ -42,7 +42,7 @@ pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
     fn div(self, other: Self) -> Self;
     /// `self % other`; integers wrap (MIN % -1 == 0) and panic on a zero divisor.
     fn rem(self, other: Self) -> Self;
-    /// `-self`, wrapping for integers (for usize, `0 - self` modulo 2^64).
+    /// `-self`, wrapping for integers (for unsigned types, `0 - self` modulo 2^bits).
     fn neg(self) -> Self;
     /// The smaller value; for floats Rust's `min`, which ignores a NaN operand.
     fn min(self, other: Self) -> Self;
@@ -114,8 +114,15 @@ macro_rules! impl_num_for_integer {
 
 impl_num_for_float!(f32, f64);
 impl_num_for_integer! {
+    i8: abs = |value| value.wrapping_abs(),
+    i16: abs = |value| value.wrapping_abs(),
     i32: abs = |value| value.wrapping_abs(),
     i64: abs = |value| value.wrapping_abs(),
+    isize: abs = |value| value.wrapping_abs(),
+    u8: abs = |value| value,
+    u16: abs = |value| value,
+    u32: abs = |value| value,
+    u64: abs = |value| value,
     usize: abs = |value| value,
 }
 
@@ -219,13 +226,16 @@ macro_rules! impl_cast_to {
     )+)+};
 }
 
+/// [`CastTo`] from each of the given number types to every number type.
+macro_rules! impl_cast_between_numbers {
+    ($($source:ty),+) => {$(
+        impl_cast_to! { $source => [f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize]; }
+    )+};
+}
+
+impl_cast_between_numbers!(f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 impl_cast_to! {
-    f32 => [f32, f64, i32, i64, usize];
-    f64 => [f32, f64, i32, i64, usize];
-    i32 => [f32, f64, i32, i64, usize];
-    i64 => [f32, f64, i32, i64, usize];
-    usize => [f32, f64, i32, i64, usize];
-    bool => [i32, i64, usize, bool];
+    bool => [i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool];
 }
 
 #[cfg(test)]

@@ -116,8 +116,15 @@ macro_rules! int_elem {
 
 float_elem!(f32, F32, F32);
 float_elem!(f64, F64, F64);
+int_elem!(i8, I8, I8, (-9.0, 9.0));
+int_elem!(i16, I16, I16, (-9.0, 9.0));
 int_elem!(i32, I32, I32, (-9.0, 9.0));
 int_elem!(i64, I64, I64, (-9.0, 9.0));
+int_elem!(isize, Isize, Isize, (-9.0, 9.0));
+int_elem!(u8, U8, U8, (0.0, 9.0));
+int_elem!(u16, U16, U16, (0.0, 9.0));
+int_elem!(u32, U32, U32, (0.0, 9.0));
+int_elem!(u64, U64, U64, (0.0, 9.0));
 int_elem!(usize, Usize, Usize, (0.0, 9.0));
 
 impl Elem for bool {
@@ -425,7 +432,7 @@ macro_rules! scalar_to_value {
     };
 }
 
-scalar_to_value!(f32, f64, i32, i64, usize, bool);
+scalar_to_value!(f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool);
 
 impl<T: Elem, const N: usize> ToValue for ein::Array<T, N> {
     fn to_value(&self) -> Value {
@@ -455,6 +462,10 @@ tuple_to_value!(A, B, C, D, E);
 tuple_to_value!(A, B, C, D, E, F);
 tuple_to_value!(A, B, C, D, E, F, G);
 tuple_to_value!(A, B, C, D, E, F, G, H);
+tuple_to_value!(A, B, C, D, E, F, G, H, I);
+tuple_to_value!(A, B, C, D, E, F, G, H, I, J);
+tuple_to_value!(A, B, C, D, E, F, G, H, I, J, K);
+tuple_to_value!(A, B, C, D, E, F, G, H, I, J, K, L);
 
 /// Turns compiled output into the interpreter's shape of the same value: ein returns an array
 /// of tuples or records as a tuple of arrays (one per field, recursively); the interpreter

@@ -168,6 +168,7 @@ mod soundness;
 mod stencils;
 mod storage;
 mod structure;
+mod types;
 
 mod hygiene;
 mod into;

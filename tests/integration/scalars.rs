@@ -145,3 +145,13 @@ differential! {
     cases [n, k] in [[5, 0], [5, 1], [7, 30], [0, 4], [40, 60]];
     args (a = array([n]).within(0.1, 100.0), steps = scalar(k));
 }
+
+differential! {
+    /// A comparison whose left side ends in a cast: `a + i as f64 < b` must not be read by
+    /// rustc as generic arguments `f64<…>` (found by the fuzz test on generated programs).
+    comparison_after_a_trailing_cast: fn(a: [f64]) -> ([bool], [bool]) {
+        (for i { a[i] + (i as f64) < 1.0 }, for i { a[i] * 2.0 - (i as f64) * 0.5 <= a[i] })
+    }
+    cases [n] in [[0], [1], [6], [50]];
+    args (a = array([n]).within(-3.0, 3.0));
+}

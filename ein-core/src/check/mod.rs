@@ -248,10 +248,38 @@ impl Checker {
             let (ty, span) = (body.ty.clone(), body.span);
             body = Expr::new(ExprKind::Assert(node::Assert { checks: global_checks, body: Box::new(body) }), ty, span);
         }
+        for (span, message) in literals_out_of_range(&body) {
+            self.errors.push(span, message);
+        }
+        if !self.errors.is_empty() {
+            self.errors.finish()?;
+        }
         let mut program = Program { params, vars, type_params, body };
         sizes::prove_bounds(&mut program, &lets);
         Ok(Unit { program, form })
     }
+}
+
+/// Integer literals whose value their type cannot hold (`300` where a `u8` is meant), as
+/// rustc refuses them: known only once literal types are resolved.
+fn literals_out_of_range(body: &Expr) -> Vec<(Span, String)> {
+    fn visit(expr: &Expr, found: &mut Vec<(Span, String)>) {
+        if let (ExprKind::Literal(crate::ir::Literal::Int(value)), Type::Scalar(ScalarType::Known(ty))) =
+            (&expr.kind, &expr.ty)
+        {
+            if let Some((low, high)) = ty.int_range() {
+                if !(low..=high).contains(&i128::from(*value)) {
+                    let message =
+                        format!("the literal `{value}` does not fit in `{ty}`, whose values are {low}..={high}");
+                    found.push((expr.span, message));
+                }
+            }
+        }
+        expr.for_each_child(|child| visit(child, found));
+    }
+    let mut found = Vec::new();
+    visit(body, &mut found);
+    found
 }
 
 /// Replaces checking-time slots by final types, registering a type parameter per captured

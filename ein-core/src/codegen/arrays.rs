@@ -653,7 +653,8 @@ impl Gen<'_> {
     fn proven_position(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
         Ok(match ty {
             ScalarType::Known(Scalar::Usize) => code,
-            ScalarType::Known(Scalar::I64 | Scalar::I32) => {
+            // Proven in `0..len`, so every integer type converts exactly.
+            ScalarType::Known(int) if int.is_int() => {
                 let tokens = code.operand(Prec::Cast);
                 Code::from_parts(
                     quote!(#tokens as ::core::primitive::usize),
@@ -674,7 +675,10 @@ impl Gen<'_> {
     fn index_i64(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
         Ok(match ty {
             ScalarType::Known(Scalar::I64) => code,
-            ScalarType::Known(Scalar::I32) => {
+            // Every value of these fits an `i64` (`isize` on targets of at most 64 bits).
+            ScalarType::Known(
+                Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::Isize | Scalar::U8 | Scalar::U16 | Scalar::U32,
+            ) => {
                 let tokens = code.operand(Prec::Cast);
                 Code::from_parts(
                     quote!(#tokens as ::core::primitive::i64),
@@ -683,10 +687,10 @@ impl Gen<'_> {
                     code.leads(Prec::Cast),
                 )
             }
-            ScalarType::Known(Scalar::Usize) => {
-                let tokens = &code.tokens;
+            ScalarType::Known(unsigned @ (Scalar::U64 | Scalar::Usize)) => {
+                let (tokens, ty) = (&code.tokens, primitive(unsigned));
                 let saturated = quote! {
-                    ::core::cmp::Ord::min(#tokens, ::core::primitive::i64::MAX as ::core::primitive::usize) as ::core::primitive::i64
+                    ::core::cmp::Ord::min(#tokens, ::core::primitive::i64::MAX as #ty) as ::core::primitive::i64
                 };
                 Code::from_parts(saturated, Prec::Cast, &[&code], None)
             }

@@ -238,7 +238,7 @@ impl Gen<'_> {
                 _ => call(quote!(::ein::__private::Float::#name), &codes),
             },
             ScalarType::Known(scalar) => match func {
-                Func::Abs if scalar == Scalar::Usize => codes[0].clone(),
+                Func::Abs if scalar.is_int() && !scalar.is_signed() => codes[0].clone(),
                 Func::Abs if scalar.is_int() => {
                     let ty = primitive(scalar);
                     call(quote!(#ty::wrapping_abs), &codes)
@@ -447,10 +447,11 @@ pub(super) fn infix(left: &Code, op: TokenStream, right: &Code, prec: Prec) -> C
 }
 
 /// [`infix`] for an operator that may start with `<` (`opens_angle`): `x as T < y` would parse
-/// `T<` as the start of generic arguments, so a cast on its left is parenthesised.
+/// `T<` as the start of generic arguments, so a left operand that is a cast, or that may end
+/// in one (`a + i as f64 < b`: any operand looser than a unary one), is parenthesised.
 pub(super) fn infix_after(left: &Code, op: TokenStream, right: &Code, prec: Prec, opens_angle: bool) -> Code {
     let left_min = if prec == Prec::Compare { Prec::Compare.tighter() } else { prec };
-    let (left_tokens, leftmost) = if opens_angle && left.prec == Prec::Cast {
+    let (left_tokens, leftmost) = if opens_angle && left.prec <= Prec::Cast {
         let tokens = &left.tokens;
         (quote!((#tokens)), None)
     } else {
@@ -520,10 +521,12 @@ fn unsuffixed_float(value: f64) -> Code {
 }
 
 /// A constant of a concrete scalar type, to spell literals and fold casts of literals with
-/// Rust's `as` semantics.
+/// Rust's `as` semantics. Only folds that every target agrees on are made (an `isize` or
+/// `usize` result must be the same on 32-bit targets); others are left to the `as` at run
+/// time, so the macro, which runs on the host, never assumes the target's pointer width.
 #[derive(Clone, Copy, Debug)]
 enum Const {
-    /// The value of an integer type (i32, i64 or usize), exactly.
+    /// The value of an integer type, exactly (inside the type's range).
     Int(i128),
     F32(f32),
     F64(f64),
@@ -541,36 +544,21 @@ impl Const {
         }
     }
 
-    /// `self as ty`; `None` where Rust has no such cast.
+    /// `self as ty`; `None` where Rust has no such cast or targets disagree on its value.
     fn cast(self, ty: Scalar) -> Option<Const> {
-        Some(match self {
-            Const::Int(value) => match ty {
-                Scalar::F32 => Const::F32(value as f32),
-                Scalar::F64 => Const::F64(value as f64),
-                Scalar::I32 => Const::Int(i128::from(value as i32)),
-                Scalar::I64 => Const::Int(i128::from(value as i64)),
-                // Generated code targets 64-bit `usize`.
-                Scalar::Usize => Const::Int(i128::from(value as u64)),
-                Scalar::Bool => return None,
-            },
-            Const::F32(value) => match ty {
-                Scalar::F32 => Const::F32(value),
-                Scalar::F64 => Const::F64(f64::from(value)),
-                Scalar::I32 => Const::Int(i128::from(value as i32)),
-                Scalar::I64 => Const::Int(i128::from(value as i64)),
-                Scalar::Usize => Const::Int(i128::from(value as u64)),
-                Scalar::Bool => return None,
-            },
-            Const::F64(value) => match ty {
-                Scalar::F32 => Const::F32(value as f32),
-                Scalar::F64 => Const::F64(value),
-                Scalar::I32 => Const::Int(i128::from(value as i32)),
-                Scalar::I64 => Const::Int(i128::from(value as i64)),
-                Scalar::Usize => Const::Int(i128::from(value as u64)),
-                Scalar::Bool => return None,
-            },
-            Const::Bool(value) if ty == Scalar::Bool => Const::Bool(value),
-            Const::Bool(value) => return Const::Int(i128::from(value)).cast(ty),
+        Some(match (self, ty) {
+            (Const::Bool(value), Scalar::Bool) => Const::Bool(value),
+            (_, Scalar::Bool) => return None,
+            (Const::Bool(value), _) => return Const::Int(i128::from(value)).cast(ty),
+            (Const::Int(value), Scalar::F32) => Const::F32(value as f32),
+            (Const::Int(value), Scalar::F64) => Const::F64(value as f64),
+            (Const::Int(value), int) => Const::Int(int.wrap_on_every_target(value)?),
+            (Const::F32(value), Scalar::F32) => Const::F32(value),
+            (Const::F32(value), Scalar::F64) => Const::F64(f64::from(value)),
+            (Const::F32(value), int) => Const::Int(int.saturate_on_every_target(f64::from(value))?),
+            (Const::F64(value), Scalar::F32) => Const::F32(value as f32),
+            (Const::F64(value), Scalar::F64) => Const::F64(value),
+            (Const::F64(value), int) => Const::Int(int.saturate_on_every_target(value)?),
         })
     }
 
@@ -588,7 +576,7 @@ impl Const {
         match self {
             Const::F32(value) => Some(Const::F32(-value)),
             Const::F64(value) => Some(Const::F64(-value)),
-            Const::Int(value) => Const::Int(value.wrapping_neg()).cast(ty),
+            Const::Int(value) => Const::Int(-value).cast(ty),
             Const::Bool(_) => None,
         }
     }
@@ -615,19 +603,18 @@ impl Const {
             Const::F64(value) if value.is_nan() => path("NAN"),
             Const::F64(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
             Const::F64(value) => signed(float_literal(format!("{:?}f64", value.abs())), value.is_sign_negative()),
-            Const::Int(value) => match ty {
-                Scalar::I32 if value == i128::from(i32::MIN) => path("MIN"),
-                Scalar::I64 if value == i128::from(i64::MIN) => path("MIN"),
-                Scalar::I32 => signed(proc_macro2::Literal::i32_suffixed(value.unsigned_abs() as i32), value < 0),
-                Scalar::I64 => signed(proc_macro2::Literal::i64_suffixed(value.unsigned_abs() as i64), value < 0),
-                Scalar::Usize => {
-                    Code::literal(proc_macro2::Literal::usize_suffixed(value as usize).into_token_stream(), Prec::Atom)
-                }
-                // An integer value of a float type only arises from a cast, handled above.
-                Scalar::F32 => Const::F32(value as f32).code(ty),
-                Scalar::F64 => Const::F64(value as f64).code(ty),
-                Scalar::Bool => Code::literal(quote!(false), Prec::Atom),
-            },
+            // An integer value of a float type only arises from a cast, handled above.
+            Const::Int(value) if ty == Scalar::F32 => Const::F32(value as f32).code(ty),
+            Const::Int(value) if ty == Scalar::F64 => Const::F64(value as f64).code(ty),
+            Const::Int(_) if ty == Scalar::Bool => Code::literal(quote!(false), Prec::Atom),
+            // `-128i8` would negate `128i8`, which does not exist: the minimum is spelled by path.
+            Const::Int(value) if ty.int_range().is_some_and(|(low, _)| low < 0 && value == low) => path("MIN"),
+            Const::Int(value) => signed(int_literal(value.unsigned_abs(), ty), value < 0),
         }
     }
+}
+
+/// The literal `magnitude` with the suffix of `ty` (`5u8`, `7usize`).
+fn int_literal(magnitude: u128, ty: Scalar) -> proc_macro2::Literal {
+    format!("{magnitude}{}", ty.name()).parse().unwrap_or_else(|_| proc_macro2::Literal::u128_unsuffixed(magnitude))
 }

@@ -74,12 +74,14 @@ impl<'p> Gen<'p> {
                 match scalar {
                     Scalar::F32 => literal(if one { quote!(1.0f32) } else { quote!(0.0f32) }),
                     Scalar::F64 => literal(if one { quote!(1.0f64) } else { quote!(0.0f64) }),
-                    Scalar::I32 => literal(proc_macro2::Literal::i32_suffixed(i32::from(one)).into_token_stream()),
-                    Scalar::I64 => literal(proc_macro2::Literal::i64_suffixed(i64::from(one)).into_token_stream()),
-                    Scalar::Usize => {
-                        literal(proc_macro2::Literal::usize_suffixed(usize::from(one)).into_token_stream())
-                    }
                     Scalar::Bool => return Err(internal(span, format!("`{}` over booleans", op.name()))),
+                    int => {
+                        let value = u8::from(one);
+                        let tokens: TokenStream = format!("{value}{}", int.name())
+                            .parse()
+                            .map_err(|_| internal(span, format!("a literal of type {int}")))?;
+                        literal(tokens)
+                    }
                 }
             }
             (ReduceOp::Max, ScalarType::Known(Scalar::Bool)) => literal(quote!(false)),

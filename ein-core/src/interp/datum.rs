@@ -10,9 +10,9 @@ use std::rc::Rc;
 pub(super) enum Datum {
     F32(f32),
     F64(f64),
-    I32(i32),
-    I64(i64),
-    Usize(usize),
+    /// An integer of the given type; the value is always inside the type's range (see
+    /// [`Datum::int`]), so every integer type shares one exact arithmetic.
+    Int(Scalar, i128),
     Bool(bool),
     Tuple(Rc<[Datum]>),
     Array(ArrayView),
@@ -35,9 +35,7 @@ impl Datum {
         match self {
             Datum::F32(_) => Some(Scalar::F32),
             Datum::F64(_) => Some(Scalar::F64),
-            Datum::I32(_) => Some(Scalar::I32),
-            Datum::I64(_) => Some(Scalar::I64),
-            Datum::Usize(_) => Some(Scalar::Usize),
+            Datum::Int(ty, _) => Some(*ty),
             Datum::Bool(_) => Some(Scalar::Bool),
             Datum::Tuple(_) | Datum::Array(_) => None,
         }
@@ -52,13 +50,25 @@ impl Datum {
         }
     }
 
-    /// An integer of any type as `i64`; `usize` values above `i64::MAX` saturate (an index
-    /// that large clamps to the end of any axis anyway).
+    /// `value` as an integer of type `ty`, wrapped into its range as Rust's wrapping
+    /// arithmetic and `as` casts do (two's complement, 64-bit `isize`/`usize`).
+    pub(super) fn int(ty: Scalar, value: i128) -> Datum {
+        Datum::Int(ty, ty.wrap(value).unwrap_or(value))
+    }
+
+    pub(super) fn i64(value: i64) -> Datum {
+        Datum::Int(Scalar::I64, value.into())
+    }
+
+    pub(super) fn usize(value: usize) -> Datum {
+        Datum::Int(Scalar::Usize, value as i128)
+    }
+
+    /// An integer of any type as `i64`; values above `i64::MAX` saturate (an index that large
+    /// clamps to the end of any axis anyway).
     pub(super) fn to_i64(&self) -> Option<i64> {
         match self {
-            Datum::I32(value) => Some(i64::from(*value)),
-            Datum::I64(value) => Some(*value),
-            Datum::Usize(value) => Some(i64::try_from(*value).unwrap_or(i64::MAX)),
+            Datum::Int(_, value) => Some(i64::try_from(*value).unwrap_or(if *value < 0 { i64::MIN } else { i64::MAX })),
             _ => None,
         }
     }
@@ -68,9 +78,16 @@ impl Datum {
         Ok(match value {
             Value::F32(value) => Datum::F32(value),
             Value::F64(value) => Datum::F64(value),
-            Value::I32(value) => Datum::I32(value),
-            Value::I64(value) => Datum::I64(value),
-            Value::Usize(value) => Datum::Usize(value),
+            Value::I8(value) => Datum::Int(Scalar::I8, value.into()),
+            Value::I16(value) => Datum::Int(Scalar::I16, value.into()),
+            Value::I32(value) => Datum::Int(Scalar::I32, value.into()),
+            Value::I64(value) => Datum::Int(Scalar::I64, value.into()),
+            Value::Isize(value) => Datum::Int(Scalar::Isize, value as i128),
+            Value::U8(value) => Datum::Int(Scalar::U8, value.into()),
+            Value::U16(value) => Datum::Int(Scalar::U16, value.into()),
+            Value::U32(value) => Datum::Int(Scalar::U32, value.into()),
+            Value::U64(value) => Datum::Int(Scalar::U64, value.into()),
+            Value::Usize(value) => Datum::Int(Scalar::Usize, value as i128),
             Value::Bool(value) => Datum::Bool(value),
             Value::Tuple(fields) => {
                 Datum::Tuple(fields.into_iter().map(Datum::from_value).collect::<Result<Rc<[Datum]>, _>>()?)
@@ -86,9 +103,19 @@ impl Datum {
         match self {
             Datum::F32(value) => Value::F32(*value),
             Datum::F64(value) => Value::F64(*value),
-            Datum::I32(value) => Value::I32(*value),
-            Datum::I64(value) => Value::I64(*value),
-            Datum::Usize(value) => Value::Usize(*value),
+            // In range by construction, so each `as` is exact.
+            Datum::Int(ty, value) => match ty {
+                Scalar::I8 => Value::I8(*value as i8),
+                Scalar::I16 => Value::I16(*value as i16),
+                Scalar::I32 => Value::I32(*value as i32),
+                Scalar::Isize => Value::Isize(*value as isize),
+                Scalar::U8 => Value::U8(*value as u8),
+                Scalar::U16 => Value::U16(*value as u16),
+                Scalar::U32 => Value::U32(*value as u32),
+                Scalar::U64 => Value::U64(*value as u64),
+                Scalar::Usize => Value::Usize(*value as usize),
+                _ => Value::I64(*value as i64),
+            },
             Datum::Bool(value) => Value::Bool(*value),
             Datum::Tuple(fields) => Value::Tuple(fields.iter().map(Datum::to_value).collect()),
             Datum::Array(view) => Value::Array(ArrayValue {

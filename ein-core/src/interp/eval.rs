@@ -172,7 +172,7 @@ impl<'p> Interpreter<'p> {
     fn eval_len(&mut self, array: &Expr, axis: usize) -> Result<Datum> {
         match self.eval(array)? {
             Datum::Array(view) => match view.shape().get(axis) {
-                Some(&length) => Ok(Datum::I64(length_to_i64(length))),
+                Some(&length) => Ok(Datum::i64(length_to_i64(length))),
                 None => {
                     Err(RuntimeError::internal(format!("`len` of axis {axis} of a rank-{} array", view.shape().len())))
                 }
@@ -230,7 +230,7 @@ impl<'p> Interpreter<'p> {
         let mut inner_shape: Option<Vec<usize>> = None;
         let mut previous = None;
         for position in 0..count {
-            let bound = self.bind(index, Datum::I64(length_to_i64(position)))?;
+            let bound = self.bind(index, Datum::i64(length_to_i64(position)))?;
             if position == 0 {
                 previous = bound;
             }
@@ -284,7 +284,7 @@ impl<'p> Interpreter<'p> {
 
     fn eval_reduce(&mut self, whole: &Expr, op: ReduceOp, index: VarId, size: &Expr, body: &Expr) -> Result<Datum> {
         let count = self.eval_size(size, index)?;
-        let previous = self.bind(index, Datum::I64(0))?;
+        let previous = self.bind(index, Datum::i64(0))?;
         let result = match op {
             ReduceOp::ArgMax | ReduceOp::ArgMin => {
                 if count == 0 {
@@ -298,7 +298,7 @@ impl<'p> Interpreter<'p> {
                 let mut best = self.eval(body)?;
                 let mut best_position = 0usize;
                 for position in 1..count {
-                    self.bind(index, Datum::I64(length_to_i64(position)))?;
+                    self.bind(index, Datum::i64(length_to_i64(position)))?;
                     let value = self.eval(body)?;
                     // Strict comparison: ties keep the first index.
                     if let Datum::Bool(true) = scalar::binary(better, value.clone(), best.clone())? {
@@ -306,12 +306,12 @@ impl<'p> Interpreter<'p> {
                         best_position = position;
                     }
                 }
-                Datum::Usize(best_position)
+                Datum::usize(best_position)
             }
             _ => {
                 let mut accumulator = scalar::identity(op, self.scalar_type_of(&whole.ty)?)?;
                 for position in 0..count {
-                    self.bind(index, Datum::I64(length_to_i64(position)))?;
+                    self.bind(index, Datum::i64(length_to_i64(position)))?;
                     let value = self.eval(body)?;
                     accumulator = scalar::combine(op, accumulator, value)?;
                 }
@@ -325,10 +325,10 @@ impl<'p> Interpreter<'p> {
     fn eval_fold(&mut self, index: VarId, count: &Expr, acc: VarId, init: &Expr, body: &Expr) -> Result<Datum> {
         let count = self.eval_size(count, index)?;
         let mut accumulator = self.eval(init)?;
-        let previous_index = self.bind(index, Datum::I64(0))?;
+        let previous_index = self.bind(index, Datum::i64(0))?;
         let previous_accumulator = self.bind(acc, accumulator.clone())?;
         for position in 0..count {
-            self.bind(index, Datum::I64(length_to_i64(position)))?;
+            self.bind(index, Datum::i64(length_to_i64(position)))?;
             self.bind(acc, accumulator)?;
             accumulator = self.eval(body)?;
         }

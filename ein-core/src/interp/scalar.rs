@@ -13,7 +13,7 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 /// A literal converted to its node's scalar type with Rust `as` semantics.
 pub(super) fn literal(literal: Literal, to: Scalar) -> Result<Datum> {
     match literal {
-        Literal::Int(value) => cast(Datum::I64(value), to),
+        Literal::Int(value) => cast(Datum::i64(value), to),
         Literal::Float(value) if to != Scalar::Bool => cast(Datum::F64(value), to),
         Literal::Bool(value) if to == Scalar::Bool => Ok(Datum::Bool(value)),
         _ => Err(RuntimeError::internal(format!("literal {literal:?} cannot have type {to}"))),
@@ -24,9 +24,8 @@ pub(super) fn unary(op: UnaryOp, operand: Datum) -> Result<Datum> {
     Ok(match (op, operand) {
         (UnaryOp::Neg, Datum::F32(value)) => Datum::F32(-value),
         (UnaryOp::Neg, Datum::F64(value)) => Datum::F64(-value),
-        (UnaryOp::Neg, Datum::I32(value)) => Datum::I32(value.wrapping_neg()),
-        (UnaryOp::Neg, Datum::I64(value)) => Datum::I64(value.wrapping_neg()),
-        (UnaryOp::Neg, Datum::Usize(value)) => Datum::Usize(value.wrapping_neg()),
+        // Wrapping, unsigned types included (`0u8.wrapping_neg()`).
+        (UnaryOp::Neg, Datum::Int(ty, value)) => Datum::int(ty, -value),
         (UnaryOp::Not, Datum::Bool(value)) => Datum::Bool(!value),
         (op, operand) => {
             return Err(RuntimeError::internal(format!("{op:?} applied to a {}", operand.kind_name())));
@@ -54,26 +53,26 @@ macro_rules! float_binary {
     };
 }
 
-/// Wrapping arithmetic and comparison on two integers of one type.
-macro_rules! int_binary {
-    ($op:expr, $left:expr, $right:expr, $variant:ident) => {
-        match $op {
-            BinaryOp::Add => Datum::$variant($left.wrapping_add($right)),
-            BinaryOp::Sub => Datum::$variant($left.wrapping_sub($right)),
-            BinaryOp::Mul => Datum::$variant($left.wrapping_mul($right)),
-            BinaryOp::Div if $right == 0 => return Err(division_by_zero()),
-            BinaryOp::Div => Datum::$variant($left.wrapping_div($right)),
-            BinaryOp::Rem if $right == 0 => return Err(division_by_zero()),
-            BinaryOp::Rem => Datum::$variant($left.wrapping_rem($right)),
-            BinaryOp::Eq => Datum::Bool($left == $right),
-            BinaryOp::Ne => Datum::Bool($left != $right),
-            BinaryOp::Lt => Datum::Bool($left < $right),
-            BinaryOp::Le => Datum::Bool($left <= $right),
-            BinaryOp::Gt => Datum::Bool($left > $right),
-            BinaryOp::Ge => Datum::Bool($left >= $right),
-            BinaryOp::And | BinaryOp::Or => return Err(operator_mismatch($op, stringify!($variant))),
-        }
-    };
+/// Wrapping arithmetic and comparison on two integers of type `ty`: computed exactly in
+/// `i128` (every operand of a 64-bit or narrower type fits, and so does every product), then
+/// wrapped into the type, which is what Rust's `wrapping_*` methods give. Truncating division
+/// and remainder as Rust's; `MIN / -1` wraps to `MIN`.
+fn int_binary(op: BinaryOp, ty: Scalar, left: i128, right: i128) -> Result<Datum> {
+    Ok(match op {
+        BinaryOp::Add => Datum::int(ty, left + right),
+        BinaryOp::Sub => Datum::int(ty, left - right),
+        BinaryOp::Mul => Datum::int(ty, left.wrapping_mul(right)),
+        BinaryOp::Div | BinaryOp::Rem if right == 0 => return Err(division_by_zero()),
+        BinaryOp::Div => Datum::int(ty, left / right),
+        BinaryOp::Rem => Datum::int(ty, left % right),
+        BinaryOp::Eq => Datum::Bool(left == right),
+        BinaryOp::Ne => Datum::Bool(left != right),
+        BinaryOp::Lt => Datum::Bool(left < right),
+        BinaryOp::Le => Datum::Bool(left <= right),
+        BinaryOp::Gt => Datum::Bool(left > right),
+        BinaryOp::Ge => Datum::Bool(left >= right),
+        BinaryOp::And | BinaryOp::Or => return Err(operator_mismatch(op, ty.name())),
+    })
 }
 
 fn division_by_zero() -> RuntimeError {
@@ -88,9 +87,7 @@ pub(super) fn binary(op: BinaryOp, left: Datum, right: Datum) -> Result<Datum> {
     Ok(match (left, right) {
         (Datum::F32(left), Datum::F32(right)) => float_binary!(op, left, right, F32),
         (Datum::F64(left), Datum::F64(right)) => float_binary!(op, left, right, F64),
-        (Datum::I32(left), Datum::I32(right)) => int_binary!(op, left, right, I32),
-        (Datum::I64(left), Datum::I64(right)) => int_binary!(op, left, right, I64),
-        (Datum::Usize(left), Datum::Usize(right)) => int_binary!(op, left, right, Usize),
+        (Datum::Int(ty, left), Datum::Int(other, right)) if ty == other => int_binary(op, ty, left, right)?,
         (Datum::Bool(left), Datum::Bool(right)) => match op {
             BinaryOp::And => Datum::Bool(left && right),
             BinaryOp::Or => Datum::Bool(left || right),
@@ -167,9 +164,8 @@ fn call_unary(func: Func, argument: Datum) -> Result<Datum> {
     Ok(match (func, argument) {
         (func, Datum::F32(value)) => float_function!(func, value, F32),
         (func, Datum::F64(value)) => float_function!(func, value, F64),
-        (Func::Abs, Datum::I32(value)) => Datum::I32(value.wrapping_abs()),
-        (Func::Abs, Datum::I64(value)) => Datum::I64(value.wrapping_abs()),
-        (Func::Abs, Datum::Usize(value)) => Datum::Usize(value),
+        // `wrapping_abs` (`MIN.abs()` is `MIN`); unsigned values are their own magnitude.
+        (Func::Abs, Datum::Int(ty, value)) => Datum::int(ty, value.abs()),
         (func, argument) => return Err(function_mismatch(func, &argument)),
     })
 }
@@ -180,14 +176,10 @@ fn call_binary(func: Func, left: Datum, right: Datum) -> Result<Datum> {
         (Func::Pow, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.powf(right)),
         (Func::Min, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.min(right)),
         (Func::Min, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.min(right)),
-        (Func::Min, Datum::I32(left), Datum::I32(right)) => Datum::I32(left.min(right)),
-        (Func::Min, Datum::I64(left), Datum::I64(right)) => Datum::I64(left.min(right)),
-        (Func::Min, Datum::Usize(left), Datum::Usize(right)) => Datum::Usize(left.min(right)),
+        (Func::Min, Datum::Int(ty, left), Datum::Int(other, right)) if ty == other => Datum::Int(ty, left.min(right)),
         (Func::Max, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.max(right)),
         (Func::Max, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.max(right)),
-        (Func::Max, Datum::I32(left), Datum::I32(right)) => Datum::I32(left.max(right)),
-        (Func::Max, Datum::I64(left), Datum::I64(right)) => Datum::I64(left.max(right)),
-        (Func::Max, Datum::Usize(left), Datum::Usize(right)) => Datum::Usize(left.max(right)),
+        (Func::Max, Datum::Int(ty, left), Datum::Int(other, right)) if ty == other => Datum::Int(ty, left.max(right)),
         (func @ (Func::Pow | Func::Min | Func::Max), left, _) => return Err(function_mismatch(func, &left)),
         (func, _, _) => return Err(arity_mismatch(func, 2)),
     })
@@ -197,31 +189,37 @@ fn function_mismatch(func: Func, argument: &Datum) -> RuntimeError {
     RuntimeError::internal(format!("`{}` applied to {}", func.name(), argument.kind_name()))
 }
 
-/// Every numeric `as` conversion from one source value.
-macro_rules! cast_number {
-    ($value:expr, $to:expr) => {
-        match $to {
-            Scalar::F32 => Datum::F32($value as f32),
-            Scalar::F64 => Datum::F64($value as f64),
-            Scalar::I32 => Datum::I32($value as i32),
-            Scalar::I64 => Datum::I64($value as i64),
-            Scalar::Usize => Datum::Usize($value as usize),
-            Scalar::Bool => return Err(RuntimeError::internal("a number cannot be cast to bool")),
-        }
-    };
+/// A float converted with Rust `as`: to a float, rounded to nearest; to an integer, truncated
+/// toward zero and saturated at the type's bounds, NaN becoming 0.
+fn cast_float(value: f64, to: Scalar) -> Result<Datum> {
+    Ok(match to {
+        Scalar::F32 => Datum::F32(value as f32),
+        Scalar::F64 => Datum::F64(value),
+        Scalar::Bool => return Err(RuntimeError::internal("a number cannot be cast to bool")),
+        int => match int.saturate(value) {
+            Some(value) => Datum::Int(int, value),
+            None => return Err(RuntimeError::internal(format!("a cast to {int}"))),
+        },
+    })
 }
 
-/// Rust `as`: float → int saturates (NaN → 0), int → int wraps or extends, bool → number is
-/// 0 or 1 (floats included, as `b as u8 as f32`).
+/// Rust `as`: float → int saturates (NaN → 0), int → int wraps or extends, int → float rounds
+/// to nearest, bool → number is 0 or 1 (floats included, as `b as u8 as f32`).
 pub(super) fn cast(value: Datum, to: Scalar) -> Result<Datum> {
     Ok(match value {
-        Datum::F32(value) => cast_number!(value, to),
-        Datum::F64(value) => cast_number!(value, to),
-        Datum::I32(value) => cast_number!(value, to),
-        Datum::I64(value) => cast_number!(value, to),
-        Datum::Usize(value) => cast_number!(value, to),
+        // An f32 widens to f64 exactly, so casting through f64 rounds once, as Rust does.
+        Datum::F32(value) if to == Scalar::F32 => Datum::F32(value),
+        Datum::F32(value) => cast_float(f64::from(value), to)?,
+        Datum::F64(value) => cast_float(value, to)?,
+        Datum::Int(_, value) => match to {
+            // One rounding from the exact integer, as Rust's `as` does.
+            Scalar::F32 => Datum::F32(value as f32),
+            Scalar::F64 => Datum::F64(value as f64),
+            Scalar::Bool => return Err(RuntimeError::internal("a number cannot be cast to bool")),
+            int => Datum::int(int, value),
+        },
         Datum::Bool(value) if to == Scalar::Bool => Datum::Bool(value),
-        Datum::Bool(value) => cast_number!(u8::from(value), to),
+        Datum::Bool(value) => cast(Datum::Int(Scalar::U8, i128::from(value)), to)?,
         other => return Err(RuntimeError::internal(format!("cannot cast a {} to {to}", other.kind_name()))),
     })
 }
@@ -229,30 +227,23 @@ pub(super) fn cast(value: Datum, to: Scalar) -> Result<Datum> {
 /// The starting accumulator of `sum`, `prod`, `max`, `min`, `all` and `any` at type `ty`.
 pub(super) fn identity(op: ReduceOp, ty: Scalar) -> Result<Datum> {
     use Scalar as S;
-    Ok(match (op, ty) {
-        (ReduceOp::Sum, S::F32) => Datum::F32(0.0),
-        (ReduceOp::Sum, S::F64) => Datum::F64(0.0),
-        (ReduceOp::Sum, S::I32) => Datum::I32(0),
-        (ReduceOp::Sum, S::I64) => Datum::I64(0),
-        (ReduceOp::Sum, S::Usize) => Datum::Usize(0),
-        (ReduceOp::Prod, S::F32) => Datum::F32(1.0),
-        (ReduceOp::Prod, S::F64) => Datum::F64(1.0),
-        (ReduceOp::Prod, S::I32) => Datum::I32(1),
-        (ReduceOp::Prod, S::I64) => Datum::I64(1),
-        (ReduceOp::Prod, S::Usize) => Datum::Usize(1),
-        (ReduceOp::Max, S::F32) => Datum::F32(f32::NEG_INFINITY),
-        (ReduceOp::Max, S::F64) => Datum::F64(f64::NEG_INFINITY),
-        (ReduceOp::Max, S::I32) => Datum::I32(i32::MIN),
-        (ReduceOp::Max, S::I64) => Datum::I64(i64::MIN),
-        (ReduceOp::Max, S::Usize) => Datum::Usize(usize::MIN),
-        (ReduceOp::Min, S::F32) => Datum::F32(f32::INFINITY),
-        (ReduceOp::Min, S::F64) => Datum::F64(f64::INFINITY),
-        (ReduceOp::Min, S::I32) => Datum::I32(i32::MAX),
-        (ReduceOp::Min, S::I64) => Datum::I64(i64::MAX),
-        (ReduceOp::Min, S::Usize) => Datum::Usize(usize::MAX),
-        (ReduceOp::All, S::Bool) => Datum::Bool(true),
-        (ReduceOp::Any, S::Bool) => Datum::Bool(false),
-        (op, ty) => return Err(RuntimeError::internal(format!("`{}` reduction of type {ty}", op.name()))),
+    let range = ty.int_range();
+    Ok(match (op, ty, range) {
+        (ReduceOp::Sum, S::F32, _) => Datum::F32(0.0),
+        (ReduceOp::Sum, S::F64, _) => Datum::F64(0.0),
+        (ReduceOp::Sum, int, Some(_)) => Datum::Int(int, 0),
+        (ReduceOp::Prod, S::F32, _) => Datum::F32(1.0),
+        (ReduceOp::Prod, S::F64, _) => Datum::F64(1.0),
+        (ReduceOp::Prod, int, Some(_)) => Datum::Int(int, 1),
+        (ReduceOp::Max, S::F32, _) => Datum::F32(f32::NEG_INFINITY),
+        (ReduceOp::Max, S::F64, _) => Datum::F64(f64::NEG_INFINITY),
+        (ReduceOp::Max, int, Some((low, _))) => Datum::Int(int, low),
+        (ReduceOp::Min, S::F32, _) => Datum::F32(f32::INFINITY),
+        (ReduceOp::Min, S::F64, _) => Datum::F64(f64::INFINITY),
+        (ReduceOp::Min, int, Some((_, high))) => Datum::Int(int, high),
+        (ReduceOp::All, S::Bool, _) => Datum::Bool(true),
+        (ReduceOp::Any, S::Bool, _) => Datum::Bool(false),
+        (op, ty, _) => return Err(RuntimeError::internal(format!("`{}` reduction of type {ty}", op.name()))),
     })
 }
 

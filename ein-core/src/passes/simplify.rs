@@ -79,10 +79,9 @@ fn fold_integer(op: BinaryOp, lhs: &Expr, rhs: &Expr, ty: &Type) -> Option<Expr>
 /// A folded value that the literal's type can hold; otherwise the arithmetic stays for run
 /// time (where it wraps in the type's own width).
 fn in_range(scalar: Scalar, value: i64) -> Option<i64> {
-    let fits = match scalar {
-        Scalar::I32 => i32::try_from(value).is_ok(),
-        Scalar::Usize => value >= 0,
-        _ => true,
-    };
-    fits.then_some(value)
+    let value_128 = i128::from(value);
+    let fits = scalar.int_range().map_or(true, |(low, high)| (low..=high).contains(&value_128));
+    // `isize`/`usize` values are folded only where 32-bit targets hold them too.
+    let every_target = scalar.wrap_on_every_target(value_128).map_or(true, |wrapped| wrapped == value_128);
+    (fits && every_target).then_some(value)
 }

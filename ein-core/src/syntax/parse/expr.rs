@@ -238,7 +238,7 @@ fn apply_casts(input: ParseStream, context: &Context, operand: Box<Expr>) -> syn
 }
 
 fn parse_cast_target(input: ParseStream) -> syn::Result<(Scalar, Span)> {
-    const MESSAGE: &str = "`as` converts to a scalar type: f32, f64, i32, i64, usize or bool";
+    const MESSAGE: &str = "`as` converts to a scalar type: a primitive number (f32, i32, u8, usize, …) or bool";
     if !input.peek(syn::Ident) {
         return Err(syn::Error::new(
             input.span(),

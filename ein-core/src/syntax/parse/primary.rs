@@ -98,7 +98,9 @@ fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {
         Some(scalar) if scalar != Scalar::Bool => Ok(Some(scalar)),
         _ => Err(syn::Error::new(
             span,
-            format!("unsupported literal suffix `{suffix}`: ein numbers are f32, f64, i32, i64 or usize"),
+            format!(
+                "unsupported literal suffix `{suffix}`: ein numbers are Rust's primitive numbers but the 128-bit ones"
+            ),
         )),
     }
 }

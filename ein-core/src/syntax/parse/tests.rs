@@ -701,7 +701,7 @@ fn tuple_and_unit_errors() {
 
 #[test]
 fn literal_errors() {
-    assert_error("3u8", "unsupported literal suffix `u8`", "3u8");
+    assert_error("3u128", "unsupported literal suffix `u128`", "3u128");
     assert_error("1bool", "unsupported literal suffix `bool`", "1bool");
     assert_error("1.5usize", "a literal with a fractional part cannot be `usize`", "1.5usize");
     assert_error("x * 99999999999999999999", "integer literal too large", "99999999999999999999");
@@ -736,7 +736,7 @@ fn call_and_method_errors() {
 
 #[test]
 fn cast_errors() {
-    assert_error("x as u8", "cannot convert to `u8`: `as` converts to a scalar type", "u8");
+    assert_error("x as u128", "cannot convert to `u128`: `as` converts to a scalar type", "u128");
     assert_error("x as [f32]", "expected a type after `as`, found `[`", "[f32]");
 }
 
@@ -786,7 +786,11 @@ fn record_errors() {
 #[test]
 fn function_errors() {
     assert_error("fn f(a: [f32]) { a }", "an ein function needs a return type, e.g. `-> [f32]`", ") {");
-    assert_error("fn f(a: u8) -> f32 { a }", "unknown type `u8`; ein types are f32, f64, i32, i64, usize, bool", "u8");
+    assert_error(
+        "fn f(a: u128) -> f32 { a }",
+        "unknown type `u128`; ein types are f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool",
+        "u128",
+    );
     assert_error("fn f(a: Vec<f32>) -> f32 { a }", "unknown type `Vec`", "Vec");
     assert_error("fn f(a: [f32; 3]) -> f32 { a }", "ein array types have no length", "; 3");
     assert_error("fn f(a: []) -> f32 { a }", "expected an element type inside `[ ]`", "[]");

@@ -8,7 +8,7 @@ use syn::parse::ParseStream;
 use syn::{token, Token};
 
 const SUPPORTED_TYPES: &str =
-    "f32, f64, i32, i64, usize, bool, arrays `[T]`, tuples `(A, B)` and records `{ name: T }`";
+    "f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, arrays `[T]`, tuples `(A, B)` and records `{ name: T }`";
 
 /// `f32 f64 i32 i64 usize bool` | `[T]` | `(A, B, ..)` | `{ name: T, .. }`
 pub(super) fn parse_type(input: ParseStream, context: &Context) -> syn::Result<TypeExpr> {
