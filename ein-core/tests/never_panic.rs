@@ -34,6 +34,7 @@
 //! type-checks and computes the right thing is what the differential tests in
 //! `tests/integration` check, on fewer but meaningful programs.
 
+use ein_testing::{env_number, panic_message, Rng};
 use proc_macro2::{Delimiter, Group, Punct, Spacing, TokenStream, TokenTree};
 use std::fmt::Write as _;
 use std::panic::{self, AssertUnwindSafe};
@@ -202,7 +203,7 @@ fn run_chunk(seed: u64, cases: std::ops::Range<usize>) -> Report {
     let fuzz = Fuzz::new();
     let mut report = Report::default();
     for case in cases {
-        let (generator, input) = fuzz.generate(&mut Rng::for_case(seed, case));
+        let (generator, input) = fuzz.generate(&mut Rng::for_case(seed, case as u64));
         let kept = input.clone();
         let start = Instant::now();
         let outcome = check_one(input);
@@ -242,7 +243,7 @@ fn replay(seed: u64, case: usize) {
 }
 
 fn replay_on_this_thread(seed: u64, case: usize) {
-    let (generator, input) = Fuzz::new().generate(&mut Rng::for_case(seed, case));
+    let (generator, input) = Fuzz::new().generate(&mut Rng::for_case(seed, case as u64));
     eprintln!("case {case} (seed {seed:#x}, {generator:?}):\n{}\n", show(&input));
     // The default hook stays, so a panic prints its location (and a backtrace with RUST_BACKTRACE).
     match check_one(input) {
@@ -354,66 +355,6 @@ fn show(stream: &TokenStream) -> String {
         }
     }
     text.replace("\u{1} ", "").replace('\u{1}', "")
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "(a non-string panic payload)".to_string()
-    }
-}
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim().replace('_', "");
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name} must be a number, found `{text}`")))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Randomness: SplitMix64, seeded per case.
-
-struct Rng(u64);
-
-impl Rng {
-    fn for_case(seed: u64, case: usize) -> Rng {
-        let mut rng = Rng(seed ^ (case as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        rng.next();
-        rng
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (`bound` > 0).
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-
-    /// Uniform in `low..=high`.
-    fn between(&mut self, low: usize, high: usize) -> usize {
-        low + self.below(high - low + 1)
-    }
-
-    /// True with probability `percent` / 100.
-    fn percent(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
