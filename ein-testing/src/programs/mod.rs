@@ -1,5 +1,6 @@
 //! Random well-typed ein programs, as source text, with random inputs for them: the generator of
-//! the optimiser's semantic property test (`ein-core/tests/passes_preserve_semantics.rs`).
+//! the optimiser's semantic property test (`ein-core/tests/passes_preserve_semantics.rs`), also
+//! fed to the never-panic test (`ein-core/tests/never_panic.rs`), whole and mutated.
 //!
 //! [`generate`] writes an item-form program (`fn f(x0: [[f64]], n0: usize, ..) -> T { .. }`), so
 //! each one goes through the real parser and checker; [`GeneratedProgram::inputs`] draws input
