@@ -5,15 +5,20 @@
 //! later stages: user errors come only from the front stages, and any failure after type
 //! checking is the compiler's fault).
 //!
-//! Inputs come from four generators, mixed per case (see [`Generator`]):
+//! Inputs come from five generators, mixed per case (see [`Generator`]):
 //! - random token streams over ein's vocabulary (names, keywords, reduction and function names,
 //!   types, literals of every kind, punctuation with random spacing, nested groups of all four
 //!   delimiters, including the invisible ones `macro_rules!` produces);
 //! - mutations of a corpus of valid programs in both forms (token deletion, duplication, swap,
 //!   replacement and insertion, group unwrapping, wrapping and re-delimiting, and splicing in a
 //!   fragment of another program);
-//! - random well-typed-ish programs from a small typed grammar, which reach the checker, size
-//!   inference and code generator far more often than token noise does;
+//! - random well-typed programs from `ein_testing::programs` (the generator of the optimiser's
+//!   property test), in the item form or the expression form (the parameters then captured
+//!   locals): nearly all are accepted, so they drive size inference, every pass and the code
+//!   generator through large real programs, which token noise rarely reaches. They are the
+//!   costliest cases (about ten times a corpus mutation), hence a small share;
+//! - mutations of such programs (the same edits as the corpus mutations), which reach the
+//!   checker's errors from deep inside programs;
 //! - deep and long inputs (nesting, operator chains, `let` sequences) near and past the
 //!   parser's limits, where recursion would overflow the stack.
 //!
@@ -34,6 +39,7 @@
 //! type-checks and computes the right thing is what the differential tests in
 //! `tests/integration` check, on fewer but meaningful programs.
 
+use ein_testing::{env_number, panic_message, programs, Rng};
 use proc_macro2::{Delimiter, Group, Punct, Spacing, TokenStream, TokenTree};
 use std::fmt::Write as _;
 use std::panic::{self, AssertUnwindSafe};
@@ -202,7 +208,7 @@ fn run_chunk(seed: u64, cases: std::ops::Range<usize>) -> Report {
     let fuzz = Fuzz::new();
     let mut report = Report::default();
     for case in cases {
-        let (generator, input) = fuzz.generate(&mut Rng::for_case(seed, case));
+        let (generator, input) = fuzz.generate(&mut Rng::for_case(seed, case as u64));
         let kept = input.clone();
         let start = Instant::now();
         let outcome = check_one(input);
@@ -242,7 +248,7 @@ fn replay(seed: u64, case: usize) {
 }
 
 fn replay_on_this_thread(seed: u64, case: usize) {
-    let (generator, input) = Fuzz::new().generate(&mut Rng::for_case(seed, case));
+    let (generator, input) = Fuzz::new().generate(&mut Rng::for_case(seed, case as u64));
     eprintln!("case {case} (seed {seed:#x}, {generator:?}):\n{}\n", show(&input));
     // The default hook stays, so a panic prints its location (and a backtrace with RUST_BACKTRACE).
     match check_one(input) {
@@ -354,66 +360,6 @@ fn show(stream: &TokenStream) -> String {
         }
     }
     text.replace("\u{1} ", "").replace('\u{1}', "")
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "(a non-string panic payload)".to_string()
-    }
-}
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim().replace('_', "");
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name} must be a number, found `{text}`")))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Randomness: SplitMix64, seeded per case.
-
-struct Rng(u64);
-
-impl Rng {
-    fn for_case(seed: u64, case: usize) -> Rng {
-        let mut rng = Rng(seed ^ (case as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        rng.next();
-        rng
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (`bound` > 0).
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-
-    /// Uniform in `low..=high`.
-    fn between(&mut self, low: usize, high: usize) -> usize {
-        low + self.below(high - low + 1)
-    }
-
-    /// True with probability `percent` / 100.
-    fn percent(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,12 +589,18 @@ enum Generator {
     RandomTokens,
     Mutation,
     TypedProgram,
+    TypedMutation,
     Deep,
 }
 
 impl Generator {
-    const ALL: [Generator; 4] =
-        [Generator::RandomTokens, Generator::Mutation, Generator::TypedProgram, Generator::Deep];
+    const ALL: [Generator; 5] = [
+        Generator::RandomTokens,
+        Generator::Mutation,
+        Generator::TypedProgram,
+        Generator::TypedMutation,
+        Generator::Deep,
+    ];
 }
 
 /// The lexed vocabulary and corpus.
@@ -667,12 +619,19 @@ impl Fuzz {
 
     fn generate(&self, rng: &mut Rng) -> (Generator, TokenStream) {
         let roll = rng.below(1000);
-        if roll < 350 {
+        // Shares in thousandths, set so that a default run costs what it did with the former
+        // small typed grammar: a typed program takes about 15 ms to compile unoptimised, a
+        // mutated one 2 ms, a corpus mutation 1 ms, a random token stream 0.07 ms.
+        if roll < 540 {
             (Generator::RandomTokens, stream_of(&self.random_trees(rng, 0)))
-        } else if roll < 750 {
-            (Generator::Mutation, stream_of(&self.mutated(rng)))
-        } else if roll < 995 {
+        } else if roll < 940 {
+            let program = rng.pick(&self.corpus).clone();
+            (Generator::Mutation, stream_of(&self.mutated(program, rng)))
+        } else if roll < 955 {
             (Generator::TypedProgram, lex_stream(&typed_program(rng)))
+        } else if roll < 995 {
+            let program = lex(&typed_program(rng));
+            (Generator::TypedMutation, stream_of(&self.mutated(program, rng)))
         } else {
             (Generator::Deep, lex_stream(&deep_input(rng)))
         }
@@ -732,8 +691,8 @@ impl Fuzz {
         level[start..end].to_vec()
     }
 
-    fn mutated(&self, rng: &mut Rng) -> Vec<Tree> {
-        let mut program = rng.pick(&self.corpus).clone();
+    /// `program` after a few random edits: most inputs stay close to a valid program.
+    fn mutated(&self, mut program: Vec<Tree>, rng: &mut Rng) -> Vec<Tree> {
         let mutations = match rng.below(10) {
             0..=5 => 1,
             6..=8 => 2,
@@ -821,429 +780,16 @@ fn lex_stream(source: &str) -> TokenStream {
     TokenStream::from_str(source).unwrap_or_else(|error| panic!("generated source does not lex: {error}\n{source}"))
 }
 
-// ---------------------------------------------------------------------------------------------
-// Random programs from a small typed grammar. Types are tracked only roughly (and sometimes
-// deliberately broken), so most programs get through the parser and many through the checker.
-
-#[derive(Clone, Copy, PartialEq)]
-enum Element {
-    F64,
-    F32,
-    I64,
-    I32,
-    Usize,
-    Bool,
-}
-
-impl Element {
-    const ALL: [Element; 6] = [Element::F64, Element::F32, Element::I64, Element::I32, Element::Usize, Element::Bool];
-
-    fn name(self) -> &'static str {
-        match self {
-            Element::F64 => "f64",
-            Element::F32 => "f32",
-            Element::I64 => "i64",
-            Element::I32 => "i32",
-            Element::Usize => "usize",
-            Element::Bool => "bool",
-        }
-    }
-
-    fn is_float(self) -> bool {
-        matches!(self, Element::F64 | Element::F32)
-    }
-
-    fn is_int(self) -> bool {
-        matches!(self, Element::I64 | Element::I32 | Element::Usize)
-    }
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Shape {
-    Scalar(Element),
-    Array(Element, usize),
-}
-
-impl Shape {
-    fn type_text(self) -> String {
-        match self {
-            Shape::Scalar(element) => element.name().to_string(),
-            Shape::Array(element, rank) => format!("{}{}{}", "[".repeat(rank), element.name(), "]".repeat(rank)),
-        }
-    }
-}
-
-/// The names in scope while generating.
-struct Scope {
-    values: Vec<(String, Shape)>,
-    /// Index variables in scope (all `i64`).
-    indices: Vec<String>,
-    fresh: usize,
-}
-
-impl Scope {
-    fn fresh(&mut self, stem: &str) -> String {
-        self.fresh += 1;
-        format!("{stem}{}", self.fresh)
-    }
-}
-
+/// A random well-typed program of the property test's generator, in the item form or (a
+/// quarter of the time) the expression form, where the parameters become captured locals.
+/// Mostly accepted, these drive the checker, passes and code generator through real programs;
+/// their mutations reach the checker's errors from deep inside.
 fn typed_program(rng: &mut Rng) -> String {
-    let mut scope = Scope { values: Vec::new(), indices: Vec::new(), fresh: 0 };
-    let mut params = Vec::new();
-    for number in 0..rng.between(1, 5) {
-        let element = random_element(rng);
-        let shape = if rng.percent(70) { Shape::Array(element, rng.between(1, 3)) } else { Shape::Scalar(element) };
-        let name = format!("p{number}");
-        params.push(format!("{name}: {}", shape.type_text()));
-        scope.values.push((name, shape));
-    }
-    let result = if rng.percent(60) {
-        Shape::Array(random_element(rng), rng.between(1, 2))
+    let program = programs::generate(rng);
+    if rng.percent(25) {
+        program.body
     } else {
-        Shape::Scalar(random_element(rng))
-    };
-    let body = expression(rng, &mut scope, result, 4);
-    if rng.percent(75) {
-        let return_type =
-            if rng.percent(90) { result.type_text() } else { Shape::Scalar(random_element(rng)).type_text() };
-        format!("fn generated({}) -> {return_type} {{ {body} }}", params.join(", "))
-    } else {
-        // The expression form: the parameters become captured locals.
-        body
-    }
-}
-
-fn random_element(rng: &mut Rng) -> Element {
-    if rng.percent(50) {
-        Element::F64
-    } else {
-        *rng.pick(&Element::ALL)
-    }
-}
-
-/// An expression meant to have `shape`, nested at most `depth` more levels.
-fn expression(rng: &mut Rng, scope: &mut Scope, shape: Shape, depth: usize) -> String {
-    // Occasionally ask for the wrong shape, to exercise the checker's errors deep inside.
-    let shape = if rng.percent(3) { Shape::Scalar(random_element(rng)) } else { shape };
-    match shape {
-        Shape::Array(element, rank) => array_expression(rng, scope, element, rank, depth),
-        Shape::Scalar(element) => scalar_expression(rng, scope, element, depth),
-    }
-}
-
-fn array_expression(rng: &mut Rng, scope: &mut Scope, element: Element, rank: usize, depth: usize) -> String {
-    let matching: Vec<String> = scope
-        .values
-        .iter()
-        .filter(|(_, shape)| *shape == Shape::Array(element, rank))
-        .map(|(name, _)| name.clone())
-        .collect();
-    let roll = rng.below(100);
-    // A parameter or `let` of the right type; always one at the bottom, when there is one.
-    if !matching.is_empty() && (roll < 15 || depth == 0) {
-        return rng.pick(&matching).clone();
-    }
-    if roll < 25 && depth > 0 {
-        // A `let` of some value, then the array.
-        return let_expression(rng, scope, Shape::Array(element, rank), depth);
-    }
-    if roll < 32 && depth > 0 {
-        // A row of a bigger array.
-        let bigger: Vec<String> = scope
-            .values
-            .iter()
-            .filter(|(_, shape)| *shape == Shape::Array(element, rank + 1))
-            .map(|(name, _)| name.clone())
-            .collect();
-        if !bigger.is_empty() {
-            let index = integer_expression(rng, scope, depth - 1);
-            return format!("{}[{index}]", rng.pick(&bigger));
-        }
-    }
-    if roll < 38 && depth > 0 {
-        return fold_expression(rng, scope, Shape::Array(element, rank), depth);
-    }
-    if roll < 42 && depth > 0 {
-        let condition = scalar_expression(rng, scope, Element::Bool, depth - 1);
-        let then = array_expression(rng, scope, element, rank, depth - 1);
-        let otherwise = array_expression(rng, scope, element, rank, depth - 1);
-        return format!("if {condition} {{ {then} }} else {{ {otherwise} }}");
-    }
-    // A comprehension over `rank` fresh indices, some with explicit sizes.
-    let mut binders = Vec::new();
-    let before = scope.indices.len();
-    for _ in 0..rank {
-        let index = scope.fresh("i");
-        if rng.percent(35) {
-            let size = size_expression(rng, scope);
-            binders.push(format!("{index} in 0..{size}"));
-        } else {
-            binders.push(index.clone());
-        }
-        scope.indices.push(index);
-    }
-    let body = if rng.percent(8) && depth > 0 {
-        let first = scalar_expression(rng, scope, element, depth.saturating_sub(1));
-        let second_element = random_element(rng);
-        let second = scalar_expression(rng, scope, second_element, depth.saturating_sub(1));
-        if rng.percent(50) {
-            format!("({first}, {second})")
-        } else {
-            format!("{{ re: {first}, im: {second} }}")
-        }
-    } else {
-        scalar_expression(rng, scope, element, depth.saturating_sub(1))
-    };
-    scope.indices.truncate(before);
-    format!("for {} {{ {body} }}", binders.join(", "))
-}
-
-/// A size for `in 0..n`: parameters' lengths, integer scalars, literals.
-fn size_expression(rng: &mut Rng, scope: &mut Scope) -> String {
-    let arrays: Vec<(String, usize)> = scope
-        .values
-        .iter()
-        .filter_map(|(name, shape)| match shape {
-            Shape::Array(_, rank) => Some((name.clone(), *rank)),
-            Shape::Scalar(_) => None,
-        })
-        .collect();
-    let integers: Vec<String> = scope
-        .values
-        .iter()
-        .filter(|(_, shape)| matches!(shape, Shape::Scalar(element) if element.is_int()))
-        .map(|(name, _)| name.clone())
-        .collect();
-    match rng.below(5) {
-        0 | 1 if !arrays.is_empty() => {
-            let (name, rank) = rng.pick(&arrays).clone();
-            let past_the_last_axis = usize::from(rng.percent(5));
-            let axis = rng.below(rank + past_the_last_axis);
-            if axis == 0 && rng.percent(50) {
-                format!("{name}.len()")
-            } else {
-                format!("{name}.shape({axis})")
-            }
-        }
-        2 if !integers.is_empty() => rng.pick(&integers).clone(),
-        3 if !scope.indices.is_empty() && rng.percent(20) => rng.pick(&scope.indices).clone(),
-        _ => rng.between(0, 5).to_string(),
-    }
-}
-
-fn integer_expression(rng: &mut Rng, scope: &mut Scope, depth: usize) -> String {
-    if !scope.indices.is_empty() && rng.percent(70) {
-        let index = rng.pick(&scope.indices).clone();
-        return match rng.below(8) {
-            0 => format!("{index} + 1"),
-            1 => format!("{index} - 1"),
-            2 => format!("2 * {index}"),
-            _ => index,
-        };
-    }
-    if depth == 0 {
-        return rng.below(4).to_string();
-    }
-    scalar_expression(rng, scope, Element::I64, depth - 1)
-}
-
-fn scalar_expression(rng: &mut Rng, scope: &mut Scope, element: Element, depth: usize) -> String {
-    // Leaves: literals, scalar names, array reads.
-    let roll = if depth == 0 { rng.below(40) } else { rng.below(100) };
-    match roll {
-        0..=9 => literal(rng, element),
-        10..=19 => {
-            let names: Vec<String> = scope
-                .values
-                .iter()
-                .filter(|(_, shape)| *shape == Shape::Scalar(element))
-                .map(|(name, _)| name.clone())
-                .collect();
-            if !names.is_empty() {
-                rng.pick(&names).clone()
-            } else if element == Element::I64 && !scope.indices.is_empty() {
-                rng.pick(&scope.indices).clone()
-            } else {
-                literal(rng, element)
-            }
-        }
-        20..=39 => {
-            let arrays: Vec<(String, usize)> = scope
-                .values
-                .iter()
-                .filter_map(|(name, shape)| match shape {
-                    Shape::Array(array_element, rank) if *array_element == element => Some((name.clone(), *rank)),
-                    _ => None,
-                })
-                .collect();
-            if arrays.is_empty() {
-                return literal(rng, element);
-            }
-            let (name, rank) = rng.pick(&arrays).clone();
-            let indices: Vec<String> =
-                (0..rank).map(|_| integer_expression(rng, scope, depth.saturating_sub(1))).collect();
-            if rng.percent(20) {
-                let chained: Vec<String> = indices.iter().map(|index| format!("[{index}]")).collect();
-                format!("{name}{}", chained.concat())
-            } else {
-                format!("{name}[{}]", indices.join(", "))
-            }
-        }
-        40..=54 => {
-            // Operators.
-            let (left, right) =
-                (scalar_expression(rng, scope, element, depth - 1), scalar_expression(rng, scope, element, depth - 1));
-            match element {
-                Element::Bool => {
-                    let operator = *rng.pick(&["&&", "||", "==", "!="]);
-                    if rng.percent(30) {
-                        format!("!({left} {operator} {right})")
-                    } else {
-                        format!("{left} {operator} {right}")
-                    }
-                }
-                _ => {
-                    let operator = *rng.pick(&["+", "-", "*", "/", "%"]);
-                    if rng.percent(10) && element != Element::Usize {
-                        format!("-({left}) {operator} {right}")
-                    } else {
-                        format!("({left} {operator} {right})")
-                    }
-                }
-            }
-        }
-        55..=61 => {
-            // Comparisons and casts cross element types.
-            let other = random_element(rng);
-            if element == Element::Bool && other != Element::Bool {
-                let (left, right) =
-                    (scalar_expression(rng, scope, other, depth - 1), scalar_expression(rng, scope, other, depth - 1));
-                format!("{left} {} {right}", rng.pick(&["<", "<=", ">", ">=", "==", "!="]))
-            } else {
-                let operand = scalar_expression(rng, scope, other, depth - 1);
-                format!("({operand} as {})", element.name())
-            }
-        }
-        62..=68 => {
-            // Functions, called or as methods.
-            let argument = scalar_expression(rng, scope, element, depth - 1);
-            let function = if element.is_float() {
-                *rng.pick(&[
-                    "exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max",
-                ])
-            } else {
-                *rng.pick(&["abs", "min", "max"])
-            };
-            let binary = matches!(function, "pow" | "min" | "max");
-            let second = if binary { Some(scalar_expression(rng, scope, element, depth - 1)) } else { None };
-            match (second, rng.percent(30)) {
-                (Some(second), true) => format!("({argument}).{function}({second})"),
-                (Some(second), false) => format!("{function}({argument}, {second})"),
-                (None, true) => format!("({argument}).{function}()"),
-                (None, false) => format!("{function}({argument})"),
-            }
-        }
-        69..=79 => reduction(rng, scope, element, depth),
-        80..=84 => {
-            let condition = scalar_expression(rng, scope, Element::Bool, depth - 1);
-            let then = scalar_expression(rng, scope, element, depth - 1);
-            let otherwise = scalar_expression(rng, scope, element, depth - 1);
-            format!("if {condition} {{ {then} }} else {{ {otherwise} }}")
-        }
-        85..=90 => let_expression(rng, scope, Shape::Scalar(element), depth),
-        91..=94 => fold_expression(rng, scope, Shape::Scalar(element), depth),
-        95..=97 => {
-            // Tuples: built and projected, or destructured.
-            let other = random_element(rng);
-            let value = scalar_expression(rng, scope, element, depth - 1);
-            let other_value = scalar_expression(rng, scope, other, depth - 1);
-            if rng.percent(50) {
-                format!("({value}, {other_value}).0")
-            } else {
-                let (first, second) = (scope.fresh("x"), scope.fresh("y"));
-                format!("{{ let ({first}, {second}) = ({value}, {other_value}); {first} }}")
-            }
-        }
-        _ => {
-            // Lengths as integers.
-            let arrays: Vec<String> = scope
-                .values
-                .iter()
-                .filter(|(_, shape)| matches!(shape, Shape::Array(..)))
-                .map(|(name, _)| name.clone())
-                .collect();
-            if arrays.is_empty() || !element.is_int() {
-                literal(rng, element)
-            } else {
-                let length = format!("{}.len()", rng.pick(&arrays));
-                if element == Element::I64 {
-                    length
-                } else {
-                    format!("({length} as {})", element.name())
-                }
-            }
-        }
-    }
-}
-
-fn reduction(rng: &mut Rng, scope: &mut Scope, element: Element, depth: usize) -> String {
-    let index = scope.fresh("k");
-    let binder = if rng.percent(30) { format!("{index} in 0..{}", size_expression(rng, scope)) } else { index.clone() };
-    scope.indices.push(index);
-    let text = match element {
-        Element::Bool => {
-            let body = scalar_expression(rng, scope, Element::Bool, depth - 1);
-            format!("{} {binder} {{ {body} }}", rng.pick(&["all", "any"]))
-        }
-        Element::Usize if rng.percent(60) => {
-            let body_element = random_element(rng);
-            let body = scalar_expression(rng, scope, body_element, depth - 1);
-            format!("{} {binder} {{ {body} }}", rng.pick(&["argmax", "argmin"]))
-        }
-        _ => {
-            let body = scalar_expression(rng, scope, element, depth - 1);
-            format!("{} {binder} {{ {body} }}", rng.pick(&["sum", "prod", "max", "min"]))
-        }
-    };
-    scope.indices.pop();
-    text
-}
-
-fn let_expression(rng: &mut Rng, scope: &mut Scope, shape: Shape, depth: usize) -> String {
-    let bound = if rng.percent(30) {
-        Shape::Array(random_element(rng), rng.between(1, 2))
-    } else {
-        Shape::Scalar(random_element(rng))
-    };
-    let value = expression(rng, scope, bound, depth - 1);
-    let name = scope.fresh("v");
-    scope.values.push((name.clone(), bound));
-    let body = expression(rng, scope, shape, depth - 1);
-    scope.values.pop();
-    format!("{{ let {name} = {value}; {body} }}")
-}
-
-fn fold_expression(rng: &mut Rng, scope: &mut Scope, shape: Shape, depth: usize) -> String {
-    let count = size_expression(rng, scope);
-    let init = expression(rng, scope, shape, depth - 1);
-    let (index, accumulator) = (scope.fresh("t"), scope.fresh("acc"));
-    scope.indices.push(index.clone());
-    scope.values.push((accumulator.clone(), shape));
-    let body = expression(rng, scope, shape, depth - 1);
-    scope.values.pop();
-    scope.indices.pop();
-    format!("fold {index} in 0..{count}, {accumulator} = {init} {{ {body} }}")
-}
-
-fn literal(rng: &mut Rng, element: Element) -> String {
-    let small = rng.below(10);
-    match element {
-        Element::Bool => if rng.percent(50) { "true" } else { "false" }.to_string(),
-        Element::F64 | Element::F32 if rng.percent(70) => format!("{small}.5"),
-        Element::F64 | Element::F32 => format!("{small}.0{}", element.name()),
-        _ if rng.percent(80) => small.to_string(),
-        _ => format!("{small}{}", element.name()),
+        program.source
     }
 }
 

@@ -920,7 +920,8 @@ where
 mod tests {
     use super::*;
     use crate::as_view::AsViewMut;
-    use crate::test_support::{panic_message, size};
+    use crate::test_support::size;
+    use ein_testing::expect_panic;
     use ndarray::{s, Array2, Axis};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -1094,7 +1095,7 @@ mod tests {
     #[test]
     fn a_short_chunk_panics_as_an_internal_error() {
         for rows in [2, size(1000, 200)] {
-            let message = panic_message(move || {
+            let message = expect_panic(move || {
                 let mut buffer = Buffer::<i32>::new(rows * 100);
                 fill_chunks(&mut buffer, rows, 100, 1, 100, |start, end, out| {
                     for row in start..end {
@@ -1116,7 +1117,7 @@ mod tests {
 
     #[test]
     fn a_short_column_of_a_tuple_panics() {
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
             fill_chunks(&mut columns, 1, 2, 1, 2, |_, _, outs| {
                 outs.push((1, 1));
@@ -1128,7 +1129,7 @@ mod tests {
 
     #[test]
     fn writing_past_the_end_panics() {
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i32>::new(2);
             fill_chunks(&mut buffer, 1, 2, 1, 2, |_, _, out| (0..3).for_each(|value| out.push(value)));
         });
@@ -1136,7 +1137,7 @@ mod tests {
             message,
             "ein: internal error: more than 2 elements written to an output chunk of 2 (this is a bug in ein; please report it)"
         );
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i32>::new(4);
             fill_chunks(&mut buffer, 2, 2, 1, 2, |start, end, out| {
                 for _ in start..end {
@@ -1145,7 +1146,7 @@ mod tests {
             });
         });
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut columns = (Buffer::<i32>::new(2), Buffer::<i32>::new(2));
             fill_chunks(&mut columns, 1, 2, 1, 2, |_, _, outs| {
                 outs.1.push(0);
@@ -1154,7 +1155,7 @@ mod tests {
         });
         assert!(message.starts_with("ein: internal error: more than 2 elements"));
         for data in [vec![1, 2, 3], vec![1, 2, 3, 4, 5, 6]] {
-            let message = panic_message(move || {
+            let message = expect_panic(move || {
                 let mut buffer = Buffer::<i32>::new(2);
                 let view = if data.len() == 3 {
                     View::from_slice(&data, [3])
@@ -1170,12 +1171,12 @@ mod tests {
 
     #[test]
     fn an_unfilled_buffer_cannot_become_an_array() {
-        let message = panic_message(|| Buffer::<i32>::new(3).into_array([3]));
+        let message = expect_panic(|| Buffer::<i32>::new(3).into_array([3]));
         assert_eq!(
             message,
             "ein: internal error: only 0 of the 3 elements of an output buffer were written (this is a bug in ein; please report it)"
         );
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i32>::new(4);
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |value, slot| slot.push(value as i32)));
             buffer.into_array([4, 1, 2])
@@ -1195,12 +1196,12 @@ mod tests {
             })
         }));
         assert!(outcome.is_err());
-        assert!(panic_message(move || buffer.into_array([4])).contains("only 0 of the 4"));
+        assert!(expect_panic(move || buffer.into_array([4])).contains("only 0 of the 4"));
     }
 
     #[test]
     fn fill_chunks_rejects_buffers_of_the_wrong_length() {
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i32>::new(5);
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, _| {});
         });
@@ -1209,7 +1210,7 @@ mod tests {
 
     #[test]
     fn an_element_left_unpushed_panics() {
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i32>::new(3);
             fill_chunks(&mut buffer, 1, 3, 1, 3, |_, _, out| {
                 out.fill(3, |offset, slot| {
@@ -1250,7 +1251,7 @@ mod tests {
                 }
             }
         }
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i32>::new(4);
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
         });
@@ -1260,21 +1261,21 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "an allocation Miri cannot make stops Miri instead of failing")]
     fn an_output_that_cannot_be_allocated_panics_instead_of_aborting() {
-        let message = panic_message(|| Buffer::<f64>::new(1 << 60));
+        let message = expect_panic(|| Buffer::<f64>::new(1 << 60));
         assert!(
             message.starts_with("ein: cannot allocate 1152921504606846976 elements (9223372036854775808 bytes)"),
             "{message}"
         );
-        let message = panic_message(|| Buffer::<u8>::new(usize::MAX / 2));
+        let message = expect_panic(|| Buffer::<u8>::new(usize::MAX / 2));
         assert!(
             message.starts_with("ein: cannot allocate 9223372036854775807 elements (9223372036854775807 bytes)"),
             "{message}"
         );
         let message =
-            panic_message(|| Buffer::<f32>::recycle::<1>(&mut Some(Array::from_vec([2], vec![0.0; 2])), 1 << 62));
+            expect_panic(|| Buffer::<f32>::recycle::<1>(&mut Some(Array::from_vec([2], vec![0.0; 2])), 1 << 62));
         assert!(message.starts_with("ein: cannot allocate 4611686018427387904 elements"), "{message}");
         // Zero-sized elements need no memory, but no array may have more than isize::MAX.
-        let message = panic_message(|| Buffer::<()>::new(usize::MAX));
+        let message = expect_panic(|| Buffer::<()>::new(usize::MAX));
         assert_eq!(
             message,
             "ein: an output of 18446744073709551615 elements is more than an array may have (isize::MAX)"
@@ -1288,24 +1289,24 @@ mod tests {
     #[test]
     fn no_safe_call_turns_an_unwritten_buffer_into_an_array() {
         use std::panic::{catch_unwind, AssertUnwindSafe};
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i64>::new(6);
             fill_chunks(&mut buffer, 2, 3, 1, 3, |_, _, out| out.push(1));
         });
         assert!(message.starts_with("ein: internal error: output rows 0..2 were not filled"), "{message}");
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i64>::new(6);
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |_, slot| slot.push(1)));
         });
         assert!(message
             .starts_with("ein: internal error: fill_chunks of 2 rows of 2 elements given buffers of another length"));
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut columns = (Buffer::<i64>::new(6), Buffer::<i64>::new(5));
             fill_chunks(&mut columns, 2, 3, 1, 3, |_, _, outs| outs.fill(6, |_, slots| slots.push((1, 2))));
         });
         assert!(message
             .starts_with("ein: internal error: fill_chunks of 2 rows of 3 elements given buffers of another length"));
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut buffer = Buffer::<i64>::new(1 << 16);
             let filled = catch_unwind(AssertUnwindSafe(|| {
                 fill_chunks(&mut buffer, 1 << 16, 1, 1, 1, |start, end, out| {
@@ -1397,7 +1398,7 @@ mod tests {
         assert_eq!(Buffer::recycle(&mut none, 3).len(), 3);
         // A recycled buffer is as unwritten as a new one.
         let mut spare = Some(Array::from_vec([2], vec![7, 8]));
-        let message = panic_message(move || Buffer::<i32>::recycle(&mut spare, 2).into_array([2]));
+        let message = expect_panic(move || Buffer::<i32>::recycle(&mut spare, 2).into_array([2]));
         assert!(message.contains("only 0 of the 2"));
     }
 
@@ -1596,7 +1597,7 @@ mod tests {
 
     #[test]
     fn a_destination_of_the_wrong_shape_panics() {
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut target = Array2::<f64>::zeros((4, 3));
             Destination::new(target.as_view_mut(), [4, 5], "`out`", &SITE);
         });
@@ -1604,7 +1605,7 @@ mod tests {
             message,
             "ein: `out` has shape [4, 3] but the result written into it has shape [4, 5] (at src/x.rs:3:5)"
         );
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut target = vec![0u8; 3];
             Destination::new(target.as_view_mut(), [0], "`out.1`", &SITE);
         });
@@ -1612,7 +1613,7 @@ mod tests {
             message,
             "ein: `out.1` has shape [3] but the result written into it has shape [0] (at src/x.rs:3:5)"
         );
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut target = Array2::<f64>::zeros((4, 3));
             let result = Array::from_vec([3, 4], vec![0.0; 12]);
             write_into(target.as_view_mut(), result.view(), "`out`", &SITE);
@@ -1641,7 +1642,7 @@ mod tests {
 
     #[test]
     fn an_unfilled_staged_destination_cannot_finish_but_a_direct_one_keeps_its_old_values() {
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let mut storage = Array2::<i32>::zeros((4, 3));
             let mut transposed = storage.view_mut().reversed_axes();
             Destination::new(transposed.as_view_mut(), [3, 4], "`out`", &SITE).finish();

@@ -193,20 +193,8 @@ fn union(left: &[usize], right: &[usize]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::as_view::AsView;
-    use crate::test_support::{panic_message, size};
-
-    /// Deterministic values in `[-1, 1)`.
-    fn numbers(count: usize, seed: u64) -> Vec<f64> {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..count)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-            })
-            .collect()
-    }
+    use crate::test_support::{numbers, size};
+    use ein_testing::expect_panic;
 
     /// `Σ_{j,k} a[i, j] b[j, k] c[k, l]` by the loop nest.
     fn chain_by_loops(a: &[f64], b: &[f64], c: &[f64], [i, j, k, l]: [usize; 4]) -> Vec<f64> {
@@ -272,7 +260,7 @@ mod tests {
     fn a_result_or_intermediate_too_large_for_memory_panics_and_an_empty_one_is_returned_at_once() {
         let (i, l) = (274177usize, 67280421310721usize);
         let one = [1.0];
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let (a, b, c) = (broadcast(&one, [i, 1]), broadcast(&one, [1, 1]), broadcast(&one, [1, l]));
             contract_chain(&MATRIX_CHAIN, [i, l], &[1, 1], None, a, b, c)
         });
@@ -290,7 +278,7 @@ mod tests {
         // pairing keeps two labels of 2^31 (2^62 elements, 2^65 bytes).
         let trace = ChainSpec { outputs: 0, operands: [&[0, 1], &[1, 2], &[2, 0]] };
         let side = 1usize << 31;
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let (a, b, c) =
                 (broadcast(&one, [side, side]), broadcast(&one, [side, side]), broadcast(&one, [side, side]));
             contract_chain(&trace, [], &[side, side, side], None, a, b, c)
@@ -302,7 +290,7 @@ mod tests {
     fn a_label_beyond_the_sizes_is_an_internal_error() {
         let spec = ChainSpec { outputs: 1, operands: [&[0, 1], &[1], &[2]] };
         let data = [1.0f64; 4];
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let (a, b) = (View::from_slice(&data, [2, 2]), View::from_slice(&data[..2], [2]));
             contract_chain(&spec, [2], &[2], None, a, b, b)
         });

@@ -201,7 +201,7 @@ pub(crate) fn internal_error(message: fmt::Arguments<'_>) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::panic_message;
+    use ein_testing::expect_panic;
 
     const SITE: Site = Site { file: "src/x.rs", line: 4, column: 9 };
 
@@ -219,10 +219,10 @@ mod tests {
     #[test]
     fn check_size_reports_negative_sizes() {
         let expected = "ein: size of index `i` is -3 (at src/x.rs:4:9); sizes must be >= 0";
-        assert_eq!(panic_message(|| check_size(-3, "index `i`", &SITE)), expected);
-        assert_eq!(panic_message(|| check_size(-3, "i", &SITE)), expected);
+        assert_eq!(expect_panic(|| check_size(-3, "index `i`", &SITE)), expected);
+        assert_eq!(expect_panic(|| check_size(-3, "i", &SITE)), expected);
         assert_eq!(
-            panic_message(|| check_size(-1, "the fold count", &SITE)),
+            expect_panic(|| check_size(-1, "the fold count", &SITE)),
             "ein: size of the fold count is -1 (at src/x.rs:4:9); sizes must be >= 0"
         );
     }
@@ -231,11 +231,11 @@ mod tests {
     fn check_same_size_passes_equal_sizes_and_reports_mismatches() {
         check_same_size(3, 3, "k", "axis 1 of `a`", "axis 0 of `b`", &SITE);
         assert_eq!(
-            panic_message(|| check_same_size(3, 4, "k", "axis 1 of `a`", "axis 0 of `b`", &SITE)),
+            expect_panic(|| check_same_size(3, 4, "k", "axis 1 of `a`", "axis 0 of `b`", &SITE)),
             "ein: size mismatch for index `k` (at src/x.rs:4:9): axis 1 of `a` has 3 elements but axis 0 of `b` has 4"
         );
         assert_eq!(
-            panic_message(|| check_same_size(1, 0, "k", "axis 0 of `a`", "axis 0 of `b`", &SITE)),
+            expect_panic(|| check_same_size(1, 0, "k", "axis 0 of `a`", "axis 0 of `b`", &SITE)),
             "ein: size mismatch for index `k` (at src/x.rs:4:9): axis 0 of `a` has 1 element but axis 0 of `b` has 0"
         );
     }
@@ -261,11 +261,11 @@ mod tests {
     #[test]
     fn clamp_index_reports_reads_from_empty_axes() {
         assert_eq!(
-            panic_message(|| clamp_index(0, 0, "a", 0, &SITE)),
+            expect_panic(|| clamp_index(0, 0, "a", 0, &SITE)),
             "ein: read from empty axis 0 of `a` (at src/x.rs:4:9)"
         );
         assert_eq!(
-            panic_message(|| clamp_index(-2, 0, "weights", 2, &SITE)),
+            expect_panic(|| clamp_index(-2, 0, "weights", 2, &SITE)),
             "ein: read from empty axis 2 of `weights` (at src/x.rs:4:9)"
         );
     }
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn empty_arg_reduction_message() {
         assert_eq!(
-            panic_message(|| empty_arg_reduction("argmax", "k", &SITE)),
+            expect_panic(|| empty_arg_reduction("argmax", "k", &SITE)),
             "ein: argmax over an empty range of index `k` (at src/x.rs:4:9)"
         );
     }
@@ -297,17 +297,17 @@ mod tests {
     #[test]
     fn into_size_reports_values_that_do_not_fit() {
         assert_eq!(
-            panic_message(|| u64::MAX.into_size()),
+            expect_panic(|| u64::MAX.into_size()),
             "ein: the size 18446744073709551615 does not fit in a 64-bit signed integer (i64), the type of ein sizes"
         );
-        assert!(panic_message(|| i128::MIN.into_size())
+        assert!(expect_panic(|| i128::MIN.into_size())
             .starts_with("ein: the size -170141183460469231731687303715884105728 "));
-        assert!(panic_message(|| (u64::MAX as usize).into_size()).starts_with("ein: "));
+        assert!(expect_panic(|| (u64::MAX as usize).into_size()).starts_with("ein: "));
     }
 
     #[test]
     fn internal_errors_say_so() {
-        let message = panic_message(|| internal_error(format_args!("row 3 is short")));
+        let message = expect_panic(|| internal_error(format_args!("row 3 is short")));
         assert_eq!(message, "ein: internal error: row 3 is short (this is a bug in ein; please report it)");
     }
 

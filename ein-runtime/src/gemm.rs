@@ -1083,19 +1083,9 @@ impl<F: GemmFloat> Plan<F> {
 mod tests {
     use super::*;
     use crate::as_view::AsView;
-    use crate::test_support::{panic_message, size};
+    use crate::test_support::{numbers, size};
+    use ein_testing::expect_panic;
     use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
-
-    /// Deterministic values in [-1, 1).
-    fn numbers(count: usize, seed: u64) -> Vec<f64> {
-        let mut state = seed;
-        (0..count)
-            .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            })
-            .collect()
-    }
 
     fn matrix(rows: usize, columns: usize, seed: u64) -> Array2<f64> {
         Array2::from_shape_vec((rows, columns), numbers(rows * columns, seed)).unwrap()
@@ -1291,22 +1281,22 @@ mod tests {
         let (m, n) = (274177usize, 67280421310721usize);
         let expected =
             "ein: the result of this contraction would have 274177 × 67280421310721 elements, more than memory can hold";
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             contract(&MATMUL, [m, n], &[1], None, broadcast(&[2.0f64], [m, 1]), broadcast(&[3.0f64], [1, n]))
         });
         assert_eq!(message, expected);
         // The loop path (integers) and the GEMV shape (summed length 0 included) alike.
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             contract(&MATMUL, [m, n], &[1], Some(2), broadcast(&[2i64], [m, 1]), broadcast(&[3i64], [1, n]))
         });
         assert_eq!(message, expected);
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             contract(&MATMUL, [m, n], &[0], None, broadcast(&[2.0f32], [m, 0]), broadcast(&[3.0f32], [0, n]))
         });
         assert_eq!(message, expected);
         // Batched: every operand fits, the product of batch, M and N does not fit in isize.
         let batched = ContractionSpec { outputs: 3, left: &[0, 1, 3], right: &[0, 3, 2] };
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let left = broadcast(&[1.0f64], [1 << 21, 1 << 21, 1]);
             let right = broadcast(&[1.0f64], [1 << 21, 1, 1 << 21]);
             contract(&batched, [1 << 21, 1 << 21, 1 << 21], &[1], None, left, right)
@@ -1317,7 +1307,7 @@ mod tests {
         );
         // A count that fits in usize but not in isize, and one that an array may have but no
         // allocator can provide.
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             contract(
                 &MATMUL,
                 [1 << 32, 1 << 31],
@@ -1328,7 +1318,7 @@ mod tests {
             )
         });
         assert!(message.starts_with("ein: the result of this contraction would have 4294967296 × 2147483648"));
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             contract(
                 &MATMUL,
                 [1 << 40, 1 << 10],
@@ -1354,7 +1344,7 @@ mod tests {
         // But not one whose non-zero lengths multiply past isize::MAX, though each operand's do
         // not: the batch label is empty, M and N are long.
         let batched = ContractionSpec { outputs: 3, left: &[0, 1, 3], right: &[0, 3, 2] };
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             let (left, right) = (broadcast(&[1.0f64], [0, 1 << 32, 1]), broadcast(&[1.0], [0, 1, 1 << 32]));
             contract(&batched, [0, 1 << 32, 1 << 32], &[1], None, left, right)
         });
@@ -1405,12 +1395,12 @@ mod tests {
         assert_eq!((matrix.low, matrix.high), (-3, 8));
         matrix.check_block(0, &[(3, 4), (4, -1)], "reads its left operand");
         matrix.check_block(5, &[(2, 1), (0, 100)], "reads its left operand");
-        let message = panic_message(|| matrix.check_block(1, &[(3, 4)], "reads its left operand"));
+        let message = expect_panic(|| matrix.check_block(1, &[(3, 4)], "reads its left operand"));
         assert!(
             message.starts_with("ein: checked build: a contraction reads its left operand at offsets 1..=9"),
             "{message}"
         );
-        let message = panic_message(|| Extent::contiguous(6).check_block(-1, &[(2, 3)], "writes its output"));
+        let message = expect_panic(|| Extent::contiguous(6).check_block(-1, &[(2, 3)], "writes its output"));
         assert!(
             message.starts_with("ein: checked build: a contraction writes its output at offsets -1..=2"),
             "{message}"
@@ -1420,7 +1410,7 @@ mod tests {
     #[test]
     fn an_axis_shorter_than_its_label_is_an_internal_error() {
         let (a, b) = (vec![1.0f64; 6], vec![1.0f64; 6]);
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             contract(&MATMUL, [2, 2], &[4], None, View::from_slice(&a, [2, 3]), View::from_slice(&b, [3, 2]))
         });
         assert!(message.contains("internal error"), "{message}");

@@ -69,7 +69,7 @@ fn advise_huge_pages(start: *mut u8, bytes: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::panic_message;
+    use ein_testing::expect_panic;
 
     #[test]
     fn output_vectors_have_the_capacity_asked_for_and_work_as_vectors() {
@@ -103,17 +103,17 @@ mod tests {
     fn an_allocation_that_cannot_be_had_panics_instead_of_aborting() {
         // 2^60 f64 are 2^63 bytes, more than a Vec may hold; usize::MAX / 2 bytes is allowed as a
         // layout but no allocator can provide it.
-        let message = panic_message(|| output_vec::<f64>(1 << 60));
+        let message = expect_panic(|| output_vec::<f64>(1 << 60));
         assert!(
             message.starts_with("ein: cannot allocate 1152921504606846976 elements (9223372036854775808 bytes)"),
             "{message}"
         );
-        let message = panic_message(|| output_vec::<u8>(usize::MAX / 2));
+        let message = expect_panic(|| output_vec::<u8>(usize::MAX / 2));
         assert!(
             message.starts_with("ein: cannot allocate 9223372036854775807 elements (9223372036854775807 bytes)"),
             "{message}"
         );
-        let message = panic_message(|| filled_vec(usize::MAX / 2, 0.0f32));
+        let message = expect_panic(|| filled_vec(usize::MAX / 2, 0.0f32));
         assert!(message.starts_with("ein: cannot allocate 9223372036854775807 elements ("), "{message}");
         assert!(message.contains("more than usize::MAX"), "{message}");
         assert_eq!(filled_vec(3, 1.5f32), [1.5; 3]);

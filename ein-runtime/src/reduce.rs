@@ -248,7 +248,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{panic_message, size};
+    use crate::test_support::size;
+    use ein_testing::expect_panic;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// [`reduce`] of a step function, each chunk folded from `identity()`.
@@ -356,7 +357,7 @@ mod tests {
         // in the second window.
         let n = 1usize << 60;
         let calls = AtomicUsize::new(0);
-        let message = panic_message(|| {
+        let message = expect_panic(|| {
             reduce(
                 n,
                 |start, _| {

@@ -241,7 +241,7 @@ impl_cast_to! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::panic_message;
+    use ein_testing::expect_panic;
 
     fn cast<S: CastTo<U>, U>(value: S) -> U {
         value.cast_to()
@@ -268,10 +268,10 @@ mod tests {
     #[test]
     fn integer_division_by_zero_panics() {
         let expected = "ein: integer division by zero";
-        assert_eq!(panic_message(|| int_div(1i32, 0)), expected);
-        assert_eq!(panic_message(|| int_rem(1i64, 0)), expected);
-        assert_eq!(panic_message(|| Num::div(1usize, 0)), expected);
-        assert_eq!(panic_message(|| Num::rem(0usize, 0)), expected);
+        assert_eq!(expect_panic(|| int_div(1i32, 0)), expected);
+        assert_eq!(expect_panic(|| int_rem(1i64, 0)), expected);
+        assert_eq!(expect_panic(|| Num::div(1usize, 0)), expected);
+        assert_eq!(expect_panic(|| Num::rem(0usize, 0)), expected);
     }
 
     #[test]

@@ -1,21 +1,7 @@
-//! Helpers shared by the crate's unit tests.
+//! Helpers of the crate's unit tests that only the runtime needs (the shared ones, such as
+//! `expect_panic`, come from the `ein-testing` crate).
 
-use std::panic::{catch_unwind, UnwindSafe};
-
-/// Runs `action`, expecting it to panic, and returns the panic's message.
-pub(crate) fn panic_message<R>(action: impl FnOnce() -> R + UnwindSafe) -> String {
-    let payload = match catch_unwind(action) {
-        Ok(_) => panic!("expected a panic"),
-        Err(payload) => payload,
-    };
-    if let Some(message) = payload.downcast_ref::<String>() {
-        message.clone()
-    } else if let Some(message) = payload.downcast_ref::<&str>() {
-        (*message).to_owned()
-    } else {
-        panic!("panic payload is not a string")
-    }
-}
+use ein_testing::Rng;
 
 /// `normal`, or the smaller `under_miri` when running under Miri, which is far slower; both
 /// must still exercise the same code paths (for example, exceed `GRAIN` to run in parallel).
@@ -25,4 +11,11 @@ pub(crate) fn size(normal: usize, under_miri: usize) -> usize {
     } else {
         normal
     }
+}
+
+/// `count` deterministic values in `[-1, 1)`: operands whose products and sums are checked
+/// against loops.
+pub(crate) fn numbers(count: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Rng::new(seed);
+    (0..count).map(|_| rng.uniform(-1.0, 1.0)).collect()
 }

@@ -4,8 +4,8 @@
 
 use ndarray::{arr0, arr1, s, Array2, Array3, ArrayD, ArrayViewD, Axis, Dimension, IxDyn};
 
-use crate::test_support::panic_message;
 use crate::{Array, AsView, AsViewMut, View, ViewMut};
+use ein_testing::expect_panic;
 
 /// Every index of `shape` in row-major order.
 fn all_indices<const N: usize>(shape: [usize; N]) -> Vec<[usize; N]> {
@@ -190,7 +190,7 @@ fn views_of_dynamic_rank_ndarrays() {
     let reversed = dynamic.slice(s![..;-1, ..;2]).into_dyn();
     let view: View<'_, i32, 2> = AsView::as_view(&reversed);
     check_view(view, reversed.view());
-    let message = panic_message(|| {
+    let message = expect_panic(|| {
         let _: View<'_, i32, 3> = AsView::as_view(&dynamic);
     });
     assert_eq!(message, "ein: an ndarray of dynamic rank with 2 axes was given where an array with 3 axes is expected");
@@ -228,9 +228,9 @@ fn views_from_raw_parts_and_slices() {
     let reversed = unsafe { View::from_raw_parts(data.as_ptr().add(8), [3, 4], [-4, 1]) };
     let expected = Array2::from_shape_vec((3, 4), data.clone()).unwrap();
     check_view(reversed, expected.slice(s![..;-1, ..]).into_dyn());
-    let message = panic_message(|| View::from_slice(&data, [5, 2]));
+    let message = expect_panic(|| View::from_slice(&data, [5, 2]));
     assert_eq!(message, "ein: a slice of 12 elements cannot be viewed with shape [5, 2]");
-    let message = panic_message(|| View::from_slice(&data, [usize::MAX, 2]));
+    let message = expect_panic(|| View::from_slice(&data, [usize::MAX, 2]));
     assert_eq!(
         message,
         "ein: a view of shape [18446744073709551615, 2] would have more elements than memory can address (the product of its non-zero lengths exceeds isize::MAX)"
@@ -242,7 +242,7 @@ fn sub_unchecked_asserts_ranks() {
     let data = [1, 2, 3, 4];
     let view = View::from_slice(&data, [2, 2]);
     // SAFETY: index in range; only the rank is wrong.
-    let message = panic_message(|| unsafe { view.sub_unchecked::<1, 2>([0]) });
+    let message = expect_panic(|| unsafe { view.sub_unchecked::<1, 2>([0]) });
     assert!(message.starts_with("ein: internal error: sub-view of rank 2 taken at 1 axes of a view of rank 2"));
 }
 
@@ -268,12 +268,12 @@ fn array_basics() {
     assert_eq!(array.clone().into_vec(), vec![1, 2, 3, 4, 5, 6]);
     assert!(Array::<f32, 2>::from_vec([3, 0], vec![]).is_empty());
     assert_eq!(Array::from_vec([], vec![5]).as_slice(), &[5]);
-    assert_eq!(panic_message(|| array[[0, 3]]), "ein: index [0, 3] is out of bounds for an array of shape [2, 3]");
+    assert_eq!(expect_panic(|| array[[0, 3]]), "ein: index [0, 3] is out of bounds for an array of shape [2, 3]");
     assert_eq!(
-        panic_message(|| Array::from_vec([2, 2], vec![1, 2, 3])),
+        expect_panic(|| Array::from_vec([2, 2], vec![1, 2, 3])),
         "ein: 3 elements cannot form an array of shape [2, 2]"
     );
-    assert!(panic_message(|| Array::from_vec([], vec![1]).len()).starts_with("ein: a rank-0 array"));
+    assert!(expect_panic(|| Array::from_vec([], vec![1]).len()).starts_with("ein: a rank-0 array"));
 }
 
 #[test]
@@ -553,12 +553,12 @@ fn mutable_views_of_dynamic_rank_ndarrays() {
     let view: ViewMut<'_, i32, 2> = AsViewMut::as_view_mut(&mut stepped);
     let written = check_view_mut(view, &matrix.slice(s![..;-1, ..;2]).to_owned().into_dyn());
     assert_eq!(dynamic.slice(s![..;-1, ..;2]).into_dyn(), written);
-    let message = panic_message(move || {
+    let message = expect_panic(move || {
         let _: ViewMut<'_, i32, 3> = AsViewMut::as_view_mut(&mut dynamic);
     });
     assert_eq!(message, "ein: an ndarray of dynamic rank with 2 axes was given where an array with 3 axes is expected");
     let mut scalar = ArrayD::from_elem(IxDyn(&[]), 7);
-    let message = panic_message(move || {
+    let message = expect_panic(move || {
         let _: ViewMut<'_, i32, 1> = AsViewMut::as_view_mut(&mut scalar);
     });
     assert_eq!(message, "ein: an ndarray of dynamic rank with 0 axes was given where an array with 1 axes is expected");
@@ -599,9 +599,9 @@ fn mutable_views_from_raw_parts_and_slices() {
     let stored = Array2::from_shape_vec((3, 4), data.clone()).unwrap();
     assert_eq!(stored.slice(s![..;-1, ..]).into_dyn(), written);
     assert_eq!(data[..4], [-1, -2, -3, -4]);
-    let message = panic_message(move || ViewMut::from_slice(&mut data, [5, 2]).shape());
+    let message = expect_panic(move || ViewMut::from_slice(&mut data, [5, 2]).shape());
     assert_eq!(message, "ein: a slice of 12 elements cannot be viewed with shape [5, 2]");
-    let message = panic_message(|| ViewMut::from_slice(&mut [1, 2], [usize::MAX, 2]).shape());
+    let message = expect_panic(|| ViewMut::from_slice(&mut [1, 2], [usize::MAX, 2]).shape());
     assert!(message.starts_with("ein: a mutable view of shape [18446744073709551615, 2] would have more elements"));
 }
 
@@ -752,7 +752,7 @@ fn assign_handles_rank_one_zero_and_empty_views_and_rejects_other_shapes() {
     let mut nothing: [i32; 0] = [];
     // SAFETY: an empty view addresses no element.
     unsafe { ViewMut::from_raw_parts(nothing.as_mut_ptr(), [0, 4], [1, -3]) }.assign(&View::from_slice(&[], [0, 4]));
-    let message = panic_message(|| {
+    let message = expect_panic(|| {
         let mut target = [0; 6];
         ViewMut::from_slice(&mut target, [3, 2]).assign(&View::from_slice(&data, [2, 3]));
     });
@@ -778,17 +778,17 @@ fn mutable_views_are_send_and_sync_and_debug() {
 fn shapes_whose_non_zero_lengths_multiply_past_isize_max_are_refused_where_they_enter() {
     let rule =
         "would have more elements than memory can address (the product of its non-zero lengths exceeds isize::MAX)";
-    let message = panic_message(|| Array::<i32, 2>::from_vec([1 << 63, 0], Vec::new()));
+    let message = expect_panic(|| Array::<i32, 2>::from_vec([1 << 63, 0], Vec::new()));
     assert_eq!(message, format!("ein: an array of shape [9223372036854775808, 0] {rule}"));
-    let message = panic_message(|| View::<i32, 2>::from_slice(&[], [1 << 63, 0]));
+    let message = expect_panic(|| View::<i32, 2>::from_slice(&[], [1 << 63, 0]));
     assert_eq!(message, format!("ein: a view of shape [9223372036854775808, 0] {rule}"));
-    let message = panic_message(|| ViewMut::<i32, 3>::from_slice(&mut [], [0, 1 << 32, 1 << 31]).shape());
+    let message = expect_panic(|| ViewMut::<i32, 3>::from_slice(&mut [], [0, 1 << 32, 1 << 31]).shape());
     assert_eq!(message, format!("ein: a mutable view of shape [0, 4294967296, 2147483648] {rule}"));
     // Through AsView and AsViewMut: a Vec of zero-sized elements may be longer than isize::MAX.
     let mut units = vec![(); usize::MAX];
-    let message = panic_message(|| AsView::<(), 1>::as_view(&units).shape());
+    let message = expect_panic(|| AsView::<(), 1>::as_view(&units).shape());
     assert_eq!(message, format!("ein: a view of shape [18446744073709551615] {rule}"));
-    let message = panic_message(std::panic::AssertUnwindSafe(|| AsViewMut::<(), 1>::as_view_mut(&mut units).shape()));
+    let message = expect_panic(std::panic::AssertUnwindSafe(|| AsViewMut::<(), 1>::as_view_mut(&mut units).shape()));
     assert_eq!(message, format!("ein: a mutable view of shape [18446744073709551615] {rule}"));
     // At the limit: fine, and the size of the long axis is exact as an i64.
     let view = View::<i32, 2>::from_slice(&[], [isize::MAX as usize, 0]);
@@ -807,7 +807,7 @@ fn copying_a_broadcast_view_larger_than_memory_panics_instead_of_aborting() {
     let view = unsafe { View::from_raw_parts(one.as_ptr(), [1 << 31, 1 << 31], [0, 0]) };
     assert_eq!(view.get([(1 << 31) - 1, 5]), Some(7));
     assert_eq!(view.iter().size_hint(), (1 << 62, Some(1 << 62)));
-    let message = panic_message(|| view.to_array());
+    let message = expect_panic(|| view.to_array());
     assert!(message.starts_with("ein: cannot allocate 4611686018427387904 elements"), "{message}");
 }
 
@@ -819,10 +819,10 @@ fn the_checked_build_checks_unchecked_reads() {
     let data = [1, 2, 3, 4, 5, 6];
     let view = View::from_slice(&data, [2, 3]);
     // SAFETY: out of range on purpose: the checked build panics before reading.
-    let message = panic_message(|| unsafe { view.get_unchecked([1, 3]) });
+    let message = expect_panic(|| unsafe { view.get_unchecked([1, 3]) });
     assert_eq!(message, "ein: checked build: index [1, 3] is out of range for a view of shape [2, 3]");
     // SAFETY: as above.
-    let message = panic_message(|| unsafe { view.sub_unchecked::<1, 1>([2]) });
+    let message = expect_panic(|| unsafe { view.sub_unchecked::<1, 1>([2]) });
     assert_eq!(message, "ein: checked build: sub-view index [2] is out of range for a view of shape [2, 3]");
     // SAFETY: in range: no panic.
     assert_eq!(unsafe { view.get_unchecked([1, 2]) }, 6);

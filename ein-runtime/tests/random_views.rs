@@ -18,6 +18,7 @@ use std::sync::Once;
 
 use ein_runtime::private::{contract, contract_chain, ChainSpec, ContractionSpec, Num};
 use ein_runtime::{Array, View, ViewMut};
+use ein_testing::{env_number, panic_message, Rng};
 
 /// Cases of each kind when `EIN_RUNTIME_CASES` is not set.
 const DEFAULT_CASES: u64 = 6000;
@@ -31,67 +32,34 @@ const SMALL: usize = 1 << 12;
 const HUGE: [usize; 7] =
     [1 << 60, (1 << 60) + 1, 3 << 60, 1 << 61, 1 << 62, isize::MAX as usize - 1, isize::MAX as usize];
 
-/// SplitMix64: small, fast, and good enough to pick test cases.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut mixed = self.0;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        mixed ^ (mixed >> 31)
-    }
-
-    /// A number in `0..bound` (`bound > 0`).
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-
-    /// True with probability `percent` / 100.
-    fn percent(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-
-    /// A stride of any size at all, extremes included.
-    fn any_stride(&mut self) -> isize {
-        match self.below(4) {
-            0 => self.pick(&[isize::MAX, isize::MIN, isize::MIN + 1, -isize::MAX, 1 << 40]),
-            1 => self.next() as isize,
-            _ => self.below(2001) as isize - 1000,
-        }
+/// A stride of any size at all, extremes included.
+fn any_stride(random: &mut Rng) -> isize {
+    match random.below(4) {
+        0 => *random.pick(&[isize::MAX, isize::MIN, isize::MIN + 1, -isize::MAX, 1 << 40]),
+        1 => random.next_u64() as isize,
+        _ => random.below(2001) as isize - 1000,
     }
 }
 
 fn cases() -> u64 {
-    match std::env::var("EIN_RUNTIME_CASES") {
-        Ok(text) => text.parse().expect("EIN_RUNTIME_CASES is a number of cases"),
-        Err(_) => DEFAULT_CASES,
-    }
+    env_number("EIN_RUNTIME_CASES").unwrap_or(DEFAULT_CASES)
 }
 
 fn first_seed() -> u64 {
-    match std::env::var("EIN_RUNTIME_SEED") {
-        Ok(text) => text.parse().expect("EIN_RUNTIME_SEED is a number"),
-        Err(_) => 0x5EED,
-    }
+    env_number("EIN_RUNTIME_SEED").unwrap_or(0x5EED)
 }
 
 /// Runs `check(random, seed)` for every case: seeds `first_seed()`, the next, and so on; each
 /// kind of test draws its own numbers from a seed. `check` says what the case came to ("values",
 /// "empty", "refused", …); the tally is printed at the end (seen with `--nocapture`).
-fn for_each_case(kind: u64, what: &str, mut check: impl FnMut(&mut Random, u64) -> &'static str) {
+fn for_each_case(kind: u64, what: &str, mut check: impl FnMut(&mut Rng, u64) -> &'static str) {
     quiet_expected_panics();
     let first = first_seed();
     let started = std::time::Instant::now();
     let mut tally = std::collections::BTreeMap::new();
     for case in 0..cases() {
         let seed = first.wrapping_add(case);
-        *tally.entry(check(&mut Random(seed ^ (kind << 56)), seed)).or_insert(0u64) += 1;
+        *tally.entry(check(&mut Rng::new(seed ^ (kind << 56)), seed)).or_insert(0u64) += 1;
     }
     eprintln!("{what}: {} cases in {:.2?}: {tally:?}", cases(), started.elapsed());
 }
@@ -103,21 +71,11 @@ fn quiet_expected_panics() {
     INSTALL.call_once(|| {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !panic_text(info.payload()).starts_with("ein:") {
+            if !panic_message(info.payload()).starts_with("ein:") {
                 default(info);
             }
         }));
     });
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else {
-        "<a panic without a message>".to_owned()
-    }
 }
 
 /// Runs `call`; a panic is returned as its message, which must start with `ein:` (anything else
@@ -126,7 +84,7 @@ fn outcome<R>(case: &dyn Debug, call: impl FnOnce() -> R) -> Result<R, String> {
     match catch_unwind(AssertUnwindSafe(call)) {
         Ok(value) => Ok(value),
         Err(payload) => {
-            let message = panic_text(&*payload);
+            let message = panic_message(&*payload);
             assert!(message.starts_with("ein:"), "{case:?}: a panic that is not ein's: {message}");
             Err(message)
         }
@@ -163,15 +121,15 @@ struct Layout {
 }
 
 impl Layout {
-    /// Random strides for `shape` (which must be allowed): row-major a quarter of the time when
+    /// Rng strides for `shape` (which must be allowed): row-major a quarter of the time when
     /// no axis is long, so that contiguous views are common; otherwise per axis a stride in
     /// -7..=7 (0 broadcasts, negative reverses, beyond ±1 steps), any stride at all on an axis
     /// of length 1 now and then, 0 on a long axis. An empty view's strides are anything at all:
     /// it addresses nothing.
-    fn random(random: &mut Random, shape: &[usize]) -> Layout {
+    fn random(random: &mut Rng, shape: &[usize]) -> Layout {
         let rank = shape.len();
         if shape.contains(&0) {
-            let strides = (0..rank).map(|_| random.any_stride()).collect();
+            let strides = (0..rank).map(|_| any_stride(random)).collect();
             return Layout { shape: shape.to_vec(), strides, origin: 0, len: 0 };
         }
         let long = shape.iter().any(|&length| length > SMALL);
@@ -187,7 +145,7 @@ impl Layout {
             shape
                 .iter()
                 .map(|&length| match length {
-                    1 if random.percent(30) => random.any_stride(),
+                    1 if random.percent(30) => any_stride(random),
                     length if length > SMALL => 0,
                     _ => random.below(15) as isize - 7,
                 })
@@ -255,13 +213,13 @@ fn all_indices(shape: &[usize]) -> Vec<Vec<usize>> {
 }
 
 /// A random allowed shape of `rank` for a view test: lengths 0 (rarely), 1, 2..=5 or long.
-fn random_view_shape(random: &mut Random, rank: usize) -> Vec<usize> {
+fn random_view_shape(random: &mut Rng, rank: usize) -> Vec<usize> {
     let mut shape: Vec<usize> = (0..rank)
         .map(|_| match random.below(20) {
             0 | 1 => 0,
             2..=5 => 1,
             6..=16 => 2 + random.below(4),
-            _ => random.pick(&HUGE),
+            _ => *random.pick(&HUGE),
         })
         .collect();
     while !shape_is_allowed(&shape) {
@@ -274,7 +232,7 @@ fn random_view_shape(random: &mut Random, rank: usize) -> Vec<usize> {
 }
 
 /// Reads a random view of rank `N` every way there is, against the storage.
-fn check_random_view<const N: usize>(random: &mut Random, seed: u64) -> &'static str {
+fn check_random_view<const N: usize>(random: &mut Rng, seed: u64) -> &'static str {
     let shape = random_view_shape(random, N);
     let layout = Layout::random(random, &shape);
     let storage: Vec<i64> = (0..layout.len as i64).map(|position| position * 7 - 3).collect();
@@ -379,11 +337,11 @@ fn random_views_read_like_their_storage() {
 
 /// Checks one random shape of rank `N` at the safe constructors: accepted exactly when the rule
 /// allows it (and then every size is exact), refused with an `ein:` panic otherwise.
-fn check_safe_constructors<const N: usize>(random: &mut Random, seed: u64) -> &'static str {
+fn check_safe_constructors<const N: usize>(random: &mut Rng, seed: u64) -> &'static str {
     let lengths = [0, 1, 2, 3, 1 << 31, 1 << 32, 1 << 62, isize::MAX as usize, 1 << 63, usize::MAX - 1, usize::MAX];
     let mut shape = [0usize; N];
     for length in &mut shape {
-        *length = random.pick(&lengths);
+        *length = *random.pick(&lengths);
     }
     // Elements for the shape if it has only a few, else none (and then it must be empty).
     let count = element_count(&shape);
@@ -439,7 +397,7 @@ struct Operand<T> {
 
 impl<T: Element> Operand<T> {
     /// An operand with the given labels in a random axis order, over random small integers.
-    fn random(random: &mut Random, labels: &[usize], sizes: &[usize]) -> Operand<T> {
+    fn random(random: &mut Rng, labels: &[usize], sizes: &[usize]) -> Operand<T> {
         let mut labels = labels.to_vec();
         for position in (1..labels.len()).rev() {
             labels.swap(position, random.below(position + 1));
@@ -502,10 +460,10 @@ fn reference<T: Element>(outputs: usize, sizes: &[usize], scale: Option<T>, oper
     Expected::Elements(elements)
 }
 
-/// Random label sizes for a contraction whose labels `0..outputs` are output labels, such that
+/// Rng label sizes for a contraction whose labels `0..outputs` are output labels, such that
 /// every operand (its labels in `operands`) is an allowed view, and the work is small unless the
 /// output is empty or certainly refused.
-fn random_sizes(random: &mut Random, labels: usize, outputs: usize, operands: &[&[usize]]) -> Vec<usize> {
+fn random_sizes(random: &mut Rng, labels: usize, outputs: usize, operands: &[&[usize]]) -> Vec<usize> {
     loop {
         let sizes: Vec<usize> = (0..labels)
             .map(|_| match random.below(40) {
@@ -513,7 +471,7 @@ fn random_sizes(random: &mut Random, labels: usize, outputs: usize, operands: &[
                 3..=8 => 1,
                 9..=30 => 2 + random.below(5),
                 31..=34 => 7 + random.below(34),
-                _ => random.pick(&HUGE),
+                _ => *random.pick(&HUGE),
             })
             .collect();
         let operand_shapes_allowed = operands.iter().all(|labels| {
@@ -532,7 +490,7 @@ fn random_sizes(random: &mut Random, labels: usize, outputs: usize, operands: &[
 /// Checks `contract` on random operands of ranks `A` and `B` with these labels (each operand's
 /// axes then shuffled), against the loops.
 fn check_contraction<T: Element, const A: usize, const B: usize, const N: usize>(
-    random: &mut Random,
+    random: &mut Rng,
     seed: u64,
     left_labels: [usize; A],
     right_labels: [usize; B],
@@ -593,7 +551,7 @@ fn outcome_kind<T>(elements: &[T], summed: &[usize]) -> &'static str {
 }
 
 /// One random contraction of a random kind and element type.
-fn check_random_contraction<T: Element>(random: &mut Random, seed: u64) -> &'static str {
+fn check_random_contraction<T: Element>(random: &mut Rng, seed: u64) -> &'static str {
     match random.below(7) {
         // out[i, j] = Σ_k a[i, k] b[k, j]
         0 => check_contraction::<T, 2, 2, 2>(random, seed, [0, 2], [2, 1], 3),
@@ -623,7 +581,7 @@ fn random_contractions_match_the_loops_or_refuse_results_larger_than_memory() {
 
 /// Checks `contract_chain` on random operands with these labels against the loops.
 fn check_chain<T: Element, const A: usize, const B: usize, const C: usize, const N: usize>(
-    random: &mut Random,
+    random: &mut Rng,
     seed: u64,
     operand_labels: ([usize; A], [usize; B], [usize; C]),
     labels: usize,
@@ -659,7 +617,7 @@ fn check_chain<T: Element, const A: usize, const B: usize, const C: usize, const
     judge(&case, result, expected, output, &sizes[N..], "chain of contractions")
 }
 
-fn check_random_chain<T: Element>(random: &mut Random, seed: u64) -> &'static str {
+fn check_random_chain<T: Element>(random: &mut Rng, seed: u64) -> &'static str {
     match random.below(4) {
         // out[i, l] = Σ_j,k a[i, j] b[j, k] c[k, l]
         0 => check_chain::<T, 2, 2, 2, 2>(random, seed, ([0, 2], [2, 3], [3, 1]), 4),

@@ -3,8 +3,8 @@
 //! asserts that both give the same answer (or both fail with the same run-time error).
 //!
 //! Pieces, in the order a test uses them:
-//! - [`Rng`]: a tiny deterministic PRNG (splitmix64), so every failure is reproducible from the
-//!   seed printed with it.
+//! - [`Rng`] (the workspace's test RNG, from `ein-testing`): seeded per run, so every failure
+//!   is reproducible from the seed printed with it.
 //! - [`Elem`]: the element types ein accepts, with random generation and conversion to
 //!   interpreter [`Value`]s.
 //! - [`Layout`]: how an input's elements sit in memory. Every array argument is handed to the
@@ -27,40 +27,11 @@ use std::sync::Mutex;
 use ein_core::interp::{self, ArrayValue, Value};
 use ein_core::ir::{Program, ScalarType, Type, Unit};
 use ein_core::ops::Scalar;
+use ein_testing::{panic_message, Rng};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, Slice};
 
 // ---------------------------------------------------------------------------------------------
-// Random numbers
-
-/// splitmix64: tiny, fast, and good enough to fill test arrays.
-pub struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng { state: seed }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Uniform integer in `low..=high` (`low <= high`).
-    pub fn integer(&mut self, low: i128, high: i128) -> i128 {
-        let span = (high - low + 1) as u128;
-        low + (u128::from(self.next_u64()) % span) as i128
-    }
-}
+// Seeds
 
 /// FNV-1a, to turn a test name into a seed.
 fn hash_name(name: &str) -> u64 {
@@ -87,7 +58,7 @@ macro_rules! float_elem {
             const SCALAR: Scalar = Scalar::$scalar;
             const DEFAULT_RANGE: (f64, f64) = (-1.0, 1.0);
             fn random(rng: &mut Rng, low: f64, high: f64) -> Self {
-                (low + (high - low) * rng.unit()) as $t
+                rng.uniform(low, high) as $t
             }
             fn to_value(self) -> Value {
                 Value::$variant(self)
@@ -105,7 +76,7 @@ macro_rules! int_elem {
                 let low = (low.ceil() as i128).max(<$t>::MIN as i128);
                 let high = (high.floor() as i128).min(<$t>::MAX as i128);
                 assert!(low <= high, "empty integer range {low}..={high}");
-                rng.integer(low, high) as $t
+                rng.between(low, high) as $t
             }
             fn to_value(self) -> Value {
                 Value::$variant(self)
@@ -603,17 +574,6 @@ pub fn catch_quietly<R>(code: impl FnOnce() -> R) -> Result<R, String> {
     let result = catch_unwind(AssertUnwindSafe(code));
     QUIET.with(|quiet| quiet.set(previous));
     result.map_err(|payload| panic_message(&*payload))
-}
-
-/// The message of a caught panic.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        text.to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_string()
-    }
 }
 
 /// A run-time error message of compiled code without the `ein: ` prefix and the

@@ -3,9 +3,8 @@
 //! written in place, all others copied), then results of several arrays, every `out` storage,
 //! writing in place, and shape mismatches.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use crate::harness::{array, scalar};
+use ein_testing::expect_panic;
 
 differential_into! {
     /// STREAM's triad: one element per row, in chunks (one case above the parallel grain).
@@ -229,7 +228,7 @@ fn a_shared_ndarray_out_is_unshared_before_it_is_written() {
 fn an_out_of_the_wrong_shape_panics_before_anything_is_written() {
     let b = vec![1.0; 4];
     let mut short = vec![7.0; 3];
-    let message = panic_text(|| triad_into(&mut short, &b, &b, 1.0));
+    let message = expect_panic(|| triad_into(&mut short, &b, &b, 1.0));
     assert!(
         message.starts_with("ein: `out` has shape [3] but the result written into it has shape [4] (at "),
         "{message}"
@@ -239,7 +238,7 @@ fn an_out_of_the_wrong_shape_panics_before_anything_is_written() {
 
     let a = ndarray::Array2::<f64>::zeros((2, 3));
     let mut wide = ndarray::Array2::<f64>::from_elem((3, 2), 7.0);
-    let message = panic_text(|| plane_into(&mut wide, &a));
+    let message = expect_panic(|| plane_into(&mut wide, &a));
     assert!(
         message.starts_with("ein: `out` has shape [3, 2] but the result written into it has shape [2, 3]"),
         "{message}"
@@ -249,7 +248,7 @@ fn an_out_of_the_wrong_shape_panics_before_anything_is_written() {
     // Every part of a tuple is checked before any is written; the message names the part.
     let a = ndarray::Array2::<f32>::ones((2, 2));
     let (mut scaled, mut original) = (ndarray::Array2::<f32>::zeros((2, 2)), ndarray::Array2::<f32>::zeros((2, 3)));
-    let message = panic_text(|| scaled_and_original_into((&mut scaled, &mut original), &a, 1.0));
+    let message = expect_panic(|| scaled_and_original_into((&mut scaled, &mut original), &a, 1.0));
     assert!(
         message.starts_with("ein: `out.1` has shape [2, 3] but the result written into it has shape [2, 2]"),
         "{message}"
@@ -258,19 +257,10 @@ fn an_out_of_the_wrong_shape_panics_before_anything_is_written() {
 
     // Every column of an array of records is checked before the comprehension runs.
     let (mut r, mut theta) = (vec![0.0; 2], vec![0.0; 3]);
-    let message = panic_text(|| polar_into((&mut r, &mut theta), &[1.0, 2.0], &[1.0, 2.0]));
+    let message = expect_panic(|| polar_into((&mut r, &mut theta), &[1.0, 2.0], &[1.0, 2.0]));
     assert!(
         message.starts_with("ein: `out.1` has shape [3] but the result written into it has shape [2]"),
         "{message}"
     );
     assert_eq!(r, [0.0; 2]);
-}
-
-fn panic_text(run: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(run)).expect_err("expected a panic");
-    match (payload.downcast_ref::<String>(), payload.downcast_ref::<&str>()) {
-        (Some(text), _) => text.clone(),
-        (None, Some(text)) => (*text).to_owned(),
-        (None, None) => String::from("(not a string)"),
-    }
 }

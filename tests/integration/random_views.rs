@@ -5,8 +5,9 @@
 //! return or panic with an `ein:` message, never crash or abort. `EIN_VIEW_CASES` sets the
 //! number of random cases per program (default 60).
 
-use crate::harness::{catch_quietly, view_to_value, Form, Layout, LayoutPlan, NamedValue, Oracle, Outcome, Rng};
+use crate::harness::{catch_quietly, view_to_value, Form, Layout, LayoutPlan, NamedValue, Oracle, Outcome};
 use ein_core::ir::Scalar;
+use ein_testing::{env_number, Rng};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Slice};
 
 /// One compiled program: its source for the interpreter, its parameters (name and the size
@@ -79,7 +80,7 @@ fn subjects() -> Vec<Subject> {
 /// Lengths a size variable takes: mostly small (incl. 0 and 1), sometimes above the grain.
 fn random_length(rng: &mut Rng) -> usize {
     const LENGTHS: [usize; 10] = [0, 1, 1, 2, 3, 4, 7, 13, 33, 70];
-    LENGTHS[rng.integer(0, LENGTHS.len() as i128 - 1) as usize]
+    *rng.pick(&LENGTHS)
 }
 
 /// How one axis of a random view reaches its storage.
@@ -109,14 +110,14 @@ impl RandomView {
                 if rng.unit() < broadcast_chance {
                     AxisLayout::Broadcast
                 } else {
-                    let step = rng.integer(1, 3) as isize;
+                    let step = rng.between(1isize, 3);
                     AxisLayout::Strided(if rng.unit() < 0.5 { -step } else { step })
                 }
             })
             .collect();
         let mut order: Vec<usize> = (0..rank).collect();
         for position in (1..rank).rev() {
-            order.swap(position, rng.integer(0, position as i128) as usize);
+            order.swap(position, rng.between(0, position));
         }
         // Storage axis `order[axis]` holds logical axis `axis`.
         let mut storage_shape = vec![0; rank];
@@ -126,7 +127,7 @@ impl RandomView {
                 AxisLayout::Broadcast => shape[axis].min(1),
             };
         }
-        let storage = ArrayD::from_shape_fn(IxDyn(&storage_shape), |_| rng.unit() * 2.0 - 1.0);
+        let storage = ArrayD::from_shape_fn(IxDyn(&storage_shape), |_| rng.uniform(-1.0, 1.0));
         RandomView { storage, order, axes, shape: shape.to_vec() }
     }
 
@@ -155,7 +156,7 @@ impl RandomView {
 }
 
 fn case_count() -> usize {
-    std::env::var("EIN_VIEW_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(60)
+    env_number("EIN_VIEW_CASES").map_or(60, |cases| cases as usize)
 }
 
 #[test]
@@ -176,7 +177,7 @@ fn random_views_agree_with_the_interpreter() {
                     // Now and then one axis is one longer than its size variable says.
                     let mut shape: Vec<usize> = axes.iter().map(|&variable| lengths[variable]).collect();
                     if !shape.is_empty() && rng.unit() < 0.08 {
-                        let axis = rng.integer(0, shape.len() as i128 - 1) as usize;
+                        let axis = rng.below(shape.len());
                         shape[axis] += 1;
                     }
                     RandomView::new(&shape, &mut rng, 0.2)
@@ -212,16 +213,9 @@ fn huge_broadcast_axes_fail_cleanly() {
     let mut panics = 0;
     for subject in subjects().into_iter().filter(|subject| subject.huge_is_quick) {
         for _ in 0..case_count() {
-            let lengths: Vec<usize> =
-                (0..3)
-                    .map(|_| {
-                        if rng.unit() < 0.5 {
-                            HUGE[rng.integer(0, 3) as usize]
-                        } else {
-                            random_length(&mut rng).max(1)
-                        }
-                    })
-                    .collect();
+            let lengths: Vec<usize> = (0..3)
+                .map(|_| if rng.unit() < 0.5 { *rng.pick(&HUGE) } else { random_length(&mut rng).max(1) })
+                .collect();
             let shapes: Vec<Vec<usize>> = subject
                 .params
                 .iter()

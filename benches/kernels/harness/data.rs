@@ -1,14 +1,12 @@
 //! Deterministic benchmark inputs: element `i` of input `seed` is a hash of `(seed, i)`, so
 //! inputs are the same on every run and machine, and large ones are filled in parallel.
 
+use ein_testing::splitmix64_finalizer;
 use rayon::prelude::*;
 
 /// SplitMix64's finaliser: a good 64-bit mix of the seed and the position.
 fn mix(seed: u64, index: u64) -> u64 {
-    let mut z = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_add(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    splitmix64_finalizer(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_add(0xD1B5_4A32_D192_ED03))
 }
 
 /// A uniform value in `[0, 1)` with 53 random bits.

@@ -100,11 +100,7 @@ pub fn run_kernel(kernel: &Kernel, settings: &Settings) -> KernelResult {
     match catch_unwind(AssertUnwindSafe(|| check_and_time(kernel, settings))) {
         Ok(result) => result,
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|text| text.to_string()))
-                .unwrap_or_else(|| "a panic without a message".to_string());
+            let message = ein_testing::panic_message(&*panic);
             eprintln!("  FAILED: panicked: {message}");
             result_without_timings(kernel, Some(format!("{}: panicked: {message}", kernel.name)), Vec::new())
         }
