@@ -22,9 +22,16 @@ use proc_macro2::TokenStream;
 /// The macro's entry point: compiles one `ein!` invocation, or returns its compile errors as
 /// tokens. Never panics on any input.
 pub fn expand(input: TokenStream) -> TokenStream {
+    let items = syntax::is_item_form(&input);
     match compile(input) {
         Ok(tokens) => tokens,
-        Err(error) => error.to_compile_error(),
+        Err(error) if items => error.to_compile_error(),
+        // In expression position the errors must still be one expression, of a type that
+        // fits anywhere (`!`), so rustc reports them and nothing after them.
+        Err(error) => {
+            let errors = error.to_compile_error();
+            quote::quote!({ #errors ::core::unreachable!() })
+        }
     }
 }
 

@@ -159,6 +159,7 @@ mod edge_cases;
 mod errors;
 mod expression_form;
 mod harness_checks;
+mod inference;
 mod linear_algebra;
 mod random_views;
 mod reductions;

@@ -1,6 +1,8 @@
 //! Expression form: finds the Rust locals an `ein!(..)` expression captures (free names, in
 //! order of first use) and their ranks, read from how they are used: the deepest direct
 //! indexing (`a[i][j]` and `a[i, j]` are rank 2), or `a.shape(k)` (rank > k), or `a.len()`.
+//! A name bound to a captured local (`let b = a;`, `fold t in 0..n, u = a { .. }`) is the same
+//! array, so how it is used counts for the local too.
 
 use crate::syntax::ast::{Binder, Expr, ExprKind, Pattern};
 use proc_macro2::Ident;
@@ -24,15 +26,24 @@ pub fn find_captures(body: &Expr) -> Vec<Capture> {
 }
 
 struct Scan {
-    bound: Vec<String>,
+    /// The names bound in scope, innermost last, each with the capture it stands for, if it
+    /// was bound to one.
+    bound: Vec<(String, Option<usize>)>,
     captures: Vec<Capture>,
 }
 
 impl Scan {
+    /// The capture `name` refers to (itself, or the one a bound name stands for), registered
+    /// on first use.
     fn capture(&mut self, name: &Ident) -> Option<&mut Capture> {
+        let position = self.capture_position(name)?;
+        self.captures.get_mut(position)
+    }
+
+    fn capture_position(&mut self, name: &Ident) -> Option<usize> {
         let text = name.to_string();
-        if self.bound.contains(&text) {
-            return None;
+        if let Some((_, alias)) = self.bound.iter().rev().find(|(bound, _)| *bound == text) {
+            return *alias;
         }
         let position = match self.captures.iter().position(|c| c.name == text) {
             Some(position) => position,
@@ -41,7 +52,16 @@ impl Scan {
                 self.captures.len() - 1
             }
         };
-        self.captures.get_mut(position)
+        Some(position)
+    }
+
+    /// The capture that binding `value` to a name makes the name stand for: `value` is a
+    /// name that refers to one.
+    fn alias_of(&mut self, value: &Expr) -> Option<usize> {
+        match &value.kind {
+            ExprKind::Name(name) => self.capture_position(name),
+            _ => None,
+        }
     }
 
     /// `depth` counts the indices applied directly around this expression.
@@ -68,16 +88,18 @@ impl Scan {
             ExprKind::Fold { index, count, acc, init, body } => {
                 self.expr(init, 0);
                 self.expr(count, 0);
+                let alias = self.alias_of(init);
                 let before = self.bound.len();
-                self.bound.push(index.to_string());
-                self.pattern(acc);
+                self.bound.push((index.to_string(), None));
+                self.bind(acc, alias);
                 self.expr(body, 0);
                 self.bound.truncate(before);
             }
             ExprKind::Let { pattern, value, body } => {
                 self.expr(value, 0);
+                let alias = self.alias_of(value);
                 let before = self.bound.len();
-                self.pattern(pattern);
+                self.bind(pattern, alias);
                 self.expr(body, 0);
                 self.bound.truncate(before);
             }
@@ -116,14 +138,15 @@ impl Scan {
             if let Some(size) = &binder.size {
                 self.expr(size, 0);
             }
-            self.bound.push(binder.name.to_string());
+            self.bound.push((binder.name.to_string(), None));
         }
     }
 
-    fn pattern(&mut self, pattern: &Pattern) {
+    /// Binds the names of `pattern`; a lone name bound to a captured local stands for it.
+    fn bind(&mut self, pattern: &Pattern, alias: Option<usize>) {
         match pattern {
-            Pattern::Name(name) => self.bound.push(name.to_string()),
-            Pattern::Tuple(items, _) => items.iter().for_each(|item| self.pattern(item)),
+            Pattern::Name(name) => self.bound.push((name.to_string(), alias)),
+            Pattern::Tuple(items, _) => items.iter().for_each(|item| self.bind(item, None)),
         }
     }
 }

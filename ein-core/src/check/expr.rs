@@ -17,6 +17,14 @@ enum Binding {
     Reduction(ReduceOp),
 }
 
+/// Whether a size must not depend on indices or accumulators (a comprehension's, which
+/// shapes an array, or a fold's count) or may (a reduction's range).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Regularity {
+    Required,
+    NotRequired,
+}
+
 impl Checker {
     pub(super) fn expr(&mut self, expr: &ast::Expr) -> Checked<Expr> {
         let span = expr.span;
@@ -170,11 +178,21 @@ impl Checker {
         let Some((binder, rest)) = binders.split_first() else {
             return self.binding_body(body, binding);
         };
-        let explicit = binder.size.as_ref().map(|size| self.size_expr(size, &format!("the size of `{}`", binder.name)));
+        // A reduction builds no array, so its range may depend on outer indices
+        // (`sum k in 0..i + 1`); a comprehension's may not (arrays are rectangular).
+        let regularity = match binding {
+            Binding::Comprehension => Regularity::Required,
+            Binding::Reduction(_) => Regularity::NotRequired,
+        };
+        let explicit = binder
+            .size
+            .as_ref()
+            .map(|size| self.size_expr(size, &format!("the size of `{}`", binder.name), regularity));
         let index = self.bind_index(&binder.name);
         let inner = self.binders(rest, body, binding, span);
         self.scope.pop();
-        let candidates = self.size_uses.take(index);
+        let candidates = self.size_uses.take(index).into_iter().map(|candidate| self.through_accumulators(candidate));
+        let candidates: Vec<sizes::Candidate> = candidates.collect();
         let (inner, size) = (inner?, explicit.transpose()?);
         let (size, checks) = match size {
             Some(size) => (size, Vec::new()),
@@ -285,9 +303,10 @@ impl Checker {
         index
     }
 
-    /// An explicit size or fold count: an integer not depending on any index, as `i64`.
-    /// `what` names the quantity in errors: "the size of `i`", "the count of the fold over `t`".
-    fn size_expr(&mut self, size: &ast::Expr, what: &str) -> Checked<Expr> {
+    /// An explicit size or fold count: an integer (with [`Regularity::Required`], not
+    /// depending on any index), as `i64`. `what` names the quantity in errors: "the size of
+    /// `i`", "the count of the fold over `t`".
+    fn size_expr(&mut self, size: &ast::Expr, what: &str, regularity: Regularity) -> Checked<Expr> {
         let size = self.expr(size)?;
         let Some(scalar) = size.ty.as_scalar().filter(|scalar| self.unifier.require(*scalar, NumberClass::Int).is_ok())
         else {
@@ -295,7 +314,7 @@ impl Checker {
             self.errors.push(size.span, format!("{what} must be an integer, found {found}"));
             return Err(Reported);
         };
-        if let Some(dependency) = self.index_dependency(&size) {
+        if let Some(dependency) = self.index_dependency(&size).filter(|_| regularity == Regularity::Required) {
             let span = self.dependency_use(&size).unwrap_or(size.span);
             let dependency = self.var(dependency).name.clone();
             self.errors.push(
@@ -346,6 +365,18 @@ impl Checker {
         None
     }
 
+    /// A candidate read from a fold accumulator (`len(t, 1)`), sized by the accumulator's
+    /// initial value instead, whose shape every step keeps.
+    fn through_accumulators(&self, candidate: sizes::Candidate) -> sizes::Candidate {
+        let ExprKind::Len(node::Len { array, axis }) = &candidate.size.kind else { return candidate };
+        let ExprKind::Var(var) = array.kind else { return candidate };
+        let Some(init) = self.accumulator_inits.get(&var) else { return candidate };
+        match crate::ir::shape::raw_shape(init).and_then(|shape| shape.into_iter().nth(*axis)) {
+            Some(size) => sizes::Candidate { size: crate::ir::shape::simplify_lengths(size), ..candidate },
+            None => candidate,
+        }
+    }
+
     fn usable_at_binder(&self, size: &Expr) -> bool {
         free_vars(size).iter().all(|var| self.scope.contains(var)) && self.index_dependency(size).is_none()
     }
@@ -360,7 +391,7 @@ impl Checker {
         span: Span,
     ) -> Checked<Expr> {
         let index_name = index.to_string();
-        let count = self.size_expr(count, &format!("the count of the fold over `{index_name}`"));
+        let count = self.size_expr(count, &format!("the count of the fold over `{index_name}`"), Regularity::Required);
         let init = self.expr(init);
         let depth = self.scope.len();
         let index_var = self.bind_index(index);
@@ -372,6 +403,9 @@ impl Checker {
                 };
                 let acc_var = self.declare(&acc_name, init.ty.clone(), VarKind::Accumulator, acc.span());
                 self.scope.push(acc_var);
+                if matches!(acc, Pattern::Name(_)) && init.ty.rank() > 0 {
+                    self.accumulator_inits.insert(acc_var, init.clone());
+                }
                 let bindings = match acc {
                     Pattern::Name(_) => Ok(Vec::new()),
                     Pattern::Tuple(..) => {
@@ -559,9 +593,10 @@ impl Checker {
                 self.errors.push(index.span, format!("array indices must be integers, found {found}"));
                 return Err(Reported);
             }
-            if let ExprKind::Var(var) = index.kind {
+            if let Some((var, offset)) = crate::ir::shape::var_plus_literal(&index) {
                 if self.var(var).kind == VarKind::Index {
-                    self.size_uses.record(&self.vars, var, &current, 0, index.span);
+                    let read = if offset == 0 { sizes::Read::Plain } else { sizes::Read::Shifted };
+                    self.size_uses.record(&self.vars, var, &current, 0, index.span, read);
                 }
             }
             let ty = current.ty.indexed().ok_or(Reported)?;

@@ -123,6 +123,10 @@ struct Checker {
     errors: Errors,
     size_uses: SizeUses,
     lets: LetValues,
+    /// The initial value of each fold accumulator bound by name to an array: every step's
+    /// value has its shape (checked), so sizes read from the accumulator are the initial
+    /// value's.
+    accumulator_inits: LetValues,
     /// Size checks over parameters only: run once, before everything.
     global_checks: Vec<crate::ir::SizeCheck>,
     /// Index names bound anywhere so far, for "used outside its comprehension" errors.
@@ -141,6 +145,7 @@ impl Checker {
             errors: Errors::default(),
             size_uses: SizeUses::default(),
             lets: LetValues::new(),
+            accumulator_inits: LetValues::new(),
             global_checks: Vec::new(),
             index_names: Vec::new(),
             shadowed_indices: Vec::new(),

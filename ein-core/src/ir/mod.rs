@@ -6,8 +6,9 @@
 //! - every [`VarId`] in the tree is declared in [`Program::vars`] and bound by exactly one
 //!   binder (a parameter, `Let`, `For`, `Reduce` or `Fold`) that encloses every use;
 //! - every node's `ty` is the type given by the typing rule on its variant;
-//! - size and count expressions (`For::size`, `Reduce::size`, `Fold::count`) have type `i64`
-//!   and mention no index variable (regularity);
+//! - size and count expressions (`For::size`, `Reduce::size`, `Fold::count`) have type `i64`;
+//!   those of comprehensions and folds mention no index variable or accumulator (regularity:
+//!   arrays are rectangular); a reduction's range may (`sum k in 0..i + 1`);
 //! - an `Index` with [`Bounds::Proven`] is in range for every input that passes the program's
 //!   `Assert`s.
 

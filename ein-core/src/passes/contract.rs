@@ -100,7 +100,12 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
                     ExprKind::Literal(Literal::Int(value)) => *value >= 0,
                     _ => false,
                 };
-                if !cannot_fail {
+                // A sum's range may depend on outer indices (`sum k in 0..i + 1`); a label's
+                // size is evaluated once, before the contraction, so it must not.
+                let regular = crate::ir::visit::free_vars(size).iter().all(|var| {
+                    !matches!(program.var(*var).kind, crate::ir::VarKind::Index | crate::ir::VarKind::Accumulator)
+                });
+                if !cannot_fail || !regular {
                     return None;
                 }
                 labels.push((*index, size));

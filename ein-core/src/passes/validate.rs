@@ -95,13 +95,19 @@ impl Validator<'_> {
     }
 
     fn size(&self, size: &Expr, what: &str) -> Result<(), String> {
-        if size.ty != Type::I64 {
-            return Err(format!("{what} has type {:?}, not i64", size.ty));
-        }
+        self.size_of_type(size, what)?;
         for var in crate::ir::visit::free_vars(size) {
             if matches!(self.program.var(var).kind, VarKind::Index | VarKind::Accumulator) {
                 return Err(format!("{what} depends on `{}`", self.program.var(var).name));
             }
+        }
+        Ok(())
+    }
+
+    /// A size of type `i64` (a reduction's range may depend on indices: it shapes no array).
+    fn size_of_type(&self, size: &Expr, what: &str) -> Result<(), String> {
+        if size.ty != Type::I64 {
+            return Err(format!("{what} has type {:?}, not i64", size.ty));
         }
         Ok(())
     }
@@ -198,7 +204,7 @@ impl Validator<'_> {
                 expect(expr.ty == body.ty.with_outer_axis(), "for has type [body]")
             }
             ExprKind::Reduce(node::Reduce { op, size, body, .. }) => {
-                self.size(size, "a reduction size")?;
+                self.size_of_type(size, "a reduction size")?;
                 let wanted = match op {
                     ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
                     _ => body.ty.clone(),

@@ -3,4 +3,4 @@
 pub mod ast;
 mod parse;
 
-pub use parse::parse_input;
+pub use parse::{is_item_form, parse_input};

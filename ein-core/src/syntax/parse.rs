@@ -46,6 +46,18 @@ pub fn parse_input(input: TokenStream) -> syn::Result<Input> {
     parse.parse2(input)
 }
 
+/// Whether `input` is the item form (functions) rather than an expression, as
+/// [`parse_input`] decides it: what the macro's output, errors included, must be.
+pub fn is_item_form(input: &TokenStream) -> bool {
+    let peek = |stream: ParseStream| -> syn::Result<bool> {
+        let items = starts_like_an_item(stream);
+        // The rest is not this function's business.
+        stream.parse::<TokenStream>()?;
+        Ok(items)
+    };
+    peek.parse2(input.clone()).unwrap_or(false)
+}
+
 fn starts_like_an_item(input: ParseStream) -> bool {
     input.peek(Token![#])
         || input.peek(Token![pub])

@@ -25,22 +25,41 @@ pub struct Candidate {
     pub span: Span,
 }
 
-/// The candidates recorded so far, per index variable.
+/// How an index reads an axis: `a[i]`, or shifted, `a[i + 1]`, `a[i - 2]`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    Plain,
+    Shifted,
+}
+
+/// The candidates recorded so far, per index variable: from plain reads, and from shifted
+/// ones, which give the size only where no plain read does (a stencil written with shifts
+/// only, `for i { a[i + 1] - a[i - 1] }`, ranges over `a`; its edge reads are clamped).
 #[derive(Default)]
 pub struct SizeUses {
     uses: BTreeMap<VarId, Vec<Candidate>>,
+    shifted: BTreeMap<VarId, Vec<Candidate>>,
 }
 
 impl SizeUses {
     /// Records that `index` indexes axis `axis` of `array` (an expression of array type).
-    pub fn record(&mut self, vars: &[VarInfo], index: VarId, array: &Expr, axis: usize, span: Span) {
+    pub fn record(&mut self, vars: &[VarInfo], index: VarId, array: &Expr, axis: usize, span: Span, read: Read) {
         let size = simplify_lengths(crate::ir::shape::length(array.clone(), axis));
         let what = describe(vars, &size);
-        self.uses.entry(index).or_default().push(Candidate { size, what, span });
+        let uses = match read {
+            Read::Plain => &mut self.uses,
+            Read::Shifted => &mut self.shifted,
+        };
+        uses.entry(index).or_default().push(Candidate { size, what, span });
     }
 
+    /// The candidates of `index`: its plain reads', or if it has none, its shifted reads'.
     pub fn take(&mut self, index: VarId) -> Vec<Candidate> {
-        self.uses.remove(&index).unwrap_or_default()
+        let shifted = self.shifted.remove(&index).unwrap_or_default();
+        match self.uses.remove(&index) {
+            Some(plain) if !plain.is_empty() => plain,
+            _ => shifted,
+        }
     }
 }
 

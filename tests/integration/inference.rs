@@ -1,0 +1,61 @@
+//! Size and rank inference as users expect it: sizes from shifted reads when no plain read
+//! exists, reduction ranges that depend on outer indices, sizes and ranks flowing through fold
+//! accumulators and bindings in the expression form.
+
+use crate::harness::{array, scalar};
+
+differential! {
+    /// Only shifted reads: `i` ranges over `a`, the edges clamp.
+    sized_by_shifted_reads: fn(a: [f64]) -> [f64] { for i { a[i + 1] - a[i - 1] } }
+    cases [n] in [[1], [2], [7], [100]];
+    args (a = array([n]));
+}
+
+differential! {
+    /// A 2-D stencil written with shifts only, in both axes.
+    stencil_of_shifts: fn(img: [[f32]]) -> [[f32]] {
+        for i, j { (img[i - 1, j] + img[i + 1, j] + img[i, j - 1] + img[i, j + 1]) * 0.25 }
+    }
+    cases [h, w] in [[1, 1], [3, 4], [16, 9]];
+    args (img = array([h, w]));
+}
+
+differential! {
+    /// Reductions whose ranges depend on the outer index (triangular), including one shaped
+    /// like a matrix–vector product, which must not become a contraction.
+    triangular_reductions: fn(x: [f64], a: [[f64]]) -> ([f64], [f64], [i64]) {
+        (
+            for i in 0..x.len() { sum k in 0..i + 1 { x[k] } },
+            for i in 0..a.shape(0) { sum k in 0..i { a[i, k] * x[k] } },
+            for i in 0..x.len() { sum k in 0..x.len() - i { k * 2 } },
+        )
+    }
+    cases [n] in [[0], [1], [5], [40]];
+    args (x = array([n]), a = array([n, n]));
+}
+
+differential! {
+    /// A heat step as a fold over an array: the comprehension's sizes come from the
+    /// accumulator, whose shape is the initial value's.
+    heat_fold: fn(temp: [[f32]], n: usize) -> [[f32]] {
+        fold s in 0..n, t = temp { for i, j { (t[i - 1, j] + t[i + 1, j] + t[i, j - 1] + t[i, j + 1]) * 0.25 } }
+    }
+    cases [h, w, steps] in [[1, 1, 3], [4, 5, 0], [4, 5, 2], [12, 7, 10]];
+    args (temp = array([h, w]), n = scalar(steps));
+}
+
+differential_expr! {
+    /// The same in the expression form: `t = temp` gives `temp` its rank.
+    heat_fold_expression_form:
+    cases [h, w, steps] in [[1, 1, 3], [4, 5, 2], [12, 7, 10]];
+    let temp = array::<f32>([h, w]), n = scalar(steps);
+    ein!(fold s in 0..n, t = temp { for i, j { (t[i - 1, j] + t[i + 1, j] + t[i, j - 1] + t[i, j + 1]) * 0.25 } });
+}
+
+differential_expr! {
+    /// A `let` alias gives its local a rank too.
+    let_alias_expression_form:
+    cases [m, n] in [[2, 3], [1, 1], [6, 4]];
+    let grid = array::<f64>([m, n]);
+    ein!({ let g = grid; for i, j { g[i, j] * 2.0 + g[i, j + 1] } });
+}
