@@ -497,7 +497,7 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "for __ein_row in __ein_start..__ein_end { let i = __ein_row as ::core::primitive::i64;",
             // The innermost axis is one counted loop per row.
             "::ein::__private::Fill::fill(__ein_outs, __ein_size_j, |__ein_position, __ein_slot| { let j = __ein_position as ::core::primitive::i64;",
-            "let __ein_sum_k = ::ein::__private::Accumulate::fold_range(a.len_of(1), 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_position_2| { let k = __ein_position_2 as ::core::primitive::i64;",
+            "let __ein_sum_k = ::ein::__private::Accumulate::fold_range(a.len_of(1), 0.0f32, ::core::ops::Add::add, |__ein_position_2| { let k = __ein_position_2 as ::core::primitive::i64;",
             "unsafe { a.get_unchecked([i as ::core::primitive::usize, k as ::core::primitive::usize]) }",
             "::ein::__private::Push::push(__ein_slot, __ein_sum_k);",
             "__ein_buffer.into_array([__ein_size_i, __ein_size_j])",
@@ -594,7 +594,7 @@ fn a_top_level_sum_is_a_parallel_reduce() {
             // Each chunk's loop is in a closure of the generated function (and so compiled with
             // its target features), not a closure per value called from the runtime.
             // The view is copied into the chunk's closure (kept in registers, see `local_copies`).
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, |__ein_left, __ein_right| __ein_left + __ein_right, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }) }, |__ein_left, __ein_right| __ein_left + __ein_right)",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, ::core::ops::Add::add, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }) }, ::core::ops::Add::add)",
             "(::core::option::Option::Some(a),) => { ::ein::__private::reduce(",
         ],
     );
