@@ -9,7 +9,10 @@
 //! * `hand` — the Rust a good engineer writes: rayon, fused loops, slices, several
 //!   accumulators for float reductions. Every ratio in the report is to this variant;
 //! * the crate a user would otherwise pick, where there is one: ndarray whole-array
-//!   operations, `Zip` / `par_azip!`, and ndarray `dot` (matrixmultiply, threaded).
+//!   operations, `Zip` / `par_azip!`, and ndarray `dot` (matrixmultiply, threaded);
+//! * `ein-portable` — on a CPU with AVX2 and FMA, the `ein` program forced onto the portable
+//!   copy of its functions (`ein::__private::prefer_portable`): the run ends by naming every
+//!   kernel whose AVX2+FMA copy was more than 5% slower than its portable copy.
 //!
 //! For each kernel every variant runs once and its output is checked against `hand` (floats
 //! within a tolerance) before anything is timed; a mismatch is reported loudly and the run
@@ -113,7 +116,7 @@ fn main() -> ExitCode {
         );
         let mut report = Report::new(machine, options.clone(), settings.clone(), ceiling);
         for spec in selected {
-            let kernel = (spec.build)(options.quick);
+            let kernel = (spec.build)(options.quick).with_portable_copy();
             let result = harness::run_kernel(&kernel, &settings);
             report.push(result);
         }
@@ -136,6 +139,16 @@ fn main() -> ExitCode {
             eprintln!("cannot write the report to {}: {error}", options.out.display());
             return ExitCode::FAILURE;
         }
+    }
+    // The AVX2+FMA copy of every function exists to be faster: say loudly where it is not.
+    let slower = if options.quick { Vec::new() } else { harness::wide_slower_than_portable(&report.results) };
+    if options.quick {
+        println!("wide copy: not judged on --quick timings (too short to tell)");
+    } else if slower.is_empty() {
+        println!("wide copy: never slower than the portable copy (ein vs ein-portable)");
+    }
+    for (kernel, ratio) in &slower {
+        println!("WIDE COPY SLOWER: {kernel}: ein takes {ratio:.2}× the time of ein-portable");
     }
     let failures = report.failures();
     if failures.is_empty() {

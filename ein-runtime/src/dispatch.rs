@@ -31,6 +31,18 @@ pub fn wide_simd() -> bool {
     }
 }
 
+/// For benchmarks that compare the two copies in one process: with `true`, generated code
+/// runs its portable copy from the next call on; with `false`, the choice is made afresh as
+/// [`wide_simd`] makes it (the wide copy only on a CPU with AVX2 and FMA). Never selects the
+/// wide copy on a CPU without them.
+pub fn prefer_portable(portable: bool) {
+    if portable {
+        CHOICE.store(PORTABLE, Ordering::Relaxed);
+    } else {
+        decide();
+    }
+}
+
 #[cold]
 fn decide() -> bool {
     let wide = cpu_has_avx2_and_fma() && std::env::var_os("EIN_PORTABLE").is_none();
@@ -52,8 +64,9 @@ fn cpu_has_avx2_and_fma() -> bool {
 mod tests {
     use super::*;
 
+    // One test, not two: the choice is process-wide, and tests run in parallel.
     #[test]
-    fn the_choice_is_stable_and_follows_the_cpu() {
+    fn the_choice_is_stable_follows_the_cpu_and_can_be_overridden_for_benchmarks() {
         let first = wide_simd();
         assert_eq!(wide_simd(), first);
         if first {
@@ -62,5 +75,9 @@ mod tests {
         if !cpu_has_avx2_and_fma() {
             assert!(!first);
         }
+        prefer_portable(true);
+        assert!(!wide_simd());
+        prefer_portable(false);
+        assert_eq!(wide_simd(), first);
     }
 }

@@ -17,7 +17,9 @@ mod timing;
 pub use options::Options;
 pub use output::{Check, Element, IntoOutput, Output};
 pub use report::{Ceiling, Report};
-pub use timing::{run_kernel, Settings};
+pub use timing::{run_kernel, KernelResult, Settings};
+
+use std::rc::Rc;
 
 /// A kernel in the suite, before its inputs exist: a name for `--filter` and a builder that
 /// makes the inputs (at the quick or the full size) and the variants over them.
@@ -47,7 +49,7 @@ impl Kernel {
 
     /// Adds a variant; its closure is one call of the kernel, returning the output.
     pub fn variant<O: IntoOutput>(mut self, name: &'static str, run: impl Fn() -> O + 'static) -> Self {
-        self.variants.push(Variant { name, run: Box::new(move || run().into_output()), read_back: None });
+        self.variants.push(Variant { name, run: Rc::new(move || run().into_output()), read_back: None });
         self
     }
 
@@ -61,11 +63,11 @@ impl Kernel {
     ) -> Self {
         self.variants.push(Variant {
             name,
-            run: Box::new(move || {
+            run: Rc::new(move || {
                 run();
                 Output::Unit
             }),
-            read_back: Some(Box::new(move || read_back().into_output())),
+            read_back: Some(Rc::new(move || read_back().into_output())),
         });
         self
     }
@@ -74,13 +76,54 @@ impl Kernel {
         self.notes.push(note.into());
         self
     }
+
+    /// Adds `ein-portable`, the `ein` variant forced onto the portable copy of every `ein!`
+    /// function, where the CPU would run the AVX2+FMA copy: the wide copy must never be the
+    /// slower one (see [`wide_slower_than_portable`]).
+    pub fn with_portable_copy(mut self) -> Self {
+        if !ein::__private::wide_simd() {
+            return self;
+        }
+        let Some(ein) = self.variants.iter().find(|variant| variant.name == EIN) else { return self };
+        let (run, read_back) = (Rc::clone(&ein.run), ein.read_back.clone());
+        let portable = move || {
+            ein::__private::prefer_portable(true);
+            let output = run();
+            ein::__private::prefer_portable(false);
+            output
+        };
+        self.variants.push(Variant { name: EIN_PORTABLE, run: Rc::new(portable), read_back });
+        self
+    }
+}
+
+/// The variant written with `ein!`, and its copy forced onto the portable code.
+pub const EIN: &str = "ein";
+pub const EIN_PORTABLE: &str = "ein-portable";
+
+/// How much slower than `ein-portable` the `ein` median may be before the report flags it
+/// (timing noise on a shared machine).
+const WIDE_TOLERANCE: f64 = 1.05;
+
+/// `(kernel, wide / portable median)` for every kernel whose wide copy was slower than its
+/// portable copy by more than the tolerance.
+pub fn wide_slower_than_portable(results: &[KernelResult]) -> Vec<(&'static str, f64)> {
+    results
+        .iter()
+        .filter_map(|kernel| {
+            let wide = kernel.variant(EIN)?.summary?.median;
+            let portable = kernel.variant(EIN_PORTABLE)?.summary?.median;
+            let ratio = wide / portable;
+            (ratio > WIDE_TOLERANCE).then_some((kernel.name, ratio))
+        })
+        .collect()
 }
 
 /// One way of computing a kernel.
 pub struct Variant {
     pub name: &'static str,
-    pub run: Box<dyn Fn() -> Output>,
-    pub read_back: Option<Box<dyn Fn() -> Output>>,
+    pub run: Rc<dyn Fn() -> Output>,
+    pub read_back: Option<Rc<dyn Fn() -> Output>>,
 }
 
 impl Variant {
