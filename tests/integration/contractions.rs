@@ -191,3 +191,28 @@ differential_expr! {
     let a = array::<i64>([m, k]).within(-1.0e12, 1.0e12), b = array::<i64>([k, n]).within(-1.0e9, 1.0e9);
     ein!(for i, j { sum k { a[i, k] * b[k, j] } });
 }
+
+differential! {
+    /// Contractions inside element-wise consumers: a division by a scalar, a negation, a
+    /// bias and a ReLU, two sums in one element; each sum runs as a contraction, the consumer
+    /// as written.
+    contraction_inside_consumers: fn(a: [[f64]], b: [[f64]], c: [[f64]], bias: [f64], n: f64) -> ([[f64]], [[f64]], [[f64]]) {
+        (
+            for i, j { sum k { a[i, k] * b[k, j] } / n },
+            for i, j { max(-sum k { a[i, k] * b[k, j] } + bias[j], 0.0) },
+            for i, j { sum k { a[i, k] * b[k, j] } - sum k { a[i, k] * c[k, j] } },
+        )
+    }
+    cases [m, k, p] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [4, 3, 0], [37, 29, 41]];
+    args (a = array([m, k]), b = array([k, p]), c = array([k, p]), bias = array([p]), n = scalar(3.0));
+}
+
+differential! {
+    /// The regression of issue 13: `sum i { r[i] * x[i, k] } / n` (a gradient) contracts like
+    /// `inv_n * sum …` does.
+    contraction_divided_by_a_count: fn(r: [f32], x: [[f32]], n: f32) -> [f32] {
+        for k { sum i { r[i] * x[i, k] } / n }
+    }
+    cases [m, d] in [[5, 3], [1, 1], [0, 4], [3, 0], [300, 32]];
+    args (r = array([m]), x = array([m, d]), n = scalar(7.0f32));
+}

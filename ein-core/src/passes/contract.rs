@@ -35,8 +35,13 @@
 //! cheapest for the sizes at hand (`ein-runtime/src/chain.rs`), which also regroups each
 //! product (`(a b) c` or `a (b c)`): as with summation order, results may differ in rounding.
 //!
-//! Limitation: a contraction already fused into an element-wise consumer by inlining
-//! (`for i, j { relu(sum k { … }) }`) is not taken apart again; it keeps its loops.
+//! A contraction inside an element-wise consumer (`for i, j { relu(sum k { … } + bias[j]) }`,
+//! `sum k { … } / n`, `-sum k { … }`, as written or as fusion by inlining left it) is taken
+//! apart: the sum becomes a contraction of its own, computed first into an array, and the
+//! consumer reads it (`let c = contract(…); for i, j { relu(c[i, j] + bias[j]) }`). The sum
+//! cannot fail (its operands and sizes cannot), so computing it before the rest of each
+//! element changes nothing observable; the consumer's own arithmetic stays as written, so a
+//! division by `n` stays a division (no reciprocal that would round differently).
 
 use super::purity::{has_loop, may_fail};
 use crate::ir::node;
@@ -49,23 +54,122 @@ use crate::ops::BinaryOp;
 use std::collections::BTreeSet;
 
 pub fn contract(mut program: Program) -> Program {
-    let body = std::mem::replace(&mut program.body, crate::ir::shape::int(0, proc_macro2::Span::call_site()));
-    program.body = rewrite(&program, body);
+    let body = program.body.take();
+    program.body = rewrite(&mut program, body);
     program
 }
 
 /// Replaces every contraction in `expr`, outermost first.
-fn rewrite(program: &Program, mut expr: Expr) -> Expr {
+fn rewrite(program: &mut Program, mut expr: Expr) -> Expr {
     if matches!(expr.kind, ExprKind::For(_)) {
         if let Some(contraction) = recognise(program, &expr) {
             return contraction;
         }
+        if let Some(split) = split_consumer(program, &mut expr) {
+            return split;
+        }
     }
-    expr.for_each_child_mut(|child| {
-        let taken = std::mem::replace(child, crate::ir::shape::int(0, child.span));
-        *child = rewrite(program, taken);
-    });
+    expr.rewrite_children(|child| rewrite(program, child));
     expr
+}
+
+/// `for o… { E[sum …] }` with `for o… { sum … }` a contraction: `let c = contract(…);
+/// for o… { E[c[o…]] }` (see the module documentation), the consumer rewritten again for any
+/// further sums. `None` (and `nest` unchanged) when no sum of the element is a contraction.
+fn split_consumer(program: &mut Program, nest: &mut Expr) -> Option<Expr> {
+    let mut chain: Vec<(VarId, Expr)> = Vec::new();
+    let mut element = &*nest;
+    while let ExprKind::For(node::For { index, size, body }) = &element.kind {
+        chain.push((*index, (**size).clone()));
+        element = body;
+    }
+    let inside = crate::ir::visit::bound_vars(element);
+    let sum = element_sums(element).into_iter().find_map(|(path, sum)| {
+        // The sum is computed before the element: it must not read what the element binds.
+        if !free_vars(sum).is_disjoint(&inside) {
+            return None;
+        }
+        // `for o… { sum }`, its binders fresh: the contraction keeps it as its loop nest, next
+        // to the consumer's own.
+        let mut alone = chain.iter().rev().fold(sum.clone(), |body, (index, size)| {
+            let ty = body.ty.with_outer_axis();
+            let span = body.span;
+            Expr::new(
+                ExprKind::For(node::For { index: *index, size: Box::new(size.clone()), body: Box::new(body) }),
+                ty,
+                span,
+            )
+        });
+        crate::ir::visit::rename_binders(&mut alone, &mut program.vars);
+        let contraction = recognise(program, &alone)?;
+        // Row-wise dots (every output label in every operand) stay with the loop code, which
+        // runs them as fast fused reductions; only a product with a free axis is worth it.
+        let ExprKind::Contract(found) = &contraction.kind else { return None };
+        let batch_only =
+            (0..found.outputs).all(|label| found.operands.iter().all(|operand| operand.axes.contains(&label)));
+        (!batch_only).then_some((path, contraction))
+    });
+    let (path, contraction) = sum?;
+    let ty = contraction.ty.clone();
+    let span = contraction.span;
+    let name = format!("{}contracted", crate::ir::SYNTHETIC_PREFIX);
+    let var = program.fresh_var(crate::ir::VarInfo { name, ty: ty.clone(), kind: crate::ir::VarKind::Let, span });
+    // `c[o1][o2]…`: in bounds, as `c` has exactly the nest's sizes.
+    let read = chain.iter().fold(Expr::new(ExprKind::Var(var), ty, span), |array, (index, _)| {
+        let ty = array.ty.indexed().unwrap_or_else(|| array.ty.clone());
+        let index = Expr::new(ExprKind::Var(*index), crate::ir::Type::I64, span);
+        let kind =
+            ExprKind::Index(node::Index { array: Box::new(array), index: Box::new(index), bounds: Bounds::Proven });
+        Expr::new(kind, ty, span)
+    });
+    // The element is each `for`'s second child (after its size), `chain.len()` times down.
+    let full_path: Vec<usize> = std::iter::repeat(1).take(chain.len()).chain(path).collect();
+    replace_at(nest, &full_path, read);
+    let consumer = rewrite(program, nest.take());
+    let ty = consumer.ty.clone();
+    Some(Expr::new(ExprKind::Let(node::Let { var, value: Box::new(contraction), body: Box::new(consumer) }), ty, span))
+}
+
+/// The sums of an element that are computed once per element (not inside a loop of the
+/// element), in evaluation order, each with its path from the element (child positions).
+fn element_sums(element: &Expr) -> Vec<(Vec<usize>, &Expr)> {
+    fn visit<'e>(expr: &'e Expr, path: &mut Vec<usize>, found: &mut Vec<(Vec<usize>, &'e Expr)>) {
+        match &expr.kind {
+            ExprKind::Reduce(node::Reduce { op: ReduceOp::Sum, .. }) => found.push((path.clone(), expr)),
+            ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Contract(_) => {}
+            _ => {
+                let mut position = 0;
+                expr.for_each_child(|child| {
+                    path.push(position);
+                    visit(child, path, found);
+                    path.pop();
+                    position += 1;
+                });
+            }
+        }
+    }
+    let mut found = Vec::new();
+    visit(element, &mut Vec::new(), &mut found);
+    found
+}
+
+/// Replaces the node at `path` (child positions from `expr`, as [`element_sums`] gives them) by
+/// `by`.
+fn replace_at(expr: &mut Expr, path: &[usize], by: Expr) {
+    let Some((first, rest)) = path.split_first() else {
+        *expr = by;
+        return;
+    };
+    let mut by = Some(by);
+    let mut position = 0;
+    expr.for_each_child_mut(|child| {
+        if position == *first {
+            if let Some(by) = by.take() {
+                replace_at(child, rest, by);
+            }
+        }
+        position += 1;
+    });
 }
 
 /// The contraction that `expr` is, if it is one (see the module documentation).

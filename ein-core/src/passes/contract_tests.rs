@@ -210,6 +210,35 @@ fn what_is_not_a_contraction_keeps_its_loops() {
 }
 
 #[test]
+fn contractions_inside_element_wise_consumers_are_taken_apart() {
+    let cases = [
+        // Divided by a scalar: the division stays a division, after the sum.
+        ("fn f(r: [f64], x: [[f64]], n: f64) -> [f64] { for k { sum i { r[i] * x[i, k] } / n } }", 1),
+        // Negated, and under a non-linear consumer reading another array.
+        ("fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { -sum k { a[i, k] * b[k, j] } } }", 1),
+        (
+            "fn f(a: [[f32]], w: [[f32]], bias: [f32]) -> [[f32]] { for i, j { max(sum k { a[i, k] * w[k, j] } + bias[j], 0.0) } }",
+            1,
+        ),
+        // Two sums in one element: two contractions.
+        (
+            "fn f(a: [[f64]], b: [[f64]], c: [[f64]]) -> [[f64]] { for i, j { sum k { a[i, k] * b[k, j] } - sum k { a[i, k] * c[k, j] } } }",
+            2,
+        ),
+    ];
+    for (source, count) in cases {
+        let program = optimised(source);
+        assert_eq!(contractions(&program).len(), count, "{source}\n{program}");
+        assert!(matches!(program.body.kind, ExprKind::Let(_) | ExprKind::Assert(_)), "{program}");
+    }
+    // A sum that reads what the element binds stays in the element.
+    let program = optimised(
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { let s = a[i, 0] * 2.0; sum k { a[i, k] * b[k, j] * s } } }",
+    );
+    assert!(contractions(&program).is_empty(), "{program}");
+}
+
+#[test]
 fn a_dot_product_inside_a_loop_is_left_to_the_loop_code() {
     // Per-row dots of a row-dependent operand: recognised only as part of a whole `for` nest.
     let program = optimised("fn f(a: [[f64]], b: [[f64]]) -> [f64] { for i { sum k { a[i, k] * b[i, k] } + 1.0 } }");
