@@ -185,8 +185,8 @@ fn what_is_not_a_contraction_keeps_its_loops() {
     let cases = [
         // Min-plus (tropical) product: not a sum of products.
         "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { min k { a[i, k] + b[k, j] } } }",
-        // A non-linear operand.
-        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { exp(a[i, k]) * b[k, j] } } }",
+        // A non-linear term of both operands.
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { exp(a[i, k] - b[k, j]) * b[k, j] } } }",
         // Integers keep exact wrapping loops.
         "fn f(a: [[i64]], b: [[i64]]) -> [[i64]] { for i, j { sum k { a[i, k] * b[k, j] } } }",
         // Explicit sizes: the reads are clamped.

@@ -11,6 +11,7 @@ mod hoist;
 mod inline;
 pub(crate) mod purity;
 mod share_rows;
+mod share_steps;
 mod simplify;
 mod validate;
 
@@ -25,8 +26,9 @@ pub struct Pass {
 
 /// The standard pipeline, in order. Fusion first (so producers disappear before anything is
 /// lifted out of them), then lifting, then sharing what lifting made visible, then lifting
-/// again what sharing exposed, and a final clean-up; then expensive terms a reduction and the
-/// comprehension after it both compute are given one array; contractions are recognised last, in the
+/// again what sharing exposed; then costly terms that the reductions of every element of a
+/// comprehension compute alike are given one array (step sharing), and a final clean-up; then
+/// expensive terms a reduction and the comprehension after it both compute are given one array; contractions are recognised last, in the
 /// loop nests the other passes left (after fusion and lifting, and so that no other pass needs
 /// to look inside a contraction).
 pub const PIPELINE: &[Pass] = &[
@@ -35,6 +37,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "hoist", run: hoist::hoist },
     Pass { name: "cse", run: cse::eliminate_common_subexpressions },
     Pass { name: "hoist-again", run: hoist::hoist },
+    Pass { name: "share-steps", run: share_steps::share_steps },
     Pass { name: "simplify-again", run: simplify::simplify },
     Pass { name: "share-rows", run: share_rows::share_rows },
     Pass { name: "contract", run: contract::contract },

@@ -9,7 +9,7 @@ use crate::ops::Func;
 fn optimised(source: &str) -> Program {
     let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
     let input = crate::syntax::parse_input(tokens).expect("parses");
-    let mut units = crate::check::check_input(input).expect("checks");
+    let mut units = crate::check::check_input(input).unwrap_or_else(|error| panic!("{source}: {error}"));
     super::run_pipeline(units.remove(0).program, "test").expect("pipeline")
 }
 
@@ -106,6 +106,36 @@ fn share_rows_needs_a_transcendental_term_over_the_same_range() {
     let cases = [
         "fn f(a: [f64]) -> [f64] { let s = sum k { a[k] * a[k] }; for j { a[j] * a[j] / s } }",
         "fn f(a: [f64], b: [f64]) -> [f64] { let s = sum k { exp(a[k]) }; for j { exp(b[j]) / s } }",
+    ];
+    for source in cases {
+        let program = optimised(source);
+        assert_eq!(array_temporaries(&program), 0, "{source}\n{program}");
+    }
+}
+
+#[test]
+fn share_steps_computes_a_costly_term_once_per_step_for_every_element() {
+    // The N-body step: the distance, its square root and the product with it do not depend on
+    // the component `c`: one array per row `i`, one `sqrt` and one inner sum per `(i, j)`.
+    let nbody = optimised(
+        "fn f(x: [[f64]], m: [f64]) -> [[f64]] {
+            for i, c { sum j { let r2 = sum d { (x[j, d] - x[i, d]) * (x[j, d] - x[i, d]) } + 0.01;
+                               m[j] * (x[j, c] - x[i, c]) / (r2 * sqrt(r2)) } }
+        }",
+    );
+    assert_eq!((array_temporaries(&nbody), calls(&nbody, Func::Sqrt)), (1, 1), "{nbody}");
+    assert_eq!(reductions_inside(&nbody, "c"), 1, "{nbody}");
+    // A term of the summed index alone rises above every comprehension: computed once.
+    let once =
+        optimised("fn f(a: [f64], b: [[f64]]) -> [[f64]] { for i, c { sum j { exp(a[j]) * b[j, c] * b[i, c] } } }");
+    assert_eq!((array_temporaries(&once), loop_nests(&once)), (1, 2), "{once}");
+    // Cheap terms, terms of the element's own index, terms that may fail, and comprehensions
+    // of one element are left alone.
+    let cases = [
+        "fn f(x: [[f64]], m: [f64]) -> [[f64]] { for i, c { sum j { m[j] * m[j] * x[j, c] * x[i, c] } } }",
+        "fn f(x: [[f64]]) -> [[f64]] { for i, c { sum j { exp(x[j, c]) * x[i, c] } } }",
+        "fn f(x: [[i64]], m: [i64]) -> [[i64]] { for i, c { sum j { 100 / m[j] * x[j, c] * x[i, c] } } }",
+        "fn f(x: [[f64]], m: [f64]) -> [[f64]] { for i, c in 0..1 { sum j { exp(m[j] * x[j, i]) } } }",
     ];
     for source in cases {
         let program = optimised(source);
