@@ -475,7 +475,7 @@ fn box_blur_kernel(quick: bool) -> Kernel {
     let shape = (rows, columns);
     let (i1, i2) = (Arc::clone(&img), Arc::clone(&img));
     Kernel::new("box-blur", format!("{rows}×{columns} f32, 3×3"), Work::Bytes(8.0 * (rows * columns) as f64), Check::Close(1e-5))
-        .note("ein: the nine shifted reads summed and divided by 9 (reads past the edge clamp); naive: four loops with clamped indices; hand: separable (a column-sum row, then three column sums per output)")
+        .note("ein: the nine shifted reads summed and divided by 9 (reads past the edge clamp); naive: four loops with clamped indices; hand: separable (a column-sum row, then three column sums per output); ein writes its 24 MB output on transparent huge pages, naive and hand allocate theirs with `vec!` as everywhere in the suite and fault it in 4 KiB pages (3–7 ms of hand's time here, measured apart)")
         .variant("ein", move || box_blur(&data::view(&i1, shape)))
         .variant("naive", move || box_blur_naive(&i2, rows, columns))
         .variant("hand", move || box_blur_hand(&img, rows, columns))
