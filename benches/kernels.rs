@@ -8,6 +8,8 @@
 //!   the compiler;
 //! * `hand` — the Rust a good engineer writes: rayon, fused loops, slices, several
 //!   accumulators for float reductions. Every ratio in the report is to this variant;
+//! * `naive` — in the programs group (`programs.rs`), the plain serial loop nest a user
+//!   writes in Rust: slices and indices, no rayon, no tuning;
 //! * the crate a user would otherwise pick, where there is one: ndarray whole-array
 //!   operations, `Zip` / `par_azip!`, and ndarray `dot` (matrixmultiply, threaded);
 //! * `ein-portable` — on a CPU with AVX2 and FMA, the `ein` program forced onto the portable
@@ -33,6 +35,8 @@ mod harness;
 mod compute;
 #[path = "kernels/linear_algebra.rs"]
 mod linear_algebra;
+#[path = "kernels/programs.rs"]
+mod programs;
 #[path = "kernels/rows.rs"]
 mod rows;
 #[path = "kernels/stencils.rs"]
@@ -53,6 +57,7 @@ fn suite() -> Vec<KernelSpec> {
     kernels.extend(rows::kernels());
     kernels.extend(stencils::kernels());
     kernels.extend(compute::kernels());
+    kernels.extend(programs::kernels());
     kernels
 }
 
