@@ -114,3 +114,45 @@ differential! {
     cases [rows, cols] in [[5, 6], [1, 1], [1, 4], [3, 0], [20, 15], [2, 1]];
     args (wall = array([rows, cols]).within(0.0, 9.0));
 }
+
+differential! {
+    /// Game of Life on a torus (`u8` cells): the wrapped reads `(i + h - 1) % h` are proven in
+    /// bounds and read unchecked, the row wraps leave the inner loop; empty and one-cell axes.
+    life_on_a_torus: fn(g: [[u8]]) -> [[u8]] {
+        let h = g.len();
+        let w = g.shape(1);
+        for i, j {
+            let up = (i + h - 1) % h;
+            let down = (i + 1) % h;
+            let left = (j + w - 1) % w;
+            let right = (j + 1) % w;
+            let n = g[up, left] + g[up, j] + g[up, right] + g[i, left] + g[i, right]
+                + g[down, left] + g[down, j] + g[down, right];
+            if n == 3 || (n == 2 && g[i, j] == 1) { 1 } else { 0 }
+        }
+    }
+    cases [h, w] in [[0, 0], [0, 3], [3, 0], [1, 1], [1, 5], [5, 1], [2, 2], [17, 33], [64, 70]];
+    args (g = array([h, w]).within(0.0, 1.9));
+}
+
+differential! {
+    /// A wrapped read whose divisor is another array's length: a remainder by zero is an error
+    /// in both, a length other than the axis keeps the clamp.
+    wrapped_by_another_length: fn(a: [f64], b: [f64]) -> [f64] {
+        let n = b.len();
+        for i in 0..a.len() { a[(i + 2) % n] + a[(i + n - 1) % n] }
+    }
+    cases [m, n] in [[0, 0], [3, 0], [0, 3], [5, 5], [5, 3], [3, 5], [40, 41]];
+    args (a = array([m]), b = array([n]));
+}
+
+differential! {
+    /// A convolution written without ranges: the window reads `img[i + di - 1, j + dj - 1]`
+    /// size `i` and `j` by the image (the outermost index of a window read), `di` and `dj` by
+    /// the kernel; reads past the edges clamp.
+    convolution_sized_by_window_reads: fn(img: [[f32]], k: [[f32]]) -> [[f32]] {
+        for i, j { sum di, dj { img[i + di - 1, j + dj - 1] * k[di, dj] } }
+    }
+    cases [h, w, kh, kw] in [[0, 0, 3, 3], [1, 1, 3, 3], [5, 4, 3, 3], [9, 12, 5, 5], [4, 7, 1, 2], [6, 5, 0, 3]];
+    args (img = array([h, w]), k = array([kh, kw]));
+}

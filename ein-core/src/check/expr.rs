@@ -598,6 +598,8 @@ impl Checker {
                     let read = if offset == 0 { sizes::Read::Plain } else { sizes::Read::Shifted };
                     self.size_uses.record(&self.vars, var, &current, 0, index.span, read);
                 }
+            } else if let Some(var) = self.window_position(&index) {
+                self.size_uses.record(&self.vars, var, &current, 0, index.span, sizes::Read::Shifted);
             }
             let ty = current.ty.indexed().ok_or(Reported)?;
             let kind = ExprKind::Index(node::Index {
@@ -608,6 +610,16 @@ impl Checker {
             current = Expr::new(kind, ty, span);
         }
         Ok(current)
+    }
+
+    /// In a window read `a[i + di - 2]` (indices added, literals added or subtracted): the
+    /// outermost index, `i`, which takes its size from the axis like a shifted read; the
+    /// inner ones are offsets within the window and are sized by their own reads (`w[di]`).
+    fn window_position(&self, index: &Expr) -> Option<VarId> {
+        let (vars, _) = crate::ir::shape::vars_plus_literal(index)?;
+        let all_indices = vars.len() > 1 && vars.iter().all(|var| self.var(*var).kind == VarKind::Index);
+        // Variables are declared as their binders are checked: the outermost has the least id.
+        all_indices.then(|| vars.iter().copied().min()).flatten()
     }
 
     fn field(&mut self, base: &ast::Expr, member: &Member, span: Span) -> Checked<Expr> {

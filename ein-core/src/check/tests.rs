@@ -140,6 +140,19 @@ fn a_shifted_read_over_a_shortened_range_is_proven() {
     assert_eq!(bounds(&checked), vec![Bounds::Clamped]);
 }
 
+#[test]
+fn a_window_read_sizes_its_outermost_index() {
+    let checked = program("fn f(img: [[f32]], k: [[f32]]) -> [[f32]] { for i, j { sum di, dj { img[i + di - 2, j + dj - 2] * k[di, dj] } } }");
+    let sizes = sizes(&checked);
+    let expected = [("i", "len(img, 0)"), ("j", "len(img, 1)"), ("di", "len(k, 0)"), ("dj", "len(k, 1)")];
+    for (index, size) in expected {
+        assert!(sizes.contains(&(index.to_string(), size.to_string())), "{sizes:?}");
+    }
+    // An inner index with no read of its own is not sized by the window.
+    let messages = errors("fn f(a: [f64]) -> [f64] { for i { sum k { a[i + k] } } }");
+    assert!(messages[0].contains("index `k` has no size"), "{messages:?}");
+}
+
 fn program_with_shift() -> Program {
     program("fn f(a: [f64]) -> [f64] { for i { a[i + 1] - a[i] } }")
 }

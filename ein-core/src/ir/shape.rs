@@ -59,6 +59,29 @@ pub fn var_plus_literal(expr: &Expr) -> Option<(super::VarId, i64)> {
     }
 }
 
+/// `v1 + v2 + … + c` (variables added, literals added or subtracted, in any grouping): the
+/// variables in order and the literal total. `None` for anything else or on overflow.
+pub fn vars_plus_literal(expr: &Expr) -> Option<(Vec<super::VarId>, i64)> {
+    match &expr.kind {
+        ExprKind::Var(var) => Some((vec![*var], 0)),
+        ExprKind::Literal(Literal::Int(value)) => Some((Vec::new(), *value)),
+        ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Add, lhs, rhs }) => {
+            let (mut vars, left) = vars_plus_literal(lhs)?;
+            let (more, right) = vars_plus_literal(rhs)?;
+            vars.extend(more);
+            Some((vars, left.checked_add(right)?))
+        }
+        ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Sub, lhs, rhs }) => match rhs.kind {
+            ExprKind::Literal(Literal::Int(value)) => {
+                let (vars, left) = vars_plus_literal(lhs)?;
+                Some((vars, left.checked_sub(value)?))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// An `i64` literal.
 pub fn int(value: i64, span: proc_macro2::Span) -> Expr {
     Expr::new(ExprKind::Literal(Literal::Int(value)), Type::I64, span)

@@ -4,24 +4,29 @@
 //! `for i, j { exp(x[i, j] - max k { x[i, k] }) / sum k { … } }`, both reductions rise out of
 //! `for j` and are computed once per row.
 //!
-//! Only expressions that cannot fail move (see [`may_fail`]): a loop may run zero times, and a
-//! moved expression must not add an error. Nothing moves out of an `Assert`: the reads inside
-//! may be proven in bounds only by that check.
+//! Only expressions that cannot fail move (see [`may_fail_where`]): a loop may run zero times, and a
+//! moved expression must not add an error. An integer division by the size of a loop that
+//! encloses the new place cannot fail there (that loop is running, so its size is not zero).
+//! Nothing moves out of an `Assert`: the reads inside may be proven in bounds only by that check.
 
-use super::purity::{is_expensive, may_fail};
+use super::purity::{is_expensive, may_fail_where};
 use crate::ir::node;
-use crate::ir::visit::free_vars;
+use crate::ir::visit::{alpha_key, free_vars};
 use crate::ir::{Expr, ExprKind, Program, VarId, VarInfo, VarKind};
 use std::collections::BTreeSet;
 
 pub fn hoist(mut program: Program) -> Program {
     let body = program.body.take();
-    program.body = Hoister { vars: &mut program.vars }.expr(body);
+    program.body = Hoister { vars: &mut program.vars, enclosing_sizes: Vec::new() }.expr(body);
     program
 }
 
 struct Hoister<'a> {
     vars: &'a mut Vec<VarInfo>,
+    /// The sizes of the loops around the one being processed (alpha keys): where a value
+    /// lifted out of it is evaluated, each of them is running, so none is zero. A division by
+    /// one cannot fail there (the torus wrap `(i + h - 1) % h` inside `for i in 0..h`).
+    enclosing_sizes: Vec<String>,
 }
 
 /// A binding lifted out of a loop, in evaluation order.
@@ -33,7 +38,23 @@ struct Lifted {
 impl Hoister<'_> {
     /// Bottom-up: children first, so values lifted out of inner loops can rise further.
     fn expr(&mut self, mut expr: Expr) -> Expr {
-        expr.rewrite_children(|child| self.expr(child));
+        match &mut expr.kind {
+            // A loop's size is evaluated before it runs; its body while it runs.
+            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
+                **size = self.expr(size.take());
+                self.enclosing_sizes.push(alpha_key(size));
+                **body = self.expr(body.take());
+                self.enclosing_sizes.pop();
+            }
+            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
+                **count = self.expr(count.take());
+                **init = self.expr(init.take());
+                self.enclosing_sizes.push(alpha_key(count));
+                **body = self.expr(body.take());
+                self.enclosing_sizes.pop();
+            }
+            _ => expr.rewrite_children(|child| self.expr(child)),
+        }
         let mut lifted = Vec::new();
         let mut blocked: BTreeSet<VarId> = expr.binders().collect();
         if let ExprKind::For(node::For { body, .. })
@@ -63,12 +84,12 @@ impl Hoister<'_> {
         let invariant = |expr: &Expr, blocked: &BTreeSet<VarId>| free_vars(expr).is_disjoint(blocked);
         match expr.kind {
             // A `let` whose value is invariant floats out whole, keeping its variable.
-            ExprKind::Let(node::Let { var, value, body }) if invariant(&value, blocked) && !may_fail(&value) => {
+            ExprKind::Let(node::Let { var, value, body }) if invariant(&value, blocked) && !self.may_fail(&value) => {
                 lifted.push(Lifted { var, value: *value });
                 self.extract(*body, blocked, lifted, at_root)
             }
             ExprKind::Assert(_) => expr,
-            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && !may_fail(&expr) => {
+            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && !self.may_fail(&expr) => {
                 let var = self.fresh(&expr);
                 let (ty, span) = (expr.ty.clone(), expr.span);
                 lifted.push(Lifted { var, value: expr });
@@ -85,6 +106,11 @@ impl Hoister<'_> {
                 expr
             }
         }
+    }
+
+    /// Whether `expr` may fail just outside the loop being processed.
+    fn may_fail(&self, expr: &Expr) -> bool {
+        may_fail_where(expr, &|divisor| self.enclosing_sizes.contains(&alpha_key(divisor)))
     }
 
     fn fresh(&mut self, value: &Expr) -> VarId {

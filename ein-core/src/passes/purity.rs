@@ -2,25 +2,39 @@
 //! evaluating one can fail at run time, and whether it is worth a binding of its own.
 
 use crate::ir::node;
-use crate::ir::{Bounds, Expr, ExprKind, ReduceOp};
+use crate::ir::{Bounds, Expr, ExprKind, Literal, ReduceOp};
 use crate::ops::BinaryOp;
 
 /// Whether evaluating `expr` can raise a run-time error (a clamped read of an empty axis, an
-/// integer division by zero, argmax over an empty range, a negative size, a size check).
+/// integer division whose divisor is not a non-zero literal, argmax over an empty range, a
+/// negative size, a size check).
 /// Moving such an expression out of a loop that might run zero times could add an error the
 /// program does not have, so passes leave them in place.
 pub fn may_fail(expr: &Expr) -> bool {
+    may_fail_where(expr, &|_| false)
+}
+
+/// [`may_fail`] where every integer divisor for which `nonzero` holds is known not to be zero
+/// (a size of a loop that encloses the place the expression is evaluated, say).
+pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
     let mut children = false;
-    expr.for_each_child(|child| children |= may_fail(child));
-    fails_here(expr) || children
+    expr.for_each_child(|child| children |= may_fail_where(child, nonzero));
+    fails_here_where(expr, nonzero) || children
 }
 
 /// Whether the node itself, its children aside, can raise a run-time error: the one
 /// definition behind [`may_fail`] and the analysis stage's fact of the same name.
 pub fn fails_here(expr: &Expr) -> bool {
+    fails_here_where(expr, &|_| false)
+}
+
+fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
     match &expr.kind {
         ExprKind::Index(node::Index { bounds, .. }) => *bounds == Bounds::Clamped,
-        ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, .. }) => !is_float(&lhs.ty),
+        // Integer division fails on a zero divisor only (`MIN / -1` wraps).
+        ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, rhs }) => {
+            !is_float(&lhs.ty) && !is_nonzero_literal(rhs) && !nonzero(rhs)
+        }
         ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. }) => true,
         ExprKind::For(node::For { size, .. }) | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
         ExprKind::Fold(node::Fold { count, .. }) => !is_length(count),
@@ -29,6 +43,10 @@ pub fn fails_here(expr: &Expr) -> bool {
         ExprKind::Contract(contraction) => contraction.output_labels().iter().any(|label| !is_length(&label.size)),
         _ => false,
     }
+}
+
+fn is_nonzero_literal(expr: &Expr) -> bool {
+    matches!(expr.kind, ExprKind::Literal(Literal::Int(value)) if value != 0)
 }
 
 fn is_float(ty: &crate::ir::Type) -> bool {

@@ -23,6 +23,13 @@
 //! division; the comprehension is then expected to have more than one element (a size
 //! of literal 0 or 1 is left alone).
 //!
+//! A cheap term is given an array too when that makes the step a product of two reads, so that
+//! `contract` hands the whole comprehension to the GEMM: the gradient of a logistic regression
+//! `for k { sum i { (p[i] - y[i]) * x[i, k] } }` becomes `let e = for i' { p[i'] - y[i'] }`
+//! and one matrix–vector product, instead of one strided pass over `x` per `k`. Only when the
+//! array is computed once for the whole program (the term reads no index but the
+//! reduction's): one small product per element of an outer index would be slower.
+//!
 //! Conditions, each keeping the program's meaning exactly: the term mentions the reduction's
 //! index and otherwise only variables bound outside the comprehension or `let`s of the step
 //! whose values satisfy the same condition (copied into the array's body); the term and those
@@ -35,7 +42,9 @@ use super::cse::replace_equal;
 use super::purity::{has_loop, may_fail};
 use crate::ir::node;
 use crate::ir::visit::{alpha_key, free_vars, mentions, rename_binders, substitute};
-use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
+use crate::ir::{
+    Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX,
+};
 use crate::ops::{BinaryOp, Func};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,7 +59,7 @@ pub fn share_steps(mut program: Program) -> Program {
 fn rewrite(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
     let mut rows = Vec::new();
     if is_comprehension_worth_sharing(&expr) {
-        while let Some(shared) = find(&expr) {
+        while let Some(shared) = find(&expr, vars) {
             match share(&mut expr, shared, vars) {
                 Some(row) => rows.push(row),
                 None => break,
@@ -82,19 +91,23 @@ struct Shared {
 }
 
 /// The first term worth sharing in the body of the comprehension `expr`.
-fn find(expr: &Expr) -> Option<Shared> {
+fn find(expr: &Expr, vars: &[VarInfo]) -> Option<Shared> {
     let ExprKind::For(node::For { index, body, .. }) = &expr.kind else { return None };
     let mut blocked = BTreeSet::from([*index]);
-    find_reduction(body, &mut blocked)
+    find_reduction(body, &mut blocked, vars)
 }
 
 /// Walks down to reductions; `blocked` holds the variables bound on the way (the
 /// comprehension's index included), which a shared term must not read.
-fn find_reduction(expr: &Expr, blocked: &mut BTreeSet<VarId>) -> Option<Shared> {
-    if let ExprKind::Reduce(node::Reduce { index, size, body, .. }) = &expr.kind {
+fn find_reduction(expr: &Expr, blocked: &mut BTreeSet<VarId>, vars: &[VarInfo]) -> Option<Shared> {
+    if let ExprKind::Reduce(node::Reduce { op, index, size, body }) = &expr.kind {
         let size_invariant = free_vars(size).is_disjoint(blocked) && !may_fail(size);
         if size_invariant {
-            let mut step = Step { index: *index, blocked, lets: BTreeMap::new(), order: Vec::new() };
+            let factor = match op {
+                ReduceOp::Sum => contraction_factor(body).map(alpha_key),
+                _ => None,
+            };
+            let mut step = Step { index: *index, blocked, lets: BTreeMap::new(), order: Vec::new(), factor, vars };
             if let Some((term, lets)) = step.find_term(body) {
                 return Some(Shared { index: *index, size: (**size).clone(), term, lets });
             }
@@ -104,7 +117,7 @@ fn find_reduction(expr: &Expr, blocked: &mut BTreeSet<VarId>) -> Option<Shared> 
     let mut found = None;
     expr.for_each_child(|child| {
         if found.is_none() {
-            found = find_reduction(child, blocked);
+            found = find_reduction(child, blocked, vars);
         }
     });
     for var in newly {
@@ -121,6 +134,9 @@ struct Step<'b> {
     lets: BTreeMap<VarId, Expr>,
     /// Those `let`s in binding order.
     order: Vec<VarId>,
+    /// The key of the step's [`contraction_factor`], if it has one.
+    factor: Option<String>,
+    vars: &'b [VarInfo],
 }
 
 impl Step<'_> {
@@ -128,7 +144,9 @@ impl Step<'_> {
     fn find_term(&mut self, expr: &Expr) -> Option<(Expr, Vec<(VarId, Expr)>)> {
         if expr.ty.as_scalar().is_some() && self.is_shareable(expr) {
             let lets = self.lets_read_by(expr);
-            let costly = worth_an_array(expr) || lets.iter().any(|(_, value)| worth_an_array(value));
+            let costly = worth_an_array(expr)
+                || lets.iter().any(|(_, value)| worth_an_array(value))
+                || self.completes_contraction(expr, &lets);
             let varies = free_vars(expr).contains(&self.index) || lets.iter().any(|(var, _)| self.reads_index(*var));
             if costly && varies && !matches!(expr.kind, ExprKind::Literal(_)) {
                 return Some((expr.clone(), lets));
@@ -186,6 +204,18 @@ impl Step<'_> {
         self.order.iter().filter(|var| needed.contains(var)).map(|var| (*var, self.lets[var].clone())).collect()
     }
 
+    /// Whether `expr` is the step's [`contraction_factor`] and its array would be computed
+    /// once for the whole program (it reads no index but the reduction's): then the step
+    /// becomes a product of two reads, which `contract` hands to the GEMM as one product (a
+    /// factor that depends on an outer index would give one small product per element of it).
+    fn completes_contraction(&self, expr: &Expr, lets: &[(VarId, Expr)]) -> bool {
+        let is_outer_index = |var: &VarId| *var != self.index && self.vars[var.0 as usize].kind == VarKind::Index;
+        let reads_outer_index = std::iter::once(expr)
+            .chain(lets.iter().map(|(_, value)| value))
+            .any(|part| free_vars(part).iter().any(is_outer_index));
+        self.factor.as_deref() == Some(alpha_key(expr).as_str()) && !reads_outer_index
+    }
+
     /// Whether the copyable `let` `var` depends on the reduction's index.
     fn reads_index(&self, var: VarId) -> bool {
         let value = &self.lets[&var];
@@ -207,6 +237,32 @@ fn worth_an_array(expr: &Expr) -> bool {
     let mut children = false;
     expr.for_each_child(|child| children |= worth_an_array(child));
     own || children || has_loop(expr)
+}
+
+/// In a step `a * r` or `r * a` (under `let`s) where `r` is a read proven in bounds and `a`
+/// is not: `a`. Given an array of its own, the step is a product of two reads.
+fn contraction_factor(step: &Expr) -> Option<&Expr> {
+    let mut tail = step;
+    while let ExprKind::Let(node::Let { body, .. }) = &tail.kind {
+        tail = body;
+    }
+    let ExprKind::Binary(node::Binary { op: BinaryOp::Mul, lhs, rhs }) = &tail.kind else { return None };
+    let is_float = matches!(tail.ty.as_scalar(), Some(ScalarType::Known(scalar)) if scalar.is_float());
+    match (is_proven_read(lhs), is_proven_read(rhs)) {
+        (false, true) if is_float => Some(lhs),
+        (true, false) if is_float => Some(rhs),
+        _ => None,
+    }
+}
+
+/// `a[p]…[q]` of an array variable, every position proven in bounds.
+fn is_proven_read(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Index(node::Index { array, bounds: Bounds::Proven, .. }) => {
+            matches!(array.kind, ExprKind::Var(_)) || is_proven_read(array)
+        }
+        _ => false,
+    }
 }
 
 /// Replaces `shared`'s term in `comprehension` by a read of a new array and returns the array's

@@ -1,5 +1,5 @@
 //! Simplification: exact algebra only. Integer constant folding and identities (`x * 1`,
-//! `x + 0`, `x - 0`), `let`s of variables and literals propagated, and bindings whose value is
+//! `x + 0`, `x - 0`), `let`s of variables, literals and array lengths propagated, and bindings whose value is
 //! never used and cannot fail removed. Float expressions are left alone: folding `x + 0.0` or
 //! reassociating would change results (`-0.0 + 0.0`), and ein promises the same floats as the
 //! program as written, up to the documented summation order.
@@ -23,7 +23,11 @@ fn simplify_expr(mut expr: Expr) -> Expr {
     });
     match expr.kind {
         ExprKind::Let(node::Let { var, value, mut body }) => {
-            let trivial = matches!(value.kind, ExprKind::Var(_) | ExprKind::Literal(_));
+            // An array's length is as cheap as a variable and cannot fail; propagated, it
+            // compares equal to the loop sizes read from the same axis.
+            let length =
+                matches!(&value.kind, ExprKind::Len(node::Len { array, .. }) if matches!(array.kind, ExprKind::Var(_)));
+            let trivial = length || matches!(value.kind, ExprKind::Var(_) | ExprKind::Literal(_));
             if trivial {
                 substitute(&mut body, var, &value);
                 return *body;

@@ -129,6 +129,21 @@ fn share_steps_computes_a_costly_term_once_per_step_for_every_element() {
     let once =
         optimised("fn f(a: [f64], b: [[f64]]) -> [[f64]] { for i, c { sum j { exp(a[j]) * b[j, c] * b[i, c] } } }");
     assert_eq!((array_temporaries(&once), loop_nests(&once)), (1, 2), "{once}");
+    // A cheap factor is shared when that leaves a product of two reads: a contraction.
+    let gradient =
+        optimised("fn f(x: [[f64]], p: [f64], y: [f64]) -> [f64] { for k { sum i { (p[i] - y[i]) * x[i, k] } } }");
+    let contractions = |program: &Program| {
+        let mut count = 0;
+        walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+            count += matches!(expr.kind, ExprKind::Contract(_)) as usize
+        });
+        count
+    };
+    assert_eq!((array_temporaries(&gradient), contractions(&gradient)), (1, 1), "{gradient}");
+    // Not when the factor reads an outer index (one small product per row).
+    let per_row =
+        optimised("fn f(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] { for i, j { sum k { s * a[i, k] * b[k, j] } } }");
+    assert_eq!((array_temporaries(&per_row), contractions(&per_row)), (0, 0), "{per_row}");
     // Cheap terms, terms of the element's own index, terms that may fail, and comprehensions
     // of one element are left alone.
     let cases = [
@@ -140,6 +155,52 @@ fn share_steps_computes_a_costly_term_once_per_step_for_every_element() {
     for source in cases {
         let program = optimised(source);
         assert_eq!(array_temporaries(&program), 0, "{source}\n{program}");
+    }
+}
+
+#[test]
+fn a_torus_reads_in_bounds_and_wraps_each_row_once() {
+    // Game of Life on a torus: the wrapped reads are proven in bounds (no clamps), and the
+    // wrap of the row index, a remainder by the row loop's own size, leaves the inner loop.
+    let life = optimised(
+        "fn life(g: [[u8]]) -> [[u8]] {
+            let h = g.len();
+            let w = g.shape(1);
+            for i, j {
+                let up = (i + h - 1) % h;
+                let down = (i + 1) % h;
+                let left = (j + w - 1) % w;
+                let right = (j + 1) % w;
+                let n = g[up, left] + g[up, j] + g[up, right] + g[i, left] + g[i, right]
+                    + g[down, left] + g[down, j] + g[down, right];
+                if n == 3 || (n == 2 && g[i, j] == 1) { 1 } else { 0 }
+            }
+        }",
+    );
+    let mut clamped = 0;
+    let mut remainders_in_j = 0;
+    walk(&life.body, &mut Vec::new(), &mut |expr, parents| {
+        clamped +=
+            matches!(&expr.kind, ExprKind::Index(node::Index { bounds: crate::ir::Bounds::Clamped, .. })) as usize;
+        let in_j = parents.iter().any(
+            |parent| matches!(&parent.kind, ExprKind::For(node::For { index, .. }) if life.var(*index).name == "j"),
+        );
+        let remainder = matches!(&expr.kind, ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Rem, .. }));
+        remainders_in_j += (remainder && in_j) as usize;
+    });
+    assert_eq!((clamped, remainders_in_j), (0, 2), "{life}");
+    // Not proven: a dividend that may be negative, a divisor that is not the axis.
+    for source in [
+        "fn f(g: [f64]) -> [f64] { let h = g.len(); for i in 0..h { g[(i - 1) % h] } }",
+        "fn f(g: [f64], n: i64) -> [f64] { for i in 0..g.len() { g[(i + 1) % n] } }",
+    ] {
+        let program = optimised(source);
+        let mut clamped = 0;
+        walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+            clamped +=
+                matches!(&expr.kind, ExprKind::Index(node::Index { bounds: crate::ir::Bounds::Clamped, .. })) as usize;
+        });
+        assert_eq!(clamped, 1, "{source}\n{program}");
     }
 }
 

@@ -250,13 +250,17 @@ impl Prover<'_> {
             ExprKind::Index(node::Index { array, index, bounds }) => {
                 self.walk(array);
                 self.walk(index);
+                let axis = simplify_lengths(crate::ir::shape::length((**array).clone(), 0));
+                let axis = key(&canonical(&axis, self.lets));
+                if self.is_wrapped(index, &axis) {
+                    *bounds = Bounds::Proven;
+                    return;
+                }
                 // `a[i + c]` (c ≥ 0, often 0) with `i` in `0..n - d`: in bounds when `n` is
                 // the axis's length and d ≥ c. A negative size never gets this far: it panics
                 // before its loop runs.
                 let Some((var, offset)) = self.index_plus_offset(index) else { return };
                 let Some((range_key, range)) = self.ranges.get(&var) else { return };
-                let axis = simplify_lengths(crate::ir::shape::length((**array).clone(), 0));
-                let axis = key(&canonical(&axis, self.lets));
                 let whole_axis = offset == 0 && self.equal(range_key, &axis);
                 let shortened_axis = match &range.kind {
                     ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) => match rhs.kind {
@@ -281,6 +285,43 @@ impl Prover<'_> {
         match self.aliases.get(&var) {
             Some(&(index, alias_offset)) => Some((index, alias_offset.checked_add(offset)?)),
             None => Some((var, offset)),
+        }
+    }
+
+    /// Whether `index` is `e % n` (through `let`s) with `n` the axis's length and `e` never
+    /// negative: the wrap-around read of a torus, `g[(i + h - 1) % h]`. Then it lies in
+    /// `0..n`: Rust's `%` of a non-negative dividend by a positive divisor; a zero divisor
+    /// panics before the read. `e` is an integer sum of indices (each at least 0, below its
+    /// range, which is at most `isize::MAX`), lengths and literals, so it wraps only for an
+    /// index beyond 2^62, which a loop reaches only after 2^62 steps.
+    fn is_wrapped(&self, index: &Expr, axis: &str) -> bool {
+        let index = canonical(index, self.lets);
+        let ExprKind::Binary(node::Binary { op: BinaryOp::Rem, lhs, rhs }) = &index.kind else { return false };
+        let divisor = key(rhs);
+        index.ty == crate::ir::Type::I64
+            && self.equal(&divisor, axis)
+            && self.lower_bound(lhs, &divisor).is_some_and(|bound| bound >= 0)
+    }
+
+    /// A lower bound on the integer `expr` (canonical) wherever it is evaluated as the dividend
+    /// of `% divisor`, where the divisor is at least 1: indices are at least 0, lengths at
+    /// least 0, and a size equal to the divisor at least 1.
+    fn lower_bound(&self, expr: &Expr, divisor: &str) -> Option<i64> {
+        if self.equal(&key(expr), divisor) {
+            return Some(1);
+        }
+        match &expr.kind {
+            ExprKind::Literal(Literal::Int(value)) => Some(*value),
+            ExprKind::Var(var) if self.ranges.contains_key(var) => Some(0),
+            ExprKind::Len(_) => Some(0),
+            ExprKind::Binary(node::Binary { op: BinaryOp::Add, lhs, rhs }) => {
+                self.lower_bound(lhs, divisor)?.checked_add(self.lower_bound(rhs, divisor)?)
+            }
+            ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) => match rhs.kind {
+                ExprKind::Literal(Literal::Int(value)) => self.lower_bound(lhs, divisor)?.checked_sub(value),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
