@@ -72,7 +72,12 @@ fn fold_lanes<T: Copy, const L: usize>(
     // With fewer than `L` values this is the plain fold: combining lanes that all hold the
     // identity would give the identity back exactly.
     let mut acc = identity;
-    if full > 0 {
+    if full == L {
+        // One block of lanes (a short reduction, `L <= count < 2L`): no lane loop, so the tree
+        // is inlined beside the block, which a call per reduction would cost more than.
+        let lanes: [T; L] = std::array::from_fn(|lane| combine(identity, value(lane)));
+        acc = combine_tree(lanes, &combine);
+    } else if full > 0 {
         let mut lanes = [identity; L];
         let mut start = 0;
         while start < full {
@@ -95,7 +100,13 @@ fn fold_lanes<T: Copy, const L: usize>(
 /// it vectorises the loop only two lanes wide; behind a call it uses full vector registers.
 /// The call costs a few nanoseconds once per reduction of at least `L` values.
 #[inline(never)]
-fn combine_lanes<T: Copy, const L: usize>(mut lanes: [T; L], combine: &impl Fn(T, T) -> T) -> T {
+fn combine_lanes<T: Copy, const L: usize>(lanes: [T; L], combine: &impl Fn(T, T) -> T) -> T {
+    combine_tree(lanes, combine)
+}
+
+/// The tree of [`combine_lanes`], where it is inlined.
+#[inline(always)]
+fn combine_tree<T: Copy, const L: usize>(mut lanes: [T; L], combine: &impl Fn(T, T) -> T) -> T {
     let mut width = L;
     while width > 1 {
         width /= 2;

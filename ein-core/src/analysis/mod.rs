@@ -28,6 +28,8 @@ pub struct Analysis<'p> {
     nodes: Vec<Facts>,
     /// Per comprehension index: the clamped reads in its body that its interior keeps in range.
     interior_reads: BTreeMap<VarId, Vec<Interior>>,
+    /// Per reduction index: the reduction's size.
+    reduction_sizes: BTreeMap<VarId, &'p Expr>,
     /// The outer indices of two-axis comprehensions written tile by tile.
     tiled: BTreeSet<VarId>,
     /// Per comprehension's outer index: the work of one of its rows.
@@ -62,13 +64,16 @@ struct Facts {
 }
 
 /// A clamped read that cannot leave its array in the interior of an innermost loop:
-/// `array[.., index + offset, ..]`, the shifted index at `axis`.
+/// `array[.., index + offset, ..]`, the shifted index at `axis`, or a window read
+/// `array[.., index + w + offset, ..]` where `w` is the index of a reduction inside the loop
+/// whose size ([`Analysis::window_size`]) can be computed before the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interior {
     pub index: VarId,
     pub array: VarId,
     pub axis: usize,
     pub offset: i64,
+    pub window: Option<VarId>,
 }
 
 /// Numbers `program`'s nodes (see [`number_nodes`]): the analysis keys its facts by them.
@@ -83,6 +88,7 @@ impl<'p> Analysis<'p> {
             program,
             nodes: Vec::new(),
             interior_reads: BTreeMap::new(),
+            reduction_sizes: BTreeMap::new(),
             tiled: BTreeSet::new(),
             row_work: BTreeMap::new(),
             fixed_points: BTreeMap::new(),
@@ -92,6 +98,7 @@ impl<'p> Analysis<'p> {
             enclosing: vec![Vec::new(); program.vars.len()],
             undeclared: None,
         };
+        analysis.record_reduction_sizes(&program.body);
         analysis.record_facts(&program.body);
         analysis.record_shapes(&program.body);
         analysis.record_structure(&program.body, false);
@@ -132,6 +139,20 @@ impl<'p> Analysis<'p> {
     /// `Some(c)` if `expr` is `index + c` (see [`Facts::shift`]).
     pub fn shift_of(&self, expr: &Expr, index: VarId) -> Option<i64> {
         self.facts(expr).shift.filter(|(var, _)| *var == index).map(|(_, offset)| offset)
+    }
+
+    /// The size of the reduction over `window`, for a window read's [`Interior`].
+    pub fn window_size(&self, window: VarId) -> Option<&'p Expr> {
+        self.reduction_sizes.get(&window).copied()
+    }
+
+    /// Whether `position` is the index of the read `read` (`index + offset`, or with its
+    /// window, `index + window + offset` in any grouping).
+    pub fn is_position_of(&self, read: &Interior, position: &Expr) -> bool {
+        match read.window {
+            None => self.shift_of(position, read.index) == Some(read.offset),
+            Some(window) => window_shift(position, read.index) == Some((window, read.offset)),
+        }
     }
 
     /// The clamped reads in the body of the comprehension over `index` that stay in range in
@@ -372,11 +393,20 @@ impl<'p> Analysis<'p> {
                         if *bounds != Bounds::Clamped {
                             continue;
                         }
-                        if let Some(offset) = self.shift_of(position, index) {
-                            let read = Interior { index, array: *array, axis, offset };
-                            if !found.contains(&read) {
-                                found.push(read);
-                            }
+                        let read = match self.shift_of(position, index) {
+                            Some(offset) => Some(Interior { index, array: *array, axis, offset, window: None }),
+                            None => window_shift(position, index)
+                                .filter(|(window, _)| self.is_window(*window, inside))
+                                .map(|(window, offset)| Interior {
+                                    index,
+                                    array: *array,
+                                    axis,
+                                    offset,
+                                    window: Some(window),
+                                }),
+                        };
+                        if let Some(read) = read.filter(|read| !found.contains(read)) {
+                            found.push(read);
                         }
                     }
                 }
@@ -388,6 +418,38 @@ impl<'p> Analysis<'p> {
         }
         body.for_each_child(|child| self.collect_interior_reads(index, child, inside, found));
     }
+
+    fn record_reduction_sizes(&mut self, expr: &'p Expr) {
+        if let ExprKind::Reduce(node::Reduce { index, size, .. }) = &expr.kind {
+            self.reduction_sizes.insert(*index, size);
+        }
+        expr.for_each_child(|child| self.record_reduction_sizes(child));
+    }
+
+    /// Whether `window` is the index of a reduction inside the loop (in `inside`) whose size
+    /// can be computed before the loop: then its range bounds a window read's offsets.
+    fn is_window(&self, window: VarId, inside: &BTreeSet<VarId>) -> bool {
+        inside.contains(&window)
+            && self
+                .reduction_sizes
+                .get(&window)
+                .is_some_and(|size| self.can_reorder(size) && free_vars(size).is_disjoint(inside))
+    }
+}
+
+/// `index + window + c` in any grouping (see [`crate::ir::shape::vars_plus_literal`]), `index`
+/// and `window` distinct, `c` of modest size: the window variable and `c`.
+fn window_shift(position: &Expr, index: VarId) -> Option<(VarId, i64)> {
+    if position.ty != Type::scalar(Scalar::I64) {
+        return None;
+    }
+    let (vars, offset) = crate::ir::shape::vars_plus_literal(position)?;
+    match vars[..] {
+        [a, b] if a == index && b != index => Some((b, offset)),
+        [a, b] if b == index && a != index => Some((a, offset)),
+        _ => None,
+    }
+    .filter(|_| offset.unsigned_abs() <= 1 << 20)
 }
 
 /// The facts of `expr` from those of its children.

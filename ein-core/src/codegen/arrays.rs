@@ -349,18 +349,30 @@ impl Gen<'_> {
         // Clamped reads of `array[.., index + shift, ..]`: split the loop into its edges, where
         // they clamp, and its interior, where they cannot leave the array and read unchecked.
         // Elements are still computed in order, so failures happen exactly where they did.
-        let shifts = reads.iter().map(|read| {
-            let views = match self.env.get(&read.array) {
+        // A window read `index + w + shift`, `w` in `0..size`, needs both extremes in range:
+        // `shift` and `shift + size - 1` (with no steps, `size <= 0`, nothing is read).
+        let mut shifts = Vec::new();
+        for read in reads {
+            let view = match self.env.get(&read.array) {
                 Some(Value::Array(array)) => array.views.first().cloned(),
                 _ => None,
             };
+            let Some(view) = view else {
+                return self.fill_run(index, count.tokens.clone(), offset, body, block);
+            };
             let (axis, shift) = (proc_macro2::Literal::usize_unsuffixed(read.axis), read.offset);
-            views.map(|view| quote!((#view.len_of(#axis), #shift)))
-        });
-        let shifts: Option<Vec<TokenStream>> = shifts.collect();
-        let Some(shifts) = shifts else {
-            return self.fill_run(index, count.tokens.clone(), offset, body, block);
-        };
+            shifts.push(quote!((#view.len_of(#axis), #shift)));
+            if let Some(window) = read.window {
+                let size = self
+                    .analysis
+                    .window_size(window)
+                    .ok_or_else(|| internal(body.span, "a window read without its reduction"))?;
+                let size = self.scalar(size, block)?.tokens;
+                shifts.push(quote! {
+                    (#view.len_of(#axis), ::core::primitive::i64::saturating_add(#shift, ::core::primitive::i64::saturating_sub(#size, 1)))
+                });
+            }
+        }
         let (low, high) = (self.names.fresh("low"), self.names.fresh("high"));
         let count = count.operand(Prec::Add);
         let start = offset.clone().unwrap_or_else(|| quote!(0));
@@ -554,14 +566,18 @@ impl Gen<'_> {
                 // is one the prover (`sizes::prove_bounds`, re-run on the optimised IR by
                 // `passes::validate_bounds`) showed in `0..len` of this axis (an index variable,
                 // possibly plus c ≥ 0, whose range is the axis, or the axis less d ≥ c, by
-                // construction or by an `Assert` that ran before the loop), so it is in range
-                // and the conversion to usize is exact.
+                // construction or by an `Assert` that ran before the loop; or a remainder of a
+                // non-negative sum by the axis's length), so it is in range and the conversion
+                // to usize is exact.
                 Bounds::Proven => self.proven_position(code, ty, index.span)?,
                 // A `Clamped` index goes through `clamp_index`, which returns a value in
                 // `0..len` of this axis or panics (empty axis): also in range.
                 // Safety argument for an interior read: `fill_loop` runs this code only for the
                 // positions `interior` (in the runtime) returned for this array's axis length
-                // and this shift, where `index + shift` lies in `0..len`.
+                // and this shift, where `index + shift` lies in `0..len`; for a window read
+                // `index + w + shift`, `w` a reduction index in `0..size` (`size` invariant in
+                // the loop, computed before it), for both `shift` and `shift + size - 1`, so
+                // for every `w` the reduction reaches.
                 Bounds::Clamped if self.is_interior(base, axis, index) => self.proven_position(code, ty, index.span)?,
                 Bounds::Clamped => {
                     let index_i64 = self.index_i64(code, ty, index.span)?;
@@ -644,9 +660,9 @@ impl Gen<'_> {
     /// loop's interior keeps in range.
     fn is_interior(&self, base: &Expr, axis: usize, index: &Expr) -> bool {
         let ExprKind::Var(array) = &base.kind else { return false };
-        self.interior.iter().any(|read| {
-            read.array == *array && read.axis == axis && self.analysis.shift_of(index, read.index) == Some(read.offset)
-        })
+        self.interior
+            .iter()
+            .any(|read| read.array == *array && read.axis == axis && self.analysis.is_position_of(read, index))
     }
 
     /// A proven-in-range index as a `usize` position.

@@ -963,3 +963,20 @@ fn into_copies_other_results_after_checking_every_part() {
     assert!(items[1].contains("Destination::new(__ein_out,"), "{}", items[1]);
     assert!(!items[1].contains("write_into"), "{}", items[1]);
 }
+
+#[test]
+fn a_window_read_clamps_only_at_the_edges_of_its_window() {
+    // `j + dj - 2` with `dj` in `0..k.shape(1)`: the interior keeps both extremes of the window
+    // in range, `-2` and `-2 + size - 1`; the read along `j` is unchecked there.
+    let source = "fn conv(img: [[f32]], k: [[f32]]) -> [[f32]] { for i, j { sum di, dj { img[i + di - 2, j + dj - 2] * k[di, dj] } } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let window = squeeze(
+        "::ein::__private::interior(0, __ein_size_j, &[(img.len_of(1), -2i64), (img.len_of(1), \
+         ::core::primitive::i64::saturating_add(-2i64, ::core::primitive::i64::saturating_sub(k.size(1), 1)))]);",
+    );
+    assert!(items.contains(&window), "{items}");
+    // The edges clamp both axes; the interior clamps the row only.
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert_eq!(interior.matches("clamp_index").count(), 1, "{interior}");
+}
