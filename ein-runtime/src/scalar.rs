@@ -1,13 +1,16 @@
-//! Scalar arithmetic for generated code whose element types rustc decides: the [`Num`],
-//! [`Float`] and [`CastTo`] traits over f32 f64 i32 i64 usize (and bool for casts), and the
-//! type markers that let generated code name "the element type of that array".
+//! Scalar arithmetic and functions for generated code: the [`Num`], [`Float`], [`Int`],
+//! [`Signed`] and [`CastTo`] traits over every primitive number (and bool for casts), and the
+//! type markers that let generated code name "the element type of that array". Every scalar
+//! function of ein (`ein-core`'s function table, note [one table of functions]) is the method
+//! of the same name of the trait its domain names; generated code calls it by that path
+//! whether ein or rustc knows the element type.
 //!
 //! Integer arithmetic wraps (as in a release build of Rust, but also in debug builds, so the
 //! answer does not depend on the profile); integer division or remainder by zero panics.
 
 use std::marker::PhantomData;
 
-use crate::errors::integer_division_by_zero;
+use crate::errors::{clamp_bounds, integer_division_by_zero, integer_division_by_zero_at, Site};
 use crate::view::View;
 
 /// The element type of a view, as a value generated code can pass to [`zero`] and friends.
@@ -48,8 +51,12 @@ pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
     fn min(self, other: Self) -> Self;
     /// The larger value; for floats Rust's `max`, which ignores a NaN operand.
     fn max(self, other: Self) -> Self;
-    /// Absolute value, wrapping for integers (`abs(MIN) == MIN`).
+    /// Absolute value, wrapping for integers (`abs(MIN) == MIN`); unsigned values are their
+    /// own absolute value.
     fn abs(self) -> Self;
+    /// std's `clamp`, panicking with an ein message naming `site` where std panics (the lower
+    /// bound above the upper one, or a NaN bound).
+    fn clamp(self, low: Self, high: Self, site: &Site) -> Self;
     /// `value as Self`, for integer literals.
     fn from_i64(value: i64) -> Self;
     /// `value as Self`, for float literals.
@@ -72,6 +79,14 @@ macro_rules! impl_num_for_float {
             #[inline] fn min(self, other: Self) -> Self { $float::min(self, other) }
             #[inline] fn max(self, other: Self) -> Self { $float::max(self, other) }
             #[inline] fn abs(self) -> Self { $float::abs(self) }
+            #[inline]
+            fn clamp(self, low: Self, high: Self, site: &Site) -> Self {
+                // A NaN bound fails, as in std.
+                if matches!(low.partial_cmp(&high), None | Some(::core::cmp::Ordering::Greater)) {
+                    clamp_bounds(&low, &high, site);
+                }
+                $float::clamp(self, low, high)
+            }
             #[inline] fn from_i64(value: i64) -> Self { value as $float }
             #[inline] fn from_f64(value: f64) -> Self { value as $float }
         }
@@ -106,6 +121,13 @@ macro_rules! impl_num_for_integer {
             #[inline] fn min(self, other: Self) -> Self { Ord::min(self, other) }
             #[inline] fn max(self, other: Self) -> Self { Ord::max(self, other) }
             #[inline] fn abs(self) -> Self { let $value = self; $abs }
+            #[inline]
+            fn clamp(self, low: Self, high: Self, site: &Site) -> Self {
+                if low > high {
+                    clamp_bounds(&low, &high, site);
+                }
+                Ord::clamp(self, low, high)
+            }
             #[inline] fn from_i64(value: i64) -> Self { value as $integer }
             #[inline] fn from_f64(value: f64) -> Self { value as $integer }
         }
@@ -162,50 +184,167 @@ pub fn int_rem<T: Num>(dividend: T, divisor: T) -> T {
     dividend.rem(divisor)
 }
 
-/// A floating-point element type: f32 or f64. `exp`, `ln`, `sin`, `cos` and `tanh` are ein's
-/// own branch-free versions ([`crate::math`]: loops calling them vectorise, and their accuracy
-/// is documented there); the others are the std methods of that name.
-pub trait Float: Num {
-    /// e^self.
-    fn exp(self) -> Self;
-    /// Natural logarithm.
-    fn ln(self) -> Self;
-    /// Square root.
-    fn sqrt(self) -> Self;
-    /// Sine (radians).
-    fn sin(self) -> Self;
-    /// Cosine (radians).
-    fn cos(self) -> Self;
-    /// Tangent (radians).
-    fn tan(self) -> Self;
-    /// Hyperbolic tangent.
-    fn tanh(self) -> Self;
-    /// Largest integer <= self.
-    fn floor(self) -> Self;
-    /// Smallest integer >= self.
-    fn ceil(self) -> Self;
-    /// self^exponent (`powf`).
-    fn pow(self, exponent: Self) -> Self;
+/// Declares the [`Float`] trait's methods that are std's methods of the same name on f32 and
+/// f64, and implements them by calling std.
+macro_rules! float_trait {
+    (
+        own { $($(#[doc = $own_doc:literal])* fn $own:ident = $own_f32:ident, $own_f64:ident;)* }
+        std { $($(#[doc = $doc:literal])* fn $name:ident($($parameter:ident: $parameter_type:ident),*) -> $output:ident $(= $std:ident)?;)* }
+    ) => {
+        /// A floating-point element type: f32 or f64. `exp`, `ln`, `sin`, `cos` and `tanh` are
+        /// ein's own branch-free versions ([`crate::math`]: loops calling them vectorise, and their
+        /// accuracy is documented there); the others are the std methods of that name.
+        pub trait Float: Num {
+            $($(#[doc = $own_doc])* fn $own(self) -> Self;)*
+            $($(#[doc = $doc])* fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output);)*
+        }
+
+        impl Float for f32 {
+            $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f32(self) })*
+            $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
+                float_trait!(@call f32, $name $(= $std)?, self $(, $parameter)*)
+            })*
+        }
+
+        impl Float for f64 {
+            $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f64(self) })*
+            $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
+                float_trait!(@call f64, $name $(= $std)?, self $(, $parameter)*)
+            })*
+        }
+    };
+    (@call $float:ident, $name:ident, $($argument:expr),*) => { $float::$name($($argument),*) };
+    (@call $float:ident, $name:ident = $std:ident, $($argument:expr),*) => { $float::$std($($argument),*) };
+    (@type Self) => { Self };
+    (@type bool) => { bool };
+    (@type i32) => { i32 };
 }
 
-macro_rules! impl_float {
-    ($($float:ident: $exp:ident $ln:ident $sin:ident $cos:ident $tanh:ident),+) => {$(
-        impl Float for $float {
-            #[inline(always)] fn exp(self) -> Self { crate::math::$exp(self) }
-            #[inline(always)] fn ln(self) -> Self { crate::math::$ln(self) }
-            #[inline] fn sqrt(self) -> Self { $float::sqrt(self) }
-            #[inline(always)] fn sin(self) -> Self { crate::math::$sin(self) }
-            #[inline(always)] fn cos(self) -> Self { crate::math::$cos(self) }
-            #[inline] fn tan(self) -> Self { $float::tan(self) }
-            #[inline(always)] fn tanh(self) -> Self { crate::math::$tanh(self) }
-            #[inline] fn floor(self) -> Self { $float::floor(self) }
-            #[inline] fn ceil(self) -> Self { $float::ceil(self) }
-            #[inline] fn pow(self, exponent: Self) -> Self { $float::powf(self, exponent) }
+float_trait! {
+    own {
+        /// e^self.
+        fn exp = exp_f32, exp_f64;
+        /// Natural logarithm.
+        fn ln = ln_f32, ln_f64;
+        /// Sine (radians).
+        fn sin = sin_f32, sin_f64;
+        /// Cosine (radians).
+        fn cos = cos_f32, cos_f64;
+        /// Hyperbolic tangent.
+        fn tanh = tanh_f32, tanh_f64;
+    }
+    std {
+        /// 1.0, -1.0 (by the sign bit), or NaN.
+        fn signum() -> Self;
+        fn floor() -> Self;
+        fn ceil() -> Self;
+        fn round() -> Self;
+        fn trunc() -> Self;
+        fn fract() -> Self;
+        fn sqrt() -> Self;
+        fn cbrt() -> Self;
+        fn recip() -> Self;
+        fn to_degrees() -> Self;
+        fn to_radians() -> Self;
+        fn exp2() -> Self;
+        fn exp_m1() -> Self;
+        fn ln_1p() -> Self;
+        fn log2() -> Self;
+        fn log10() -> Self;
+        fn powi(exponent: i32) -> Self;
+        fn powf(exponent: Self) -> Self;
+        /// ein's `pow(x, y)` on floats: `powf` (std has no float `pow`).
+        fn pow(exponent: Self) -> Self = powf;
+        fn tan() -> Self;
+        fn asin() -> Self;
+        fn acos() -> Self;
+        fn atan() -> Self;
+        fn atan2(other: Self) -> Self;
+        fn sinh() -> Self;
+        fn cosh() -> Self;
+        fn asinh() -> Self;
+        fn acosh() -> Self;
+        fn atanh() -> Self;
+        fn hypot(other: Self) -> Self;
+        fn copysign(sign: Self) -> Self;
+        fn mul_add(a: Self, b: Self) -> Self;
+        fn is_nan() -> bool;
+        fn is_finite() -> bool;
+        fn is_infinite() -> bool;
+    }
+}
+
+/// Floats and signed integers: the types with std's `signum`.
+pub trait Signed: Num {
+    /// -1, 0 or 1 for integers; ±1.0 (by the sign bit) or NaN for floats.
+    fn signum(self) -> Self;
+}
+
+impl Signed for f32 {
+    #[inline]
+    fn signum(self) -> Self {
+        f32::signum(self)
+    }
+}
+
+impl Signed for f64 {
+    #[inline]
+    fn signum(self) -> Self {
+        f64::signum(self)
+    }
+}
+
+/// An integer element type: the integer functions of std, wrapping where std would overflow
+/// (as ein's arithmetic does), and panicking with an ein message on a zero divisor.
+pub trait Int: Num {
+    /// `self` to the power `exponent`, wrapping (std's `wrapping_pow`).
+    fn pow(self, exponent: u32) -> Self;
+    /// The non-negative remainder (`wrapping_rem_euclid`: `MIN.rem_euclid(-1) == 0`).
+    fn rem_euclid(self, divisor: Self, site: &Site) -> Self;
+    /// The quotient whose remainder is non-negative (`wrapping_div_euclid`:
+    /// `MIN.div_euclid(-1) == MIN`, as ein's `/`).
+    fn div_euclid(self, divisor: Self, site: &Site) -> Self;
+}
+
+macro_rules! impl_int {
+    ($($integer:ident),+) => {$(
+        impl Int for $integer {
+            #[inline]
+            fn pow(self, exponent: u32) -> Self {
+                self.wrapping_pow(exponent)
+            }
+            #[inline]
+            fn rem_euclid(self, divisor: Self, site: &Site) -> Self {
+                if divisor == 0 {
+                    integer_division_by_zero_at(site);
+                }
+                self.wrapping_rem_euclid(divisor)
+            }
+            #[inline]
+            fn div_euclid(self, divisor: Self, site: &Site) -> Self {
+                if divisor == 0 {
+                    integer_division_by_zero_at(site);
+                }
+                self.wrapping_div_euclid(divisor)
+            }
         }
     )+};
 }
 
-impl_float!(f32: exp_f32 ln_f32 sin_f32 cos_f32 tanh_f32, f64: exp_f64 ln_f64 sin_f64 cos_f64 tanh_f64);
+impl_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+macro_rules! impl_signed_int {
+    ($($integer:ident),+) => {$(
+        impl Signed for $integer {
+            #[inline]
+            fn signum(self) -> Self {
+                $integer::signum(self)
+            }
+        }
+    )+};
+}
+
+impl_signed_int!(i8, i16, i32, i64, isize);
 
 /// An `as` cast from `Self` to `U`, for every pair of scalar types that Rust's `as` allows
 /// (bool converts to the integer types; nothing converts to bool except bool).

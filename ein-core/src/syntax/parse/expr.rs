@@ -376,10 +376,11 @@ fn parse_method(input: ParseStream, context: &Context, receiver: Box<Expr>, name
     let text = name.to_string();
     let func = Func::from_name(&text);
     if func.is_none() && text != "len" && text != "shape" {
-        return Err(syn::Error::new(
-            name.span(),
-            format!("unknown method `{text}`; ein knows `len`, `shape` and the functions {}", function_list()),
-        ));
+        let hint = match Func::closest(&text) {
+            Some(close) => format!("did you mean `{}`?", close.name()),
+            None => format!("ein knows `len`, `shape` and Rust's scalar methods {}", function_list()),
+        };
+        return Err(syn::Error::new(name.span(), format!("unknown method `{text}`; {hint}")));
     }
     let content;
     let parentheses = syn::parenthesized!(content in input);

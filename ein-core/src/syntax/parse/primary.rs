@@ -150,7 +150,12 @@ fn unknown_function(name: &Ident) -> syn::Error {
     } else {
         String::new()
     };
-    syn::Error::new(name.span(), format!("unknown function `{text}`; ein knows {}{hint}", function_list()))
+    let hint = match (hint.is_empty(), Func::closest(&text)) {
+        (true, Some(close)) => format!("; did you mean `{}`?", close.name()),
+        (true, None) => format!("; ein's functions are Rust's scalar methods: {}", function_list()),
+        (false, _) => hint,
+    };
+    syn::Error::new(name.span(), format!("unknown function `{text}`{hint}"))
 }
 
 fn arity_error(func: Func, span: Span, found: usize) -> syn::Error {
