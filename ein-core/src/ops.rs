@@ -551,7 +551,9 @@ impl Func {
 
     /// The known function whose name is closest to `name` (a typo, or another language's
     /// spelling such as `log` or `atan2f`), if any is close enough to suggest.
-    pub fn closest(name: &str) -> Option<Func> {
+    /// With `arguments` (the count at the call, receiver included), a function taking that
+    /// many wins a tie.
+    pub fn closest(name: &str, arguments: Option<usize>) -> Option<Func> {
         let aliases: &[(&str, Func)] = &[
             ("log", Func::Ln),
             ("fabs", Func::Abs),
@@ -572,7 +574,7 @@ impl Func {
         let best = Func::ALL
             .iter()
             .map(|func| (edit_distance(&lower, func.name()).min(edit_distance(trimmed, func.name())), *func))
-            .min_by_key(|(distance, _)| *distance)?;
+            .min_by_key(|(distance, func)| (*distance, arguments.is_some_and(|count| count != func.arity())))?;
         let limit = if name.len() <= 3 { 1 } else { 2 };
         (best.0 <= limit).then_some(best.1)
     }

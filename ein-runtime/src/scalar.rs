@@ -26,6 +26,10 @@ pub fn marker_of<T>(_: &T) -> PhantomData<T> {
 }
 
 /// A numeric element type: f32, f64, or any primitive integer but the 128-bit ones.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a number, which this ein operation needs",
+    label = "not a number (ein's numbers are the primitive integers and floats but the 128-bit ones)"
+)]
 pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
     /// Additive identity.
     const ZERO: Self;
@@ -194,6 +198,10 @@ macro_rules! float_trait {
         /// A floating-point element type: f32 or f64. `exp`, `ln`, `sin`, `cos` and `tanh` are
         /// ein's own branch-free versions ([`crate::math`]: loops calling them vectorise, and their
         /// accuracy is documented there); the others are the std methods of that name.
+        #[diagnostic::on_unimplemented(
+            message = "`{Self}` is not a float, which this ein function needs",
+            label = "not `f32` or `f64`; cast it first, e.g. `x as f64`"
+        )]
         pub trait Float: Num {
             $($(#[doc = $own_doc])* fn $own(self) -> Self;)*
             $($(#[doc = $doc])* fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output);)*
@@ -275,6 +283,10 @@ float_trait! {
 }
 
 /// Floats and signed integers: the types with std's `signum`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not signed, which this ein function needs",
+    label = "not a float or a signed integer; cast it first, e.g. `x as i64`"
+)]
 pub trait Signed: Num {
     /// -1, 0 or 1 for integers; ±1.0 (by the sign bit) or NaN for floats.
     fn signum(self) -> Self;
@@ -296,6 +308,10 @@ impl Signed for f64 {
 
 /// An integer element type: the integer functions of std, wrapping where std would overflow
 /// (as ein's arithmetic does), and panicking with an ein message on a zero divisor.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an integer, which this ein function needs",
+    label = "not an integer; cast it first, e.g. `x as i64`"
+)]
 pub trait Int: Num {
     /// `self` to the power `exponent`, wrapping (std's `wrapping_pow`).
     fn pow(self, exponent: u32) -> Self;
@@ -467,6 +483,74 @@ mod tests {
         assert_eq!(Float::ceil(-1.5f32), -1.0);
         assert_close(Float::pow(2.0f64, 10.0), 1024.0);
         assert_close(Float::pow(4.0f32, 0.5) as f64, 2.0);
+    }
+
+    const SITE: Site = Site { file: "src/x.rs", line: 4, column: 9 };
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri perturbs each float function's result by a few ulps, differently on each call")]
+    fn std_float_functions_are_std_exactly() {
+        for x in [-2.5f64, -0.0, 0.3, 1.0, 7.25, f64::INFINITY, f64::NAN, 1e300] {
+            let same = |left: f64, right: f64| left.to_bits() == right.to_bits() || left.is_nan() && right.is_nan();
+            assert!(same(Float::signum(x), x.signum()));
+            assert!(same(Float::round(x), x.round()));
+            assert!(same(Float::fract(x), x.fract()));
+            assert!(same(Float::cbrt(x), x.cbrt()));
+            assert!(same(Float::exp_m1(x), x.exp_m1()));
+            assert!(same(Float::log10(x), x.log10()));
+            assert!(same(Float::powi(x, -3), x.powi(-3)));
+            assert!(same(Float::pow(x, 0.5), x.powf(0.5)));
+            assert!(same(Float::atan2(x, -1.0), x.atan2(-1.0)));
+            assert!(same(Float::hypot(x, 2.0), x.hypot(2.0)));
+            assert!(same(Float::mul_add(x, 2.0, 1.0), x.mul_add(2.0, 1.0)));
+            assert!(same(Float::acosh(x), x.acosh()));
+            assert!(same(Signed::signum(x), x.signum()));
+            assert_eq!(Float::is_nan(x), x.is_nan());
+            assert_eq!(Float::is_finite(x), x.is_finite());
+            assert!(same(Num::clamp(x, -1.0, 1.0, &SITE), x.clamp(-1.0, 1.0)));
+            let single = x as f32;
+            assert_eq!(Float::trunc(single).to_bits(), single.trunc().to_bits());
+            assert_eq!(Float::is_infinite(single), single.is_infinite());
+        }
+    }
+
+    #[test]
+    fn integer_functions_wrap_and_signum_is_std() {
+        assert_eq!(Int::pow(3u8, 6), 729u32 as u8);
+        assert_eq!(Int::pow(-2i16, 15), i16::MIN);
+        assert_eq!(Int::pow(7i64, 0), 1);
+        assert_eq!(Int::rem_euclid(-7i32, 3, &SITE), 2);
+        assert_eq!(Int::rem_euclid(-7i32, -3, &SITE), 2);
+        assert_eq!(Int::div_euclid(-7i32, 3, &SITE), -3);
+        assert_eq!(Int::div_euclid(i64::MIN, -1, &SITE), i64::MIN);
+        assert_eq!(Int::rem_euclid(i64::MIN, -1, &SITE), 0);
+        assert_eq!(Int::div_euclid(7usize, 2, &SITE), 3);
+        assert_eq!(Signed::signum(-9i8), -1);
+        assert_eq!(Signed::signum(0isize), 0);
+        assert_eq!(Num::clamp(9u16, 2, 5, &SITE), 5);
+        assert_eq!(Num::clamp(-9i32, -2, 2, &SITE), -2);
+        assert_eq!(Num::abs(i8::MIN), i8::MIN);
+    }
+
+    #[test]
+    fn failing_functions_panic_with_ein_messages_naming_the_site() {
+        assert_eq!(
+            expect_panic(|| Num::clamp(1.0f64, 2.0, 1.0, &SITE)),
+            "ein: `clamp` (at src/x.rs:4:9) needs min <= max (and no NaN bound), but min is 2.0 and max is 1.0"
+        );
+        assert_eq!(
+            expect_panic(|| Num::clamp(1.0f32, f32::NAN, 1.0, &SITE)),
+            "ein: `clamp` (at src/x.rs:4:9) needs min <= max (and no NaN bound), but min is NaN and max is 1.0"
+        );
+        assert_eq!(
+            expect_panic(|| Num::clamp(1u8, 3, 2, &SITE)),
+            "ein: `clamp` (at src/x.rs:4:9) needs min <= max (and no NaN bound), but min is 3 and max is 2"
+        );
+        assert_eq!(expect_panic(|| Int::rem_euclid(1i32, 0, &SITE)), "ein: integer division by zero (at src/x.rs:4:9)");
+        assert_eq!(expect_panic(|| Int::div_euclid(1u64, 0, &SITE)), "ein: integer division by zero (at src/x.rs:4:9)");
+        // Equal bounds are fine; a NaN value passes through, as in std.
+        assert_eq!(Num::clamp(3.0f64, 1.0, 1.0, &SITE), 1.0);
+        assert!(Num::clamp(f64::NAN, 1.0, 2.0, &SITE).is_nan());
     }
 
     #[test]

@@ -24,9 +24,16 @@ impl Checker {
             let Some(scalar) = arg.ty.as_scalar() else {
                 let found = self.unifier.describe_type(&arg.ty);
                 let name = func.name();
+                let array = match &arg.kind {
+                    ExprKind::Var(var) => self.var(*var).name.clone(),
+                    _ => "a".to_string(),
+                };
+                let more = if func.arity() > 1 { ".." } else { "" };
                 self.errors.push(
                     arg.span,
-                    format!("`{name}` works on single values, not {found}; apply it to each element, e.g. `for i {{ a[i].{name}() }}`"),
+                    format!(
+                        "`{name}` works on single values, not {found}; apply it to each element, e.g. `for i {{ {array}[i].{name}({more}) }}`"
+                    ),
                 );
                 return Err(Reported);
             };
@@ -40,26 +47,30 @@ impl Checker {
         };
         self.require_domain(func, domain, base, args[0].span)?;
         for ((operand, &scalar), arg) in func.operands().iter().zip(&scalars[1..]).zip(&args[1..]) {
-            let wanted = match (operand, domain) {
-                (Operand::Same, _) | (Operand::Exponent, Domain::Float) => base,
-                (Operand::I32, _) => ScalarType::Known(Scalar::I32),
-                (Operand::Exponent, _) => ScalarType::Known(Scalar::U32),
+            let (wanted, same_as_first) = match (operand, domain) {
+                (Operand::Same, _) | (Operand::Exponent, Domain::Float) => (base, true),
+                (Operand::I32, _) => (ScalarType::Known(Scalar::I32), false),
+                (Operand::Exponent, _) => (ScalarType::Known(Scalar::U32), false),
             };
             if let Err(mismatch) = self.unifier.unify(wanted, scalar) {
-                let message = match (operand, &wanted) {
-                    (Operand::Same, _) | (Operand::Exponent, _) if wanted == base => format!(
-                        "mismatched argument types: `{}` takes its arguments of one type, found {} and {}; add a cast",
+                let message = if same_as_first {
+                    let mut hint = self.conversion_hint(base, scalar);
+                    if func.has_exponent() && self.unifier.class_of(scalar) == NumberClass::Int {
+                        hint.push_str("; or use `powi` for an `i32` exponent");
+                    }
+                    format!(
+                        "mismatched argument types: `{}` takes its arguments of one type, found {} and {}; {hint}",
                         func.name(),
                         mismatch.left,
                         mismatch.right
-                    ),
-                    _ => format!(
-                        "the exponent of `{}` is {}, found {}; cast it with `as {}`",
+                    )
+                } else {
+                    let wanted = mismatch.left.trim_matches('`');
+                    format!(
+                        "the exponent of `{}` is `{wanted}`, found {}; cast it with `as {wanted}`",
                         func.name(),
-                        mismatch.left,
-                        mismatch.right,
-                        mismatch.left.trim_matches('`')
-                    ),
+                        mismatch.right
+                    )
                 };
                 self.errors.push(arg.span, message);
                 return Err(Reported);
@@ -104,9 +115,7 @@ impl Checker {
         }
         let found = self.unifier.describe(base);
         let hint = match (domain, self.unifier.class_of(base)) {
-            (Domain::Float, NumberClass::Int) => "; cast it first, e.g. `(x as f64).sqrt()`".replace("sqrt", name),
-            (Domain::Int, NumberClass::Float) if func.has_exponent() => String::new(),
-            (Domain::Int, NumberClass::Float) => "; cast it first, e.g. `(x as i64)`".to_string(),
+            (Domain::Float, NumberClass::Int) => format!("; cast it first, e.g. `(x as f64).{name}()`"),
             (Domain::Signed, NumberClass::Int) => "; cast it to a signed type first, e.g. `x as i64`".to_string(),
             _ => String::new(),
         };

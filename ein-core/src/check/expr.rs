@@ -761,7 +761,7 @@ impl Checker {
 impl Checker {
     /// How to fix a mismatch between two scalar types: a literal spelled for the other side, or
     /// an explicit cast to the type the other side has.
-    fn conversion_hint(&self, left: ScalarType, right: ScalarType) -> String {
+    pub(super) fn conversion_hint(&self, left: ScalarType, right: ScalarType) -> String {
         let literal_fix = |literal: ScalarType, other: ScalarType| {
             self.unifier.is_open_literal(literal, NumberClass::Int)
                 && matches!(self.unifier.shallow(other), ScalarType::Known(s) if s.is_float())

@@ -12,7 +12,7 @@ use crate::ir::{
 use crate::ops::{Domain, Failure};
 use crate::passes::purity;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 
 impl Gen<'_> {
     /// Generates any expression.
@@ -243,8 +243,10 @@ impl Gen<'_> {
             Domain::Signed => quote!(Signed),
             Domain::Number => quote!(Num),
         };
-        let name = Ident::new(func.name(), Span::call_site());
-        let path = quote!(::ein::__private::#runtime_trait::#name);
+        // Spanned at the first argument: where rustc reports an element type of the expression
+        // form that the function does not take (the traits word that message for users).
+        let name = Ident::new(func.name(), args[0].span);
+        let path = quote_spanned!(args[0].span=> ::ein::__private::#runtime_trait::#name);
         if func.failure() == Failure::Never {
             return Ok(call(path, &codes));
         }
