@@ -539,11 +539,6 @@ impl Func {
         1 + self.operands().len()
     }
 
-    /// Whether the function is defined only on floats.
-    pub fn float_only(self) -> bool {
-        self.domain() == Domain::Float
-    }
-
     /// Whether `pow`-style overloading applies: the exponent's type depends on the base's.
     pub fn has_exponent(self) -> bool {
         self.operands().contains(&Operand::Exponent)
@@ -644,7 +639,51 @@ impl ReduceOp {
 
 #[cfg(test)]
 mod tests {
-    use super::Scalar;
+    use super::{Domain, FloatAnswer, FloatOperand, Func, Operand, Scalar};
+
+    #[test]
+    fn the_function_table_is_consistent() {
+        for (position, func) in Func::ALL.iter().enumerate() {
+            assert_eq!(Func::from_name(func.name()), Some(*func), "names are unique");
+            assert!(Func::ALL[..position].iter().all(|other| other != func));
+            // A function has a meaning on exactly the types of its domain.
+            let floats: Vec<FloatOperand<f64>> = func
+                .operands()
+                .iter()
+                .map(|operand| match operand {
+                    Operand::I32 => FloatOperand::I32(2),
+                    _ => FloatOperand::Float(0.5),
+                })
+                .collect();
+            let floats = [vec![FloatOperand::Float(0.25)], floats].concat();
+            let has_float_meaning = func.apply_f64(&floats).is_some();
+            let has_int_meaning = func.apply_int(&[1; 3][..func.arity()]).is_some();
+            let domain = func.domain();
+            assert_eq!(has_float_meaning, domain != Domain::Int, "{}", func.name());
+            assert_eq!(has_int_meaning, domain != Domain::Float, "{}", func.name());
+            // The wrong number of arguments is no meaning, not a panic.
+            assert_eq!(func.apply_f64(&[]), None);
+            assert_eq!(func.apply_int(&[1; 4]), None);
+        }
+        assert_eq!(Func::IsNan.apply_f32(&[FloatOperand::Float(f32::NAN)]), Some(FloatAnswer::Bool(true)));
+        assert_eq!(
+            Func::Powi.apply_f64(&[FloatOperand::Float(2.0), FloatOperand::I32(-2)]),
+            Some(FloatAnswer::Float(0.25))
+        );
+        assert_eq!(Func::Pow.apply_int(&[3, 5]), Some(243));
+    }
+
+    #[test]
+    fn unknown_names_get_close_suggestions() {
+        assert_eq!(Func::closest("sqr", None), Some(Func::Sqrt));
+        assert_eq!(Func::closest("log", None), Some(Func::Ln));
+        assert_eq!(Func::closest("atan2f", None), Some(Func::Atan2));
+        assert_eq!(Func::closest("atan3", Some(2)), Some(Func::Atan2));
+        assert_eq!(Func::closest("atan3", Some(1)), Some(Func::Atan));
+        assert_eq!(Func::closest("clmap", None), Some(Func::Clamp));
+        assert_eq!(Func::closest("sigmoid", None), None);
+        assert_eq!(Func::closest("foo", None), None);
+    }
 
     #[test]
     fn integers_wrap_and_saturate_as_rust_does() {
