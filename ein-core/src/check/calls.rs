@@ -20,7 +20,7 @@ impl Checker {
             return Err(Reported);
         }
         let mut scalars = Vec::with_capacity(args.len());
-        for arg in &args {
+        for (position, arg) in args.iter().enumerate() {
             let Some(scalar) = arg.ty.as_scalar() else {
                 let found = self.unifier.describe_type(&arg.ty);
                 let name = func.name();
@@ -29,12 +29,12 @@ impl Checker {
                     _ => "a".to_string(),
                 };
                 let more = if func.arity() > 1 { ".." } else { "" };
-                self.errors.push(
-                    arg.span,
-                    format!(
-                        "`{name}` works on single values, not {found}; apply it to each element, e.g. `for i {{ {array}[i].{name}({more}) }}`"
-                    ),
-                );
+                let hint = if position == 0 {
+                    format!("apply it to each element, e.g. `for i {{ {array}[i].{name}({more}) }}`")
+                } else {
+                    format!("index the array, e.g. `{array}[i]`")
+                };
+                self.errors.push(arg.span, format!("`{name}` works on single values, not {found}; {hint}"));
                 return Err(Reported);
             };
             scalars.push(scalar);

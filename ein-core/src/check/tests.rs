@@ -321,6 +321,10 @@ fn function_errors_point_at_the_argument_with_a_fix() {
         errors("fn f(a: [f64]) -> f64 { a.max(1.0) }"),
         ["`max` works on single values, not `[f64]`; apply it to each element, e.g. `for i { a[i].max(..) }`"]
     );
+    assert_eq!(
+        errors("fn f(a: [f64], b: [f64]) -> [f64] { for i { a[i].hypot(b) } }"),
+        ["`hypot` works on single values, not `[f64]`; index the array, e.g. `b[i]`"]
+    );
     assert_eq!(errors("fn f(a: [bool]) -> [bool] { for i { a[i].abs() } }"), ["`abs` needs a number, found `bool`"]);
 }
 
