@@ -201,79 +201,393 @@ impl BinaryOp {
     }
 }
 
-/// Built-in scalar functions, callable as `exp(x)` or `x.exp()`.
+// ---------------------------------------------------------------------------------------------
+// Scalar functions
+//
+// Note [one table of functions]: every scalar function is one row of `functions!` below, and
+// every stage derives what it needs from that row: the parser its name and arity, the checker
+// (`check/calls.rs`) its typing rule (domain, operands, output), the passes whether a call can
+// fail and whether it is expensive, the interpreter its meaning (the `float:` and `int:`
+// bodies, run with std on f32/f64 and on exact `i128` integers that are then wrapped to the
+// type), and code generation the runtime trait it calls (`::ein::__private::{Float, Int,
+// Signed, Num}::<name>`, chosen by the domain). Adding a function is adding a row here and a
+// method of that name to the runtime trait (`ein-runtime/src/scalar.rs`).
+
+/// Which scalar types a function accepts as its first argument (the receiver in method
+/// syntax, `x` in `x.clamp(lo, hi)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Func {
-    Exp,
-    Ln,
-    Sqrt,
-    Sin,
-    Cos,
-    Tan,
-    Tanh,
-    /// Works on every number type.
-    Abs,
-    Floor,
-    Ceil,
-    /// `pow(x, y)`: float base and exponent of the same type.
-    Pow,
-    /// `min(a, b)` on numbers of one type.
-    Min,
-    /// `max(a, b)` on numbers of one type.
-    Max,
+pub enum Domain {
+    /// `f32`, `f64`.
+    Float,
+    /// The integer types.
+    Int,
+    /// Floats and signed integers (std's `signum`).
+    Signed,
+    /// Floats and integers.
+    Number,
+}
+
+impl Domain {
+    pub fn contains(self, scalar: Scalar) -> bool {
+        match self {
+            Domain::Float => scalar.is_float(),
+            Domain::Int => scalar.is_int(),
+            Domain::Signed => scalar.is_float() || (scalar.is_int() && scalar.is_signed()),
+            Domain::Number => scalar != Scalar::Bool,
+        }
+    }
+
+    /// The words for an error: "a float", "a signed number".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Domain::Float => "a float (`f32`, `f64`)",
+            Domain::Int => "an integer",
+            Domain::Signed => "a float or a signed integer",
+            Domain::Number => "a number",
+        }
+    }
+}
+
+/// The type of an argument after the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// The first argument's type.
+    Same,
+    /// `i32`, whatever the first argument's type (`powi`'s exponent, as in std).
+    I32,
+    /// `pow`'s exponent: the base's type for a float base (ein's `pow(x, y)`, std's `powf`),
+    /// `u32` for an integer base (std's `pow`). An integer base is chosen when the base is an
+    /// integer, or when the base's type is still open and the exponent is an integer.
+    Exponent,
+}
+
+/// The type of a function's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// The first argument's type.
+    Same,
+    /// `bool` (`is_nan`).
+    Bool,
+}
+
+/// Whether a call can raise a run-time error (and so must not be moved or speculated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Failure {
+    Never,
+    /// On integers, a zero second argument is "integer division by zero".
+    ZeroDivisor,
+    /// `clamp`: panics, as std does, when the lower bound is above the upper one or (floats) a
+    /// bound is NaN.
+    Bounds,
+}
+
+/// How much work a call is, for passes that decide whether sharing it pays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cost {
+    /// A few instructions.
+    Cheap,
+    /// A polynomial evaluation or a library call (`exp`, `sin`, `powf`, …).
+    Transcendental,
+}
+
+/// A float function's answer in the interpreter: a float of the argument's type, or a `bool`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FloatAnswer<F> {
+    Float(F),
+    Bool(bool),
+}
+
+impl From<f32> for FloatAnswer<f32> {
+    fn from(value: f32) -> Self {
+        FloatAnswer::Float(value)
+    }
+}
+
+impl From<f64> for FloatAnswer<f64> {
+    fn from(value: f64) -> Self {
+        FloatAnswer::Float(value)
+    }
+}
+
+impl<F> From<bool> for FloatAnswer<F> {
+    fn from(value: bool) -> Self {
+        FloatAnswer::Bool(value)
+    }
+}
+
+/// An argument of a float function in the interpreter: a float of the first argument's type,
+/// or an `i32` (`powi`'s exponent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FloatOperand<F> {
+    Float(F),
+    I32(i32),
+}
+
+/// Unpacks a [`FloatOperand`] as the parameter type a row's `float:` body declares.
+trait TakeOperand<F>: Sized {
+    fn take(operand: FloatOperand<F>) -> Option<Self>;
+}
+
+impl<F> TakeOperand<F> for i32 {
+    fn take(operand: FloatOperand<F>) -> Option<i32> {
+        match operand {
+            FloatOperand::I32(value) => Some(value),
+            FloatOperand::Float(_) => None,
+        }
+    }
+}
+
+macro_rules! take_float {
+    ($($float:ty),+) => {$(
+        impl TakeOperand<$float> for $float {
+            fn take(operand: FloatOperand<$float>) -> Option<$float> {
+                match operand {
+                    FloatOperand::Float(value) => Some(value),
+                    FloatOperand::I32(_) => None,
+                }
+            }
+        }
+    )+};
+}
+
+take_float!(f32, f64);
+
+/// Defines [`Func`] and its facts from the table of rows
+/// `Variant "name"(operands…): domain -> output, failure, cost, float: |x, ..| body, int: |x, ..| body;`
+/// (`float: -` / `int: -` where the function has no float / integer meaning). See
+/// note [one table of functions].
+macro_rules! functions {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident $name:literal ($($operand:ident),*): $domain:ident -> $output:ident, $failure:ident, $cost:ident,
+        float: $float:tt, int: $int:tt;
+    )*) => {
+        /// A built-in scalar function, callable as `f(x, ..)` or `x.f(..)`; Rust's std function
+        /// of that name (see note [one table of functions] for where each fact is used).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Func {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Func {
+            pub const ALL: &'static [Func] = &[$(Func::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Func::$variant => $name,)*
+                }
+            }
+
+            /// The types of the arguments after the first.
+            pub fn operands(self) -> &'static [Operand] {
+                match self {
+                    $(Func::$variant => &[$(Operand::$operand),*],)*
+                }
+            }
+
+            /// The types the first argument may have.
+            pub fn domain(self) -> Domain {
+                match self {
+                    $(Func::$variant => Domain::$domain,)*
+                }
+            }
+
+            pub fn output(self) -> Output {
+                match self {
+                    $(Func::$variant => Output::$output,)*
+                }
+            }
+
+            pub fn failure(self) -> Failure {
+                match self {
+                    $(Func::$variant => Failure::$failure,)*
+                }
+            }
+
+            pub fn cost(self) -> Cost {
+                match self {
+                    $(Func::$variant => Cost::$cost,)*
+                }
+            }
+
+            /// The std function on `f32` arguments (and an `i32` exponent),
+            /// or `None` when the function has no float meaning or the count is wrong. Bounds
+            /// and divisors are not checked here (see [`Func::failure`]).
+            pub fn apply_f32(self, args: &[FloatOperand<f32>]) -> Option<FloatAnswer<f32>> {
+                match self {
+                    $(Func::$variant => functions!(@float f32, args $float),)*
+                }
+            }
+
+            /// [`Func::apply_f32`] on `f64` arguments.
+            pub fn apply_f64(self, args: &[FloatOperand<f64>]) -> Option<FloatAnswer<f64>> {
+                match self {
+                    $(Func::$variant => functions!(@float f64, args $float),)*
+                }
+            }
+
+            /// The function on integers held exactly as `i128` (a `u32` exponent too), before
+            /// the result is wrapped into the type; `None` when the function has no integer
+            /// meaning or the count is wrong.
+            pub fn apply_int(self, args: &[i128]) -> Option<i128> {
+                match self {
+                    $(Func::$variant => functions!(@int args $int),)*
+                }
+            }
+        }
+    };
+    (@float $float:ty, $args:ident -) => { None };
+    (@float $float:ty, $args:ident (|$($parameter:ident $(: $declared:ty)?),+| $body:expr)) => {
+        match *$args {
+            [$($parameter),+] => {
+                $(let $parameter: functions!(@type $float $(, $declared)?) = TakeOperand::take($parameter)?;)+
+                Some(($body).into())
+            }
+            _ => None,
+        }
+    };
+    (@type $float:ty) => { $float };
+    (@type $float:ty, $declared:ty) => { $declared };
+    (@int $args:ident -) => { None };
+    (@int $args:ident (|$($parameter:ident),+| $body:expr)) => {
+        match *$args {
+            [$($parameter),+] => Some($body),
+            _ => None,
+        }
+    };
+}
+
+functions! {
+    /// `|x|`; on integers wrapping (`i32::MIN.abs() == i32::MIN`) and the identity on unsigned
+    /// types (which std lacks: ein has always allowed it).
+    Abs "abs"(): Number -> Same, Never, Cheap, float: (|x| x.abs()), int: (|x| x.abs());
+    /// -1, 0 or 1 (floats: ±1.0, or NaN for NaN; std's `signum`).
+    Signum "signum"(): Signed -> Same, Never, Cheap, float: (|x| x.signum()), int: (|x| x.signum());
+    Floor "floor"(): Float -> Same, Never, Cheap, float: (|x| x.floor()), int: -;
+    Ceil "ceil"(): Float -> Same, Never, Cheap, float: (|x| x.ceil()), int: -;
+    /// Half-way cases away from zero, as std.
+    Round "round"(): Float -> Same, Never, Cheap, float: (|x| x.round()), int: -;
+    Trunc "trunc"(): Float -> Same, Never, Cheap, float: (|x| x.trunc()), int: -;
+    Fract "fract"(): Float -> Same, Never, Cheap, float: (|x| x.fract()), int: -;
+    Sqrt "sqrt"(): Float -> Same, Never, Cheap, float: (|x| x.sqrt()), int: -;
+    Cbrt "cbrt"(): Float -> Same, Never, Transcendental, float: (|x| x.cbrt()), int: -;
+    Recip "recip"(): Float -> Same, Never, Cheap, float: (|x| x.recip()), int: -;
+    ToDegrees "to_degrees"(): Float -> Same, Never, Cheap, float: (|x| x.to_degrees()), int: -;
+    ToRadians "to_radians"(): Float -> Same, Never, Cheap, float: (|x| x.to_radians()), int: -;
+    /// ein's own vectorisable version in compiled code (README, "Math functions").
+    Exp "exp"(): Float -> Same, Never, Transcendental, float: (|x| x.exp()), int: -;
+    Exp2 "exp2"(): Float -> Same, Never, Transcendental, float: (|x| x.exp2()), int: -;
+    ExpM1 "exp_m1"(): Float -> Same, Never, Transcendental, float: (|x| x.exp_m1()), int: -;
+    /// ein's own vectorisable version in compiled code.
+    Ln "ln"(): Float -> Same, Never, Transcendental, float: (|x| x.ln()), int: -;
+    Ln1p "ln_1p"(): Float -> Same, Never, Transcendental, float: (|x| x.ln_1p()), int: -;
+    Log2 "log2"(): Float -> Same, Never, Transcendental, float: (|x| x.log2()), int: -;
+    Log10 "log10"(): Float -> Same, Never, Transcendental, float: (|x| x.log10()), int: -;
+    /// `x.powi(n)`, `n: i32`.
+    Powi "powi"(I32): Float -> Same, Never, Transcendental, float: (|x, n: i32| x.powi(n)), int: -;
+    Powf "powf"(Same): Float -> Same, Never, Transcendental, float: (|x, y| x.powf(y)), int: -;
+    /// Floats: `pow(x, y)` is `x.powf(y)`. Integers: std's `x.pow(e)` with `e: u32`, wrapping.
+    Pow "pow"(Exponent): Number -> Same, Never, Transcendental,
+        float: (|x, y| x.powf(y)), int: (|x, e| x.wrapping_pow(e as u32));
+    /// ein's own vectorisable version in compiled code.
+    Sin "sin"(): Float -> Same, Never, Transcendental, float: (|x| x.sin()), int: -;
+    /// ein's own vectorisable version in compiled code.
+    Cos "cos"(): Float -> Same, Never, Transcendental, float: (|x| x.cos()), int: -;
+    Tan "tan"(): Float -> Same, Never, Transcendental, float: (|x| x.tan()), int: -;
+    Asin "asin"(): Float -> Same, Never, Transcendental, float: (|x| x.asin()), int: -;
+    Acos "acos"(): Float -> Same, Never, Transcendental, float: (|x| x.acos()), int: -;
+    Atan "atan"(): Float -> Same, Never, Transcendental, float: (|x| x.atan()), int: -;
+    /// `y.atan2(x)`: the angle of the point (x, y).
+    Atan2 "atan2"(Same): Float -> Same, Never, Transcendental, float: (|y, x| y.atan2(x)), int: -;
+    Sinh "sinh"(): Float -> Same, Never, Transcendental, float: (|x| x.sinh()), int: -;
+    Cosh "cosh"(): Float -> Same, Never, Transcendental, float: (|x| x.cosh()), int: -;
+    /// ein's own vectorisable version in compiled code.
+    Tanh "tanh"(): Float -> Same, Never, Transcendental, float: (|x| x.tanh()), int: -;
+    Asinh "asinh"(): Float -> Same, Never, Transcendental, float: (|x| x.asinh()), int: -;
+    Acosh "acosh"(): Float -> Same, Never, Transcendental, float: (|x| x.acosh()), int: -;
+    Atanh "atanh"(): Float -> Same, Never, Transcendental, float: (|x| x.atanh()), int: -;
+    Hypot "hypot"(Same): Float -> Same, Never, Transcendental, float: (|x, y| x.hypot(y)), int: -;
+    /// `x.copysign(sign)`: `x`'s magnitude with `sign`'s sign.
+    Copysign "copysign"(Same): Float -> Same, Never, Cheap, float: (|x, y| x.copysign(y)), int: -;
+    /// `x.mul_add(a, b)`: `x * a + b` rounded once.
+    MulAdd "mul_add"(Same, Same): Float -> Same, Never, Cheap, float: (|x, a, b| x.mul_add(a, b)), int: -;
+    /// Floats: std's `min` (a NaN operand is ignored).
+    Min "min"(Same): Number -> Same, Never, Cheap, float: (|x, y| x.min(y)), int: (|x, y| x.min(y));
+    /// Floats: std's `max` (a NaN operand is ignored).
+    Max "max"(Same): Number -> Same, Never, Cheap, float: (|x, y| x.max(y)), int: (|x, y| x.max(y));
+    /// `x.clamp(low, high)`; `low > high` (or a NaN bound) is a run-time error, as in std.
+    Clamp "clamp"(Same, Same): Number -> Same, Bounds, Cheap,
+        float: (|x, low, high| x.clamp(low, high)), int: (|x, low, high| x.clamp(low, high));
+    IsNan "is_nan"(): Float -> Bool, Never, Cheap, float: (|x| x.is_nan()), int: -;
+    IsFinite "is_finite"(): Float -> Bool, Never, Cheap, float: (|x| x.is_finite()), int: -;
+    IsInfinite "is_infinite"(): Float -> Bool, Never, Cheap, float: (|x| x.is_infinite()), int: -;
+    /// The non-negative remainder; wrapping (`MIN.rem_euclid(-1) == 0`); a zero divisor is
+    /// "integer division by zero".
+    RemEuclid "rem_euclid"(Same): Int -> Same, ZeroDivisor, Cheap, float: -, int: (|x, y| x.rem_euclid(y));
+    /// Division rounding so that the remainder is non-negative; wrapping
+    /// (`MIN.div_euclid(-1) == MIN`, as ein's `/`); a zero divisor is "integer division by zero".
+    DivEuclid "div_euclid"(Same): Int -> Same, ZeroDivisor, Cheap, float: -, int: (|x, y| x.div_euclid(y));
 }
 
 impl Func {
-    pub const ALL: [Func; 13] = [
-        Func::Exp,
-        Func::Ln,
-        Func::Sqrt,
-        Func::Sin,
-        Func::Cos,
-        Func::Tan,
-        Func::Tanh,
-        Func::Abs,
-        Func::Floor,
-        Func::Ceil,
-        Func::Pow,
-        Func::Min,
-        Func::Max,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Func::Exp => "exp",
-            Func::Ln => "ln",
-            Func::Sqrt => "sqrt",
-            Func::Sin => "sin",
-            Func::Cos => "cos",
-            Func::Tan => "tan",
-            Func::Tanh => "tanh",
-            Func::Abs => "abs",
-            Func::Floor => "floor",
-            Func::Ceil => "ceil",
-            Func::Pow => "pow",
-            Func::Min => "min",
-            Func::Max => "max",
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<Func> {
-        Func::ALL.into_iter().find(|f| f.name() == name)
+        Func::ALL.iter().copied().find(|f| f.name() == name)
     }
 
-    /// How many arguments the function takes.
+    /// How many arguments the function takes, the receiver of method syntax included.
     pub fn arity(self) -> usize {
-        match self {
-            Func::Pow | Func::Min | Func::Max => 2,
-            _ => 1,
-        }
+        1 + self.operands().len()
     }
 
-    /// Whether the function is defined only on floats (`abs`, `min`, `max` work on integers too).
-    pub fn float_only(self) -> bool {
-        !matches!(self, Func::Abs | Func::Min | Func::Max)
+    /// Whether `pow`-style overloading applies: the exponent's type depends on the base's.
+    pub fn has_exponent(self) -> bool {
+        self.operands().contains(&Operand::Exponent)
     }
+
+    /// The known function whose name is closest to `name` (a typo, or another language's
+    /// spelling such as `log` or `atan2f`), if any is close enough to suggest.
+    /// With `arguments` (the count at the call, receiver included), a function taking that
+    /// many wins a tie.
+    pub fn closest(name: &str, arguments: Option<usize>) -> Option<Func> {
+        let aliases: &[(&str, Func)] = &[
+            ("log", Func::Ln),
+            ("fabs", Func::Abs),
+            ("sign", Func::Signum),
+            ("pow2", Func::Powi),
+            ("arctan2", Func::Atan2),
+            ("isnan", Func::IsNan),
+            ("isfinite", Func::IsFinite),
+            ("mod", Func::RemEuclid),
+            ("modulo", Func::RemEuclid),
+            ("clip", Func::Clamp),
+        ];
+        if let Some((_, func)) = aliases.iter().find(|(alias, _)| *alias == name) {
+            return Some(*func);
+        }
+        let lower = name.to_ascii_lowercase();
+        let trimmed = lower.trim_end_matches('f');
+        let best = Func::ALL
+            .iter()
+            .map(|func| (edit_distance(&lower, func.name()).min(edit_distance(trimmed, func.name())), *func))
+            .min_by_key(|(distance, func)| (*distance, arguments.is_some_and(|count| count != func.arity())))?;
+        let limit = if name.len() <= 3 { 1 } else { 2 };
+        (best.0 <= limit).then_some(best.1)
+    }
+}
+
+/// Levenshtein distance, for suggestions.
+fn edit_distance(left: &str, right: &str) -> usize {
+    let right: Vec<char> = right.chars().collect();
+    let mut previous: Vec<usize> = (0..=right.len()).collect();
+    for (row, l) in left.chars().enumerate() {
+        let mut current = vec![row + 1];
+        for (column, r) in right.iter().enumerate() {
+            let substitute = previous[column] + usize::from(l != *r);
+            current.push(substitute.min(previous[column + 1] + 1).min(current[column] + 1));
+        }
+        previous = current;
+    }
+    previous[right.len()]
 }
 
 /// Reductions over one index. All are associative, so they may run in parallel.
@@ -325,7 +639,51 @@ impl ReduceOp {
 
 #[cfg(test)]
 mod tests {
-    use super::Scalar;
+    use super::{Domain, FloatAnswer, FloatOperand, Func, Operand, Scalar};
+
+    #[test]
+    fn the_function_table_is_consistent() {
+        for (position, func) in Func::ALL.iter().enumerate() {
+            assert_eq!(Func::from_name(func.name()), Some(*func), "names are unique");
+            assert!(Func::ALL[..position].iter().all(|other| other != func));
+            // A function has a meaning on exactly the types of its domain.
+            let floats: Vec<FloatOperand<f64>> = func
+                .operands()
+                .iter()
+                .map(|operand| match operand {
+                    Operand::I32 => FloatOperand::I32(2),
+                    _ => FloatOperand::Float(0.5),
+                })
+                .collect();
+            let floats = [vec![FloatOperand::Float(0.25)], floats].concat();
+            let has_float_meaning = func.apply_f64(&floats).is_some();
+            let has_int_meaning = func.apply_int(&[1; 3][..func.arity()]).is_some();
+            let domain = func.domain();
+            assert_eq!(has_float_meaning, domain != Domain::Int, "{}", func.name());
+            assert_eq!(has_int_meaning, domain != Domain::Float, "{}", func.name());
+            // The wrong number of arguments is no meaning, not a panic.
+            assert_eq!(func.apply_f64(&[]), None);
+            assert_eq!(func.apply_int(&[1; 4]), None);
+        }
+        assert_eq!(Func::IsNan.apply_f32(&[FloatOperand::Float(f32::NAN)]), Some(FloatAnswer::Bool(true)));
+        assert_eq!(
+            Func::Powi.apply_f64(&[FloatOperand::Float(2.0), FloatOperand::I32(-2)]),
+            Some(FloatAnswer::Float(0.25))
+        );
+        assert_eq!(Func::Pow.apply_int(&[3, 5]), Some(243));
+    }
+
+    #[test]
+    fn unknown_names_get_close_suggestions() {
+        assert_eq!(Func::closest("sqr", None), Some(Func::Sqrt));
+        assert_eq!(Func::closest("log", None), Some(Func::Ln));
+        assert_eq!(Func::closest("atan2f", None), Some(Func::Atan2));
+        assert_eq!(Func::closest("atan3", Some(2)), Some(Func::Atan2));
+        assert_eq!(Func::closest("atan3", Some(1)), Some(Func::Atan));
+        assert_eq!(Func::closest("clmap", None), Some(Func::Clamp));
+        assert_eq!(Func::closest("sigmoid", None), None);
+        assert_eq!(Func::closest("foo", None), None);
+    }
 
     #[test]
     fn integers_wrap_and_saturate_as_rust_does() {

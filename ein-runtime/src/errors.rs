@@ -190,6 +190,22 @@ pub(crate) fn integer_division_by_zero() -> ! {
     panic!("ein: integer division by zero")
 }
 
+/// Panics for an integer division by zero in a call (`rem_euclid`, `div_euclid`):
+/// "ein: integer division by zero (at file:line:col)".
+#[cold]
+#[inline(never)]
+pub(crate) fn integer_division_by_zero_at(site: &Site) -> ! {
+    panic!("ein: integer division by zero (at {site})")
+}
+
+/// Panics for `clamp` bounds out of order (or a NaN bound), where std's `clamp` panics:
+/// "ein: `clamp` (at file:line:col) needs min <= max (and no NaN bound), but min is 3 and max is 1".
+#[cold]
+#[inline(never)]
+pub(crate) fn clamp_bounds(low: &dyn fmt::Debug, high: &dyn fmt::Debug, site: &Site) -> ! {
+    panic!("ein: `clamp` (at {site}) needs min <= max (and no NaN bound), but min is {low:?} and max is {high:?}")
+}
+
 /// Panics for a broken invariant of generated code: a bug in ein, not in the user's program.
 #[cold]
 #[inline(never)]

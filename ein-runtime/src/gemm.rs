@@ -416,7 +416,7 @@ pub(crate) unsafe fn gemv<T: Num>(
         // Column-major: a chunk reads a run of every column, so runs of at least a few cache
         // lines (a chunk of 4 rows read 16 bytes of every 64-byte line: 4x the traffic).
         let least = if rsa == 1 && csa != 1 { COLUMN_RUN } else { 1 };
-        let chunk = Ord::max(GRAIN / Ord::max(k, 1), least).clamp(1, m.div_ceil(2));
+        let chunk = Ord::clamp(Ord::max(GRAIN / Ord::max(k, 1), least), 1, m.div_ceil(2));
         let chunks = m.div_ceil(chunk);
         // position < chunks = ceil(m / chunk), so `position * chunk < m`.
         (0..chunks)
@@ -760,7 +760,7 @@ impl<T: Num> Plan<T> {
     fn run_loops(&self, scale: Option<T>, out: &mut [T], summed: usize) {
         let work = out.len().saturating_mul(summed);
         if work >= PARALLEL_CONTRACTION && out.len() >= 2 && rayon::current_num_threads() > 1 {
-            let chunk = (GRAIN / Ord::max(summed, 1)).clamp(1, out.len().div_ceil(2));
+            let chunk = Ord::clamp(GRAIN / Ord::max(summed, 1), 1, out.len().div_ceil(2));
             out.par_chunks_mut(chunk)
                 .enumerate()
                 .for_each(|(index, values)| self.fill_from(index * chunk, scale, values));

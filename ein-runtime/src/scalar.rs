@@ -1,13 +1,16 @@
-//! Scalar arithmetic for generated code whose element types rustc decides: the [`Num`],
-//! [`Float`] and [`CastTo`] traits over f32 f64 i32 i64 usize (and bool for casts), and the
-//! type markers that let generated code name "the element type of that array".
+//! Scalar arithmetic and functions for generated code: the [`Num`], [`Float`], [`Int`],
+//! [`Signed`] and [`CastTo`] traits over every primitive number (and bool for casts), and the
+//! type markers that let generated code name "the element type of that array". Every scalar
+//! function of ein (`ein-core`'s function table, note [one table of functions]) is the method
+//! of the same name of the trait its domain names; generated code calls it by that path
+//! whether ein or rustc knows the element type.
 //!
 //! Integer arithmetic wraps (as in a release build of Rust, but also in debug builds, so the
 //! answer does not depend on the profile); integer division or remainder by zero panics.
 
 use std::marker::PhantomData;
 
-use crate::errors::integer_division_by_zero;
+use crate::errors::{clamp_bounds, integer_division_by_zero, integer_division_by_zero_at, Site};
 use crate::view::View;
 
 /// The element type of a view, as a value generated code can pass to [`zero`] and friends.
@@ -23,6 +26,10 @@ pub fn marker_of<T>(_: &T) -> PhantomData<T> {
 }
 
 /// A numeric element type: f32, f64, or any primitive integer but the 128-bit ones.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a number, which this ein operation needs",
+    label = "not a number (ein's numbers are the primitive integers and floats but the 128-bit ones)"
+)]
 pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
     /// Additive identity.
     const ZERO: Self;
@@ -48,8 +55,12 @@ pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
     fn min(self, other: Self) -> Self;
     /// The larger value; for floats Rust's `max`, which ignores a NaN operand.
     fn max(self, other: Self) -> Self;
-    /// Absolute value, wrapping for integers (`abs(MIN) == MIN`).
+    /// Absolute value, wrapping for integers (`abs(MIN) == MIN`); unsigned values are their
+    /// own absolute value.
     fn abs(self) -> Self;
+    /// std's `clamp`, panicking with an ein message naming `site` where std panics (the lower
+    /// bound above the upper one, or a NaN bound).
+    fn clamp(self, low: Self, high: Self, site: &Site) -> Self;
     /// `value as Self`, for integer literals.
     fn from_i64(value: i64) -> Self;
     /// `value as Self`, for float literals.
@@ -72,6 +83,14 @@ macro_rules! impl_num_for_float {
             #[inline] fn min(self, other: Self) -> Self { $float::min(self, other) }
             #[inline] fn max(self, other: Self) -> Self { $float::max(self, other) }
             #[inline] fn abs(self) -> Self { $float::abs(self) }
+            #[inline]
+            fn clamp(self, low: Self, high: Self, site: &Site) -> Self {
+                // A NaN bound fails, as in std.
+                if matches!(low.partial_cmp(&high), None | Some(::core::cmp::Ordering::Greater)) {
+                    clamp_bounds(&low, &high, site);
+                }
+                $float::clamp(self, low, high)
+            }
             #[inline] fn from_i64(value: i64) -> Self { value as $float }
             #[inline] fn from_f64(value: f64) -> Self { value as $float }
         }
@@ -106,6 +125,13 @@ macro_rules! impl_num_for_integer {
             #[inline] fn min(self, other: Self) -> Self { Ord::min(self, other) }
             #[inline] fn max(self, other: Self) -> Self { Ord::max(self, other) }
             #[inline] fn abs(self) -> Self { let $value = self; $abs }
+            #[inline]
+            fn clamp(self, low: Self, high: Self, site: &Site) -> Self {
+                if low > high {
+                    clamp_bounds(&low, &high, site);
+                }
+                Ord::clamp(self, low, high)
+            }
             #[inline] fn from_i64(value: i64) -> Self { value as $integer }
             #[inline] fn from_f64(value: f64) -> Self { value as $integer }
         }
@@ -162,50 +188,179 @@ pub fn int_rem<T: Num>(dividend: T, divisor: T) -> T {
     dividend.rem(divisor)
 }
 
-/// A floating-point element type: f32 or f64. `exp`, `ln`, `sin`, `cos` and `tanh` are ein's
-/// own branch-free versions ([`crate::math`]: loops calling them vectorise, and their accuracy
-/// is documented there); the others are the std methods of that name.
-pub trait Float: Num {
-    /// e^self.
-    fn exp(self) -> Self;
-    /// Natural logarithm.
-    fn ln(self) -> Self;
-    /// Square root.
-    fn sqrt(self) -> Self;
-    /// Sine (radians).
-    fn sin(self) -> Self;
-    /// Cosine (radians).
-    fn cos(self) -> Self;
-    /// Tangent (radians).
-    fn tan(self) -> Self;
-    /// Hyperbolic tangent.
-    fn tanh(self) -> Self;
-    /// Largest integer <= self.
-    fn floor(self) -> Self;
-    /// Smallest integer >= self.
-    fn ceil(self) -> Self;
-    /// self^exponent (`powf`).
-    fn pow(self, exponent: Self) -> Self;
+/// Declares the [`Float`] trait's methods that are std's methods of the same name on f32 and
+/// f64, and implements them by calling std.
+macro_rules! float_trait {
+    (
+        own { $($(#[doc = $own_doc:literal])* fn $own:ident = $own_f32:ident, $own_f64:ident;)* }
+        std { $($(#[doc = $doc:literal])* fn $name:ident($($parameter:ident: $parameter_type:ident),*) -> $output:ident $(= $std:ident)?;)* }
+    ) => {
+        /// A floating-point element type: f32 or f64. `exp`, `ln`, `sin`, `cos` and `tanh` are
+        /// ein's own branch-free versions ([`crate::math`]: loops calling them vectorise, and their
+        /// accuracy is documented there); the others are the std methods of that name.
+        #[diagnostic::on_unimplemented(
+            message = "`{Self}` is not a float, which this ein function needs",
+            label = "not `f32` or `f64`; cast it first, e.g. `x as f64`"
+        )]
+        pub trait Float: Num {
+            $($(#[doc = $own_doc])* fn $own(self) -> Self;)*
+            $($(#[doc = $doc])* fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output);)*
+        }
+
+        impl Float for f32 {
+            $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f32(self) })*
+            $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
+                float_trait!(@call f32, $name $(= $std)?, self $(, $parameter)*)
+            })*
+        }
+
+        impl Float for f64 {
+            $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f64(self) })*
+            $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
+                float_trait!(@call f64, $name $(= $std)?, self $(, $parameter)*)
+            })*
+        }
+    };
+    (@call $float:ident, $name:ident, $($argument:expr),*) => { $float::$name($($argument),*) };
+    (@call $float:ident, $name:ident = $std:ident, $($argument:expr),*) => { $float::$std($($argument),*) };
+    (@type Self) => { Self };
+    (@type bool) => { bool };
+    (@type i32) => { i32 };
 }
 
-macro_rules! impl_float {
-    ($($float:ident: $exp:ident $ln:ident $sin:ident $cos:ident $tanh:ident),+) => {$(
-        impl Float for $float {
-            #[inline(always)] fn exp(self) -> Self { crate::math::$exp(self) }
-            #[inline(always)] fn ln(self) -> Self { crate::math::$ln(self) }
-            #[inline] fn sqrt(self) -> Self { $float::sqrt(self) }
-            #[inline(always)] fn sin(self) -> Self { crate::math::$sin(self) }
-            #[inline(always)] fn cos(self) -> Self { crate::math::$cos(self) }
-            #[inline] fn tan(self) -> Self { $float::tan(self) }
-            #[inline(always)] fn tanh(self) -> Self { crate::math::$tanh(self) }
-            #[inline] fn floor(self) -> Self { $float::floor(self) }
-            #[inline] fn ceil(self) -> Self { $float::ceil(self) }
-            #[inline] fn pow(self, exponent: Self) -> Self { $float::powf(self, exponent) }
+float_trait! {
+    own {
+        /// e^self.
+        fn exp = exp_f32, exp_f64;
+        /// Natural logarithm.
+        fn ln = ln_f32, ln_f64;
+        /// Sine (radians).
+        fn sin = sin_f32, sin_f64;
+        /// Cosine (radians).
+        fn cos = cos_f32, cos_f64;
+        /// Hyperbolic tangent.
+        fn tanh = tanh_f32, tanh_f64;
+    }
+    std {
+        /// 1.0, -1.0 (by the sign bit), or NaN.
+        fn signum() -> Self;
+        fn floor() -> Self;
+        fn ceil() -> Self;
+        fn round() -> Self;
+        fn trunc() -> Self;
+        fn fract() -> Self;
+        fn sqrt() -> Self;
+        fn cbrt() -> Self;
+        fn recip() -> Self;
+        fn to_degrees() -> Self;
+        fn to_radians() -> Self;
+        fn exp2() -> Self;
+        fn exp_m1() -> Self;
+        fn ln_1p() -> Self;
+        fn log2() -> Self;
+        fn log10() -> Self;
+        fn powi(exponent: i32) -> Self;
+        fn powf(exponent: Self) -> Self;
+        /// ein's `pow(x, y)` on floats: `powf` (std has no float `pow`).
+        fn pow(exponent: Self) -> Self = powf;
+        fn tan() -> Self;
+        fn asin() -> Self;
+        fn acos() -> Self;
+        fn atan() -> Self;
+        fn atan2(other: Self) -> Self;
+        fn sinh() -> Self;
+        fn cosh() -> Self;
+        fn asinh() -> Self;
+        fn acosh() -> Self;
+        fn atanh() -> Self;
+        fn hypot(other: Self) -> Self;
+        fn copysign(sign: Self) -> Self;
+        fn mul_add(a: Self, b: Self) -> Self;
+        fn is_nan() -> bool;
+        fn is_finite() -> bool;
+        fn is_infinite() -> bool;
+    }
+}
+
+/// Floats and signed integers: the types with std's `signum`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not signed, which this ein function needs",
+    label = "not a float or a signed integer; cast it first, e.g. `x as i64`"
+)]
+pub trait Signed: Num {
+    /// -1, 0 or 1 for integers; ±1.0 (by the sign bit) or NaN for floats.
+    fn signum(self) -> Self;
+}
+
+impl Signed for f32 {
+    #[inline]
+    fn signum(self) -> Self {
+        f32::signum(self)
+    }
+}
+
+impl Signed for f64 {
+    #[inline]
+    fn signum(self) -> Self {
+        f64::signum(self)
+    }
+}
+
+/// An integer element type: the integer functions of std, wrapping where std would overflow
+/// (as ein's arithmetic does), and panicking with an ein message on a zero divisor.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an integer, which this ein function needs",
+    label = "not an integer; cast it first, e.g. `x as i64`"
+)]
+pub trait Int: Num {
+    /// `self` to the power `exponent`, wrapping (std's `wrapping_pow`).
+    fn pow(self, exponent: u32) -> Self;
+    /// The non-negative remainder (`wrapping_rem_euclid`: `MIN.rem_euclid(-1) == 0`).
+    fn rem_euclid(self, divisor: Self, site: &Site) -> Self;
+    /// The quotient whose remainder is non-negative (`wrapping_div_euclid`:
+    /// `MIN.div_euclid(-1) == MIN`, as ein's `/`).
+    fn div_euclid(self, divisor: Self, site: &Site) -> Self;
+}
+
+macro_rules! impl_int {
+    ($($integer:ident),+) => {$(
+        impl Int for $integer {
+            #[inline]
+            fn pow(self, exponent: u32) -> Self {
+                self.wrapping_pow(exponent)
+            }
+            #[inline]
+            fn rem_euclid(self, divisor: Self, site: &Site) -> Self {
+                if divisor == 0 {
+                    integer_division_by_zero_at(site);
+                }
+                self.wrapping_rem_euclid(divisor)
+            }
+            #[inline]
+            fn div_euclid(self, divisor: Self, site: &Site) -> Self {
+                if divisor == 0 {
+                    integer_division_by_zero_at(site);
+                }
+                self.wrapping_div_euclid(divisor)
+            }
         }
     )+};
 }
 
-impl_float!(f32: exp_f32 ln_f32 sin_f32 cos_f32 tanh_f32, f64: exp_f64 ln_f64 sin_f64 cos_f64 tanh_f64);
+impl_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+macro_rules! impl_signed_int {
+    ($($integer:ident),+) => {$(
+        impl Signed for $integer {
+            #[inline]
+            fn signum(self) -> Self {
+                $integer::signum(self)
+            }
+        }
+    )+};
+}
+
+impl_signed_int!(i8, i16, i32, i64, isize);
 
 /// An `as` cast from `Self` to `U`, for every pair of scalar types that Rust's `as` allows
 /// (bool converts to the integer types; nothing converts to bool except bool).
@@ -328,6 +483,74 @@ mod tests {
         assert_eq!(Float::ceil(-1.5f32), -1.0);
         assert_close(Float::pow(2.0f64, 10.0), 1024.0);
         assert_close(Float::pow(4.0f32, 0.5) as f64, 2.0);
+    }
+
+    const SITE: Site = Site { file: "src/x.rs", line: 4, column: 9 };
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri perturbs each float function's result by a few ulps, differently on each call")]
+    fn std_float_functions_are_std_exactly() {
+        for x in [-2.5f64, -0.0, 0.3, 1.0, 7.25, f64::INFINITY, f64::NAN, 1e300] {
+            let same = |left: f64, right: f64| left.to_bits() == right.to_bits() || left.is_nan() && right.is_nan();
+            assert!(same(Float::signum(x), x.signum()));
+            assert!(same(Float::round(x), x.round()));
+            assert!(same(Float::fract(x), x.fract()));
+            assert!(same(Float::cbrt(x), x.cbrt()));
+            assert!(same(Float::exp_m1(x), x.exp_m1()));
+            assert!(same(Float::log10(x), x.log10()));
+            assert!(same(Float::powi(x, -3), x.powi(-3)));
+            assert!(same(Float::pow(x, 0.5), x.powf(0.5)));
+            assert!(same(Float::atan2(x, -1.0), x.atan2(-1.0)));
+            assert!(same(Float::hypot(x, 2.0), x.hypot(2.0)));
+            assert!(same(Float::mul_add(x, 2.0, 1.0), x.mul_add(2.0, 1.0)));
+            assert!(same(Float::acosh(x), x.acosh()));
+            assert!(same(Signed::signum(x), x.signum()));
+            assert_eq!(Float::is_nan(x), x.is_nan());
+            assert_eq!(Float::is_finite(x), x.is_finite());
+            assert!(same(Num::clamp(x, -1.0, 1.0, &SITE), x.clamp(-1.0, 1.0)));
+            let single = x as f32;
+            assert_eq!(Float::trunc(single).to_bits(), single.trunc().to_bits());
+            assert_eq!(Float::is_infinite(single), single.is_infinite());
+        }
+    }
+
+    #[test]
+    fn integer_functions_wrap_and_signum_is_std() {
+        assert_eq!(Int::pow(3u8, 6), 729u32 as u8);
+        assert_eq!(Int::pow(-2i16, 15), i16::MIN);
+        assert_eq!(Int::pow(7i64, 0), 1);
+        assert_eq!(Int::rem_euclid(-7i32, 3, &SITE), 2);
+        assert_eq!(Int::rem_euclid(-7i32, -3, &SITE), 2);
+        assert_eq!(Int::div_euclid(-7i32, 3, &SITE), -3);
+        assert_eq!(Int::div_euclid(i64::MIN, -1, &SITE), i64::MIN);
+        assert_eq!(Int::rem_euclid(i64::MIN, -1, &SITE), 0);
+        assert_eq!(Int::div_euclid(7usize, 2, &SITE), 3);
+        assert_eq!(Signed::signum(-9i8), -1);
+        assert_eq!(Signed::signum(0isize), 0);
+        assert_eq!(Num::clamp(9u16, 2, 5, &SITE), 5);
+        assert_eq!(Num::clamp(-9i32, -2, 2, &SITE), -2);
+        assert_eq!(Num::abs(i8::MIN), i8::MIN);
+    }
+
+    #[test]
+    fn failing_functions_panic_with_ein_messages_naming_the_site() {
+        assert_eq!(
+            expect_panic(|| Num::clamp(1.0f64, 2.0, 1.0, &SITE)),
+            "ein: `clamp` (at src/x.rs:4:9) needs min <= max (and no NaN bound), but min is 2.0 and max is 1.0"
+        );
+        assert_eq!(
+            expect_panic(|| Num::clamp(1.0f32, f32::NAN, 1.0, &SITE)),
+            "ein: `clamp` (at src/x.rs:4:9) needs min <= max (and no NaN bound), but min is NaN and max is 1.0"
+        );
+        assert_eq!(
+            expect_panic(|| Num::clamp(1u8, 3, 2, &SITE)),
+            "ein: `clamp` (at src/x.rs:4:9) needs min <= max (and no NaN bound), but min is 3 and max is 2"
+        );
+        assert_eq!(expect_panic(|| Int::rem_euclid(1i32, 0, &SITE)), "ein: integer division by zero (at src/x.rs:4:9)");
+        assert_eq!(expect_panic(|| Int::div_euclid(1u64, 0, &SITE)), "ein: integer division by zero (at src/x.rs:4:9)");
+        // Equal bounds are fine; a NaN value passes through, as in std.
+        assert_eq!(Num::clamp(3.0f64, 1.0, 1.0, &SITE), 1.0);
+        assert!(Num::clamp(f64::NAN, 1.0, 2.0, &SITE).is_nan());
     }
 
     #[test]

@@ -49,6 +49,11 @@ pub trait Elem: Copy + Debug + PartialEq + Send + Sync + 'static {
     /// A random value in `low..high` (floats) or `low..=high` (integers, bounds rounded
     /// towards the inside and clamped to the type). Booleans ignore the range.
     fn random(rng: &mut Rng, low: f64, high: f64) -> Self;
+    /// Values where functions are most likely to go wrong: NaN, ±∞, ±0, the extremes, the
+    /// smallest normal and subnormal values, values near 1 (floats); MIN, MAX, 0, ±1 (integers).
+    fn specials() -> Vec<Self>;
+    /// Whether a special value is within `bound` in magnitude (NaN and ±∞ always are).
+    fn special_within(self, bound: f64) -> bool;
     fn to_value(self) -> Value;
 }
 
@@ -59,6 +64,42 @@ macro_rules! float_elem {
             const DEFAULT_RANGE: (f64, f64) = (-1.0, 1.0);
             fn random(rng: &mut Rng, low: f64, high: f64) -> Self {
                 rng.uniform(low, high) as $t
+            }
+            fn specials() -> Vec<Self> {
+                vec![
+                    <$t>::NAN,
+                    <$t>::INFINITY,
+                    <$t>::NEG_INFINITY,
+                    0.0,
+                    -0.0,
+                    <$t>::MAX,
+                    <$t>::MIN,
+                    <$t>::MIN_POSITIVE,
+                    -<$t>::MIN_POSITIVE,
+                    <$t>::from_bits(1),
+                    -<$t>::from_bits(3),
+                    <$t>::EPSILON,
+                    1.0,
+                    -1.0,
+                    0.5,
+                    -0.5,
+                    1.0 + <$t>::EPSILON,
+                    1.0 - <$t>::EPSILON / 2.0,
+                    2.5,
+                    -2.5,
+                    3.5,
+                    1e10,
+                    -1e10,
+                    1e30,
+                    -1e30,
+                    100.0,
+                    -88.5,
+                    710.0,
+                    -745.5,
+                ]
+            }
+            fn special_within(self, bound: f64) -> bool {
+                !self.is_finite() || f64::from(self).abs() <= bound
             }
             fn to_value(self) -> Value {
                 Value::$variant(self)
@@ -77,6 +118,17 @@ macro_rules! int_elem {
                 let high = (high.floor() as i128).min(<$t>::MAX as i128);
                 assert!(low <= high, "empty integer range {low}..={high}");
                 rng.between(low, high) as $t
+            }
+            #[allow(unused_comparisons)]
+            fn specials() -> Vec<Self> {
+                let mut values = vec![<$t>::MIN, <$t>::MAX, 0, 1, 2, 3, <$t>::MIN + 1, <$t>::MAX - 1];
+                if <$t>::MIN < 0 {
+                    values.extend([(0 as $t).wrapping_sub(1), (0 as $t).wrapping_sub(2), (0 as $t).wrapping_sub(7)]);
+                }
+                values
+            }
+            fn special_within(self, bound: f64) -> bool {
+                (self as f64).abs() <= bound
             }
             fn to_value(self) -> Value {
                 Value::$variant(self)
@@ -103,6 +155,12 @@ impl Elem for bool {
     const DEFAULT_RANGE: (f64, f64) = (0.0, 1.0);
     fn random(rng: &mut Rng, _low: f64, _high: f64) -> Self {
         rng.next_u64() & 1 == 1
+    }
+    fn specials() -> Vec<Self> {
+        vec![false, true]
+    }
+    fn special_within(self, _bound: f64) -> bool {
+        true
     }
     fn to_value(self) -> Value {
         Value::Bool(self)
@@ -166,7 +224,7 @@ impl LayoutPlan {
 
 /// Random storage for an array of logical shape `shape` in `layout`; [`view_in_layout`] turns
 /// it into the view the compiled code sees.
-fn storage_for<T: Elem>(shape: &[usize], layout: Layout, rng: &mut Rng, range: (f64, f64)) -> ArrayD<T> {
+fn storage_for<T: Elem>(shape: &[usize], layout: Layout, rng: &mut Rng, draw: Draw) -> ArrayD<T> {
     let storage_shape: Vec<usize> = match layout {
         Layout::Standard | Layout::Reversed => shape.to_vec(),
         Layout::Transposed => shape.iter().rev().copied().collect(),
@@ -179,7 +237,26 @@ fn storage_for<T: Elem>(shape: &[usize], layout: Layout, rng: &mut Rng, range: (
             storage
         }
     };
-    ArrayD::from_shape_fn(IxDyn(&storage_shape), |_| T::random(rng, range.0, range.1))
+    let specials: Vec<T> = match draw.specials {
+        Some(bound) => T::specials().into_iter().filter(|value| value.special_within(bound)).collect(),
+        None => Vec::new(),
+    };
+    let (low, high) = draw.range;
+    ArrayD::from_shape_fn(IxDyn(&storage_shape), |_| {
+        if !specials.is_empty() && rng.percent(40) {
+            *rng.pick(&specials)
+        } else {
+            T::random(rng, low, high)
+        }
+    })
+}
+
+/// How an array's elements are drawn: uniformly from `range`, and, with `specials`, 40% of
+/// them from the type's special values (those within that magnitude, NaN and ±∞ always).
+#[derive(Clone, Copy, Debug)]
+pub struct Draw {
+    range: (f64, f64),
+    specials: Option<f64>,
 }
 
 fn view_in_layout<'a, T>(storage: &'a ArrayD<T>, shape: &[usize], layout: Layout) -> ArrayViewD<'a, T> {
@@ -242,7 +319,8 @@ pub fn written_into<T: Elem, const N: usize>(
     write: impl FnOnce(&mut ArrayViewMutD<'_, T>),
 ) -> ein::Array<T, N> {
     let shape = like.shape();
-    let mut storage = storage_for::<T>(&shape, layout, &mut Rng::new(0x5EED_0077), T::DEFAULT_RANGE);
+    let draw = Draw { range: T::DEFAULT_RANGE, specials: None };
+    let mut storage = storage_for::<T>(&shape, layout, &mut Rng::new(0x5EED_0077), draw);
     let before = storage.clone();
     let mut out = view_mut_in_layout(&mut storage, &shape, layout);
     write(&mut out);
@@ -266,7 +344,11 @@ pub fn view_to_value<T: Elem>(view: &ArrayViewD<'_, T>) -> Value {
 
 /// An array argument of the given logical shape, with random elements.
 pub fn array<T: Elem>(shape: impl AsRef<[usize]>) -> ArraySpec<T> {
-    ArraySpec { shape: shape.as_ref().to_vec(), range: T::DEFAULT_RANGE, _elem: std::marker::PhantomData }
+    ArraySpec {
+        shape: shape.as_ref().to_vec(),
+        draw: Draw { range: T::DEFAULT_RANGE, specials: None },
+        _elem: std::marker::PhantomData,
+    }
 }
 
 /// A scalar argument with a fixed value.
@@ -276,7 +358,7 @@ pub fn scalar<T: Elem>(value: T) -> ScalarSpec<T> {
 
 pub struct ArraySpec<T> {
     shape: Vec<usize>,
-    range: (f64, f64),
+    draw: Draw,
     _elem: std::marker::PhantomData<T>,
 }
 
@@ -284,7 +366,20 @@ impl<T: Elem> ArraySpec<T> {
     /// Draw elements from `low..high` (floats) or `low..=high` (integers) instead of the
     /// type's default range.
     pub fn within(mut self, low: f64, high: f64) -> Self {
-        self.range = (low, high);
+        self.draw.range = (low, high);
+        self
+    }
+
+    /// Draw 40% of the elements from the type's special values ([`Elem::specials`]), the rest
+    /// from the range.
+    pub fn specials(self) -> Self {
+        self.specials_within(f64::INFINITY)
+    }
+
+    /// [`ArraySpec::specials`], but only the special values of magnitude at most `bound` (and
+    /// NaN and ±∞): for functions accurate only on a bounded range.
+    pub fn specials_within(mut self, bound: f64) -> Self {
+        self.draw.specials = Some(bound);
         self
     }
 
@@ -292,7 +387,7 @@ impl<T: Elem> ArraySpec<T> {
     pub fn instantiate(&self, run: &mut Run<'_>, name: &'static str) -> ArrayInput<T> {
         let layout = run.plan.layout_of(run.array_count);
         run.array_count += 1;
-        let storage = storage_for::<T>(&self.shape, layout, &mut run.rng, self.range);
+        let storage = storage_for::<T>(&self.shape, layout, &mut run.rng, self.draw);
         run.inputs.push(format!("{name}: {}{:?} {layout:?}", T::SCALAR, self.shape));
         ArrayInput { name, storage, shape: self.shape.clone(), layout }
     }
@@ -758,7 +853,9 @@ impl Run<'_> {
             }
         }
         let expected = interp::run(program, args, &type_args);
-        let rel_tol = self.oracle.tolerance();
+        // The expression form's element types are rustc's: an f32 input makes them f32.
+        let f32_input = inputs.iter().any(|input| input.elem == Scalar::F32);
+        let rel_tol = if f32_input { 1e-4 } else { self.oracle.tolerance() };
         match (expected, outcome) {
             (Ok(expected), Ok(actual)) => {
                 let actual = match structure_of_arrays_to_value(actual, &program.body.ty) {

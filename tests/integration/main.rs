@@ -158,6 +158,7 @@ mod contractions;
 mod edge_cases;
 mod errors;
 mod expression_form;
+mod functions;
 mod harness_checks;
 mod inference;
 mod linear_algebra;

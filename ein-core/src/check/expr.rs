@@ -120,7 +120,7 @@ impl Checker {
     }
 
     /// Checks every expression, so independent errors are all reported.
-    fn all(&mut self, exprs: &[ast::Expr]) -> Checked<Vec<Expr>> {
+    pub(super) fn all(&mut self, exprs: &[ast::Expr]) -> Checked<Vec<Expr>> {
         let checked: Vec<Checked<Expr>> = exprs.iter().map(|expr| self.expr(expr)).collect();
         checked.into_iter().collect()
     }
@@ -746,44 +746,6 @@ impl Checker {
         Ok(Expr::new(ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }), ty, span))
     }
 
-    fn call(&mut self, func: Func, func_span: Span, args: &[ast::Expr], span: Span) -> Checked<Expr> {
-        let args = self.all(args)?;
-        if args.len() != func.arity() {
-            // The parser rejects these with a message of its own (and the span of the call).
-            let message = format!("ein internal error: a call of `{}` with {} argument(s)", func.name(), args.len());
-            self.errors.push(func_span, message);
-            return Err(Reported);
-        }
-        let class = if func.float_only() { NumberClass::Float } else { NumberClass::Number };
-        let mut result: Option<ScalarType> = None;
-        for arg in &args {
-            let Some(scalar) = arg.ty.as_scalar() else {
-                let found = self.unifier.describe_type(&arg.ty);
-                self.errors.push(arg.span, format!("`{}` works on single values, not {found}", func.name()));
-                return Err(Reported);
-            };
-            if self.unifier.require(scalar, class).is_err() {
-                let found = self.unifier.describe(scalar);
-                let hint = if class == NumberClass::Float { "; cast with `as f64` first" } else { "" };
-                let wanted = if class == NumberClass::Float { "a float" } else { "a number" };
-                self.errors.push(arg.span, format!("`{}` needs {wanted}, found {found}{hint}", func.name()));
-                return Err(Reported);
-            }
-            if let Some(first) = result {
-                if let Err(mismatch) = self.unifier.unify(first, scalar) {
-                    self.errors.push(
-                        arg.span,
-                        format!("mismatched argument types: {} and {}; add a cast", mismatch.left, mismatch.right),
-                    );
-                    return Err(Reported);
-                }
-            }
-            result.get_or_insert(scalar);
-        }
-        let ty = args[0].ty.clone();
-        Ok(Expr::new(ExprKind::Call(node::Call { func, args }), ty, span))
-    }
-
     fn cast(&mut self, operand: &ast::Expr, to: Scalar, to_span: Span, span: Span) -> Checked<Expr> {
         let operand = self.expr(operand)?;
         let Some(from) = operand.ty.as_scalar() else {
@@ -811,7 +773,7 @@ impl Checker {
 impl Checker {
     /// How to fix a mismatch between two scalar types: a literal spelled for the other side, or
     /// an explicit cast to the type the other side has.
-    fn conversion_hint(&self, left: ScalarType, right: ScalarType) -> String {
+    pub(super) fn conversion_hint(&self, left: ScalarType, right: ScalarType) -> String {
         let literal_fix = |literal: ScalarType, other: ScalarType| {
             self.unifier.is_open_literal(literal, NumberClass::Int)
                 && matches!(self.unifier.shallow(other), ScalarType::Known(s) if s.is_float())

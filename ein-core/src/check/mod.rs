@@ -2,6 +2,7 @@
 //! typed IR ([`crate::ir`]), reporting every user error it can find with the span of the
 //! offending token. After this stage, a failure is the compiler's fault, not the user's.
 
+mod calls;
 mod captures;
 mod errors;
 mod expr;

@@ -258,3 +258,105 @@ fn return_type_must_match() {
     let messages = errors("fn f(a: [f32]) -> [[f32]] { for i { a[i] } }");
     assert!(messages[0].contains("the body has type"), "{messages:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scalar functions (check/calls.rs).
+
+/// The argument types and result type of the first call of `name` in the program's body.
+fn call_types(program: &Program, name: &str) -> (Vec<Type>, Type) {
+    let call = nodes(program)
+        .into_iter()
+        .find_map(|expr| match &expr.kind {
+            ExprKind::Call(node::Call { func, args }) if func.name() == name => {
+                Some((args.iter().map(|arg| arg.ty.clone()).collect(), expr.ty.clone()))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no call of `{name}`"));
+    call
+}
+
+#[test]
+fn function_results_follow_std_signatures() {
+    let bool_result = program("fn f(a: [f32]) -> [bool] { for i { a[i].is_nan() || is_finite(a[i]) } }");
+    assert_eq!(call_types(&bool_result, "is_nan"), (vec![Type::scalar(Scalar::F32)], Type::BOOL));
+    // `powi`'s exponent is an `i32`, literal or not; the result is the base's type.
+    let powi = program("fn f(a: [f64]) -> [f64] { for i { a[i].powi(3) } }");
+    assert_eq!(
+        call_types(&powi, "powi"),
+        (vec![Type::scalar(Scalar::F64), Type::scalar(Scalar::I32)], Type::scalar(Scalar::F64))
+    );
+    // Integer `pow` takes a `u32` exponent; float `pow` one of the base's type.
+    let int_pow = program("fn f(a: [i16]) -> [i16] { for i { a[i].pow(2) } }");
+    assert_eq!(
+        call_types(&int_pow, "pow"),
+        (vec![Type::scalar(Scalar::I16), Type::scalar(Scalar::U32)], Type::scalar(Scalar::I16))
+    );
+    let float_pow = program("fn f(a: [f32]) -> [f32] { for i { pow(a[i], 2.0) } }");
+    assert_eq!(call_types(&float_pow, "pow"), (vec![Type::scalar(Scalar::F32); 2], Type::scalar(Scalar::F32)));
+    // A literal base takes its type from the exponent's class: `pow(2, 10)` is integer `pow`.
+    let literal_pow = program("fn f(n: u32) -> i64 { pow(2, n) }");
+    assert_eq!(call_types(&literal_pow, "pow"), (vec![Type::I64, Type::scalar(Scalar::U32)], Type::I64));
+    // `clamp` bounds take the value's type, literals included.
+    let clamp = program("fn f(a: [u8]) -> [u8] { for i { a[i].clamp(1, 200) } }");
+    assert_eq!(call_types(&clamp, "clamp"), (vec![Type::scalar(Scalar::U8); 3], Type::scalar(Scalar::U8)));
+    let signum = program("fn f(a: [i8]) -> [i8] { for i { signum(a[i]) } }");
+    assert_eq!(call_types(&signum, "signum").1, Type::scalar(Scalar::I8));
+}
+
+#[test]
+fn function_errors_point_at_the_argument_with_a_fix() {
+    assert_eq!(
+        errors("fn f(a: [i64]) -> [f64] { for i { a[i].sqrt() } }"),
+        ["`sqrt` needs a float (`f32`, `f64`), found `i64`; cast it first, e.g. `(x as f64).sqrt()`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [u16]) -> [u16] { for i { a[i].signum() } }"),
+        ["`signum` needs a float or a signed integer, found `u16`; cast it to a signed type first, e.g. `x as i64`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [f64]) -> [f64] { for i { a[i].div_euclid(2.0) } }"),
+        ["`div_euclid` needs an integer, found `f64`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [i32], e: [i32]) -> [i32] { for i { a[i].pow(e[i]) } }"),
+        ["the exponent of `pow` is `u32`, found `i32`; cast it with `as u32`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [f32], n: i64) -> [f32] { for i { a[i].powi(n) } }"),
+        ["the exponent of `powi` is `i32`, found `i64`; cast it with `as i32`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [f32], b: [f64]) -> [f32] { for i { a[i].clamp(0.0, b[i]) } }"),
+        ["mismatched argument types: `clamp` takes its arguments of one type, found `f32` and `f64`; ein never converts numbers implicitly: cast the other side with `as f32`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [f64]) -> f64 { a.max(1.0) }"),
+        ["`max` works on single values, not `[f64]`; apply it to each element, e.g. `for i { a[i].max(..) }`"]
+    );
+    assert_eq!(
+        errors("fn f(a: [f64], b: [f64]) -> [f64] { for i { a[i].hypot(b) } }"),
+        ["`hypot` works on single values, not `[f64]`; index the array, e.g. `b[i]`"]
+    );
+    assert_eq!(errors("fn f(a: [bool]) -> [bool] { for i { a[i].abs() } }"), ["`abs` needs a number, found `bool`"]);
+}
+
+#[test]
+fn expression_form_functions_narrow_captured_element_types() {
+    // `sqrt` makes `a`'s element type a float, `rem_euclid` makes `n`'s an integer, `pow` with
+    // an integer exponent makes `m`'s an integer and its exponent `u32`.
+    let program = program("for i { (a[i].sqrt(), n[i].rem_euclid(3), m[i].pow(2), x[i].signum()) }");
+    let classes: Vec<(String, crate::ir::NumberClass)> =
+        program.type_params.iter().map(|param| (program.var(param.witness).name.clone(), param.class)).collect();
+    use crate::ir::NumberClass;
+    assert_eq!(
+        classes,
+        [
+            ("a".to_string(), NumberClass::Float),
+            ("n".to_string(), NumberClass::Int),
+            ("m".to_string(), NumberClass::Int),
+            ("x".to_string(), NumberClass::Number)
+        ]
+    );
+    assert_eq!(call_types(&program, "pow").0[1], Type::scalar(Scalar::U32));
+}

@@ -9,8 +9,10 @@ use crate::ir::node;
 use crate::ir::{
     BinaryOp, Expr, ExprKind, Func, Literal, NumberClass, Scalar, ScalarType, SizeCheck, Type, UnaryOp, VarId,
 };
+use crate::ops::{Domain, Failure};
+use crate::passes::purity;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 
 impl Gen<'_> {
     /// Generates any expression.
@@ -218,40 +220,40 @@ impl Gen<'_> {
         })
     }
 
+    /// `::ein::__private::<Trait>::<name>(args…)`: every function goes through the runtime
+    /// trait its domain names (note [one table of functions] in `ops.rs`), whether rustc or ein
+    /// knows the element type; a call that can fail also gets the site it reports.
     fn call(&mut self, expr: &Expr, func: Func, args: &[Expr], block: &mut Block) -> syn::Result<Code> {
         if args.len() != func.arity() {
             return Err(internal(expr.span, format!("`{}` with {} arguments", func.name(), args.len())));
         }
         let refs: Vec<&Expr> = args.iter().collect();
         let codes = self.operands(&refs, block)?;
-        let codes: Vec<&Code> = codes.iter().collect();
-        let ty = scalar_type(&args[0].ty, args[0].span)?;
-        let name = Ident::new(func.name(), Span::call_site());
-        Ok(match ty {
-            // `abs`, `min`, `max` are single instructions in std; the float-only functions go
-            // through `Float`, whose exp/ln/sin/cos/tanh vectorise (std's are libm calls).
-            ScalarType::Known(scalar) if scalar.is_float() => match func {
-                Func::Abs | Func::Min | Func::Max => {
-                    let ty = primitive(scalar);
-                    call(quote!(#ty::#name), &codes)
-                }
-                _ => call(quote!(::ein::__private::Float::#name), &codes),
-            },
-            ScalarType::Known(scalar) => match func {
-                Func::Abs if scalar.is_int() && !scalar.is_signed() => codes[0].clone(),
-                Func::Abs if scalar.is_int() => {
-                    let ty = primitive(scalar);
-                    call(quote!(#ty::wrapping_abs), &codes)
-                }
-                Func::Min => call(quote!(::core::cmp::Ord::min), &codes),
-                Func::Max => call(quote!(::core::cmp::Ord::max), &codes),
-                _ => return Err(internal(expr.span, format!("`{}` on {scalar}", func.name()))),
-            },
-            ScalarType::Param(_) => match func {
-                Func::Abs | Func::Min | Func::Max => call(quote!(::ein::__private::Num::#name), &codes),
-                _ => call(quote!(::ein::__private::Float::#name), &codes),
-            },
-        })
+        let mut codes: Vec<&Code> = codes.iter().collect();
+        let float = match scalar_type(&args[0].ty, args[0].span)? {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            ScalarType::Param(index) => self.class(index, args[0].span)? == NumberClass::Float,
+        };
+        let runtime_trait = match func.domain() {
+            // `pow`: the checker chose float or integer power by the base's type.
+            _ if func.has_exponent() && float => quote!(Float),
+            _ if func.has_exponent() => quote!(Int),
+            Domain::Float => quote!(Float),
+            Domain::Int => quote!(Int),
+            Domain::Signed => quote!(Signed),
+            Domain::Number => quote!(Num),
+        };
+        // Spanned at the first argument: where rustc reports an element type of the expression
+        // form that the function does not take (the traits word that message for users).
+        let name = Ident::new(func.name(), args[0].span);
+        let path = quote_spanned!(args[0].span=> ::ein::__private::#runtime_trait::#name);
+        if func.failure() == Failure::Never {
+            return Ok(call(path, &codes));
+        }
+        let site = self.site(expr.span);
+        let site = Code::expr(quote!(&#site), Prec::Unary);
+        codes.push(&site);
+        Ok(call(path, &codes).panics(purity::call_may_fail(func, args)))
     }
 
     fn cast(&mut self, operand: &Expr, to: ScalarType, block: &mut Block) -> syn::Result<Code> {

@@ -1,11 +1,11 @@
 //! Scalar operations of the interpreter, exactly as `docs/semantics.md` fixes them: Rust float
 //! arithmetic, wrapping integer arithmetic, an error for integer division by zero, Rust `as`
-//! casts, and the std float methods for built-in functions.
+//! casts, and std's functions for the built-in ones.
 
 use super::datum::Datum;
 use super::value::RuntimeError;
 use crate::ir::Literal;
-use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
+use crate::ops::{BinaryOp, Failure, FloatAnswer, FloatOperand, Func, ReduceOp, Scalar, UnaryOp};
 use std::rc::Rc;
 
 type Result<T> = std::result::Result<T, RuntimeError>;
@@ -127,66 +127,123 @@ fn tuples_equal(left: &Rc<[Datum]>, right: &Rc<[Datum]>) -> Result<bool> {
     Ok(true)
 }
 
-/// One-argument float functions, by the std method of the same name.
-macro_rules! float_function {
-    ($func:expr, $value:expr, $variant:ident) => {
-        Datum::$variant(match $func {
-            Func::Exp => $value.exp(),
-            Func::Ln => $value.ln(),
-            Func::Sqrt => $value.sqrt(),
-            Func::Sin => $value.sin(),
-            Func::Cos => $value.cos(),
-            Func::Tan => $value.tan(),
-            Func::Tanh => $value.tanh(),
-            Func::Abs => $value.abs(),
-            Func::Floor => $value.floor(),
-            Func::Ceil => $value.ceil(),
-            Func::Pow | Func::Min | Func::Max => return Err(arity_mismatch($func, 1)),
-        })
-    };
-}
-
-fn arity_mismatch(func: Func, given: usize) -> RuntimeError {
-    RuntimeError::internal(format!("`{}` takes {} arguments, given {given}", func.name(), func.arity()))
-}
-
+/// A scalar function, by its row of the function table (note [one table of functions] in
+/// `ops.rs`): std's function on floats; on integers the exact `i128` answer wrapped into the
+/// type (wrapping `abs` and `pow`, as ein's arithmetic). Bounds and divisors are checked first,
+/// so a failing call is an ein error, never a panic of the interpreter.
 pub(super) fn call(func: Func, arguments: Vec<Datum>) -> Result<Datum> {
-    let count = arguments.len();
-    let mut arguments = arguments.into_iter();
-    match (arguments.next(), arguments.next(), arguments.next()) {
-        (Some(argument), None, None) => call_unary(func, argument),
-        (Some(left), Some(right), None) => call_binary(func, left, right),
-        _ => Err(arity_mismatch(func, count)),
+    if arguments.len() != func.arity() {
+        return Err(RuntimeError::internal(format!(
+            "`{}` takes {} arguments, given {}",
+            func.name(),
+            func.arity(),
+            arguments.len()
+        )));
+    }
+    check_failure(func, &arguments)?;
+    let mismatch = || function_mismatch(func, &arguments);
+    match &arguments[0] {
+        Datum::F32(_) => {
+            let floats: Option<Vec<FloatOperand<f32>>> = arguments
+                .iter()
+                .map(|argument| match *argument {
+                    Datum::F32(value) => Some(FloatOperand::Float(value)),
+                    _ => exponent(argument),
+                })
+                .collect();
+            match func.apply_f32(&floats.ok_or_else(mismatch)?) {
+                Some(FloatAnswer::Float(value)) => Ok(Datum::F32(value)),
+                Some(FloatAnswer::Bool(value)) => Ok(Datum::Bool(value)),
+                None => Err(mismatch()),
+            }
+        }
+        Datum::F64(_) => {
+            let floats: Option<Vec<FloatOperand<f64>>> = arguments
+                .iter()
+                .map(|argument| match *argument {
+                    Datum::F64(value) => Some(FloatOperand::Float(value)),
+                    _ => exponent(argument),
+                })
+                .collect();
+            match func.apply_f64(&floats.ok_or_else(mismatch)?) {
+                Some(FloatAnswer::Float(value)) => Ok(Datum::F64(value)),
+                Some(FloatAnswer::Bool(value)) => Ok(Datum::Bool(value)),
+                None => Err(mismatch()),
+            }
+        }
+        &Datum::Int(ty, _) => {
+            let integers = arguments.iter().map(|argument| match argument {
+                Datum::Int(_, value) => Some(*value),
+                _ => None,
+            });
+            let integers: Option<Vec<i128>> = integers.collect();
+            match func.apply_int(&integers.ok_or_else(mismatch)?) {
+                Some(value) => Ok(Datum::int(ty, value)),
+                None => Err(mismatch()),
+            }
+        }
+        _ => Err(mismatch()),
     }
 }
 
-fn call_unary(func: Func, argument: Datum) -> Result<Datum> {
-    Ok(match (func, argument) {
-        (func, Datum::F32(value)) => float_function!(func, value, F32),
-        (func, Datum::F64(value)) => float_function!(func, value, F64),
-        // `wrapping_abs` (`MIN.abs()` is `MIN`); unsigned values are their own magnitude.
-        (Func::Abs, Datum::Int(ty, value)) => Datum::int(ty, value.abs()),
-        (func, argument) => return Err(function_mismatch(func, &argument)),
-    })
+/// An `i32` argument of a float function (`powi`'s exponent).
+fn exponent<F>(argument: &Datum) -> Option<FloatOperand<F>> {
+    match *argument {
+        Datum::Int(Scalar::I32, value) => i32::try_from(value).ok().map(FloatOperand::I32),
+        _ => None,
+    }
+}
+
+/// The run-time errors of calls: an integer divisor of zero, `clamp` bounds out of order.
+fn check_failure(func: Func, arguments: &[Datum]) -> Result<()> {
+    match (func.failure(), arguments) {
+        (Failure::Never, _) => Ok(()),
+        (Failure::ZeroDivisor, [_, Datum::Int(_, 0)]) => Err(division_by_zero()),
+        (Failure::ZeroDivisor, _) => Ok(()),
+        (Failure::Bounds, [_, low, high]) => {
+            let in_order = match (low, high) {
+                (Datum::F32(low), Datum::F32(high)) => low <= high,
+                (Datum::F64(low), Datum::F64(high)) => low <= high,
+                (Datum::Int(_, low), Datum::Int(_, high)) => low <= high,
+                _ => return Err(function_mismatch(func, arguments)),
+            };
+            if in_order {
+                Ok(())
+            } else {
+                Err(clamp_bounds(func, low, high))
+            }
+        }
+        (Failure::Bounds, _) => Err(function_mismatch(func, arguments)),
+    }
+}
+
+/// `clamp`'s error, worded as the runtime's `ein::__private::Num::clamp` words it.
+fn clamp_bounds(func: Func, low: &Datum, high: &Datum) -> RuntimeError {
+    RuntimeError::new(format!(
+        "`{}` needs min <= max (and no NaN bound), but min is {} and max is {}",
+        func.name(),
+        show(low),
+        show(high)
+    ))
+}
+
+/// A scalar as Rust's `Debug` writes it.
+fn show(value: &Datum) -> String {
+    match value {
+        Datum::F32(value) => format!("{value:?}"),
+        Datum::F64(value) => format!("{value:?}"),
+        Datum::Int(_, value) => value.to_string(),
+        other => other.kind_name().to_string(),
+    }
 }
 
 fn call_binary(func: Func, left: Datum, right: Datum) -> Result<Datum> {
-    Ok(match (func, left, right) {
-        (Func::Pow, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.powf(right)),
-        (Func::Pow, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.powf(right)),
-        (Func::Min, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.min(right)),
-        (Func::Min, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.min(right)),
-        (Func::Min, Datum::Int(ty, left), Datum::Int(other, right)) if ty == other => Datum::Int(ty, left.min(right)),
-        (Func::Max, Datum::F32(left), Datum::F32(right)) => Datum::F32(left.max(right)),
-        (Func::Max, Datum::F64(left), Datum::F64(right)) => Datum::F64(left.max(right)),
-        (Func::Max, Datum::Int(ty, left), Datum::Int(other, right)) if ty == other => Datum::Int(ty, left.max(right)),
-        (func @ (Func::Pow | Func::Min | Func::Max), left, _) => return Err(function_mismatch(func, &left)),
-        (func, _, _) => return Err(arity_mismatch(func, 2)),
-    })
+    call(func, vec![left, right])
 }
 
-fn function_mismatch(func: Func, argument: &Datum) -> RuntimeError {
-    RuntimeError::internal(format!("`{}` applied to {}", func.name(), argument.kind_name()))
+fn function_mismatch(func: Func, arguments: &[Datum]) -> RuntimeError {
+    let kinds: Vec<&str> = arguments.iter().map(Datum::kind_name).collect();
+    RuntimeError::internal(format!("`{}` applied to {}", func.name(), kinds.join(", ")))
 }
 
 /// A float converted with Rust `as`: to a float, rounded to nearest; to an integer, truncated

@@ -763,3 +763,179 @@ fold t in 0..len(x, 0), acc: (i64, f64) = (0, 1.0) {
 }";
     assert_eq!(program.to_string(), expected);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scalar functions, by the function table.
+
+mod functions {
+    use super::super::datum::Datum;
+    use super::super::scalar::call;
+    use crate::ops::{Domain, Func, Scalar};
+
+    fn int(ty: Scalar, value: i128) -> Datum {
+        Datum::Int(ty, value)
+    }
+
+    fn int_of(datum: Datum) -> i128 {
+        match datum {
+            Datum::Int(_, value) => value,
+            other => panic!("not an integer: {other:?}"),
+        }
+    }
+
+    fn f64_of(datum: Datum) -> f64 {
+        match datum {
+            Datum::F64(value) => value,
+            other => panic!("not an f64: {other:?}"),
+        }
+    }
+
+    fn apply(func: Func, args: Vec<Datum>) -> Datum {
+        call(func, args).unwrap_or_else(|error| panic!("{} failed: {error}", func.name()))
+    }
+
+    fn message(func: Func, args: Vec<Datum>) -> String {
+        match call(func, args) {
+            Ok(value) => panic!("{} returned {value:?}", func.name()),
+            Err(error) => error.message,
+        }
+    }
+
+    #[test]
+    fn every_float_function_is_std_on_f32_and_f64() {
+        let inputs = [-2.5f64, -1.0, -0.0, 0.0, 0.3, 1.0, 7.25, f64::INFINITY, f64::NAN, 1e300];
+        for &func in Func::ALL {
+            let count = func.arity();
+            for &x in &inputs {
+                let args64: Vec<Datum> = (0..count).map(|k| operand(func, k, x, false)).collect();
+                let args32: Vec<Datum> = (0..count).map(|k| operand(func, k, x, true)).collect();
+                let (Ok(result64), Ok(result32)) = (call(func, args64), call(func, args32)) else {
+                    // Only integer functions refuse floats.
+                    assert_eq!(func.domain(), Domain::Int, "{} failed on {x}", func.name());
+                    continue;
+                };
+                let expected = std_f64(func, x);
+                match result64 {
+                    Datum::F64(value) => {
+                        assert!(same(value, expected), "{}({x}) = {value}, std {expected}", func.name())
+                    }
+                    Datum::Bool(value) => assert_eq!(f64::from(u8::from(value)), expected, "{}({x})", func.name()),
+                    other => panic!("{}: {other:?}", func.name()),
+                }
+                assert!(matches!(result32, Datum::F32(_) | Datum::Bool(_)), "{}: f32 in, f32 or bool out", func.name());
+            }
+        }
+    }
+
+    /// Argument `k` of a call of `func` on `x`: `x`, then 0.75 for a second float, 2.0 for a
+    /// third, 3 for `powi`'s exponent.
+    fn operand(func: Func, k: usize, x: f64, f32_arguments: bool) -> Datum {
+        let value = match k {
+            0 => x,
+            1 if func.name() == "powi" => return Datum::Int(Scalar::I32, 3),
+            1 if func.name() == "clamp" => -1.0,
+            1 => 0.75,
+            _ => 2.0,
+        };
+        if f32_arguments {
+            Datum::F32(value as f32)
+        } else {
+            Datum::F64(value)
+        }
+    }
+
+    /// std's answer for [`operand`]'s arguments, written out by hand (booleans as 0 or 1).
+    fn std_f64(func: Func, x: f64) -> f64 {
+        let b = |value: bool| f64::from(u8::from(value));
+        match func.name() {
+            "abs" => x.abs(),
+            "signum" => x.signum(),
+            "floor" => x.floor(),
+            "ceil" => x.ceil(),
+            "round" => x.round(),
+            "trunc" => x.trunc(),
+            "fract" => x.fract(),
+            "sqrt" => x.sqrt(),
+            "cbrt" => x.cbrt(),
+            "recip" => x.recip(),
+            "to_degrees" => x.to_degrees(),
+            "to_radians" => x.to_radians(),
+            "exp" => x.exp(),
+            "exp2" => x.exp2(),
+            "exp_m1" => x.exp_m1(),
+            "ln" => x.ln(),
+            "ln_1p" => x.ln_1p(),
+            "log2" => x.log2(),
+            "log10" => x.log10(),
+            "powi" => x.powi(3),
+            "powf" | "pow" => x.powf(0.75),
+            "sin" => x.sin(),
+            "cos" => x.cos(),
+            "tan" => x.tan(),
+            "asin" => x.asin(),
+            "acos" => x.acos(),
+            "atan" => x.atan(),
+            "atan2" => x.atan2(0.75),
+            "sinh" => x.sinh(),
+            "cosh" => x.cosh(),
+            "tanh" => x.tanh(),
+            "asinh" => x.asinh(),
+            "acosh" => x.acosh(),
+            "atanh" => x.atanh(),
+            "hypot" => x.hypot(0.75),
+            "copysign" => x.copysign(0.75),
+            "mul_add" => x.mul_add(0.75, 2.0),
+            "min" => x.min(0.75),
+            "max" => x.max(0.75),
+            "clamp" => x.clamp(-1.0, 2.0),
+            "is_nan" => b(x.is_nan()),
+            "is_finite" => b(x.is_finite()),
+            "is_infinite" => b(x.is_infinite()),
+            other => panic!("no std answer written for `{other}`"),
+        }
+    }
+
+    fn same(left: f64, right: f64) -> bool {
+        left.to_bits() == right.to_bits() || left.is_nan() && right.is_nan()
+    }
+
+    #[test]
+    fn integer_functions_wrap_at_the_type() {
+        assert_eq!(int_of(apply(Func::Abs, vec![int(Scalar::I8, -128)])), -128);
+        assert_eq!(int_of(apply(Func::Abs, vec![int(Scalar::I64, -5)])), 5);
+        assert_eq!(int_of(apply(Func::Abs, vec![int(Scalar::U8, 200)])), 200);
+        assert_eq!(int_of(apply(Func::Signum, vec![int(Scalar::I32, -9)])), -1);
+        assert_eq!(int_of(apply(Func::Pow, vec![int(Scalar::U8, 3), int(Scalar::U32, 6)])), 729 % 256);
+        assert_eq!(int_of(apply(Func::Pow, vec![int(Scalar::I16, -2), int(Scalar::U32, 15)])), -32768);
+        assert_eq!(int_of(apply(Func::Pow, vec![int(Scalar::I64, 3), int(Scalar::U32, 4_000_000_000)])), {
+            i128::from(3i64.wrapping_pow(4_000_000_000))
+        });
+        assert_eq!(int_of(apply(Func::RemEuclid, vec![int(Scalar::I32, -7), int(Scalar::I32, 3)])), 2);
+        assert_eq!(int_of(apply(Func::RemEuclid, vec![int(Scalar::I32, -7), int(Scalar::I32, -3)])), 2);
+        assert_eq!(int_of(apply(Func::DivEuclid, vec![int(Scalar::I32, -7), int(Scalar::I32, 3)])), -3);
+        // MIN / -1 wraps, as ein's `/` does.
+        let min = i128::from(i64::MIN);
+        assert_eq!(int_of(apply(Func::DivEuclid, vec![int(Scalar::I64, min), int(Scalar::I64, -1)])), min);
+        assert_eq!(int_of(apply(Func::RemEuclid, vec![int(Scalar::I64, min), int(Scalar::I64, -1)])), 0);
+        assert_eq!(int_of(apply(Func::Clamp, vec![int(Scalar::U16, 9), int(Scalar::U16, 2), int(Scalar::U16, 5)])), 5);
+        assert_eq!(int_of(apply(Func::Min, vec![int(Scalar::Usize, 9), int(Scalar::Usize, 2)])), 2);
+    }
+
+    #[test]
+    fn failing_calls_are_ein_errors() {
+        assert_eq!(message(Func::RemEuclid, vec![int(Scalar::U8, 7), int(Scalar::U8, 0)]), "integer division by zero");
+        assert_eq!(message(Func::DivEuclid, vec![int(Scalar::I8, 7), int(Scalar::I8, 0)]), "integer division by zero");
+        assert_eq!(
+            message(Func::Clamp, vec![int(Scalar::I32, 1), int(Scalar::I32, 3), int(Scalar::I32, 2)]),
+            "`clamp` needs min <= max (and no NaN bound), but min is 3 and max is 2"
+        );
+        assert_eq!(
+            message(Func::Clamp, vec![Datum::F32(1.0), Datum::F32(f32::NAN), Datum::F32(2.0)]),
+            "`clamp` needs min <= max (and no NaN bound), but min is NaN and max is 2.0"
+        );
+        // Equal bounds are fine; a NaN value is returned as it is, as std does.
+        assert!(f64_of(apply(Func::Clamp, vec![Datum::F64(f64::NAN), Datum::F64(1.0), Datum::F64(1.0)])).is_nan());
+        // Floats have no Euclidean division by zero error (the checker refuses them anyway).
+        assert!(call(Func::Sqrt, vec![int(Scalar::I64, 4)]).is_err_and(|error| error.message.starts_with("internal")));
+    }
+}

@@ -2,12 +2,13 @@
 //! evaluating one can fail at run time, and whether it is worth a binding of its own.
 
 use crate::ir::node;
-use crate::ir::{Bounds, Expr, ExprKind, Literal, ReduceOp};
-use crate::ops::BinaryOp;
+use crate::ir::{Bounds, Expr, ExprKind, Literal, ReduceOp, ScalarType, Type};
+use crate::ops::{BinaryOp, Failure, Func, UnaryOp};
 
 /// Whether evaluating `expr` can raise a run-time error (a clamped read of an empty axis, an
 /// integer division whose divisor is not a non-zero literal, argmax over an empty range, a
-/// negative size, a size check).
+/// negative size, a size check, a call such as `clamp` or `rem_euclid` whose arguments are not
+/// known to be fine).
 /// Moving such an expression out of a loop that might run zero times could add an error the
 /// program does not have, so passes leave them in place.
 pub fn may_fail(expr: &Expr) -> bool {
@@ -39,6 +40,7 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
         ExprKind::For(node::For { size, .. }) | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
         ExprKind::Fold(node::Fold { count, .. }) => !is_length(count),
         ExprKind::Assert(_) => true,
+        ExprKind::Call(node::Call { func, args }) => call_may_fail(*func, args),
         // A negative output size; summed sizes cannot fail (see `Contraction`).
         ExprKind::Contract(contraction) => contraction.output_labels().iter().any(|label| !is_length(&label.size)),
         _ => false,
@@ -47,6 +49,56 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
 
 fn is_nonzero_literal(expr: &Expr) -> bool {
     matches!(expr.kind, ExprKind::Literal(Literal::Int(value)) if value != 0)
+}
+
+/// Whether a call can fail, its arguments aside: an integer divisor that is not a non-zero
+/// constant (`rem_euclid`, `div_euclid`), `clamp` bounds that are not constants in order.
+pub fn call_may_fail(func: Func, args: &[Expr]) -> bool {
+    let constant = |position: usize| args.get(position).and_then(constant);
+    match func.failure() {
+        Failure::Never => false,
+        Failure::ZeroDivisor => match constant(1) {
+            Some(Constant::Int(divisor)) => divisor == 0,
+            Some(Constant::Float(_)) => false,
+            None => !args.get(1).is_some_and(|divisor| is_float(&divisor.ty)),
+        },
+        Failure::Bounds => match (constant(1), constant(2)) {
+            (Some(Constant::Int(low)), Some(Constant::Int(high))) => low > high,
+            // `!(low <= high)`: a NaN bound fails too.
+            (Some(Constant::Float(low)), Some(Constant::Float(high))) => low.partial_cmp(&high).is_none() || low > high,
+            _ => true,
+        },
+    }
+}
+
+/// A literal, or a negated one, of a known type, whose value is the one the program computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Constant {
+    Int(i128),
+    /// A float literal's value; rounding it to `f32` keeps the order of two of them.
+    Float(f64),
+}
+
+fn constant(expr: &Expr) -> Option<Constant> {
+    let Type::Scalar(ScalarType::Known(scalar)) = expr.ty else { return None };
+    let (literal, negated) = match &expr.kind {
+        ExprKind::Literal(literal) => (*literal, false),
+        ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand }) => match &operand.kind {
+            ExprKind::Literal(literal) => (*literal, true),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match literal {
+        Literal::Float(value) if scalar.is_float() => Some(Constant::Float(if negated { -value } else { value })),
+        Literal::Int(value) => {
+            let value = if negated { -i128::from(value) } else { i128::from(value) };
+            // A value outside the type (a negated unsigned literal) wraps: not what is written.
+            let (low, high) = scalar.int_range()?;
+            (low..=high).contains(&value).then_some(Constant::Int(value))
+        }
+        _ => None,
+    }
 }
 
 fn is_float(ty: &crate::ir::Type) -> bool {

@@ -33,7 +33,7 @@ use super::purity::{has_loop, may_fail};
 use crate::ir::node;
 use crate::ir::visit::{alpha_key, bound_vars, free_vars, mentions, substitute};
 use crate::ir::{Bounds, Expr, ExprKind, Program, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
-use crate::ops::Func;
+use crate::ops::Cost;
 
 pub fn share_rows(mut program: Program) -> Program {
     let mut vars = std::mem::take(&mut program.vars);
@@ -152,13 +152,7 @@ fn collect_candidates(expr: &Expr, index: VarId, inner: &std::collections::BTree
 }
 
 fn has_transcendental_call(expr: &Expr) -> bool {
-    let own = matches!(
-        &expr.kind,
-        ExprKind::Call(node::Call {
-            func: Func::Exp | Func::Ln | Func::Sin | Func::Cos | Func::Tan | Func::Tanh | Func::Pow,
-            ..
-        })
-    );
+    let own = matches!(&expr.kind, ExprKind::Call(node::Call { func, .. }) if func.cost() == Cost::Transcendental);
     let mut children = false;
     expr.for_each_child(|child| children |= has_transcendental_call(child));
     own || children

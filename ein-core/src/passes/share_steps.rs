@@ -19,7 +19,7 @@
 //!
 //! the costly part runs once per `j`, not once per `(c, j)`, for a step-sized temporary. The
 //! materialise-or-recompute choice: a term is worth an array when it contains a loop, a call
-//! of a function dearer than a load (anything but `abs`, `min`, `max`, `floor`, `ceil`), or a
+//! of a transcendental function (by the function table's cost), `sqrt` or `recip`, or a
 //! division; the comprehension is then expected to have more than one element (a size
 //! of literal 0 or 1 is left alone).
 //!
@@ -45,7 +45,7 @@ use crate::ir::visit::{alpha_key, free_vars, mentions, rename_binders, substitut
 use crate::ir::{
     Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX,
 };
-use crate::ops::{BinaryOp, Func};
+use crate::ops::{BinaryOp, Cost, Func};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub fn share_steps(mut program: Program) -> Program {
@@ -228,7 +228,7 @@ impl Step<'_> {
 fn worth_an_array(expr: &Expr) -> bool {
     let own = match &expr.kind {
         ExprKind::Call(node::Call { func, .. }) => {
-            !matches!(func, Func::Abs | Func::Min | Func::Max | Func::Floor | Func::Ceil)
+            func.cost() == Cost::Transcendental || matches!(func, Func::Sqrt | Func::Recip)
         }
         // Integer division is dear too, but it may fail, so it is never shared.
         ExprKind::Binary(node::Binary { op: BinaryOp::Div, .. }) => true,

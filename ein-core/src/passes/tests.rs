@@ -327,3 +327,57 @@ fn simplify_folds_exact_integer_algebra_only() {
     );
     assert_eq!(after, "fn(a: [f64], n: i64) -> f64\na[n]~ + 5 as f64 + 0.0");
 }
+
+/// Whether the first call of `name` in the checked (not optimised) program may fail.
+fn call_may_fail(source: &str, name: &str) -> bool {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let program = crate::check::check_input(input).expect("checks").remove(0).program;
+    let mut found = None;
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+        if let ExprKind::Call(node::Call { func, .. }) = &expr.kind {
+            if func.name() == name && found.is_none() {
+                found = Some(super::purity::fails_here(expr));
+            }
+        }
+    });
+    found.unwrap_or_else(|| panic!("no call of `{name}` in {source}"))
+}
+
+#[test]
+fn calls_fail_only_where_their_arguments_can_make_them() {
+    // Constant bounds in order (and no NaN), constant non-zero divisors: nothing can fail, so
+    // the passes may move and fuse these calls.
+    assert!(!call_may_fail("fn f(a: [f64]) -> [f64] { for i { a[i].clamp(-1.0, 1.0) } }", "clamp"));
+    assert!(!call_may_fail("fn f(a: [i8]) -> [i8] { for i { a[i].clamp(-3, 3) } }", "clamp"));
+    assert!(!call_may_fail("fn f(a: [u32]) -> [u32] { for i { a[i].rem_euclid(3) } }", "rem_euclid"));
+    assert!(!call_may_fail("fn f(a: [f64]) -> [f64] { for i { a[i].sqrt().hypot(a[i]) } }", "hypot"));
+    // Bounds out of order or unknown, a divisor that may be zero, a negated unsigned literal
+    // (which wraps to a large bound): these may fail, so they stay where they are.
+    assert!(call_may_fail("fn f(a: [f64]) -> [f64] { for i { a[i].clamp(1.0, -1.0) } }", "clamp"));
+    assert!(call_may_fail("fn f(a: [f64], lo: f64) -> [f64] { for i { a[i].clamp(lo, 1.0) } }", "clamp"));
+    assert!(call_may_fail("fn f(a: [u8]) -> [u8] { for i { a[i].clamp(-1, 5) } }", "clamp"));
+    assert!(call_may_fail("fn f(a: [i64], d: i64) -> [i64] { for i { a[i].div_euclid(d) } }", "div_euclid"));
+    assert!(call_may_fail("fn f(a: [i64]) -> [i64] { for i { a[i].rem_euclid(0) } }", "rem_euclid"));
+}
+
+#[test]
+fn a_call_that_may_fail_is_not_hoisted_out_of_a_loop_that_may_not_run() {
+    // `lo.clamp(hi, 2.0)` does not depend on `i`, but hoisting it out of `for i` would fail
+    // for an empty `a` where the program does not.
+    let calls_outside_loops = |source: &str| {
+        let program = optimised(source);
+        let mut outside = 0;
+        walk(&program.body, &mut Vec::new(), &mut |expr, parents| {
+            let in_loop = parents.iter().any(|parent| matches!(parent.kind, ExprKind::For(_)));
+            outside += usize::from(matches!(expr.kind, ExprKind::Call(_)) && !in_loop);
+        });
+        outside
+    };
+    assert_eq!(
+        calls_outside_loops("fn f(a: [f64], lo: f64, hi: f64) -> [f64] { for i { a[i] + lo.clamp(hi, 2.0) } }"),
+        0
+    );
+    // The contrast: a call that cannot fail is hoisted.
+    assert_eq!(calls_outside_loops("fn f(a: [f64], lo: f64, hi: f64) -> [f64] { for i { a[i] + lo.hypot(hi) } }"), 1);
+}

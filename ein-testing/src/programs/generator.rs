@@ -1083,11 +1083,22 @@ impl<'r> Generator<'r> {
 
     fn call(&mut self, sc: Sc, depth: u32) -> String {
         let text = if sc.is_float() {
-            let func = *self
-                .rng
-                .pick(&["exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max"]);
-            let arity = if matches!(func, "pow" | "min" | "max") { 2 } else { 1 };
-            let args: Vec<String> = (0..arity).map(|_| self.scalar(sc, depth - 1)).collect();
+            let func = *self.rng.pick(&[
+                "exp", "ln", "sqrt", "sin", "cos", "tan", "tanh", "abs", "floor", "ceil", "pow", "min", "max",
+                "signum", "round", "trunc", "exp2", "log2", "cbrt", "hypot", "atan2", "powi", "clamp",
+            ]);
+            let mut args: Vec<String> = vec![self.scalar(sc, depth - 1)];
+            match func {
+                "pow" | "min" | "max" | "hypot" | "atan2" => args.push(self.scalar(sc, depth - 1)),
+                // `powi`'s exponent is an `i32`: a literal, typed so by the checker.
+                "powi" => args.push(self.rng.pick(&["2", "3", "(-1)", "0"]).to_string()),
+                // Bounds in order cannot fail; arbitrary ones may (not in clean mode).
+                "clamp" if self.clean || self.rng.percent(60) => {
+                    args.extend(["(-1.0)".to_string(), self.rng.pick(&["0.5", "1.0", "2.0"]).to_string()])
+                }
+                "clamp" => args.extend([self.scalar(sc, depth - 1), self.scalar(sc, depth - 1)]),
+                _ => {}
+            }
             // Method syntax a quarter of the time: `(x).pow(y)`, `(x).exp()`.
             if self.rng.percent(25) {
                 format!("({}).{func}({})", args[0], args[1..].join(", "))
@@ -1095,10 +1106,27 @@ impl<'r> Generator<'r> {
                 format!("{func}({})", args.join(", "))
             }
         } else {
-            match self.rng.below(3) {
-                0 => format!("abs({})", self.scalar(sc, depth - 1)),
-                1 => format!("min({}, {})", self.scalar(sc, depth - 1), self.scalar(sc, depth - 1)),
-                _ => format!("max({}, {})", self.scalar(sc, depth - 1), self.scalar(sc, depth - 1)),
+            let x = self.scalar(sc, depth - 1);
+            match self.rng.below(8) {
+                0 => format!("abs({x})"),
+                1 => format!("min({x}, {})", self.scalar(sc, depth - 1)),
+                2 => format!("max({x}, {})", self.scalar(sc, depth - 1)),
+                // Integer `pow`: a `u32` exponent (a literal), wrapping.
+                3 => format!("({x}).pow({})", self.rng.between(0, 3)),
+                4 => format!("clamp({x}, 1, {})", self.rng.between(1, 4)),
+                // A literal divisor cannot be zero; an arbitrary one may (not in clean mode).
+                5 | 6 => {
+                    let func = if self.rng.percent(50) { "rem_euclid" } else { "div_euclid" };
+                    let divisor = if self.clean || self.rng.percent(70) {
+                        self.rng.between(1, 3).to_string()
+                    } else {
+                        self.scalar(sc, depth - 1)
+                    };
+                    format!("({x}).{func}({divisor})")
+                }
+                // `signum` is for signed types only.
+                _ if sc == Sc::Usize => format!("abs({x})"),
+                _ => format!("signum({x})"),
             }
         };
         self.remember(&text, sc, self.created.len());

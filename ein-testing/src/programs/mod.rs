@@ -14,7 +14,8 @@
 //! accumulators, `let`s including tuple patterns, tuples, records and projections, affine
 //! (`i + 1`, `2 * i`, `n - 1 - i`) and gathered (`x[idx[i]]`) indices that clamp, partial
 //! indexing (`x[i]` as a row), selects, arithmetic, comparison and logical operators, scalar
-//! functions (call and method syntax), casts, `.len()` / `.shape(k)`, and the shapes the
+//! functions (call and method syntax; std names such as `clamp`, `powi`, `rem_euclid`, whose
+//! bounds and divisors are constants in clean mode), casts, `.len()` / `.shape(k)`, and the shapes the
 //! optimiser rewrites: reductions inside comprehensions that do not depend on the inner index
 //! (the generator hides the innermost index while it writes them: softmax/layernorm style),
 //! repeated alpha-equivalent subexpressions (a generated reduction or call is reused later with

@@ -376,10 +376,11 @@ fn parse_method(input: ParseStream, context: &Context, receiver: Box<Expr>, name
     let text = name.to_string();
     let func = Func::from_name(&text);
     if func.is_none() && text != "len" && text != "shape" {
-        return Err(syn::Error::new(
-            name.span(),
-            format!("unknown method `{text}`; ein knows `len`, `shape` and the functions {}", function_list()),
-        ));
+        let hint = match Func::closest(&text, argument_count(input).map(|count| count + 1)) {
+            Some(close) => format!("did you mean `{}`?", close.name()),
+            None => format!("ein knows `len`, `shape` and Rust's scalar methods {}", function_list()),
+        };
+        return Err(syn::Error::new(name.span(), format!("unknown method `{text}`; {hint}")));
     }
     let content;
     let parentheses = syn::parenthesized!(content in input);
@@ -450,6 +451,24 @@ fn parse_axis(content: ParseStream, parentheses: DelimSpan) -> syn::Result<(usiz
         return Err(expected(content, "`)` after the axis of `shape`"));
     }
     Ok((axis, literal.span()))
+}
+
+/// How many comma-separated arguments the parenthesised group next in `input` holds, for
+/// suggesting a function of that arity; `input` itself is not advanced.
+pub(super) fn argument_count(input: ParseStream) -> Option<usize> {
+    let group: proc_macro2::Group = input.fork().parse().ok()?;
+    let mut count = 0;
+    let mut pending = false;
+    for tree in group.stream() {
+        match tree {
+            proc_macro2::TokenTree::Punct(punct) if punct.as_char() == ',' => {
+                count += usize::from(pending);
+                pending = false;
+            }
+            _ => pending = true,
+        }
+    }
+    Some(count + usize::from(pending))
 }
 
 /// "exp, ln, sqrt, …": the scalar functions, for messages.

@@ -3,8 +3,8 @@
 //! a plain name; a record or a block).
 
 use super::expr::{
-    checked_node, function_list, node, parse_binary, parse_block_body, parse_comma_separated, parse_expression,
-    ADDITIVE_PRECEDENCE,
+    argument_count, checked_node, function_list, node, parse_binary, parse_block_body, parse_comma_separated,
+    parse_expression, ADDITIVE_PRECEDENCE,
 };
 use super::types::parse_pattern;
 use super::{expected, Context};
@@ -131,7 +131,7 @@ fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
 /// `exp(x)`, `pow(x, y)`, `max(a, b)`: `name` is already consumed, `(` is next.
 fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result<Box<Expr>> {
     let Some(func) = Func::from_name(&name.to_string()) else {
-        return Err(unknown_function(&name));
+        return Err(unknown_function(&name, argument_count(input)));
     };
     let content;
     let parentheses = syn::parenthesized!(content in input);
@@ -143,14 +143,19 @@ fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result
     checked_node(context, ExprKind::Call { func, func_span: name.span(), args }, span)
 }
 
-fn unknown_function(name: &Ident) -> syn::Error {
+fn unknown_function(name: &Ident, arguments: Option<usize>) -> syn::Error {
     let text = name.to_string();
     let hint = if ReduceOp::from_name(&text).is_some() {
         format!("; `{text}` is a reduction: write `{text} k {{ .. }}`")
     } else {
         String::new()
     };
-    syn::Error::new(name.span(), format!("unknown function `{text}`; ein knows {}{hint}", function_list()))
+    let hint = match (hint.is_empty(), Func::closest(&text, arguments)) {
+        (true, Some(close)) => format!("; did you mean `{}`?", close.name()),
+        (true, None) => format!("; ein's functions are Rust's scalar methods: {}", function_list()),
+        (false, _) => hint,
+    };
+    syn::Error::new(name.span(), format!("unknown function `{text}`{hint}"))
 }
 
 fn arity_error(func: Func, span: Span, found: usize) -> syn::Error {

@@ -715,11 +715,20 @@ fn call_and_method_errors() {
     assert_error("exp()", "`exp` takes 1 argument, found 0", "exp");
     assert_error(
         "1 + foo(x)",
-        "unknown function `foo`; ein knows exp, ln, sqrt, sin, cos, tan, tanh, abs, floor, ceil, pow, min, max",
+        "unknown function `foo`; ein's functions are Rust's scalar methods: abs, signum, floor",
         "foo",
     );
+    assert_error("sqr(x)", "unknown function `sqr`; did you mean `sqrt`?", "sqr");
+    assert_error("log(x)", "unknown function `log`; did you mean `ln`?", "log");
+    assert_error("atan2f(y, x)", "unknown function `atan2f`; did you mean `atan2`?", "atan2f");
+    assert_error("x.clmap(0.0, 1.0)", "unknown method `clmap`; did you mean `clamp`?", "clmap");
+    assert_error("x.clamp(0.0)", "`.clamp()` takes 2 arguments besides its receiver, found 1", "clamp(0.0)");
     assert_error("sum(x)", "`sum` is a reduction: write `sum k { .. }`", "sum");
-    assert_error("x.foo()", "unknown method `foo`; ein knows `len`, `shape` and the functions exp", "foo");
+    assert_error(
+        "x.foo()",
+        "unknown method `foo`; ein knows `len`, `shape` and Rust's scalar methods abs, signum",
+        "foo",
+    );
     assert_error("x.pow()", "`.pow()` takes 1 argument besides its receiver, found 0", "pow");
     assert_error("x.exp(2)", "`.exp()` takes no arguments besides its receiver, found 1", "exp");
     assert_error("a.len(0)", "`len` takes no arguments", "0");
