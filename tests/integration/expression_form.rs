@@ -83,3 +83,41 @@ differential_expr! {
     let a = array::<f64>([len]), n = scalar(count as i32 - 1), m = scalar(count as i64);
     ein!(for i in 0..n, j in 0..m { a[i] * a[j] });
 }
+
+differential_expr! {
+    /// Literals nothing in the block constrains take their type from the Rust use site, as in
+    /// Rust: Fibonacci's state is a `u64` here (wrapping past n = 93 as release Rust does).
+    expression_fibonacci_typed_by_the_use_site:
+    cases [count] in [[0], [1], [2], [10], [93], [100]];
+    let n = scalar(count);
+    ein!(fold t in 0..n, p = (0, 1) { (p.1, p.0 + p.1) }) -> (u64, u64);
+}
+
+differential_expr! {
+    /// Game of Life on a `u8` torus, all literals: the cells' type comes from the use site.
+    expression_life_u8_from_the_use_site:
+    cases [h, w] in [[6, 7], [1, 1], [3, 3], [0, 4], [4, 0], [20, 33]];
+    let g = array::<u8>([h, w]).within(0.0, 1.0);
+    ein!(for i, j {
+        let h = g.len();
+        let w = g.shape(1);
+        let alive = sum di in 0..3, dj in 0..3 { g[(i + di + h - 1) % h, (j + dj + w - 1) % w] } - g[i, j];
+        if alive == 3 || (alive == 2 && g[i, j] == 1) { 1 } else { 0 }
+    }) -> ein::Array<u8, 2>;
+}
+
+differential_expr! {
+    /// Counting into `i32` and a float sum of literals into `f32`, both chosen at the use site.
+    expression_counts_and_sums_typed_by_the_use_site:
+    cases [n] in [[0], [1], [7], [300]];
+    let a = array::<f64>([n]).within(-1.0, 1.0);
+    ein!((sum i { if a[i] > 0.0 { 1 } else { 0 } }, sum i { if a[i] < 0.0 { 0.25 } else { 0.5 } })) -> (i32, f32);
+}
+
+differential_expr! {
+    /// With no use-site type either, rustc's own fallback applies (`i32`), as for a Rust literal.
+    expression_unconstrained_literals_follow_rusts_fallback:
+    cases [n] in [[0], [1], [7], [300]];
+    let a = array::<f64>([n]);
+    ein!(for i { if a[i] > 0.0 { 2 } else { -1 } });
+}

@@ -486,6 +486,9 @@ impl NamedValue {
 /// A result of compiled ein code, converted to the interpreter's representation.
 pub trait ToValue {
     fn to_value(&self) -> Value;
+    /// The scalar type of every leaf of the type, in order (an array's are its element's):
+    /// what rustc chose for the element types the program leaves to the use site.
+    fn leaf_scalars(out: &mut Vec<Scalar>);
 }
 
 macro_rules! scalar_to_value {
@@ -493,6 +496,9 @@ macro_rules! scalar_to_value {
         $(impl ToValue for $t {
             fn to_value(&self) -> Value {
                 Elem::to_value(*self)
+            }
+            fn leaf_scalars(out: &mut Vec<Scalar>) {
+                out.push(<$t as Elem>::SCALAR);
             }
         })*
     };
@@ -506,6 +512,9 @@ impl<T: Elem, const N: usize> ToValue for ein::Array<T, N> {
         let elements: Vec<Value> = self.as_slice().iter().map(|&x| x.to_value()).collect();
         Value::Array(ArrayValue { shape, elements })
     }
+    fn leaf_scalars(out: &mut Vec<Scalar>) {
+        out.push(T::SCALAR);
+    }
 }
 
 macro_rules! tuple_to_value {
@@ -515,6 +524,9 @@ macro_rules! tuple_to_value {
             fn to_value(&self) -> Value {
                 let ($($name,)+) = self;
                 Value::Tuple(vec![$($name.to_value()),+])
+            }
+            fn leaf_scalars(out: &mut Vec<Scalar>) {
+                $($name::leaf_scalars(out);)+
             }
         }
     };
@@ -767,6 +779,7 @@ impl Oracle {
             rng: Rng::new(seed),
             array_count: 0,
             inputs: Vec::new(),
+            result_scalars: Default::default(),
         }
     }
 
@@ -813,15 +826,27 @@ pub struct Run<'o> {
     array_count: usize,
     /// Descriptions of the arguments, for failure messages.
     inputs: Vec<String>,
+    /// The leaf scalar types of the compiled result's Rust type ([`ToValue::leaf_scalars`]).
+    result_scalars: std::cell::RefCell<Vec<Scalar>>,
 }
 
 /// What the compiled code did: its result as a value, or its panic message.
 pub type Outcome = Result<Value, String>;
 
+/// The scalar leaves of a type, in the order of [`ToValue::leaf_scalars`].
+fn leaf_types(ty: &Type, out: &mut Vec<ScalarType>) {
+    match ty {
+        Type::Scalar(scalar) => out.push(*scalar),
+        Type::Array { elem, .. } => leaf_types(elem, out),
+        Type::Tuple { fields, .. } => fields.iter().for_each(|field| leaf_types(field, out)),
+    }
+}
+
 impl Run<'_> {
     /// Runs compiled code, catching a panic (whose message goes into the outcome rather than
     /// to stderr).
     pub fn compiled<R: ToValue>(&self, code: impl FnOnce() -> R) -> Outcome {
+        R::leaf_scalars(&mut self.result_scalars.borrow_mut());
         catch_quietly(code).map(|result| result.to_value())
     }
 
@@ -845,8 +870,19 @@ impl Run<'_> {
             ));
         }
         let mut type_args = Vec::new();
-        for parameter in &program.type_params {
-            let name = &program.var(parameter.witness).name;
+        let mut result_leaves = Vec::new();
+        leaf_types(&program.body.ty, &mut result_leaves);
+        for (position, parameter) in program.type_params.iter().enumerate() {
+            let Some(witness) = parameter.witness else {
+                // Literals typed by the use site: rustc's choice shows in the result's type.
+                let leaf = result_leaves.iter().position(|&leaf| leaf == ScalarType::Param(position));
+                match leaf.and_then(|leaf| self.result_scalars.borrow().get(leaf).copied()) {
+                    Some(scalar) => type_args.push(scalar),
+                    None => self.fail(&format!("type parameter {position} is not in the result's type")),
+                }
+                continue;
+            };
+            let name = &program.var(witness).name;
             match inputs.iter().find(|input| input.name == name) {
                 Some(input) => type_args.push(input.elem),
                 None => self.fail(&format!("no argument `{name}` decides a type parameter")),

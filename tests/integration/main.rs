@@ -33,6 +33,10 @@
 //! under every [`harness::LayoutPlan`]; at least three cases must complete without a run-time
 //! error (cases where compiled code and interpreter fail with the same error also agree).
 
+/// In [`differential_expr!`], `ein!(…) -> Type;` binds the result to a local of that type (the
+/// Rust use site that types literals the block leaves open); without it the type is rustc's
+/// choice.
+
 /// A differential test of an item-form program: `name: fn(params) -> ret { body }`, then the
 /// shape cases and the arguments. The program's tokens go both to `ein::ein!` (as `fn run`) and,
 /// stringified, to `ein_core` for the interpreter.
@@ -110,7 +114,7 @@ macro_rules! differential_expr {
         $name:ident:
         cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
         let $($local:ident = $spec:expr),+ $(,)?;
-        ein!($($expr:tt)*);
+        ein!($($expr:tt)*) $(-> $result:ty)?;
     ) => {
         $(#[$attr])*
         #[test]
@@ -130,7 +134,8 @@ macro_rules! differential_expr {
                     $(let $local = $local.arg();)+
                     let outcome = trial.compiled(|| {
                         $(let $local = $local.local();)+
-                        ::ein::ein!($($expr)*)
+                        let result $(: $result)? = ::ein::ein!($($expr)*);
+                        result
                     });
                     trial.check(outcome, vec![$($local.input()),+]);
                 }

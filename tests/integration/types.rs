@@ -146,3 +146,32 @@ differential! {
     cases [h, w] in [[1, 1], [3, 4], [0, 2], [17, 31]];
     args (img = array([h, w]).within(0.0, 255.0));
 }
+
+differential! {
+    /// Escape-time counts into `i32`: the count's literals take the declared result's type.
+    mandelbrot_counts_i32: fn(cre: [f64], cim: [f64], iters: usize) -> [[i32]] {
+        for y, x {
+            let s = fold t in 0..iters, s = { re: 0.0, im: 0.0, count: 0 } {
+                let inside = s.re * s.re + s.im * s.im <= 4.0;
+                if inside {
+                    { re: s.re * s.re - s.im * s.im + cre[x], im: 2.0 * s.re * s.im + cim[y], count: s.count + 1 }
+                } else {
+                    s
+                }
+            };
+            s.count
+        }
+    }
+    cases [height, width, it] in [[4, 5, 10], [1, 1, 0], [0, 3, 5], [3, 0, 5], [24, 32, 50]];
+    args (cre = array([width]).within(-2.0, 0.6), cim = array([height]).within(-1.2, 1.2), iters = scalar(it));
+}
+
+differential! {
+    /// Fibonacci in `u64` from an all-literal initial state (wrapping from n = 94 on).
+    fibonacci_u64: fn(n: usize) -> u64 {
+        let p = fold t in 0..n, p = (0, 1) { (p.1, p.0 + p.1) };
+        p.0
+    }
+    cases [n] in [[0], [1], [2], [10], [93], [94], [200]];
+    args (n = scalar(n));
+}

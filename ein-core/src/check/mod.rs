@@ -14,8 +14,10 @@ use crate::ir::{Expr, ExprKind, Form, FunctionHeader, Program, ScalarType, Type,
 use crate::ir::{NumberClass, TypeParam};
 use crate::syntax::ast::{self, Input, TypeExpr};
 pub use errors::{Checked, Errors, Reported};
+
 use proc_macro2::Span;
 use sizes::{LetValues, SizeUses};
+use std::collections::BTreeSet;
 use types::{Origin, Resolved, Unifier};
 
 /// Checks every unit of an `ein!` invocation; all user errors are returned together.
@@ -233,9 +235,15 @@ impl Checker {
         if let Some(declared) = &declared {
             let _ = self.unifier.unify_types(declared, &body.ty);
         }
-        let mut type_params: Vec<TypeParam> = Vec::new();
+        // In the expression form, literals nothing constrains but which reach the result are
+        // typed by the Rust use site (`let f: u64 = ein!(…)`), as Rust types them.
+        let mut by_use_site = BTreeSet::new();
+        if matches!(form, Form::Expression) {
+            self.unifier.open_literals(&body.ty, &mut by_use_site);
+        }
+        let mut type_params = TypeParams::default();
         let mut body = body;
-        let mut resolve = |ty: &mut Type| resolve_type(&self.unifier, &mut type_params, ty);
+        let mut resolve = |ty: &mut Type| resolve_type(&self.unifier, &by_use_site, &mut type_params, ty);
         resolve_expr(&mut body, &mut resolve);
         let mut global_checks = std::mem::take(&mut self.global_checks);
         for check in &mut global_checks {
@@ -260,7 +268,7 @@ impl Checker {
         if !self.errors.is_empty() {
             self.errors.finish()?;
         }
-        let mut program = Program { params, vars, type_params, body };
+        let mut program = Program { params, vars, type_params: type_params.params, body };
         sizes::prove_bounds(&mut program, &lets);
         Ok(Unit { program, form })
     }
@@ -288,30 +296,46 @@ fn literals_out_of_range(body: &Expr) -> Vec<(Span, String)> {
     found
 }
 
-/// Replaces checking-time slots by final types, registering a type parameter per captured
-/// element type that rustc decides.
-fn resolve_type(unifier: &Unifier, type_params: &mut Vec<TypeParam>, ty: &mut Type) {
+/// The type parameters of a unit, with what identifies each while resolving.
+#[derive(Default)]
+struct TypeParams {
+    params: Vec<TypeParam>,
+    keys: Vec<Resolved>,
+}
+
+/// Replaces checking-time slots by final types, registering a type parameter per element type
+/// that rustc decides (a captured local's, or use-site literals').
+fn resolve_type(unifier: &Unifier, by_use_site: &BTreeSet<usize>, type_params: &mut TypeParams, ty: &mut Type) {
     match ty {
-        Type::Scalar(scalar) => *scalar = resolve_scalar(unifier, type_params, *scalar),
-        Type::Array { elem, .. } => resolve_type(unifier, type_params, elem),
-        Type::Tuple { fields, .. } => fields.iter_mut().for_each(|field| resolve_type(unifier, type_params, field)),
+        Type::Scalar(scalar) => *scalar = resolve_scalar(unifier, by_use_site, type_params, *scalar),
+        Type::Array { elem, .. } => resolve_type(unifier, by_use_site, type_params, elem),
+        Type::Tuple { fields, .. } => {
+            fields.iter_mut().for_each(|field| resolve_type(unifier, by_use_site, type_params, field))
+        }
     }
 }
 
-fn resolve_scalar(unifier: &Unifier, type_params: &mut Vec<TypeParam>, scalar: ScalarType) -> ScalarType {
-    match unifier.finish(scalar) {
-        Resolved::Known(known) => ScalarType::Known(known),
-        Resolved::Capture(witness, class) => {
-            let position = match type_params.iter().position(|param| param.witness == witness) {
-                Some(position) => position,
-                None => {
-                    type_params.push(TypeParam { witness, class });
-                    type_params.len() - 1
-                }
-            };
-            ScalarType::Param(position)
+fn resolve_scalar(
+    unifier: &Unifier,
+    by_use_site: &BTreeSet<usize>,
+    type_params: &mut TypeParams,
+    scalar: ScalarType,
+) -> ScalarType {
+    let resolved = unifier.finish(scalar, by_use_site);
+    let (witness, class) = match resolved {
+        Resolved::Known(known) => return ScalarType::Known(known),
+        Resolved::Capture(witness, class) => (Some(witness), class),
+        Resolved::UseSite(_, class) => (None, class),
+    };
+    let position = match type_params.keys.iter().position(|key| key.same_param(&resolved)) {
+        Some(position) => position,
+        None => {
+            type_params.params.push(TypeParam { witness, class });
+            type_params.keys.push(resolved);
+            type_params.params.len() - 1
         }
-    }
+    };
+    ScalarType::Param(position)
 }
 
 fn resolve_expr(expr: &mut Expr, resolve: &mut impl FnMut(&mut Type)) {

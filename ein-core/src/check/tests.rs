@@ -175,6 +175,28 @@ fn literals_default_and_follow_context() {
 }
 
 #[test]
+fn expression_form_literals_reaching_the_result_are_typed_by_the_use_site() {
+    use crate::ir::NumberClass;
+    // Fibonacci's state is only literals: rustc types it from `let f: u64 = ein!(…)`.
+    let fib = program("fold t in 0..n, p = (0, 1) { (p.1, p.0 + p.1) }");
+    // (`n`'s own type is the other parameter.)
+    let classes: Vec<_> = fib.type_params.iter().map(|param| (param.witness.is_some(), param.class)).collect();
+    assert_eq!(classes, [(false, NumberClass::Int), (true, NumberClass::Int)]);
+    assert_eq!(fib.body.ty, Type::tuple(vec![Type::Scalar(ScalarType::Param(0)); 2]));
+    // Literals tied to a captured array take its element type; a float literal of its own is
+    // the use site's too.
+    let life = program("for i { (if g[i] == 3 { 1 } else { g[i] }, if g[i] == 2 { 1 } else { 0 }, 0.5) }");
+    let use_site: Vec<NumberClass> =
+        life.type_params.iter().filter(|param| param.witness.is_none()).map(|param| param.class).collect();
+    assert_eq!((life.type_params.len(), use_site), (3, vec![NumberClass::Int, NumberClass::Float]));
+    // A literal that stays inside the block keeps ein's default, as in the item form.
+    let inside = program("for i in 0..n { ((i + 3) * 2) as f64 }");
+    assert!(inside.type_params.iter().all(|param| param.witness.is_some()), "{inside}");
+    let item = program("fn f(n: usize) -> (i64, i64) { fold t in 0..n, p = (0, 1) { (p.1, p.0 + p.1) } }");
+    assert!(item.type_params.is_empty());
+}
+
+#[test]
 fn records_and_tuples() {
     let checked =
         program("fn f(a: [f64], b: [f64]) -> [{re: f64, im: f64}] { for i { let z = { re: a[i], im: b[i] }; { re: z.re * 2.0, im: z.im } } }");
@@ -346,8 +368,11 @@ fn expression_form_functions_narrow_captured_element_types() {
     // `sqrt` makes `a`'s element type a float, `rem_euclid` makes `n`'s an integer, `pow` with
     // an integer exponent makes `m`'s an integer and its exponent `u32`.
     let program = program("for i { (a[i].sqrt(), n[i].rem_euclid(3), m[i].pow(2), x[i].signum()) }");
-    let classes: Vec<(String, crate::ir::NumberClass)> =
-        program.type_params.iter().map(|param| (program.var(param.witness).name.clone(), param.class)).collect();
+    let classes: Vec<(String, crate::ir::NumberClass)> = program
+        .type_params
+        .iter()
+        .map(|param| (program.var(param.witness.unwrap()).name.clone(), param.class))
+        .collect();
     use crate::ir::NumberClass;
     assert_eq!(
         classes,

@@ -3,6 +3,8 @@
 //! integer) or bind them to a concrete type. While checking, the IR holds `ScalarType::Param(slot)`
 //! for open slots; [`Unifier::finish`] maps them to their final types afterwards.
 
+use std::collections::BTreeSet;
+
 use crate::ir::{NumberClass, ScalarType, Type, VarId};
 use crate::ops::Scalar;
 
@@ -16,7 +18,8 @@ enum Slot {
 /// Why a slot exists; decides what it becomes if nothing binds it.
 #[derive(Clone, Copy, Debug)]
 pub enum Origin {
-    /// An unsuffixed literal: defaults to `i64` / `f64`, like rustc's fallback but 64-bit.
+    /// An unsuffixed literal: defaults to `i64` / `f64`, like rustc's fallback but 64-bit,
+    /// unless the expression form leaves it to the use site.
     Literal,
     /// The element type of a captured local: left to rustc.
     Capture(VarId),
@@ -206,12 +209,30 @@ impl Unifier {
         }
     }
 
-    /// The final type of a slot: concrete, a type parameter (by capture), or a literal default.
-    pub fn finish(&self, ty: ScalarType) -> Resolved {
+    /// The open literal slots in `ty` (by root): in the expression form, those in the result's
+    /// type are left to rustc, which types them from the use site.
+    pub fn open_literals(&self, ty: &Type, found: &mut BTreeSet<usize>) {
+        match ty {
+            Type::Scalar(scalar) => {
+                if let ScalarType::Param(root) = self.shallow(*scalar) {
+                    if matches!(self.slots.get(root), Some(Slot::Open { origin: Origin::Literal, .. })) {
+                        found.insert(root);
+                    }
+                }
+            }
+            Type::Array { elem, .. } => self.open_literals(elem, found),
+            Type::Tuple { fields, .. } => fields.iter().for_each(|field| self.open_literals(field, found)),
+        }
+    }
+
+    /// The final type of a slot: concrete, a type parameter (by capture, or for a literal slot
+    /// among `by_use_site`), or a literal default.
+    pub fn finish(&self, ty: ScalarType, by_use_site: &BTreeSet<usize>) -> Resolved {
         match self.shallow(ty) {
             ScalarType::Known(s) => Resolved::Known(s),
             ScalarType::Param(slot) => match self.slots.get(slot) {
                 Some(Slot::Open { origin: Origin::Capture(var), class }) => Resolved::Capture(*var, *class),
+                Some(Slot::Open { class, .. }) if by_use_site.contains(&slot) => Resolved::UseSite(slot, *class),
                 Some(Slot::Open { class: NumberClass::Float, .. }) => Resolved::Known(Scalar::F64),
                 Some(Slot::Open { class: NumberClass::Bool, .. }) => Resolved::Known(Scalar::Bool),
                 _ => Resolved::Known(Scalar::I64),
@@ -223,6 +244,19 @@ impl Unifier {
 pub enum Resolved {
     Known(Scalar),
     Capture(VarId, NumberClass),
+    /// Literals typed by the Rust use site, identified by their slot.
+    UseSite(usize, NumberClass),
+}
+
+impl Resolved {
+    /// Whether two resolutions are the same type parameter.
+    pub fn same_param(&self, other: &Resolved) -> bool {
+        match (self, other) {
+            (Resolved::Capture(left, _), Resolved::Capture(right, _)) => left == right,
+            (Resolved::UseSite(left, _), Resolved::UseSite(right, _)) => left == right,
+            _ => false,
+        }
+    }
 }
 
 fn class_of_scalar(scalar: Scalar) -> NumberClass {

@@ -371,7 +371,7 @@ impl<'p> Gen<'p> {
             .iter()
             .zip(&self.program.type_params)
             .filter(|(marker, _)| marker.is_some())
-            .map(|(_, param)| param.witness)
+            .filter_map(|(_, param)| param.witness)
             .collect();
         for &param in &self.program.params {
             let info = self.program.var(param);
@@ -385,8 +385,18 @@ impl<'p> Gen<'p> {
         }
         for (marker, param) in self.markers.iter().zip(&self.program.type_params) {
             let Some(marker) = marker else { continue };
-            let info = self.program.var(param.witness);
-            let witness = self.names.var(param.witness).to_token_stream();
+            let Some(witness) = param.witness else {
+                // Use-site literals: the marker's type starts as `{integer}` / `{float}`, so
+                // that rustc's own fallback applies where nothing constrains it.
+                let zero = match param.class {
+                    crate::ir::NumberClass::Float => quote!(0.0),
+                    _ => quote!(0),
+                };
+                prologue.push(quote!(let #marker = ::ein::__private::marker_of(&#zero);));
+                continue;
+            };
+            let info = self.program.var(witness);
+            let witness = self.names.var(witness).to_token_stream();
             let of = match &info.ty {
                 Type::Array { elem, .. } => {
                     let views = tree_at(elem, &witness);
@@ -564,7 +574,10 @@ impl<'p> Gen<'p> {
             .map(|param| param.witness)
             .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
         // The user's name for a captured local, not its generated local's.
-        let name = self.captured.get(&witness).unwrap_or_else(|| self.names.var(witness)).to_string();
+        let name = match witness {
+            Some(witness) => self.captured.get(&witness).unwrap_or_else(|| self.names.var(witness)).to_string(),
+            None => "literal".to_string(),
+        };
         let marker = self.names.fresh(&format!("marker_{}", name.trim_start_matches('_')));
         self.markers[index] = Some(marker.clone());
         Ok(marker)

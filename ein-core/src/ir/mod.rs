@@ -150,12 +150,14 @@ pub struct Program {
     pub body: Expr,
 }
 
-/// An element type the macro cannot see: that of a captured local, resolved by rustc.
+/// An element type the macro cannot see, resolved by rustc: that of a captured local, or (in
+/// the expression form) that of literals nothing in the block constrains but which reach the
+/// result, so that the Rust use site types them (`let f: u64 = ein!(…)`).
 #[derive(Clone, Debug)]
 pub struct TypeParam {
-    /// The captured parameter whose (element) type this is; generated code names the type
-    /// through it.
-    pub witness: VarId,
+    /// The captured parameter whose (element) type this is, through which generated code names
+    /// the type; `None` for literals typed by the use site.
+    pub witness: Option<VarId>,
     pub class: NumberClass,
 }
 
