@@ -2,6 +2,8 @@
 //! storage and strides, `Vec`s, slices and Rust arrays) as a [`View`] without copying; and
 //! [`AsViewMut`]: borrowing any mutable one of them as a [`ViewMut`], to write into.
 
+use std::marker::PhantomData;
+
 use ndarray::{ArrayBase, Data, DataMut, Dim, Dimension, IxDyn};
 
 use crate::array::Array;
@@ -9,9 +11,21 @@ use crate::view::View;
 use crate::view_mut::ViewMut;
 
 /// Borrow any storage as a view without copying.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an array of rank {N} with `{T}` elements, which is how ein reads it here",
+    label = "read as an array of rank {N} with `{T}` elements"
+)]
 pub trait AsView<T, const N: usize> {
     /// A view of all of `self`.
     fn as_view(&self) -> View<'_, T, N>;
+
+    /// The element type, as a value: the expression form passes it on its own for each element
+    /// type rustc decides, so that one that does not fit is reported at the captured local.
+    #[doc(hidden)]
+    #[inline]
+    fn element_type(&self) -> PhantomData<T> {
+        PhantomData
+    }
 }
 
 impl<T, const N: usize> AsView<T, N> for Array<T, N> {

@@ -41,5 +41,6 @@ mod tests;
 pub use array::Array;
 pub use as_view::AsView;
 pub use as_view::AsViewMut;
+pub use scalar::{Element, Float, Int, Num, Signed};
 pub use view::View;
 pub use view_mut::ViewMut;

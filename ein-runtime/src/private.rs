@@ -16,7 +16,7 @@ pub use crate::errors::{
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
 pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{
-    highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Float, Int, Num, Signed,
+    highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Element, Float, Int, Num, Signed,
 };
 pub use crate::view::View;
 pub use crate::view_mut::ViewMut;

@@ -10,7 +10,8 @@
 
 use std::marker::PhantomData;
 
-use crate::errors::{clamp_bounds, integer_division_by_zero, integer_division_by_zero_at, Site};
+use crate::errors::{clamp_bounds, integer_division_by_zero, integer_division_by_zero_at, IntoSize, Site};
+use crate::reduce::Accumulate;
 use crate::view::View;
 
 /// The element type of a view, as a value generated code can pass to [`zero`] and friends.
@@ -25,12 +26,41 @@ pub fn marker_of<T>(_: &T) -> PhantomData<T> {
     PhantomData
 }
 
+/// What the expression form needs of an element type it only copies and compares for
+/// equality (a number or a `bool`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an element of an ein array",
+    label = "not a number or `bool`"
+)]
+pub trait Element: Copy + PartialEq + Send + Sync + 'static {}
+
+impl<T: Copy + PartialEq + Send + Sync + 'static> Element for T {}
+
 /// A numeric element type: f32, f64, or any primitive integer but the 128-bit ones.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a number, which this ein operation needs",
+    message = "`{Self}` is not a number, which ein uses it as here",
     label = "not a number (ein's numbers are the primitive integers and floats but the 128-bit ones)"
 )]
-pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
+pub trait Num:
+    Copy
+    + PartialOrd
+    + Send
+    + Sync
+    + 'static
+    + Accumulate
+    + CastTo<f32>
+    + CastTo<f64>
+    + CastTo<i8>
+    + CastTo<i16>
+    + CastTo<i32>
+    + CastTo<i64>
+    + CastTo<isize>
+    + CastTo<u8>
+    + CastTo<u16>
+    + CastTo<u32>
+    + CastTo<u64>
+    + CastTo<usize>
+{
     /// Additive identity.
     const ZERO: Self;
     /// Multiplicative identity.
@@ -69,6 +99,9 @@ pub trait Num: Copy + PartialOrd + Send + Sync + 'static {
 
 macro_rules! impl_num_for_float {
     ($($float:ident),+) => {$(
+        // `do_not_recommend` (on every impl of these traits): a list of the types that implement
+        // them would point users into this file; the traits' labels say what is needed.
+        #[diagnostic::do_not_recommend]
         impl Num for $float {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -99,6 +132,7 @@ macro_rules! impl_num_for_float {
 
 macro_rules! impl_num_for_integer {
     ($($integer:ident: abs = |$value:ident| $abs:expr),+ $(,)?) => {$(
+        #[diagnostic::do_not_recommend]
         impl Num for $integer {
             const ZERO: Self = 0;
             const ONE: Self = 1;
@@ -199,14 +233,23 @@ macro_rules! float_trait {
         /// ein's own branch-free versions ([`crate::math`]: loops calling them vectorise, and their
         /// accuracy is documented there); the others are the std methods of that name.
         #[diagnostic::on_unimplemented(
-            message = "`{Self}` is not a float, which this ein function needs",
+            message = "`{Self}` is not a float, which ein uses it as here",
             label = "not `f32` or `f64`; cast it first, e.g. `x as f64`"
         )]
-        pub trait Float: Num {
+        pub trait Float:
+            Num
+            + core::ops::Add<Output = Self>
+            + core::ops::Sub<Output = Self>
+            + core::ops::Mul<Output = Self>
+            + core::ops::Div<Output = Self>
+            + core::ops::Rem<Output = Self>
+            + core::ops::Neg<Output = Self>
+        {
             $($(#[doc = $own_doc])* fn $own(self) -> Self;)*
             $($(#[doc = $doc])* fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output);)*
         }
 
+        #[diagnostic::do_not_recommend]
         impl Float for f32 {
             $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f32(self) })*
             $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
@@ -214,6 +257,7 @@ macro_rules! float_trait {
             })*
         }
 
+        #[diagnostic::do_not_recommend]
         impl Float for f64 {
             $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f64(self) })*
             $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
@@ -284,7 +328,7 @@ float_trait! {
 
 /// Floats and signed integers: the types with std's `signum`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not signed, which this ein function needs",
+    message = "`{Self}` is not signed, which ein uses it as here",
     label = "not a float or a signed integer; cast it first, e.g. `x as i64`"
 )]
 pub trait Signed: Num {
@@ -292,6 +336,7 @@ pub trait Signed: Num {
     fn signum(self) -> Self;
 }
 
+#[diagnostic::do_not_recommend]
 impl Signed for f32 {
     #[inline]
     fn signum(self) -> Self {
@@ -299,6 +344,7 @@ impl Signed for f32 {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl Signed for f64 {
     #[inline]
     fn signum(self) -> Self {
@@ -309,10 +355,10 @@ impl Signed for f64 {
 /// An integer element type: the integer functions of std, wrapping where std would overflow
 /// (as ein's arithmetic does), and panicking with an ein message on a zero divisor.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an integer, which this ein function needs",
+    message = "`{Self}` is not an integer, which ein uses it as here",
     label = "not an integer; cast it first, e.g. `x as i64`"
 )]
-pub trait Int: Num {
+pub trait Int: Num + IntoSize {
     /// `self` to the power `exponent`, wrapping (std's `wrapping_pow`).
     fn pow(self, exponent: u32) -> Self;
     /// The non-negative remainder (`wrapping_rem_euclid`: `MIN.rem_euclid(-1) == 0`).
@@ -324,6 +370,7 @@ pub trait Int: Num {
 
 macro_rules! impl_int {
     ($($integer:ident),+) => {$(
+        #[diagnostic::do_not_recommend]
         impl Int for $integer {
             #[inline]
             fn pow(self, exponent: u32) -> Self {
@@ -351,6 +398,7 @@ impl_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
 macro_rules! impl_signed_int {
     ($($integer:ident),+) => {$(
+        #[diagnostic::do_not_recommend]
         impl Signed for $integer {
             #[inline]
             fn signum(self) -> Self {

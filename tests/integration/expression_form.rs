@@ -121,3 +121,21 @@ differential_expr! {
     let a = array::<f64>([n]);
     ein!(for i { if a[i] > 0.0 { 2 } else { -1 } });
 }
+
+/// A generic Rust function around the expression form: its own type parameter needs only the
+/// bound the block's element type has (`ein::Num` for arithmetic, `ein::Float` for `sqrt`).
+fn scale<T: ein::Num>(a: &[T], s: T) -> ein::Array<T, 1> {
+    ein::ein!(for i { a[i] * s })
+}
+
+fn norms<T: ein::Float>(a: &ndarray::Array2<T>) -> ein::Array<T, 1> {
+    ein::ein!(for i { sum j { a[i, j] * a[i, j] }.sqrt() })
+}
+
+#[test]
+fn expression_form_inside_generic_functions() {
+    assert_eq!(scale(&[1.5f32, -2.0], 2.0).as_slice(), &[3.0, -4.0]);
+    assert_eq!(scale(&[7u8, 200], 2).as_slice(), &[14, 144]);
+    let a = ndarray::arr2(&[[3.0f64, 4.0], [0.0, -2.0]]);
+    assert_eq!(norms(&a).as_slice(), &[5.0, 2.0]);
+}

@@ -31,11 +31,9 @@
 //! `array(shape)` (optionally `.within(low, high)`) or `scalar(value)`, written in terms of the
 //! size variables. Element types come from the program's signature by inference. Every case runs
 //! under every [`harness::LayoutPlan`]; at least three cases must complete without a run-time
-//! error (cases where compiled code and interpreter fail with the same error also agree).
-
-/// In [`differential_expr!`], `ein!(…) -> Type;` binds the result to a local of that type (the
-/// Rust use site that types literals the block leaves open); without it the type is rustc's
-/// choice.
+//! error (cases where compiled code and interpreter fail with the same error also agree). In
+//! [`differential_expr!`], `ein!(…) -> Type;` binds the result to a local of that type (the Rust
+//! use site that types literals the block leaves open); without it the type is rustc's choice.
 
 /// A differential test of an item-form program: `name: fn(params) -> ret { body }`, then the
 /// shape cases and the arguments. The program's tokens go both to `ein::ein!` (as `fn run`) and,

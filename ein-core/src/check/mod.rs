@@ -268,10 +268,27 @@ impl Checker {
         if !self.errors.is_empty() {
             self.errors.finish()?;
         }
-        let mut program = Program { params, vars, type_params: type_params.params, body };
+        let mut type_params = type_params.params;
+        mark_signed(&body, &mut type_params);
+        let mut program = Program { params, vars, type_params, body };
         sizes::prove_bounds(&mut program, &lets);
         Ok(Unit { program, form })
     }
+}
+
+/// Marks the type parameters that a function of signed numbers is applied to (the class
+/// lattice has no "signed"; rustc checks it through the bound this adds).
+fn mark_signed(expr: &Expr, type_params: &mut [TypeParam]) {
+    if let ExprKind::Call(node::Call { func, args }) = &expr.kind {
+        if let (crate::ops::Domain::Signed, Some(Type::Scalar(ScalarType::Param(index)))) =
+            (func.domain(), args.first().map(|arg| &arg.ty))
+        {
+            if let Some(param) = type_params.get_mut(*index) {
+                param.signed = true;
+            }
+        }
+    }
+    expr.for_each_child(|child| mark_signed(child, type_params));
 }
 
 /// Integer literals whose value their type cannot hold (`300` where a `u8` is meant), as
@@ -330,7 +347,7 @@ fn resolve_scalar(
     let position = match type_params.keys.iter().position(|key| key.same_param(&resolved)) {
         Some(position) => position,
         None => {
-            type_params.params.push(TypeParam { witness, class });
+            type_params.params.push(TypeParam { witness, class, signed: false });
             type_params.keys.push(resolved);
             type_params.params.len() - 1
         }

@@ -231,6 +231,10 @@ impl Unifier {
         match self.shallow(ty) {
             ScalarType::Known(s) => Resolved::Known(s),
             ScalarType::Param(slot) => match self.slots.get(slot) {
+                // `bool` is the only boolean type: spelled, a wrong capture is reported at it.
+                Some(Slot::Open { origin: Origin::Capture(_), class: NumberClass::Bool }) => {
+                    Resolved::Known(Scalar::Bool)
+                }
                 Some(Slot::Open { origin: Origin::Capture(var), class }) => Resolved::Capture(*var, *class),
                 Some(Slot::Open { class, .. }) if by_use_site.contains(&slot) => Resolved::UseSite(slot, *class),
                 Some(Slot::Open { class: NumberClass::Float, .. }) => Resolved::Known(Scalar::F64),

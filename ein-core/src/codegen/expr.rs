@@ -120,15 +120,7 @@ impl Gen<'_> {
                     .ok_or_else(|| internal(expr.span, format!("literal {literal:?} of type {scalar}")))?;
                 Ok(value.code(scalar))
             }
-            ScalarType::Param(index) => {
-                let class = self
-                    .program
-                    .type_params
-                    .get(index)
-                    .map(|param| param.class)
-                    .ok_or_else(|| internal(expr.span, format!("type parameter {index} is not declared")))?;
-                Ok(param_literal(literal, class))
-            }
+            ScalarType::Param(_) => Ok(param_literal(literal)),
         }
     }
 
@@ -144,13 +136,12 @@ impl Gen<'_> {
         Ok(match (op, ty) {
             (UnaryOp::Not, _) => prefix(quote!(!), &code),
             (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_float() => prefix(quote!(-), &code),
-            (UnaryOp::Neg, ScalarType::Param(index)) if self.class(index, operand.span)? == NumberClass::Float => {
-                prefix(quote!(-), &code)
-            }
             (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_int() => method(&code, "wrapping_neg", &[]),
             (UnaryOp::Neg, ScalarType::Known(scalar)) => {
                 return Err(internal(operand.span, format!("negation of a {scalar}")));
             }
+            // Through the trait, not `-`: its result type is the operand's, which lets rustc
+            // infer an operand typed only by its use (`Num::from_f64(1.0)`).
             (UnaryOp::Neg, ScalarType::Param(_)) => call(quote!(::ein::__private::Num::neg), &[&code]),
         })
     }
@@ -178,11 +169,10 @@ impl Gen<'_> {
             });
         }
         let division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
-        let float = match ty {
-            ScalarType::Known(scalar) => scalar.is_float(),
-            // f32 or f64, whichever rustc picks: Rust's operators are ein's semantics.
-            ScalarType::Param(index) => self.class(index, lhs.span)? == NumberClass::Float,
-        };
+        // Element types rustc decides go through `Num` (below) even for floats, whose
+        // functions are Rust's operators: their `Self` arguments let rustc infer an operand
+        // typed only by its use (`Num::from_f64(0.5)`).
+        let float = matches!(ty, ScalarType::Known(scalar) if scalar.is_float());
         Ok(match ty {
             _ if float => {
                 let prec = if matches!(op, BinaryOp::Add | BinaryOp::Sub) { Prec::Add } else { Prec::Mul };
@@ -479,26 +469,15 @@ pub(super) fn call(path: TokenStream, args: &[&Code]) -> Code {
     Code::from_parts(quote!(#path(#(#arg_tokens),*)), Prec::Atom, args, None)
 }
 
-/// A literal whose type rustc decides: unsuffixed where any type of its class accepts it,
-/// else through `Num::from_i64`/`from_f64` (`as` semantics, exactly as the interpreter).
-fn param_literal(literal: &Literal, class: NumberClass) -> Code {
+/// A literal of an element type rustc decides (a type parameter of the expression form's
+/// generic function): `Num::from_i64`/`from_f64`, which are `as` (exactly the interpreter's
+/// semantics) and fold to a constant.
+fn param_literal(literal: &Literal) -> Code {
     match *literal {
         Literal::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
-        Literal::Int(value) if class == NumberClass::Int && (0..=i64::from(i32::MAX)).contains(&value) => {
-            Code::literal(proc_macro2::Literal::i64_unsuffixed(value).into_token_stream(), Prec::Atom)
-        }
-        Literal::Int(value) if class == NumberClass::Float && value.unsigned_abs() <= 1 << 24 => {
-            unsuffixed_float(value as f64)
-        }
         Literal::Int(value) => {
             let value = Const::Int(i128::from(value)).code(Scalar::I64);
             call(quote!(::ein::__private::Num::from_i64), &[&value])
-        }
-        // Exactly representable in f32: the same number whichever float rustc picks.
-        Literal::Float(value)
-            if class == NumberClass::Float && value.is_finite() && f64::from(value as f32) == value =>
-        {
-            unsuffixed_float(value)
         }
         Literal::Float(value) => {
             let value = Const::F64(value).code(Scalar::F64);
@@ -511,15 +490,6 @@ fn param_literal(literal: &Literal, class: NumberClass) -> Code {
 /// as the same number, with a `.0` or an exponent, so it is never an integer literal).
 pub(super) fn float_literal(text: String) -> proc_macro2::Literal {
     text.parse().unwrap_or_else(|_| proc_macro2::Literal::f64_unsuffixed(0.0))
-}
-
-fn unsuffixed_float(value: f64) -> Code {
-    let literal = float_literal(format!("{:?}", value.abs()));
-    if value.is_sign_negative() {
-        Code::literal(quote!(-#literal), Prec::Unary)
-    } else {
-        Code::literal(literal.into_token_stream(), Prec::Atom)
-    }
 }
 
 /// A constant of a concrete scalar type, to spell literals and fold casts of literals with

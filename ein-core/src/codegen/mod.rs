@@ -35,7 +35,7 @@ mod reduce;
 pub(crate) mod tests;
 
 use crate::analysis::{self, Analysis};
-use crate::ir::{ExprKind, Form, FunctionHeader, NodeId, Program, Scalar, ScalarType, Type, VarId};
+use crate::ir::{ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, VarId};
 use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
 use names::Names;
@@ -117,8 +117,6 @@ struct Gen<'p> {
     names: Names,
     /// The generated value of every variable in scope.
     env: BTreeMap<VarId, Value>,
-    /// The marker local of each type parameter, once needed.
-    markers: Vec<Option<Ident>>,
     /// `let __ein_site_N = Site { .. };` statements, emitted at the top.
     sites: Vec<TokenStream>,
     /// How many loop bodies (comprehension rows, reduction and fold bodies) enclose the
@@ -169,7 +167,6 @@ impl<'p> Gen<'p> {
             analysis,
             names,
             env: BTreeMap::new(),
-            markers: vec![None; program.type_params.len()],
             sites: Vec::new(),
             loop_depth: 0,
             level: 0,
@@ -198,7 +195,7 @@ impl<'p> Gen<'p> {
         }
         let body = self.body()?;
         let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
-        self.item(&header.attrs, &header.vis, &header.name, None, Some(ret_type), &body)
+        self.item(&header.attrs, &header.vis, &header.name, &TokenStream::new(), Vec::new(), Some(ret_type), &body)
     }
 
     /// The `#[into(name)]` companion: `name(out, params..)` computes what the function returns
@@ -257,7 +254,7 @@ impl<'p> Gen<'p> {
         let mut attrs = vec![syn::parse_quote!(#[doc = #doc])];
         // `#[must_use]` on a function returning nothing would itself be linted.
         attrs.extend(header.attrs.iter().filter(|attr| !attr.path().is_ident("must_use")).cloned());
-        self.item(&attrs, &header.vis, into, Some((&out, out_type)), None, &body_tokens)
+        self.item(&attrs, &header.vis, into, &TokenStream::new(), vec![(out, out_type)], None, &body_tokens)
     }
 
     /// The copies a value of type `ty` needs into the next of the `#[into]` function's out
@@ -295,22 +292,25 @@ impl<'p> Gen<'p> {
     }
 
     /// The generated function `name`, in two copies (portable, and AVX2+FMA chosen at run
-    /// time): the parameters (after `out`, if given), their views, the sites, then `body`.
+    /// time): its `generics` (`<…>` or nothing), the parameters (after `leading` ones such as
+    /// `out`), their views, the sites, then `body`.
+    #[allow(clippy::too_many_arguments)]
     fn item(
         &mut self,
         attrs: &[syn::Attribute],
         vis: &syn::Visibility,
         name: &Ident,
-        out: Option<(&Ident, TokenStream)>,
+        generics: &TokenStream,
+        leading: Vec<(Ident, TokenStream)>,
         ret_type: Option<TokenStream>,
         body: &TokenStream,
     ) -> syn::Result<TokenStream> {
         let mut params = Vec::new();
         let mut args = Vec::new();
         let mut rebinds = Vec::new();
-        if let Some((out, ty)) = out {
-            params.push(quote!(#out: #ty));
-            args.push(out.clone());
+        for (param, ty) in leading {
+            params.push(quote!(#param: #ty));
+            args.push(param);
         }
         for &param in &self.program.params {
             let info = self.program.var(param);
@@ -340,17 +340,17 @@ impl<'p> Gen<'p> {
         // `ein-runtime/src/dispatch.rs`); not needed when the whole crate is built for them.
         // SAFETY (of the generated `unsafe fn` and its call): its only precondition is the CPU
         // features, which `wide_simd` checked; its body is the portable copy's, which holds no
-        // user expression (the item form has none), so making it an unsafe context hides no
+        // user expression (ein's language has none), so making it an unsafe context hides no
         // user operation from rustc.
         let wide = self.names.fresh("wide");
         Ok(quote! {
             #(#attrs)*
-            #vis fn #name(#(#params),*) #ret {
+            #vis fn #name #generics (#(#params),*) #ret {
                 #[cfg(all(target_arch = "x86_64", not(all(target_feature = "avx2", target_feature = "fma"))))]
                 {
                     #[target_feature(enable = "avx2,fma")]
                     #[allow(clippy::too_many_arguments)]
-                    unsafe fn #wide(#(#params),*) #ret {
+                    unsafe fn #wide #generics (#(#params),*) #ret {
                         #inner
                     }
                     if ::ein::__private::wide_simd() {
@@ -363,56 +363,77 @@ impl<'p> Gen<'p> {
         })
     }
 
+    /// The expression form: the program as a local generic function of the captured locals,
+    /// called on them. Its type parameters are the element types rustc decides, each bounded
+    /// by what the program does with it, so that rustc checks the body once, generically, and
+    /// a captured local of the wrong type is reported at the user's token, in the call.
     fn expression_form(&mut self) -> syn::Result<TokenStream> {
         let body = self.body()?;
-        let mut prologue = Vec::new();
-        let witnesses: BTreeSet<VarId> = self
-            .markers
-            .iter()
-            .zip(&self.program.type_params)
-            .filter(|(marker, _)| marker.is_some())
-            .filter_map(|(_, param)| param.witness)
-            .collect();
-        for &param in &self.program.params {
-            let info = self.program.var(param);
-            let name = self.names.var(param);
-            let user = self.captured.get(&param).ok_or_else(|| internal(info.span, "a parameter was not captured"))?;
-            if mentions(&body, name) || witnesses.contains(&param) {
-                let value = rebind(&info.ty, &user.to_token_stream(), ParamStyle::Captured)
-                    .unwrap_or_else(|| user.to_token_stream());
-                prologue.push(quote!(let #name = #value;));
+        let body_span = self.program.body.span;
+        let mut bounds = Vec::new();
+        let mut leading = Vec::new();
+        let mut leading_args = Vec::new();
+        for (index, param) in self.program.type_params.iter().enumerate() {
+            let name = type_param_name(index);
+            let bound = match param.class {
+                NumberClass::Float => quote!(::ein::Float),
+                NumberClass::Int => quote!(::ein::Int),
+                NumberClass::Number => quote!(::ein::Num),
+                NumberClass::Bool | NumberClass::Any => quote!(::ein::Element),
+            };
+            let signed = param.signed.then(|| quote!(+ ::ein::Signed));
+            bounds.push(quote!(#name: #bound #signed));
+            let marker = quote!(::core::marker::PhantomData<#name>);
+            match param.witness {
+                // Use-site literals: passing `PhantomData` of `{integer}` / `{float}` lets
+                // rustc's own fallback apply where nothing constrains them.
+                None => {
+                    leading.push((self.names.fresh(&format!("literal_{index}")), marker));
+                    let zero = match param.class {
+                        NumberClass::Float => quote!(0.0),
+                        _ => quote!(0),
+                    };
+                    leading_args.push(quote!(::ein::__private::marker_of(&#zero)));
+                }
+                // The element type of a captured array, passed on its own at the user's token:
+                // a bound it fails is reported there rather than at the whole invocation.
+                Some(witness) => {
+                    let Type::Array { elem, rank } = &self.program.var(witness).ty else { continue };
+                    if **elem != Type::Scalar(ScalarType::Param(index)) {
+                        continue;
+                    }
+                    let user =
+                        self.captured.get(&witness).ok_or_else(|| internal(body_span, "an uncaptured witness"))?;
+                    let (span, rank) = (user.span(), Literal::usize_unsuffixed(*rank));
+                    leading.push((self.names.fresh(&format!("element_{index}")), marker));
+                    leading_args.push(quote_spanned!(span=> ::ein::AsView::<_, #rank>::element_type(&#user)));
+                }
             }
         }
-        for (marker, param) in self.markers.iter().zip(&self.program.type_params) {
-            let Some(marker) = marker else { continue };
-            let Some(witness) = param.witness else {
-                // Use-site literals: the marker's type starts as `{integer}` / `{float}`, so
-                // that rustc's own fallback applies where nothing constrains it.
-                let zero = match param.class {
-                    crate::ir::NumberClass::Float => quote!(0.0),
-                    _ => quote!(0),
-                };
-                prologue.push(quote!(let #marker = ::ein::__private::marker_of(&#zero);));
-                continue;
-            };
-            let info = self.program.var(witness);
-            let witness = self.names.var(witness).to_token_stream();
-            let of = match &info.ty {
-                Type::Array { elem, .. } => {
-                    let views = tree_at(elem, &witness);
-                    let first = views.first().ok_or_else(|| internal(info.span, "empty element tuple"))?;
-                    quote!(::ein::__private::marker_of_view(&#first))
-                }
-                _ => quote!(::ein::__private::marker_of(&#witness)),
-            };
-            prologue.push(quote!(let #marker = #of;));
+        let generics = if bounds.is_empty() { TokenStream::new() } else { quote!(<#(#bounds),*>) };
+        let mut args = leading_args;
+        for &param in &self.program.params {
+            let info = self.program.var(param);
+            let user = self.captured.get(&param).ok_or_else(|| internal(info.span, "a parameter was not captured"))?;
+            // Spanned at the user's token: a captured local of the wrong type or rank is
+            // reported there.
+            let span = user.span();
+            let reference = |_, column: &TokenStream| quote_spanned!(span=> &#column);
+            args.push(map_array_columns(&info.ty, &user.to_token_stream(), &mut { reference }));
         }
-        let sites = &self.sites;
+        let ret_type = owned_type(&self.program.body.ty, self.program.body.span)?;
+        let name = self.names.fresh("expression");
+        let attrs: Vec<syn::Attribute> = vec![syn::parse_quote!(#[allow(clippy::too_many_arguments)])];
+        let item = self.item(&attrs, &syn::Visibility::Inherited, &name, &generics, leading, Some(ret_type), &body)?;
+        // Bound to a local before it is returned, so that the use site's type is not an
+        // expectation on the arguments: a result of the wrong type is one error, at the whole
+        // invocation, and use-site literals are still inferred from it.
+        let result = self.names.fresh("result");
         Ok(quote! {
             {
-                #(#prologue)*
-                #(#sites)*
-                #body
+                #item
+                let #result = #name(#(#args),*);
+                #result
             }
         })
     }
@@ -560,27 +581,13 @@ impl<'p> Gen<'p> {
         name
     }
 
-    /// The marker local of type parameter `index` (a `PhantomData` of its element type).
-    fn marker(&mut self, index: usize, span: Span) -> syn::Result<Ident> {
-        let slot =
-            self.markers.get(index).ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
-        if let Some(marker) = slot {
-            return Ok(marker.clone());
+    /// A `PhantomData` of type parameter `index`'s element type, as a value.
+    fn marker(&self, index: usize, span: Span) -> syn::Result<TokenStream> {
+        if index >= self.program.type_params.len() {
+            return Err(internal(span, format!("type parameter {index} is not declared")));
         }
-        let witness = self
-            .program
-            .type_params
-            .get(index)
-            .map(|param| param.witness)
-            .ok_or_else(|| internal(span, format!("type parameter {index} is not declared")))?;
-        // The user's name for a captured local, not its generated local's.
-        let name = match witness {
-            Some(witness) => self.captured.get(&witness).unwrap_or_else(|| self.names.var(witness)).to_string(),
-            None => "literal".to_string(),
-        };
-        let marker = self.names.fresh(&format!("marker_{}", name.trim_start_matches('_')));
-        self.markers[index] = Some(marker.clone());
-        Ok(marker)
+        let name = type_param_name(index);
+        Ok(quote!(::core::marker::PhantomData::<#name>))
     }
 
     /// The views that a loop nest generated next could be versioned on: every array column in
@@ -726,22 +733,28 @@ fn primitive(scalar: Scalar) -> TokenStream {
     quote!(::core::primitive::#name)
 }
 
-/// The concrete scalar type of `ty`, for places where Rust needs it spelled.
-fn known_scalar(ty: &ScalarType, span: Span) -> syn::Result<Scalar> {
+/// A scalar type as Rust spells it: a primitive, or the expression form's generic parameter
+/// for an element type rustc decides ([`type_param_name`]).
+fn spelled(ty: &ScalarType) -> TokenStream {
     match ty {
-        ScalarType::Known(scalar) => Ok(*scalar),
-        ScalarType::Param(_) => Err(internal(span, "an element type left to rustc must be spelled")),
+        ScalarType::Known(scalar) => primitive(*scalar),
+        ScalarType::Param(index) => type_param_name(*index).to_token_stream(),
     }
+}
+
+/// The name of type parameter `index` in the expression form's generic function.
+fn type_param_name(index: usize) -> Ident {
+    Ident::new(&format!("EinElem{index}"), Span::call_site())
 }
 
 /// The type of a function parameter: arrays by reference to any storage.
 fn param_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
     match ty {
-        Type::Scalar(scalar) => Ok(primitive(known_scalar(scalar, span)?)),
+        Type::Scalar(scalar) => Ok(spelled(scalar)),
         Type::Array { elem, rank } => {
             let rank = Literal::usize_unsuffixed(*rank);
             column_types(elem, span, &mut |scalar| {
-                let scalar = primitive(scalar);
+                let scalar = spelled(&scalar);
                 quote!(&(impl ?::core::marker::Sized + ::ein::__private::AsView<#scalar, #rank>))
             })
         }
@@ -755,11 +768,11 @@ fn param_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
 /// tuples).
 fn owned_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
     match ty {
-        Type::Scalar(scalar) => Ok(primitive(known_scalar(scalar, span)?)),
+        Type::Scalar(scalar) => Ok(spelled(scalar)),
         Type::Array { elem, rank } => {
             let rank = Literal::usize_unsuffixed(*rank);
             column_types(elem, span, &mut |scalar| {
-                let scalar = primitive(scalar);
+                let scalar = spelled(&scalar);
                 quote!(::ein::Array<#scalar, #rank>)
             })
         }
@@ -777,7 +790,7 @@ fn out_type(ty: &Type, span: Span) -> syn::Result<TokenStream> {
         Type::Array { elem, rank } => {
             let rank = Literal::usize_unsuffixed(*rank);
             column_types(elem, span, &mut |scalar| {
-                let scalar = primitive(scalar);
+                let scalar = spelled(&scalar);
                 quote!(&mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<#scalar, #rank>))
             })
         }
@@ -821,9 +834,13 @@ fn out_columns(
 }
 
 /// One type per column of an element type, in its tuple structure.
-fn column_types(elem: &Type, span: Span, column: &mut impl FnMut(Scalar) -> TokenStream) -> syn::Result<TokenStream> {
+fn column_types(
+    elem: &Type,
+    span: Span,
+    column: &mut impl FnMut(ScalarType) -> TokenStream,
+) -> syn::Result<TokenStream> {
     match elem {
-        Type::Scalar(scalar) => Ok(column(known_scalar(scalar, span)?)),
+        Type::Scalar(scalar) => Ok(column(*scalar)),
         Type::Tuple { fields, .. } => {
             Ok(tuple_tokens(fields.iter().map(|field| column_types(field, span, column)).collect::<syn::Result<_>>()?))
         }

@@ -42,7 +42,7 @@ impl Builder {
     }
 
     fn type_param(&mut self, witness: VarId, class: NumberClass) -> ScalarType {
-        self.type_params.push(TypeParam { witness: Some(witness), class });
+        self.type_params.push(TypeParam { witness: Some(witness), class, signed: false });
         ScalarType::Param(self.type_params.len() - 1)
     }
 
@@ -650,8 +650,11 @@ fn generic_expressions_leave_element_types_to_rustc() {
     assert_contains(
         &scale,
         &[
-            // Captured locals are read once, outside any `unsafe` block, into locals of their own.
-            "let __ein_a = ::ein::__private::AsView::<_, 1>::as_view(&a); let __ein_s = s;",
+            // A local generic function of the captured locals, the element type a parameter
+            // bounded by what the program does with it, passed on its own at the user's token.
+            "fn __ein_expression<EinElem0: ::ein::Num>(__ein_element_0: ::core::marker::PhantomData<EinElem0>, __ein_a: &(impl ?::core::marker::Sized + ::ein::__private::AsView<EinElem0, 1>), __ein_s: EinElem0) -> ::ein::Array<EinElem0, 1>",
+            "let __ein_result = __ein_expression(::ein::AsView::<_, 1>::element_type(&a), &a, s); __ein_result",
+            "let __ein_a = ::ein::__private::AsView::<_, 1>::as_view(__ein_a);",
             "::ein::__private::Buffer::new(__ein_size_i)",
             "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
             "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { __ein_a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), __ein_s)",
@@ -664,8 +667,7 @@ fn generic_expressions_leave_element_types_to_rustc() {
     assert_contains(
         &generic_sum,
         &[
-            "let __ein_marker_a = ::ein::__private::marker_of_view(&__ein_a);",
-            "::ein::__private::reduce(__ein_a.len_of(0), |__ein_start, __ein_end| { let (__ein_a,) = (__ein_a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(__ein_marker_a),",
+            "::ein::__private::reduce(__ein_a.len_of(0), |__ein_start, __ein_end| { let (__ein_a,) = (__ein_a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(::core::marker::PhantomData::<EinElem0>),",
             "::ein::__private::Num::add",
         ],
     );

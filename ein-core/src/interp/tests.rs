@@ -34,7 +34,7 @@ impl Builder {
     }
 
     fn type_param(&mut self, witness: VarId, class: NumberClass) -> ScalarType {
-        self.type_params.push(TypeParam { witness: Some(witness), class });
+        self.type_params.push(TypeParam { witness: Some(witness), class, signed: false });
         ScalarType::Param(self.type_params.len() - 1)
     }
 

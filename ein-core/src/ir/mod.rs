@@ -159,6 +159,8 @@ pub struct TypeParam {
     /// the type; `None` for literals typed by the use site.
     pub witness: Option<VarId>,
     pub class: NumberClass,
+    /// Whether a function of signed numbers (`signum`) is applied to it.
+    pub signed: bool,
 }
 
 /// What the checker learned about a [`TypeParam`] from its uses.

@@ -1,0 +1,5 @@
+// An `if` condition must be a `bool`.
+fn main() {
+    let a = vec![1.0f64, 2.0];
+    let _ = ein::ein!(for i { if a[i] { 1.0 } else { 0.0 } });
+}
