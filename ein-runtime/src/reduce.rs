@@ -38,6 +38,11 @@ pub const REDUCE_CHUNK: usize = GRAIN / 4;
 /// A type generated code reduces: how [`Accumulate::fold_range`] groups the combining
 /// operation (see the module documentation).
 pub trait Accumulate: Copy {
+    /// Below this many values [`Accumulate::fold_range`] is the plain left-to-right fold, so
+    /// generated code may fold several reductions side by side, one step of each at a time
+    /// (across a comprehension's index), and get the same bits.
+    const PLAIN_BELOW: usize;
+
     /// `identity ⊕ value(0) ⊕ value(1) ⊕ … ⊕ value(count - 1)`, where `⊕` is `combine`,
     /// grouped as the module documentation says for `Self`. `value` is called once per step,
     /// in order.
@@ -120,6 +125,7 @@ fn combine_tree<T: Copy, const L: usize>(mut lanes: [T; L], combine: &impl Fn(T,
 macro_rules! impl_accumulate {
     ($($ty:ty => $fold:ident $(::<$lanes:literal>)?),+ $(,)?) => {$(
         impl Accumulate for $ty {
+            const PLAIN_BELOW: usize = usize::MAX $(- usize::MAX + 2 * $lanes)?;
             #[inline(always)]
             fn fold_range(
                 count: usize,
@@ -432,6 +438,18 @@ mod tests {
             }
         }
         values[full..].iter().fold(accumulators[0], |acc, &value| acc + value)
+    }
+
+    #[test]
+    fn the_plain_fold_bound_is_twice_the_lanes() {
+        assert_eq!((f32::PLAIN_BELOW, f64::PLAIN_BELOW), (32, 16));
+        assert_eq!((i32::PLAIN_BELOW, u8::PLAIN_BELOW, bool::PLAIN_BELOW), (usize::MAX, usize::MAX, usize::MAX));
+        let values: Vec<f32> = (0..40).map(|k| 1.0 / (k as f32 + 0.3)).collect();
+        for count in [f32::PLAIN_BELOW - 1, f32::PLAIN_BELOW] {
+            let plain = values[..count].iter().fold(0.0f32, |acc, &value| acc + value);
+            let folded = f32::fold_range(count, 0.0, |a, b| a + b, |k| values[k]);
+            assert_eq!(folded.to_bits() == plain.to_bits(), count < f32::PLAIN_BELOW, "count {count}");
+        }
     }
 
     #[test]

@@ -156,3 +156,45 @@ differential! {
     cases [h, w, kh, kw] in [[0, 0, 3, 3], [1, 1, 3, 3], [5, 4, 3, 3], [9, 12, 5, 5], [4, 7, 1, 2], [6, 5, 0, 3]];
     args (img = array([h, w]), k = array([kh, kw]));
 }
+
+differential! {
+    /// Window sums computed eight elements side by side (each reduction a plain fold, below
+    /// the runtime's `PLAIN_BELOW`): rows of many widths around multiples of eight, kernels
+    /// small enough to take that path (5×5 = 25 f32 values) and too large (6×6 = 36, which
+    /// folds in lanes and so one element at a time), empty and one-element kernels.
+    window_sums_side_by_side: fn(img: [[f32]], k: [[f32]]) -> [[f32]] {
+        for i, j { sum di, dj { img[i + di - 2, j + dj - 2] * k[di, dj] } }
+    }
+    cases [h, w, kh, kw] in [[3, 8, 5, 5], [4, 17, 5, 5], [2, 40, 5, 5], [3, 23, 6, 6], [1, 9, 1, 1], [2, 16, 0, 3], [0, 8, 5, 5]];
+    args (img = array([h, w]), k = array([kh, kw]));
+}
+
+differential! {
+    /// The same for f64 (plain below 16 values: 3×3 side by side, 4×4 not), an integer window
+    /// (always exact, so always side by side), a `max` inside a `sum` and a three-deep nest.
+    window_reductions_of_other_types: fn(x: [[f64]], k: [[f64]], n: [[i32]], m: [[i32]]) -> ([[f64]], [[i32]], [[f64]], [[f64]]) {
+        (
+            for i, j { sum di, dj { x[i + di - 1, j + dj - 1] * k[di, dj] } },
+            for i, j { sum di, dj { n[i + di - 1, j + dj - 1] * m[di, dj] } },
+            for i, j { sum di { max dj { x[i + di - 1, j + dj - 1] + k[di, dj] } } },
+            for i, j { sum di { sum dj { prod e in 0..2 { x[i + di - 1, j + dj - 1] - k[di, dj] * (e as f64) } } } },
+        )
+    }
+    cases [h, w, kh, kw] in [[3, 8, 3, 3], [2, 19, 3, 3], [3, 21, 4, 4], [1, 1, 3, 3], [2, 12, 0, 2], [0, 9, 3, 3]];
+    args (
+        x = array([h, w]),
+        k = array([kh, kw]),
+        n = array([h, w]).within(-1000.0, 1000.0),
+        m = array([kh, kw]).within(-1000.0, 1000.0),
+    );
+}
+
+differential! {
+    /// A window read of an empty array fails wherever it is first read: side by side, the
+    /// first element's first read is still the first read, so both report the same error.
+    window_read_of_an_empty_array: fn(img: [[f32]], e: [f32]) -> [[f32]] {
+        for i, j { sum di in 0..3 { img[i, j] * e[di] } }
+    }
+    cases [h, w, n] in [[2, 16, 0], [1, 9, 0], [2, 16, 3], [3, 11, 1], [1, 8, 2]];
+    args (img = array([h, w]), e = array([n]));
+}

@@ -17,7 +17,9 @@ pub use work::{Work, UNKNOWN_SIZE};
 
 use crate::ir::node;
 use crate::ir::visit::{bound_vars, free_vars, walk, Scope};
-use crate::ir::{number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, Scalar, Type, VarId};
+use crate::ir::{
+    number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, ReduceOp, Scalar, ScalarType, Type, VarId,
+};
 use crate::passes::purity;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -74,6 +76,26 @@ pub struct Interior {
     pub axis: usize,
     pub offset: i64,
     pub window: Option<VarId>,
+}
+
+/// Whether the only failures `expr` can raise are clamped reads of an empty axis. Those do
+/// not depend on the index read, so every evaluation of the read fails alike: the first one,
+/// which any order of evaluation starting from the same first element shares, reports it.
+fn fails_only_on_empty_axes(expr: &Expr) -> bool {
+    let clamped = matches!(&expr.kind, ExprKind::Index(index) if index.bounds == Bounds::Clamped);
+    let mut only = clamped || !purity::fails_here(expr);
+    expr.for_each_child(|child| only &= fails_only_on_empty_axes(child));
+    only
+}
+
+/// A comprehension element computed for several consecutive elements side by side (see
+/// [`Analysis::jam`]): `levels`, outermost first, are the nested reductions, `leaf` their
+/// innermost term. A step of each reduction is taken for every element before the next, a
+/// vector across the comprehension's index; where every reduction is a plain fold (below the
+/// runtime's `PLAIN_BELOW`), that gives the same bits as one element at a time.
+pub struct Jam<'e> {
+    pub levels: Vec<&'e node::Reduce>,
+    pub leaf: &'e Expr,
 }
 
 /// Numbers `program`'s nodes (see [`number_nodes`]): the analysis keys its facts by them.
@@ -188,6 +210,30 @@ impl<'p> Analysis<'p> {
     /// `outer`, valid before its loops; `None` where they can only be known inside them.
     pub fn body_shape(&self, outer: VarId) -> Option<&[Expr]> {
         self.body_shapes.get(&outer).map(Vec::as_slice)
+    }
+
+    /// The element `body` of the comprehension over `index` as a [`Jam`], when it is one: a
+    /// nest of reductions (`sum`, `prod`, `max`, `min` of a number type, at most three deep)
+    /// around a term with no loop, none of whose sizes depends on `index` or on another
+    /// reduction's index, and which can fail only where every order of evaluation fails alike
+    /// (elements side by side are computed interleaved, so an error that depends on the values
+    /// could be reported for another element first).
+    pub fn jam<'e>(&self, index: VarId, body: &'e Expr) -> Option<Jam<'e>> {
+        let mut levels = Vec::new();
+        let mut bound = BTreeSet::from([index]);
+        let mut node = body;
+        while let ExprKind::Reduce(reduce) = &node.kind {
+            let summable = matches!(reduce.op, ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min);
+            let number = matches!(node.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar != Scalar::Bool);
+            if !summable || !number || levels.len() == 3 || !free_vars(&reduce.size).is_disjoint(&bound) {
+                return None;
+            }
+            bound.insert(reduce.index);
+            levels.push(reduce);
+            node = &reduce.body;
+        }
+        let jammable = !levels.is_empty() && !self.facts(node).has_loop && fails_only_on_empty_axes(body);
+        jammable.then_some(Jam { levels, leaf: node })
     }
 
     fn facts(&self, expr: &Expr) -> Facts {

@@ -123,3 +123,49 @@ fn reads_include_the_shapes_evaluated_before_the_loops() {
     let i = var(&program, "i");
     assert_eq!(analysis.enclosing(var(&program, "j")), [i]);
 }
+
+/// The element of the innermost comprehension (the body under every `for`).
+fn innermost_element(program: &Program) -> (VarId, &Expr) {
+    let mut found = None;
+    let mut node = &program.body;
+    loop {
+        node = match &node.kind {
+            ExprKind::For(node::For { index, body, .. }) => {
+                found = Some((*index, &**body));
+                body
+            }
+            ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => body,
+            _ => break,
+        };
+    }
+    found.unwrap_or_else(|| panic!("a comprehension in {program}"))
+}
+
+#[test]
+fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
+    let levels = |source: &str| {
+        let program = prepared(source);
+        let analysis = Analysis::of(&program);
+        let (index, element) = innermost_element(&program);
+        analysis.jam(index, element).map(|jam| jam.levels.iter().map(|level| level.op).collect::<Vec<_>>())
+    };
+    // A convolution: two sums around a term whose only failure, a clamped read of an empty
+    // axis, happens alike in any order; a `max` inside a `sum`; integers.
+    let conv =
+        "fn f(x: [[f32]], k: [[f32]]) -> [[f32]] { for i, j { sum di, dj { x[i + di - 2, j + dj - 2] * k[di, dj] } } }";
+    assert_eq!(levels(conv), Some(vec![ReduceOp::Sum, ReduceOp::Sum]));
+    let dilate = "fn f(x: [[i32]]) -> [[i32]] { for i, j { max d in 0..3 { x[i, j + d - 1] } } }";
+    assert_eq!(levels(dilate), Some(vec![ReduceOp::Max]));
+    // Not an element that is a reduction; a failure that depends on the values (a divisor);
+    // a size that depends on the comprehension's index; argmax.
+    assert_eq!(
+        levels("fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { a[i, k] * b[j, k] }) } }"),
+        None
+    );
+    assert_eq!(levels("fn f(a: [[i64]], d: [i64]) -> [[i64]] { for i, j { sum k { a[i, k] / d[j] } } }"), None);
+    assert_eq!(
+        levels("fn f(a: [f64], n: usize) -> [[f64]] { for i in 0..n, j in 0..n { sum k in 0..j { a[k] } } }"),
+        None
+    );
+    assert_eq!(levels("fn f(a: [[f64]]) -> [[usize]] { for i, j { argmax k { a[k, j] + a[i, j] } } }"), None);
+}

@@ -392,7 +392,9 @@ impl Gen<'_> {
         self.fill_run(index, quote!(#count - #high), Some(shifted(&high)), body, block)
     }
 
-    /// One `Fill::fill` loop of `count` elements whose index starts at `offset`.
+    /// One `Fill::fill` loop of `count` elements whose index starts at `offset`; an element
+    /// that is a nest of short reductions ([`crate::analysis::Jam`]) first runs side by side
+    /// for blocks of elements ([`Gen::jammed_run`]).
     fn fill_run(
         &mut self,
         index: VarId,
@@ -401,6 +403,17 @@ impl Gen<'_> {
         body: &Expr,
         block: &mut Block,
     ) -> syn::Result<()> {
+        let (count, offset) = match self.analysis.jam(index, body) {
+            Some(jam) => {
+                let done = self.jammed_run(index, &jam, &count, &offset, block)?;
+                let offset = match offset {
+                    Some(offset) => quote!(#offset + #done),
+                    None => done.to_token_stream(),
+                };
+                (quote!(#count - #done), Some(offset))
+            }
+            None => (count, offset),
+        };
         let outs = self.outs.clone();
         let position = self.names.fresh("position");
         let name = self.names.var(index).clone();

@@ -10,7 +10,7 @@
 use super::code::{Block, Code, Prec, Store, Value};
 use super::expr::scalar_type;
 use super::{has_array, internal, primitive, tree_at, Gen, Stores};
-use crate::analysis::FixedPoint;
+use crate::analysis::{FixedPoint, Jam};
 use crate::ir::node;
 use crate::ir::{BinaryOp, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -40,6 +40,10 @@ impl Step {
         }
     }
 }
+
+/// How many elements of a comprehension a [`Jam`] computes side by side: eight lanes of f32
+/// (one AVX2 register), two registers of f64.
+const JAM_WIDTH: usize = 8;
 
 impl<'p> Gen<'p> {
     /// A reduction; `hint` names the local holding its result, if one is needed.
@@ -182,6 +186,101 @@ impl<'p> Gen<'p> {
         };
         block.push_let(acc.clone(), Code::expr(tokens, Prec::Atom));
         Ok(Code::name(&acc))
+    }
+
+    /// The leading blocks of [`JAM_WIDTH`] elements of a run of `count` elements from
+    /// `offset`, computed side by side: each reduction of the nest keeps one accumulator per
+    /// element, and each step of it is taken for every element of the block (a loop LLVM
+    /// vectorises across the comprehension's index) before the next. Taken only when every
+    /// reduction of the nest is a plain fold (fewer values than the runtime's `PLAIN_BELOW`),
+    /// where that is exactly what one element at a time computes. Returns the local holding the
+    /// number of elements written.
+    pub(super) fn jammed_run(
+        &mut self,
+        index: VarId,
+        jam: &Jam<'_>,
+        count: &TokenStream,
+        offset: &Option<TokenStream>,
+        block: &mut Block,
+    ) -> syn::Result<Ident> {
+        let (done, lane) = (self.names.fresh("jammed"), self.names.fresh("lane"));
+        let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
+        let mut counts = Vec::new();
+        let mut plain = Vec::new();
+        let mut levels = Vec::new();
+        for reduce in &jam.levels {
+            let what = self.program.var(reduce.index).name.clone();
+            let level_count = self.size_usize(&reduce.size, &what, block)?;
+            let ty = scalar_type(&reduce.body.ty, reduce.body.span)?;
+            let spelled = match ty {
+                ScalarType::Known(scalar) => primitive(scalar),
+                ScalarType::Param(_) => return Err(internal(reduce.body.span, "a jammed reduction of an open type")),
+            };
+            let level_count = level_count.tokens;
+            plain.push(quote!(#level_count < <#spelled as ::ein::__private::Accumulate>::PLAIN_BELOW));
+            counts.push(level_count);
+            let identity = self.identity(reduce.op, ty, reduce.body.span)?.tokens;
+            let combine = self.step(reduce.op, ty, reduce.body.span)?.function();
+            levels.push((self.names.fresh("acc"), self.names.fresh("position"), identity, combine));
+        }
+        let name = self.names.var(index).clone();
+        let used = self.names.is_referenced(index);
+        let at = match offset {
+            Some(offset) => quote!(#offset + #done + #lane),
+            None => quote!(#done + #lane),
+        };
+        let (leaf_block, leaf) = self.nested(true, |generator, leaf_block| {
+            for (reduce, (_, position, ..)) in jam.levels.iter().zip(&levels) {
+                generator.bind_index(reduce.index, position, leaf_block);
+            }
+            if used {
+                leaf_block.push(quote!(let #name = (#at) as ::core::primitive::i64;));
+            }
+            generator.env.insert(index, Value::Plain(Code::name(&name)));
+            generator.scalar(jam.leaf, leaf_block)
+        })?;
+        // Inside out: the innermost reduction folds the leaf, each outer one its inner
+        // reduction's accumulators once that has run.
+        let leaf = leaf_block.finish(Some(&leaf));
+        let (innermost, _, _, combine) = levels.last().ok_or_else(|| internal(jam.leaf.span, "an empty jam"))?;
+        let mut step = quote! {
+            for #lane in 0..#width {
+                #innermost[#lane] = #combine(#innermost[#lane], { #leaf });
+            }
+        };
+        for (depth, ((acc, position, identity, _), level_count)) in levels.iter().zip(&counts).enumerate().rev() {
+            let fold_into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
+                Some((outer, _, _, combine)) => quote! {
+                    for #lane in 0..#width {
+                        #outer[#lane] = #combine(#outer[#lane], #acc[#lane]);
+                    }
+                },
+                None => TokenStream::new(),
+            };
+            step = quote! {
+                let mut #acc = [#identity; #width];
+                for #position in 0..#level_count {
+                    #step
+                }
+                #fold_into_outer
+            };
+        }
+        let (outer_acc, ..) = &levels[0];
+        let outs = self.outs.clone();
+        let slot = self.names.fresh("slot");
+        block.push(quote! {
+            let mut #done = 0usize;
+            if #(#plain)&&* {
+                while #done + #width <= #count {
+                    #step
+                    ::ein::__private::Fill::fill(#outs, #width, |#lane, #slot| {
+                        ::ein::__private::Push::push(#slot, #outer_acc[#lane]);
+                    });
+                    #done += #width;
+                }
+            }
+        });
+        Ok(done)
     }
 
     /// `reduce(n, |start, end| fold_range(…, |step| body at start + step), op)`, versioned for

@@ -105,9 +105,9 @@ fn is_float(ty: &crate::ir::Type) -> bool {
     matches!(ty, crate::ir::Type::Scalar(crate::ir::ScalarType::Known(scalar)) if scalar.is_float())
 }
 
-/// Sizes that are lengths of arrays are never negative.
+/// Sizes that are lengths of arrays, or non-negative literals, are never negative.
 fn is_length(size: &Expr) -> bool {
-    matches!(size.kind, ExprKind::Len(_))
+    matches!(size.kind, ExprKind::Len(_) | ExprKind::Literal(Literal::Int(0..)))
 }
 
 /// Whether `expr` does enough work (a loop, or a call to a scalar function) that computing it
