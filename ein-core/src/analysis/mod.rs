@@ -32,6 +32,8 @@ pub struct Analysis<'p> {
     interior_reads: BTreeMap<VarId, Vec<Interior>>,
     /// Per reduction index: the reduction's size.
     reduction_sizes: BTreeMap<VarId, &'p Expr>,
+    /// Per comprehension or reduction index: its size (the index is in `0..size`).
+    index_sizes: BTreeMap<VarId, &'p Expr>,
     /// The outer indices of two-axis comprehensions written tile by tile.
     tiled: BTreeSet<VarId>,
     /// Per comprehension's outer index: the work of one of its rows.
@@ -78,6 +80,21 @@ pub struct Interior {
     pub window: Option<VarId>,
 }
 
+/// The terms of a sum of `+` and `-` nodes, each with its sign (`true` for added).
+fn signed_terms<'e>(expr: &'e Expr, positive: bool, terms: &mut Vec<(bool, &'e Expr)>) {
+    match &expr.kind {
+        ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Add, lhs, rhs }) => {
+            signed_terms(lhs, positive, terms);
+            signed_terms(rhs, positive, terms);
+        }
+        ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Sub, lhs, rhs }) => {
+            signed_terms(lhs, positive, terms);
+            signed_terms(rhs, !positive, terms);
+        }
+        _ => terms.push((positive, expr)),
+    }
+}
+
 /// Whether the only failures `expr` can raise are clamped reads of an empty axis. Those do
 /// not depend on the index read, so every evaluation of the read fails alike: the first one,
 /// which any order of evaluation starting from the same first element shares, reports it.
@@ -111,6 +128,7 @@ impl<'p> Analysis<'p> {
             nodes: Vec::new(),
             interior_reads: BTreeMap::new(),
             reduction_sizes: BTreeMap::new(),
+            index_sizes: BTreeMap::new(),
             tiled: BTreeSet::new(),
             row_work: BTreeMap::new(),
             fixed_points: BTreeMap::new(),
@@ -234,6 +252,38 @@ impl<'p> Analysis<'p> {
         }
         let jammable = !levels.is_empty() && !self.facts(node).has_loop && fails_only_on_empty_axes(body);
         jammable.then_some(Jam { levels, leaf: node })
+    }
+
+    /// Whether the integer remainder `lhs % rhs` wraps at most once: `lhs` is `v + c` (in any
+    /// order of terms) for the index `v` of a loop over `0..rhs` it is evaluated in, and `c`
+    /// is `0`, `1`, `rhs - 1` or `rhs`, so `0 <= lhs < 2 * rhs`: the remainder is then
+    /// `lhs - rhs` when `lhs >= rhs`, else `lhs`, a compare and a select instead of a division
+    /// (the torus reads `(i + n - 1) % n` and `(i + 1) % n`).
+    pub fn remainder_wraps_once(&self, lhs: &Expr, rhs: &Expr) -> bool {
+        let modulus = crate::ir::visit::alpha_key(rhs);
+        let mut terms = Vec::new();
+        signed_terms(lhs, true, &mut terms);
+        let is_index = |term: &Expr| match &term.kind {
+            ExprKind::Var(var) => {
+                self.index_sizes.get(var).is_some_and(|size| crate::ir::visit::alpha_key(size) == modulus)
+            }
+            _ => false,
+        };
+        let Some(position) = terms.iter().position(|(positive, term)| *positive && is_index(term)) else {
+            return false;
+        };
+        terms.remove(position);
+        let is_modulus = |term: &Expr| crate::ir::visit::alpha_key(term) == modulus;
+        let literal =
+            |term: &Expr, value: i64| matches!(term.kind, ExprKind::Literal(Literal::Int(found)) if found == value);
+        match terms.as_slice() {
+            [] => true,
+            [(true, one)] => literal(one, 1) || literal(one, 0) || is_modulus(one),
+            [(true, first), (false, second)] | [(false, second), (true, first)] => {
+                is_modulus(first) && literal(second, 1)
+            }
+            _ => false,
+        }
     }
 
     fn facts(&self, expr: &Expr) -> Facts {
@@ -466,8 +516,15 @@ impl<'p> Analysis<'p> {
     }
 
     fn record_reduction_sizes(&mut self, expr: &'p Expr) {
-        if let ExprKind::Reduce(node::Reduce { index, size, .. }) = &expr.kind {
-            self.reduction_sizes.insert(*index, size);
+        match &expr.kind {
+            ExprKind::Reduce(node::Reduce { index, size, .. }) => {
+                self.reduction_sizes.insert(*index, size);
+                self.index_sizes.insert(*index, size);
+            }
+            ExprKind::For(node::For { index, size, .. }) => {
+                self.index_sizes.insert(*index, size);
+            }
+            _ => {}
         }
         expr.for_each_child(|child| self.record_reduction_sizes(child));
     }

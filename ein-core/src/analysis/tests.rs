@@ -169,3 +169,29 @@ fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
     );
     assert_eq!(levels("fn f(a: [[f64]]) -> [[usize]] { for i, j { argmax k { a[k, j] + a[i, j] } } }"), None);
 }
+
+#[test]
+fn remainders_that_wrap_at_most_once_are_recognised() {
+    // Every remainder in the program, with whether it wraps at most once.
+    let wraps = |source: &str| {
+        let program = prepared(source);
+        let analysis = Analysis::of(&program);
+        nodes(&program)
+            .into_iter()
+            .filter_map(|node| match &node.kind {
+                ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) => {
+                    Some(analysis.remainder_wraps_once(lhs, rhs))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // The torus neighbours of Game of Life: `i + n - 1`, `i + 1`, `n - 1 + j`, `i + n`.
+    let torus = "fn f(g: [[u8]]) -> [[(i64, i64, i64, i64)]] { let h = g.len(); let w = g.shape(1);
+        for i in 0..h, j in 0..w { ((i + h - 1) % h, (i + 1) % h, (w - 1 + j) % w, (i + h) % h) } }";
+    assert_eq!(wraps(torus), [true, true, true, true]);
+    // By another loop's size, by a literal, an offset that can exceed the size, a scaled index.
+    let others = "fn f(g: [[u8]]) -> [[(i64, i64, i64, i64)]] { let h = g.len(); let w = g.shape(1);
+        for i in 0..h, j in 0..w { ((i + 1) % w, (i + 1) % 7, (i + 2) % h, (2 * i + j - j) % h) } }";
+    assert_eq!(wraps(others), [false, false, false, false]);
+}

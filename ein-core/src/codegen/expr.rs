@@ -159,12 +159,15 @@ impl Gen<'_> {
             return Ok(infix_after(left, symbol, right, Prec::Compare, opens_angle));
         }
         if op.is_logical() {
-            // Both sides are evaluated (ein has no short circuit): `&`/`|` when the right
-            // side could panic, the familiar `&&`/`||` when skipping it changes nothing.
-            return Ok(match (op, right.may_panic) {
-                (BinaryOp::And, false) => infix(left, quote!(&&), right, Prec::And),
-                (BinaryOp::Or, false) => infix(left, quote!(||), right, Prec::Or),
-                (BinaryOp::And, true) => infix(left, quote!(&), right, Prec::BitAnd),
+            // Both sides are evaluated (ein has no short circuit): `&`/`|` — no branch, so
+            // nothing to mispredict on data-dependent conditions (Game of Life's rule), and
+            // loops over them vectorise — unless the right side is expensive (a loop or a
+            // function call) and cannot panic, where `&&`/`||` may skip it at no difference.
+            let skip = !right.may_panic && purity::is_expensive(rhs);
+            return Ok(match (op, skip) {
+                (BinaryOp::And, true) => infix(left, quote!(&&), right, Prec::And),
+                (BinaryOp::Or, true) => infix(left, quote!(||), right, Prec::Or),
+                (BinaryOp::And, false) => infix(left, quote!(&), right, Prec::BitAnd),
                 _ => infix(left, quote!(|), right, Prec::BitOr),
             });
         }
@@ -183,6 +186,18 @@ impl Gen<'_> {
                     ExprKind::Literal(literal) => Const::of(literal, scalar).is_some_and(|value| !value.is_zero()),
                     _ => false,
                 };
+                if op == BinaryOp::Rem && self.analysis.remainder_wraps_once(lhs, rhs) {
+                    // `0 <= left < 2 * right`: one compare and a select, no division.
+                    let (value, modulus) = (self.names.fresh("wrapped"), self.names.fresh("modulus"));
+                    let (left_tokens, right_tokens) = (&left.tokens, &right.tokens);
+                    let tokens = quote! {{
+                        let (#value, #modulus) = (#left_tokens, #right_tokens);
+                        if #value >= #modulus { #value.wrapping_sub(#modulus) } else { #value }
+                    }};
+                    let mut code = Code::from_parts(tokens, Prec::Block, &[left, right], None);
+                    code.block_start = true;
+                    return Ok(code);
+                }
                 match op {
                     BinaryOp::Add => method(left, "wrapping_add", &[right]),
                     BinaryOp::Sub => method(left, "wrapping_sub", &[right]),
