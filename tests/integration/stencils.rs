@@ -198,3 +198,23 @@ differential! {
     cases [h, w, n] in [[2, 16, 0], [1, 9, 0], [2, 16, 3], [3, 11, 1], [1, 8, 2]];
     args (img = array([h, w]), e = array([n]));
 }
+
+differential! {
+    /// Side by side with an epilogue (the `sqrt` of each element's short sum), and an `argmin`
+    /// whose candidates' short sums run side by side and are compared in order: integer
+    /// distances make ties, which go to the first candidate as one at a time.
+    short_sums_side_by_side_in_epilogues_and_argmin: fn(x: [[f64]], c: [[f64]], p: [[i32]], q: [[i32]]) -> ([[f64]], [usize], [usize]) {
+        (
+            for i, j { sqrt(sum k { x[i, k] * x[i, k] + c[k, j] * c[k, j] }) },
+            for i { argmin j { sum k { (x[i, k] - c[k, j]) * (x[i, k] - c[k, j]) } } },
+            for i { argmax j { sum k { p[i, k] * q[k, j] } } },
+        )
+    }
+    cases [n, d, m] in [[3, 4, 8], [5, 3, 19], [2, 7, 33], [1, 16, 9], [4, 2, 7], [2, 0, 10], [3, 4, 0]];
+    args (
+        x = array([n, d]),
+        c = array([d, m]),
+        p = array([n, d]).within(-2.0, 2.0),
+        q = array([d, m]).within(-1.0, 1.0),
+    );
+}

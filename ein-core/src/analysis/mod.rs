@@ -16,7 +16,7 @@ pub use fixed_point::FixedPoint;
 pub use work::{Work, UNKNOWN_SIZE};
 
 use crate::ir::node;
-use crate::ir::visit::{bound_vars, free_vars, walk, Scope};
+use crate::ir::visit::{self, bound_vars, free_vars, walk, Scope};
 use crate::ir::{
     number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, ReduceOp, Scalar, ScalarType, Type, VarId,
 };
@@ -105,14 +105,48 @@ fn fails_only_on_empty_axes(expr: &Expr) -> bool {
     only
 }
 
-/// A comprehension element computed for several consecutive elements side by side (see
-/// [`Analysis::jam`]): `levels`, outermost first, are the nested reductions, `leaf` their
-/// innermost term. A step of each reduction is taken for every element before the next, a
+/// A loop body computed for several consecutive iterations side by side (see
+/// [`Analysis::jam`]): `levels`, outermost first, are the nested reductions from `root`,
+/// `leaf` their innermost term. A step of each reduction is taken for every element before the next, a
 /// vector across the comprehension's index; where every reduction is a plain fold (below the
 /// runtime's `PLAIN_BELOW`), that gives the same bits as one element at a time.
 pub struct Jam<'e> {
+    /// The outermost reduction of the nest (the body itself, or inside its epilogue).
+    pub root: &'e Expr,
     pub levels: Vec<&'e node::Reduce>,
     pub leaf: &'e Expr,
+    /// Whether the body outside the nest reads the loop's index.
+    pub epilogue_reads_index: bool,
+}
+
+/// Whether `expr`, outside the subtree `skip`, mentions `var`.
+fn mentions_outside(expr: &Expr, skip: &Expr, var: VarId) -> bool {
+    if expr.id == skip.id {
+        return false;
+    }
+    if matches!(expr.kind, ExprKind::Var(found) if found == var) {
+        return true;
+    }
+    let mut found = false;
+    expr.for_each_child(|child| found |= mentions_outside(child, skip, var));
+    found
+}
+
+/// The one loop in `expr`, if it has exactly one and that is a reduction (whatever its body).
+fn only_loop(expr: &Expr) -> Option<&Expr> {
+    fn find<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
+        if purity::is_loop(expr) {
+            found.push(expr);
+        } else {
+            expr.for_each_child(|child| find(child, found));
+        }
+    }
+    let mut found = Vec::new();
+    find(expr, &mut found);
+    match found.as_slice() {
+        [only] if matches!(only.kind, ExprKind::Reduce(_)) => Some(*only),
+        _ => None,
+    }
 }
 
 /// Numbers `program`'s nodes (see [`number_nodes`]): the analysis keys its facts by them.
@@ -230,16 +264,18 @@ impl<'p> Analysis<'p> {
         self.body_shapes.get(&outer).map(Vec::as_slice)
     }
 
-    /// The element `body` of the comprehension over `index` as a [`Jam`], when it is one: a
-    /// nest of reductions (`sum`, `prod`, `max`, `min` of a number type, at most three deep)
-    /// around a term with no loop, none of whose sizes depends on `index` or on another
-    /// reduction's index, and which can fail only where every order of evaluation fails alike
-    /// (elements side by side are computed interleaved, so an error that depends on the values
-    /// could be reported for another element first).
+    /// The body of a loop over `index` (a comprehension's element, an `argmax`'s value) as a
+    /// [`Jam`], when it is one: a nest of reductions (`sum`, `prod`, `max`, `min` of a number
+    /// type, at most three deep) around a term with no loop, none of whose sizes depends on
+    /// `index` or on another reduction's index, inside an epilogue with no other loop (the
+    /// `sqrt` of a distance); all of it can fail only where every order of evaluation fails
+    /// alike (iterations side by side are computed interleaved, so an error that depends on
+    /// the values could be reported for another iteration first).
     pub fn jam<'e>(&self, index: VarId, body: &'e Expr) -> Option<Jam<'e>> {
+        let root = only_loop(body)?;
         let mut levels = Vec::new();
         let mut bound = BTreeSet::from([index]);
-        let mut node = body;
+        let mut node = root;
         while let ExprKind::Reduce(reduce) = &node.kind {
             let summable = matches!(reduce.op, ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min);
             let number = matches!(node.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar != Scalar::Bool);
@@ -250,8 +286,32 @@ impl<'p> Analysis<'p> {
             levels.push(reduce);
             node = &reduce.body;
         }
-        let jammable = !levels.is_empty() && !self.facts(node).has_loop && fails_only_on_empty_axes(body);
-        jammable.then_some(Jam { levels, leaf: node })
+        // The nest runs before the epilogue: it may not read what the epilogue binds.
+        let jammable = !levels.is_empty()
+            && free_vars(root).is_disjoint(&bound_vars(body))
+            && !self.facts(node).has_loop
+            && fails_only_on_empty_axes(body)
+            && self.reads_along(node, index);
+        let epilogue_reads_index = mentions_outside(body, root, index);
+        jammable.then_some(Jam { root, levels, leaf: node, epilogue_reads_index })
+    }
+
+    /// Whether every read in `expr` that depends on `index` reads along it: `index` (shifted,
+    /// or in a window) is the read's last index and no other mentions it. Side by side, such
+    /// reads are consecutive elements (vector loads); any other read would be a gather, and
+    /// one iteration at a time is then faster (a distance to `b[j, k]` across `j`).
+    fn reads_along(&self, expr: &Expr, index: VarId) -> bool {
+        let mut along = true;
+        if let ExprKind::Index(read) = &expr.kind {
+            if visit::mentions(&read.index, index) {
+                let last = matches!(expr.ty, Type::Scalar(_));
+                let shifted = self.shift_of(&read.index, index).is_some() || window_shift(&read.index, index).is_some();
+                along &= last && shifted;
+            }
+            return along && self.reads_along(&read.array, index);
+        }
+        expr.for_each_child(|child| along &= self.reads_along(child, index));
+        along
     }
 
     /// Whether the integer remainder `lhs % rhs` wraps at most once: `lhs` is `v + c` (in any

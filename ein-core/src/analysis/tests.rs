@@ -156,8 +156,14 @@ fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
     assert_eq!(levels(conv), Some(vec![ReduceOp::Sum, ReduceOp::Sum]));
     let dilate = "fn f(x: [[i32]]) -> [[i32]] { for i, j { max d in 0..3 { x[i, j + d - 1] } } }";
     assert_eq!(levels(dilate), Some(vec![ReduceOp::Max]));
-    // Not an element that is a reduction; a failure that depends on the values (a divisor);
-    // a size that depends on the comprehension's index; argmax.
+    // An epilogue around the nest (a distance's `sqrt`), reads along `j`.
+    let norm = "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { a[i, k] * a[i, k] + b[k, j] }) } }";
+    assert_eq!(levels(norm), Some(vec![ReduceOp::Sum]));
+    // Reads across `j` (side by side they would be gathers); a nest reading what its epilogue
+    // binds; a failure that depends on the values (a divisor); a size that depends on the
+    // comprehension's index; argmax.
+    let bound_outside = "fn f(x: [[f64]]) -> [[f64]] { for i, j { let r = x[i]; sum k { r[k] * x[k, j] } } }";
+    assert_eq!(levels(bound_outside), None);
     assert_eq!(
         levels("fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { a[i, k] * b[j, k] }) } }"),
         None

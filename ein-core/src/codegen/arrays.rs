@@ -405,7 +405,7 @@ impl Gen<'_> {
     ) -> syn::Result<()> {
         let (count, offset) = match self.analysis.jam(index, body) {
             Some(jam) => {
-                let done = self.jammed_run(index, &jam, &count, &offset, block)?;
+                let done = self.jammed_run(index, &jam, body, &count, &offset, block)?;
                 let offset = match offset {
                     Some(offset) => quote!(#offset + #done),
                     None => done.to_token_stream(),

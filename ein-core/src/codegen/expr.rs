@@ -38,7 +38,11 @@ impl Gen<'_> {
                     None => Err(internal(expr.span, "a comprehension without a value")),
                 }
             }
-            ExprKind::Reduce(_) => Ok(plain(self.reduce(expr, block, hint)?)),
+            ExprKind::Reduce(_) => match &self.jammed {
+                // Computed side by side already (see `Gen::jam_step`).
+                Some((root, result)) if *root == expr.id => Ok(plain(result.clone())),
+                _ => Ok(plain(self.reduce(expr, block, hint)?)),
+            },
             ExprKind::Fold(_) => self.fold(expr, block, hint),
             ExprKind::Let(node::Let { var, value, body }) => {
                 self.bind_let(*var, value, block)?;

@@ -117,6 +117,9 @@ struct Gen<'p> {
     names: Names,
     /// The generated value of every variable in scope.
     env: BTreeMap<VarId, Value>,
+    /// While the epilogue of a [`crate::analysis::Jam`] is generated: its nest's root and the
+    /// code of that nest's result for the iteration at hand.
+    jammed: Option<(NodeId, Code)>,
     /// `let __ein_site_N = Site { .. };` statements, emitted at the top.
     sites: Vec<TokenStream>,
     /// How many loop bodies (comprehension rows, reduction and fold bodies) enclose the
@@ -167,6 +170,7 @@ impl<'p> Gen<'p> {
             analysis,
             names,
             env: BTreeMap::new(),
+            jammed: None,
             sites: Vec::new(),
             loop_depth: 0,
             level: 0,

@@ -188,35 +188,69 @@ impl<'p> Gen<'p> {
         Ok(Code::name(&acc))
     }
 
-    /// The leading blocks of [`JAM_WIDTH`] elements of a run of `count` elements from
-    /// `offset`, computed side by side: each reduction of the nest keeps one accumulator per
-    /// element, and each step of it is taken for every element of the block (a loop LLVM
-    /// vectorises across the comprehension's index) before the next. Taken only when every
-    /// reduction of the nest is a plain fold (fewer values than the runtime's `PLAIN_BELOW`),
-    /// where that is exactly what one element at a time computes. Returns the local holding the
-    /// number of elements written.
+    /// The leading blocks of [`JAM_WIDTH`] elements of a comprehension's run of `count`
+    /// elements from `offset`, computed side by side ([`Gen::jam_step`]), each pushed in order.
+    /// Returns the local holding the number of elements written.
     pub(super) fn jammed_run(
         &mut self,
         index: VarId,
         jam: &Jam<'_>,
+        body: &Expr,
         count: &TokenStream,
         offset: &Option<TokenStream>,
         block: &mut Block,
     ) -> syn::Result<Ident> {
-        let (done, lane) = (self.names.fresh("jammed"), self.names.fresh("lane"));
+        let (done, lane, slot) = (self.names.fresh("jammed"), self.names.fresh("lane"), self.names.fresh("slot"));
+        let at = match offset {
+            Some(offset) => quote!(#offset + #done + #lane),
+            None => quote!(#done + #lane),
+        };
+        let (plain, step, acc) = self.jam_step(index, jam, &lane, &at, block)?;
+        let (value_block, value) = self.jam_value(index, jam, body, &at, &acc, &lane)?;
+        let value = value_block.finish(Some(&value));
+        let (width, outs) = (proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH), self.outs.clone());
+        block.push(quote! {
+            let mut #done = 0usize;
+            if #plain {
+                while #done + #width <= #count {
+                    #step
+                    ::ein::__private::Fill::fill(#outs, #width, |#lane, #slot| {
+                        ::ein::__private::Push::push(#slot, { #value });
+                    });
+                    #done += #width;
+                }
+            }
+        });
+        Ok(done)
+    }
+
+    /// The accumulators of a [`Jam`] for [`JAM_WIDTH`] iterations side by side, the `lane`-th
+    /// at index `at` (a `usize` expression of `lane`): each reduction of the nest keeps one
+    /// accumulator per iteration, and each of its steps is taken for every iteration (a loop
+    /// LLVM vectorises across the loop's index) before the next. Returns the condition under
+    /// which this is exactly what one iteration at a time computes (every reduction of the
+    /// nest a plain fold: fewer values than the runtime's `PLAIN_BELOW`), the code, and the
+    /// local holding the outermost reduction's results.
+    fn jam_step(
+        &mut self,
+        index: VarId,
+        jam: &Jam<'_>,
+        lane: &Ident,
+        at: &TokenStream,
+        block: &mut Block,
+    ) -> syn::Result<(TokenStream, TokenStream, Ident)> {
         let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
         let mut counts = Vec::new();
         let mut plain = Vec::new();
         let mut levels = Vec::new();
         for reduce in &jam.levels {
             let what = self.program.var(reduce.index).name.clone();
-            let level_count = self.size_usize(&reduce.size, &what, block)?;
+            let level_count = self.size_usize(&reduce.size, &what, block)?.tokens;
             let ty = scalar_type(&reduce.body.ty, reduce.body.span)?;
-            let spelled = match ty {
-                ScalarType::Known(scalar) => primitive(scalar),
-                ScalarType::Param(_) => return Err(internal(reduce.body.span, "a jammed reduction of an open type")),
+            let ScalarType::Known(scalar) = ty else {
+                return Err(internal(reduce.body.span, "a jammed reduction of an open type"));
             };
-            let level_count = level_count.tokens;
+            let spelled = primitive(scalar);
             plain.push(quote!(#level_count < <#spelled as ::ein::__private::Accumulate>::PLAIN_BELOW));
             counts.push(level_count);
             let identity = self.identity(reduce.op, ty, reduce.body.span)?.tokens;
@@ -225,10 +259,6 @@ impl<'p> Gen<'p> {
         }
         let name = self.names.var(index).clone();
         let used = self.names.is_referenced(index);
-        let at = match offset {
-            Some(offset) => quote!(#offset + #done + #lane),
-            None => quote!(#done + #lane),
-        };
         let (leaf_block, leaf) = self.nested(true, |generator, leaf_block| {
             for (reduce, (_, position, ..)) in jam.levels.iter().zip(&levels) {
                 generator.bind_index(reduce.index, position, leaf_block);
@@ -265,22 +295,33 @@ impl<'p> Gen<'p> {
                 #fold_into_outer
             };
         }
-        let (outer_acc, ..) = &levels[0];
-        let outs = self.outs.clone();
-        let slot = self.names.fresh("slot");
-        block.push(quote! {
-            let mut #done = 0usize;
-            if #(#plain)&&* {
-                while #done + #width <= #count {
-                    #step
-                    ::ein::__private::Fill::fill(#outs, #width, |#lane, #slot| {
-                        ::ein::__private::Push::push(#slot, #outer_acc[#lane]);
-                    });
-                    #done += #width;
-                }
+        Ok((quote!(#(#plain)&&*), step, levels[0].0.clone()))
+    }
+
+    /// The loop body for the `lane`-th iteration of a [`Jam`] (index `at`), its nest's result
+    /// taken from `acc`: the epilogue around the nest, evaluated one iteration at a time.
+    fn jam_value(
+        &mut self,
+        index: VarId,
+        jam: &Jam<'_>,
+        body: &Expr,
+        at: &TokenStream,
+        acc: &Ident,
+        lane: &Ident,
+    ) -> syn::Result<(Block, Code)> {
+        let name = self.names.var(index).clone();
+        let used = jam.epilogue_reads_index;
+        let result = Code::expr(quote!(#acc[#lane]), Prec::Atom);
+        self.nested(true, |generator, value_block| {
+            if used {
+                value_block.push(quote!(let #name = (#at) as ::core::primitive::i64;));
             }
-        });
-        Ok(done)
+            generator.env.insert(index, Value::Plain(Code::name(&name)));
+            let outer = generator.jammed.replace((jam.root.id, result));
+            let value = generator.scalar(body, value_block);
+            generator.jammed = outer;
+            value
+        })
     }
 
     /// `reduce(n, |start, end| fold_range(…, |step| body at start + step), op)`, versioned for
@@ -382,10 +423,41 @@ impl<'p> Gen<'p> {
             Ok(())
         })?;
         let (end, body_tokens) = (&end.tokens, loop_block.finish(None));
-        block.push(quote! {
-            let mut #best = ::core::option::Option::None;
-            for #name in 0..#end { #body_tokens }
-        });
+        block.push(quote!(let mut #best = ::core::option::Option::None;));
+        // Leading blocks of iterations whose values are computed side by side, compared in
+        // order (nearest neighbour, k-means assignment: a short distance per candidate).
+        let start = match self.analysis.jam(index, body) {
+            Some(jam) => {
+                let (done, lane) = (self.names.fresh("jammed"), self.names.fresh("lane"));
+                let at = quote!(#done + #lane);
+                let (plain, step, acc) = self.jam_step(index, &jam, &lane, &at, block)?;
+                let (value_block, jam_value) = self.jam_value(index, &jam, body, &at, &acc, &lane)?;
+                let value_tokens = value_block.finish(Some(&jam_value));
+                let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
+                block.push(quote! {
+                    let mut #done = 0usize;
+                    if #plain {
+                        while ((#done + #width) as ::core::primitive::i64) <= #end {
+                            #step
+                            for #lane in 0..#width {
+                                let #value = { #value_tokens };
+                                let #better = match #best {
+                                    ::core::option::Option::Some((#top, _)) => #comparison,
+                                    ::core::option::Option::None => true,
+                                };
+                                if #better {
+                                    #best = ::core::option::Option::Some((#value, #done + #lane));
+                                }
+                            }
+                            #done += #width;
+                        }
+                    }
+                });
+                quote!((#done as ::core::primitive::i64))
+            }
+            None => quote!(0),
+        };
+        block.push(quote!(for #name in #start..#end { #body_tokens }));
         self.arg_result(expr, op, &what, best.into_token_stream(), block, hint)
     }
 

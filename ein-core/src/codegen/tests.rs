@@ -498,7 +498,7 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             // A short sum (a plain fold, below `PLAIN_BELOW`) runs for eight elements of the row
             // side by side, one accumulator each, a step of every one before the next ...
             "let mut __ein_jammed = 0usize; if a.len_of(1) < <::core::primitive::f32 as ::ein::__private::Accumulate>::PLAIN_BELOW { while __ein_jammed + 8 <= __ein_size_j { let mut __ein_acc = [0.0f32; 8]; for __ein_position in 0..a.len_of(1) { for __ein_lane in 0..8 { __ein_acc[__ein_lane] = ::core::ops::Add::add(__ein_acc[__ein_lane], { let k = __ein_position as ::core::primitive::i64; let j = (__ein_jammed + __ein_lane) as ::core::primitive::i64;",
-            "::ein::__private::Fill::fill(__ein_outs, 8, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, __ein_acc[__ein_lane]); }); __ein_jammed += 8; } }",
+            "::ein::__private::Fill::fill(__ein_outs, 8, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, { __ein_acc[__ein_lane] }); }); __ein_jammed += 8; } }",
             // ... and the rest of the row is one counted loop.
             "::ein::__private::Fill::fill(__ein_outs, __ein_size_j - __ein_jammed, |__ein_position_2, __ein_slot_2| { let j = (__ein_jammed + __ein_position_2) as ::core::primitive::i64;",
             "let __ein_sum_k = ::ein::__private::Accumulate::fold_range(a.len_of(1), 0.0f32, ::core::ops::Add::add, |__ein_position_3| { let k = __ein_position_3 as ::core::primitive::i64;",
