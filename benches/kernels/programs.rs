@@ -32,12 +32,12 @@ ein! {
 
     /// A 5×5 convolution (correlation, as image libraries define it); the edges clamp.
     pub fn conv5x5(img: [[f32]], w: [[f32]]) -> [[f32]] {
-        for i in 0..img.shape(0), j in 0..img.shape(1) { sum di, dj { img[i + di - 2, j + dj - 2] * w[di, dj] } }
+        for i, j { sum di, dj { img[i + di - 2, j + dj - 2] * w[di, dj] } }
     }
 
     /// A 3×3 convolution; the edges clamp.
     pub fn conv3x3(img: [[f32]], w: [[f32]]) -> [[f32]] {
-        for i in 0..img.shape(0), j in 0..img.shape(1) { sum di, dj { img[i + di - 1, j + dj - 1] * w[di, dj] } }
+        for i, j { sum di, dj { img[i + di - 1, j + dj - 1] * w[di, dj] } }
     }
 
     /// Logistic regression: the predictions, the mean cross-entropy loss and its gradient.
@@ -414,7 +414,7 @@ fn conv_kernel(name: &'static str, radius: usize, quick: bool) -> Kernel {
         }
     };
     Kernel::new(name, format!("{rows}×{columns} f32, {size}×{size}"), Work::Flops(2.0 * (rows * columns * size * size) as f64), Check::Close(1e-5))
-        .note(format!("ein: `for i in 0..img.shape(0), j in 0..img.shape(1) {{ sum di, dj {{ img[i + di - {radius}, j + dj - {radius}] * w[di, dj] }} }}` (reads past the edge clamp; the explicit ranges are needed: `for i, j` is refused, \"index `i` has no size\", as `i + di - {radius}` is no plain read); naive: four loops with clamped indices; hand: rows in parallel, one tap at a time over the whole output row (interior vectorised, edge columns clamped)"))
+        .note(format!("ein: `for i, j {{ sum di, dj {{ img[i + di - {radius}, j + dj - {radius}] * w[di, dj] }} }}` (reads past the edge clamp; the window reads size `i` and `j`; each element's short sum runs eight elements side by side); naive: four loops with clamped indices; hand: rows in parallel, one tap at a time over the whole output row (interior vectorised, edge columns clamped)"))
         .variant("ein", ein_variant)
         .variant("naive", move || conv_naive(&i2, rows, columns, &w2, radius))
         .variant("hand", move || conv_hand(&img, rows, columns, &weights, radius))
