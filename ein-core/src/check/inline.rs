@@ -223,8 +223,9 @@ impl Checker {
             }
             declared.push(ty);
         }
-        // The callee sees its parameters and nothing of the caller's scope.
-        let caller_scope = std::mem::take(&mut self.scope);
+        // The callee sees its parameters and none of the caller's names.
+        let (caller_depth, caller_floor) = (self.scope.len(), self.scope_floor);
+        self.scope_floor = caller_depth;
         let mut bindings = Vec::new();
         for ((param, arg), ty) in function.params.iter().zip(args).zip(declared) {
             let parameter = param.name.to_string();
@@ -242,7 +243,8 @@ impl Checker {
         self.call_stack.push(position);
         let body = self.expr(&function.body);
         self.call_stack.pop();
-        self.scope = caller_scope;
+        self.scope.truncate(caller_depth);
+        self.scope_floor = caller_floor;
         if self.errors.len() > errors_before {
             // Errors only this call can cause (the body checked on its own): say which call.
             self.errors.push(name.span(), format!("in this call of `{name}`, which ein inlines here"));

@@ -150,6 +150,10 @@ struct Checker {
     /// Variables in lexical scope by the name they go by there, innermost last. The name is the
     /// variable's own, except in an inlined call, where a parameter names its argument.
     scope: Vec<(String, VarId)>,
+    /// Names are looked up in `scope[scope_floor..]` only: an inlined callee sees its own
+    /// parameters, not its caller's names, although the caller's variables still enclose it
+    /// (and may be used by sizes inferred inside it).
+    scope_floor: usize,
     unifier: Unifier,
     errors: Errors,
     size_uses: SizeUses,
@@ -180,6 +184,7 @@ impl Checker {
             form,
             vars: Vec::new(),
             scope: Vec::new(),
+            scope_floor: 0,
             unifier: Unifier::default(),
             errors: Errors::default(),
             size_uses: SizeUses::default(),
@@ -210,7 +215,7 @@ impl Checker {
     }
 
     fn lookup(&self, name: &str) -> Option<VarId> {
-        self.scope.iter().rev().find(|(bound, _)| bound == name).map(|(_, var)| *var)
+        self.scope[self.scope_floor..].iter().rev().find(|(bound, _)| bound == name).map(|(_, var)| *var)
     }
 
     /// A parameter's declared type: a scalar or an array of scalars.

@@ -163,9 +163,11 @@ pub(crate) fn unknown_function(name: &Ident, arguments: Option<usize>, block: &[
         (true, Some(close), _) => format!("; did you mean `{close}`?"),
         (true, None, Some(close)) => format!("; did you mean `{}`?", close.name()),
         (true, None, None) if !block.is_empty() => {
+            let names: Vec<String> = block.iter().map(|name| format!("`{name}`")).collect();
             format!(
-                "; this block's functions are {}",
-                block.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
+                "; ein's functions are Rust's scalar methods ({}) and this block's own: {}",
+                function_list(),
+                names.join(", ")
             )
         }
         (true, None, None) => format!("; ein's functions are Rust's scalar methods: {}", function_list()),
