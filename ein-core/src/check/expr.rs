@@ -159,6 +159,9 @@ impl Checker {
     fn name(&mut self, name: &proc_macro2::Ident) -> Checked<Expr> {
         let text = name.to_string();
         if let Some(var) = self.lookup(&text) {
+            if self.poisoned.contains(&var) {
+                return Err(Reported);
+            }
             return Ok(Expr::new(ExprKind::Var(var), self.var(var).ty.clone(), name.span()));
         }
         let message = if self.index_names.iter().any(|(index, _)| *index == text) {
@@ -563,6 +566,7 @@ impl Checker {
             Pattern::Name(name) => {
                 let ty = Type::Scalar(self.unifier.fresh(NumberClass::Any, super::types::Origin::Literal));
                 let var = self.declare(&name.to_string(), ty, VarKind::Let, name.span());
+                self.poisoned.push(var);
                 self.enter_scope(var);
             }
             Pattern::Tuple(items, _) => items.iter().for_each(|item| self.bind_unknown(item)),

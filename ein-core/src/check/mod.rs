@@ -176,6 +176,9 @@ struct Checker {
     inlined_calls: usize,
     /// A call failed because its callee did (whose errors are reported with the callee).
     failed_callee: bool,
+    /// Names bound to a value that failed to check (already reported): their uses are
+    /// neither checked nor reported again.
+    poisoned: Vec<VarId>,
 }
 
 impl Checker {
@@ -197,6 +200,7 @@ impl Checker {
             call_stack: Vec::new(),
             inlined_calls: 0,
             failed_callee: false,
+            poisoned: Vec::new(),
         }
     }
 

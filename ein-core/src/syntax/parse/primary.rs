@@ -150,7 +150,7 @@ fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result
 
 /// "unknown function `x`", with a hint: the reduction it names, a close name among the scalar
 /// functions and `block` (the names of the block's own functions, item form only), or the list
-/// of scalar functions.
+/// of scalar functions (and, in the item form, how to define or declare it).
 pub(crate) fn unknown_function(name: &Ident, arguments: Option<usize>, block: &[String]) -> syn::Error {
     let text = name.to_string();
     let hint = if ReduceOp::from_name(&text).is_some() {
@@ -163,11 +163,10 @@ pub(crate) fn unknown_function(name: &Ident, arguments: Option<usize>, block: &[
         (true, Some(close), _) => format!("; did you mean `{close}`?"),
         (true, None, Some(close)) => format!("; did you mean `{}`?", close.name()),
         (true, None, None) if !block.is_empty() => {
-            let names: Vec<String> = block.iter().map(|name| format!("`{name}`")).collect();
             format!(
-                "; ein's functions are Rust's scalar methods ({}) and this block's own: {}",
+                "; ein's functions are Rust's scalar methods ({}) and the functions of its block: define it there \
+                 (`fn {text}(x: f64) -> f64 {{ .. }}`) or declare a Rust function with `extern fn {text}(x: f64) -> f64;`",
                 function_list(),
-                names.join(", ")
             )
         }
         (true, None, None) => format!("; ein's functions are Rust's scalar methods: {}", function_list()),
