@@ -69,13 +69,12 @@ macro_rules! differential {
         cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
         args ($($arg:ident = $spec:expr),* $(,)?);
     ) => {
-        $(#[$attr])*
-        #[test]
-        fn $name() {
-            ::ein::ein! { fn run($($params)*) -> $ret $body }
-            differential!(@runs $name, (fn run($($params)*) -> $ret $body),
-                cases [$($size),+] in [$($case),+]; args ($($arg = $spec),*);
-                |_plan| run($($arg.pass()),*));
+        differential! {
+            $(#[$attr])*
+            $name: fn ($($params)*) -> $ret $body
+            with {}
+            cases [$($size),+] in [$($case),+];
+            args ($($arg = $spec),*);
         }
     };
     // Every case under every layout plan: the arguments are instantiated, `$compiled` (which

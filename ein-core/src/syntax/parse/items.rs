@@ -54,7 +54,7 @@ pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Res
 
 /// `extern fn name(x: f64, ..) -> f64;`: scalars in and out, since ein calls it per element.
 fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunction> {
-    let extern_token: Token![extern] = input.parse()?;
+    input.parse::<Token![extern]>()?;
     if input.peek(syn::LitStr) {
         let abi: syn::LitStr = input.parse()?;
         return Err(syn::Error::new(
@@ -66,21 +66,7 @@ fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunc
         return Err(expected(input, "`fn` after `extern`: `extern fn name(x: f64) -> f64;`"));
     }
     input.parse::<Token![fn]>()?;
-    if !input.peek(syn::Ident) {
-        return Err(expected(input, "the function's name after `extern fn`"));
-    }
-    let name: Ident = input.parse()?;
-    if !input.peek(token::Paren) {
-        return Err(expected(input, "the parameter list `(name: type, ..)`"));
-    }
-    let content;
-    let parentheses = syn::parenthesized!(content in input);
-    let params = parse_parameters(&content, context)?;
-    if !input.peek(Token![->]) {
-        return Err(syn::Error::new(parentheses.span.close(), "an `extern fn` needs a return type, e.g. `-> f64`"));
-    }
-    input.parse::<Token![->]>()?;
-    let ret = parse_type(input, context)?;
+    let (name, params, ret) = parse_signature(input, context, "an `extern fn`", "`-> f64`")?;
     for ty in params.iter().map(|param| &param.ty).chain([&ret]) {
         if !matches!(ty, TypeExpr::Scalar(..)) {
             return Err(syn::Error::new(
@@ -102,7 +88,6 @@ fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunc
         return Err(expected(input, "`;` after the `extern fn` declaration"));
     }
     input.parse::<Token![;]>()?;
-    let _ = extern_token;
     Ok(ExternFunction { name, params, ret })
 }
 
@@ -113,25 +98,7 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
         return Err(expected(input, "`fn`: an ein item is a function `fn name(params) -> type { body }`"));
     }
     let fn_token: Token![fn] = input.parse()?;
-    if !input.peek(syn::Ident) {
-        return Err(expected(input, "the function's name after `fn`"));
-    }
-    let name: Ident = input.parse()?;
-    if input.peek(Token![<]) {
-        return Err(syn::Error::new(input.span(), "ein functions take no generic parameters"));
-    }
-    if !input.peek(token::Paren) {
-        return Err(expected(input, "the parameter list `(name: type, ..)`"));
-    }
-    let content;
-    let parentheses = syn::parenthesized!(content in input);
-    let params = parse_parameters(&content, context)?;
-    if !input.peek(Token![->]) {
-        // Point just where `-> type` belongs.
-        return Err(syn::Error::new(parentheses.span.close(), "an ein function needs a return type, e.g. `-> [f32]`"));
-    }
-    input.parse::<Token![->]>()?;
-    let ret = parse_type(input, context)?;
+    let (name, params, ret) = parse_signature(input, context, "an ein function", "`-> [f32]`")?;
     if !input.peek(token::Brace) {
         return Err(expected(input, "the function body `{ .. }`"));
     }
@@ -147,6 +114,36 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
     }
     let span = fn_token.span.join(braces.close()).unwrap_or(name.span());
     Ok(Function { attrs, vis, name, params, ret, into, body: *body, span })
+}
+
+/// `name(params) -> type` after `fn`; `what` names the item in errors ("an ein function"),
+/// `example` is a return type to suggest.
+fn parse_signature(
+    input: ParseStream,
+    context: &Context,
+    what: &str,
+    example: &str,
+) -> syn::Result<(Ident, Vec<Param>, TypeExpr)> {
+    if !input.peek(syn::Ident) {
+        return Err(expected(input, "the function's name after `fn`"));
+    }
+    let name: Ident = input.parse()?;
+    if input.peek(Token![<]) {
+        return Err(syn::Error::new(input.span(), "ein functions take no generic parameters"));
+    }
+    if !input.peek(token::Paren) {
+        return Err(expected(input, "the parameter list `(name: type, ..)`"));
+    }
+    let content;
+    let parentheses = syn::parenthesized!(content in input);
+    let params = parse_parameters(&content, context)?;
+    if !input.peek(Token![->]) {
+        // Point just where `-> type` belongs.
+        return Err(syn::Error::new(parentheses.span.close(), format!("{what} needs a return type, e.g. {example}")));
+    }
+    input.parse::<Token![->]>()?;
+    let ret = parse_type(input, context)?;
+    Ok((name, params, ret))
 }
 
 /// Takes ein's own `#[into(name)]` out of a function's attributes (the rest pass through).
