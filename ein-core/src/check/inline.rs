@@ -280,6 +280,17 @@ impl Checker {
         span: Span,
     ) -> Checked<Expr> {
         self.check_arity(name, declaration.params.len(), args.len(), span)?;
+        // Generated code calls the function by its name, which a Rust variable of that name
+        // (a parameter or `let` of this function or of one inlined around the call) would hide.
+        let text = name.to_string();
+        if self.scope.iter().any(|(_, var)| self.var(*var).name == text) {
+            let message = format!(
+                "`{name}` is also the name of a variable here, which would hide the Rust function `{name}` in the \
+                 generated code; rename the variable"
+            );
+            self.errors.push(name.span(), message);
+            return Err(Reported);
+        }
         for (param, arg) in declaration.params.iter().zip(&args) {
             let ty = self.declared_type(&param.ty)?;
             if self.unifier.unify_types(&ty, &arg.ty).is_err() {

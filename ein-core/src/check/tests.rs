@@ -474,6 +474,11 @@ fn extern_functions_are_scalar_calls_of_their_declared_types() {
           once per element: map it, e.g. `for i { gamma(a[i]) }`"]
     );
     assert_eq!(
+        errors("extern fn gamma(x: f64) -> f64; pub fn f(gamma: [f64]) -> [f64] { for i { gamma(gamma[i]) } }"),
+        ["`gamma` is also the name of a variable here, which would hide the Rust function `gamma` in the generated \
+          code; rename the variable"]
+    );
+    assert_eq!(
         check("extern fn gamma(x: [f64]) -> f64;").err().map(|error| error.to_string()).as_deref(),
         Some(
             "`extern fn gamma` must take and return single values (`f64`, `i32`, `bool`, …): ein calls it once per \

@@ -1024,3 +1024,26 @@ fn random_token_soup_never_panics() {
     }
     assert!(parsed > 1_000, "too few random inputs lexed: {parsed}");
 }
+
+#[test]
+fn extern_and_block_call_errors() {
+    assert_error("extern \"C\" fn g(x: f64) -> f64;", "an ein `extern fn` names a Rust function", "\"C\"");
+    assert_error("extern fn g(x: f64) -> f64 { x }", "an `extern fn` has no body here", "{ x }");
+    assert_error("extern fn g(x: f64) -> f64", "expected `;` after the `extern fn` declaration", "");
+    assert_error("extern fn g(x: f64);", "an `extern fn` needs a return type, e.g. `-> f64`", ");");
+    assert_error(
+        "extern fn g(x: f64) -> (f64, f64);",
+        "`extern fn g` must take and return single values",
+        "(f64, f64)",
+    );
+    assert_error(
+        "fn g(x: f64) -> f64 { x } extern fn g(x: f64) -> f64;",
+        "`g` is already the name of a function",
+        "g(x: f64) -> f64;",
+    );
+    assert_error("fn max(x: f64) -> f64 { x }", "`max` is one of ein's scalar functions", "max");
+    // In the item form a call of an unknown name is the checker's to resolve; in the
+    // expression form it stays the parser's error.
+    assert_eq!(show(&functions(lex("fn f(a: f64) -> f64 { helper(a, 1) }"))[0].body), "(apply helper a 1)");
+    assert_error("helper(a)", "unknown function `helper`", "helper");
+}
