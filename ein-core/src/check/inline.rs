@@ -186,7 +186,7 @@ impl Checker {
         };
         let args = args?;
         let function = &library.functions[position];
-        self.check_arity(name, function.params.len(), args.len(), span)?;
+        self.check_arity(name, function.params.len(), args.len())?;
         if self.call_stack.contains(&position) || library.checked.borrow()[position] != Some(true) {
             // Recursion (reported on the call graph) or a callee with errors of its own.
             self.failed_callee = true;
@@ -261,12 +261,12 @@ impl Checker {
         Ok(body)
     }
 
-    fn check_arity(&mut self, name: &Ident, wanted: usize, found: usize, span: Span) -> Checked<()> {
+    /// The count of arguments, at the function's name (the call's smallest token).
+    fn check_arity(&mut self, name: &Ident, wanted: usize, found: usize) -> Checked<()> {
         if wanted == found {
             return Ok(());
         }
         let plural = if wanted == 1 { "" } else { "s" };
-        let _ = span;
         self.errors.push(name.span(), format!("`{name}` takes {wanted} argument{plural}, found {found}"));
         Err(Reported)
     }
@@ -279,7 +279,7 @@ impl Checker {
         args: Vec<Expr>,
         span: Span,
     ) -> Checked<Expr> {
-        self.check_arity(name, declaration.params.len(), args.len(), span)?;
+        self.check_arity(name, declaration.params.len(), args.len())?;
         // Generated code calls the function by its name, which a Rust variable of that name
         // (a parameter or `let` of this function or of one inlined around the call) would hide.
         let text = name.to_string();
