@@ -575,6 +575,14 @@ impl Func {
     }
 }
 
+/// The candidate closest to `name` by edit distance, if close enough to suggest (the
+/// threshold of [`Func::closest`]): for names the user declared, such as a block's functions.
+pub fn closest_name<'a>(name: &str, candidates: &'a [String]) -> Option<&'a str> {
+    let limit = if name.len() <= 3 { 1 } else { 2 };
+    let (distance, best) = candidates.iter().map(|candidate| (edit_distance(name, candidate), candidate)).min()?;
+    (distance <= limit).then_some(best.as_str())
+}
+
 /// Levenshtein distance, for suggestions.
 fn edit_distance(left: &str, right: &str) -> usize {
     let right: Vec<char> = right.chars().collect();

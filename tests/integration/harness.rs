@@ -55,6 +55,8 @@ pub trait Elem: Copy + Debug + PartialEq + Send + Sync + 'static {
     /// Whether a special value is within `bound` in magnitude (NaN and ±∞ always are).
     fn special_within(self, bound: f64) -> bool;
     fn to_value(self) -> Value;
+    /// The value as this type, if it is one (for `extern fn`s run by the interpreter).
+    fn from_value(value: &Value) -> Option<Self>;
 }
 
 macro_rules! float_elem {
@@ -104,6 +106,12 @@ macro_rules! float_elem {
             fn to_value(self) -> Value {
                 Value::$variant(self)
             }
+            fn from_value(value: &Value) -> Option<Self> {
+                match value {
+                    Value::$variant(value) => Some(*value),
+                    _ => None,
+                }
+            }
         }
     };
 }
@@ -132,6 +140,12 @@ macro_rules! int_elem {
             }
             fn to_value(self) -> Value {
                 Value::$variant(self)
+            }
+            fn from_value(value: &Value) -> Option<Self> {
+                match value {
+                    Value::$variant(value) => Some(*value),
+                    _ => None,
+                }
             }
         }
     };
@@ -164,6 +178,12 @@ impl Elem for bool {
     }
     fn to_value(self) -> Value {
         Value::Bool(self)
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Bool(value) => Some(*value),
+            _ => None,
+        }
     }
 }
 
@@ -709,6 +729,36 @@ pub fn error_kind(message: &str) -> &str {
 // ---------------------------------------------------------------------------------------------
 // The oracle
 
+/// Registers the Rust function `function` of one argument as the interpreter's `extern fn
+/// name`: the same function the compiled code calls, on the interpreter's values.
+pub fn extern1<A: Elem, R: Elem>(
+    name: &'static str,
+    function: fn(A) -> R,
+) -> impl FnOnce(interp::Externs) -> interp::Externs {
+    move |externs| {
+        externs.with(name, move |args| match args {
+            [a] => A::from_value(a).map_or(Value::Tuple(Vec::new()), |a| function(a).to_value()),
+            _ => Value::Tuple(Vec::new()),
+        })
+    }
+}
+
+/// [`extern1`] for a function of two arguments.
+pub fn extern2<A: Elem, B: Elem, R: Elem>(
+    name: &'static str,
+    function: fn(A, B) -> R,
+) -> impl FnOnce(interp::Externs) -> interp::Externs {
+    move |externs| {
+        externs.with(name, move |args| match args {
+            [a, b] => match (A::from_value(a), B::from_value(b)) {
+                (Some(a), Some(b)) => function(a, b).to_value(),
+                _ => Value::Tuple(Vec::new()),
+            },
+            _ => Value::Tuple(Vec::new()),
+        })
+    }
+}
+
 /// How the program was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
@@ -721,6 +771,8 @@ pub struct Oracle {
     test: &'static str,
     source: String,
     program: Program,
+    /// The Rust functions of the program's `extern fn`s, for the interpreter.
+    externs: interp::Externs,
     /// Relative tolerance for floats: loose when any f32 is involved (the compiled code
     /// reassociates sums).
     f32_involved: bool,
@@ -753,6 +805,7 @@ impl Oracle {
             test,
             source: source.to_string(),
             program,
+            externs: interp::Externs::default(),
             f32_involved,
             succeeded: Mutex::new(BTreeSet::new()),
             runs: Mutex::new(0),
@@ -761,6 +814,13 @@ impl Oracle {
 
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// Gives the interpreter the Rust functions the program's `extern fn`s name (the same ones
+    /// the compiled code calls; see [`extern1`]).
+    pub fn with_externs(mut self, register: impl FnOnce(interp::Externs) -> interp::Externs) -> Oracle {
+        self.externs = register(std::mem::take(&mut self.externs));
+        self
     }
 
     /// Starts one run: shape case `case_index` (with its size variables) under `plan`.
@@ -888,7 +948,7 @@ impl Run<'_> {
                 None => self.fail(&format!("no argument `{name}` decides a type parameter")),
             }
         }
-        let expected = interp::run(program, args, &type_args);
+        let expected = interp::run_with_externs(program, args, &type_args, &self.oracle.externs);
         // The expression form's element types are rustc's: an f32 input makes them f32.
         let f32_input = inputs.iter().any(|input| input.elem == Scalar::F32);
         let rel_tol = if f32_input { 1e-4 } else { self.oracle.tolerance() };

@@ -7,6 +7,8 @@
 //!   larger sizes, some above the parallel grain size) in several memory layouts (row-major,
 //!   transposed, stepped, reversed, and a mixed plan with a broadcast argument); the answers
 //!   must agree. See `harness.rs`.
+//! - `calls`: functions of one block calling each other (inlined) and `extern fn`s, whose
+//!   Rust functions the interpreter is given too (`differential!` with `with { .. }`).
 //! - `storage`: inputs of every supported storage type (`Vec`, slices, Rust arrays,
 //!   `ein::Array`/`View`, ndarray), in both forms, against the interpreter.
 //! - `errors`: run-time errors (size mismatches, empty `argmax`, empty reads, negative sizes
@@ -39,19 +41,42 @@
 /// shape cases and the arguments. The program's tokens go both to `ein::ein!` (as `fn run`) and,
 /// stringified, to `ein_core` for the interpreter.
 macro_rules! differential {
+    // With more items in the block (helpers `run` calls, `extern fn`s) and the interpreter's
+    // Rust functions for the `extern fn`s (`harness::extern1`).
     (
         $(#[$attr:meta])*
         $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        with { $($items:tt)* }
+        $(externs ($($extern:expr),* $(,)?);)?
         cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
         args ($($arg:ident = $spec:expr),* $(,)?);
     ) => {
         $(#[$attr])*
         #[test]
         fn $name() {
-            ::ein::ein! { fn run($($params)*) -> $ret $body }
-            differential!(@runs $name, (fn run($($params)*) -> $ret $body),
+            ::ein::ein! { fn run($($params)*) -> $ret $body $($items)* }
+            let register = |externs: ::ein_core::interp::Externs| {
+                $($(let externs = ($extern)(externs);)*)?
+                externs
+            };
+            differential!(@runs $name, (fn run($($params)*) -> $ret $body $($items)*),
+                with register,
                 cases [$($size),+] in [$($case),+]; args ($($arg = $spec),*);
                 |_plan| run($($arg.pass()),*));
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
+        differential! {
+            $(#[$attr])*
+            $name: fn ($($params)*) -> $ret $body
+            with {}
+            cases [$($size),+] in [$($case),+];
+            args ($($arg = $spec),*);
         }
     };
     // Every case under every layout plan: the arguments are instantiated, `$compiled` (which
@@ -60,7 +85,15 @@ macro_rules! differential {
         @runs $name:ident, ($($source:tt)*), cases [$($size:ident),+] in [$($case:expr),+];
         args ($($arg:ident = $spec:expr),*); |$plan:ident| $compiled:expr
     ) => {
-        let oracle = $crate::harness::Oracle::new(stringify!($name), stringify!($($source)*), $crate::harness::Form::Item);
+        differential!(@runs $name, ($($source)*), with |externs| externs,
+            cases [$($size),+] in [$($case),+]; args ($($arg = $spec),*); |$plan| $compiled);
+    };
+    (
+        @runs $name:ident, ($($source:tt)*), with $register:expr, cases [$($size:ident),+] in [$($case:expr),+];
+        args ($($arg:ident = $spec:expr),*); |$plan:ident| $compiled:expr
+    ) => {
+        let oracle = $crate::harness::Oracle::new(stringify!($name), stringify!($($source)*), $crate::harness::Form::Item)
+            .with_externs($register);
         let cases = [$($case),+];
         for (case_index, case) in cases.iter().enumerate() {
             let [$($size),+] = *case;
@@ -157,6 +190,7 @@ macro_rules! program {
 
 mod harness;
 
+mod calls;
 mod contractions;
 mod edge_cases;
 mod errors;

@@ -109,7 +109,7 @@ impl Scan {
                 self.expr(then, 0);
                 self.expr(otherwise, 0);
             }
-            ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } => {
+            ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } | ExprKind::Apply { args: items, .. } => {
                 items.iter().for_each(|item| self.expr(item, 0))
             }
             ExprKind::Record(fields) => fields.iter().for_each(|(_, value)| self.expr(value, 0)),

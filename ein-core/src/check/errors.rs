@@ -13,6 +13,15 @@ impl Errors {
         self.collected.push(syn::Error::new(span, message));
     }
 
+    /// Records an error built elsewhere (a parser helper's message).
+    pub fn push_error(&mut self, error: syn::Error) {
+        self.collected.push(error);
+    }
+
+    pub fn len(&self) -> usize {
+        self.collected.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.collected.is_empty()
     }

@@ -115,6 +115,7 @@ impl Checker {
             ast::ExprKind::Unary { op, op_span, operand } => self.unary(*op, *op_span, operand, span),
             ast::ExprKind::Binary { op, op_span, lhs, rhs } => self.binary(*op, *op_span, lhs, rhs, span),
             ast::ExprKind::Call { func, func_span, args } => self.call(*func, *func_span, args, span),
+            ast::ExprKind::Apply { name, args } => self.apply(name, args, span),
             ast::ExprKind::Cast { operand, to, to_span } => self.cast(operand, *to, *to_span, span),
         }
     }
@@ -158,6 +159,9 @@ impl Checker {
     fn name(&mut self, name: &proc_macro2::Ident) -> Checked<Expr> {
         let text = name.to_string();
         if let Some(var) = self.lookup(&text) {
+            if self.poisoned.contains(&var) {
+                return Err(Reported);
+            }
             return Ok(Expr::new(ExprKind::Var(var), self.var(var).ty.clone(), name.span()));
         }
         let message = if self.index_names.iter().any(|(index, _)| *index == text) {
@@ -299,7 +303,7 @@ impl Checker {
         }
         let index = self.declare(&text, Type::I64, VarKind::Index, name.span());
         self.index_names.push((text, name.span()));
-        self.scope.push(index);
+        self.enter_scope(index);
         index
     }
 
@@ -378,7 +382,8 @@ impl Checker {
     }
 
     fn usable_at_binder(&self, size: &Expr) -> bool {
-        free_vars(size).iter().all(|var| self.scope.contains(var)) && self.index_dependency(size).is_none()
+        free_vars(size).iter().all(|var| self.scope.iter().any(|(_, bound)| bound == var))
+            && self.index_dependency(size).is_none()
     }
 
     fn fold(
@@ -402,7 +407,7 @@ impl Checker {
                     Pattern::Tuple(..) => "__ein_acc".to_string(),
                 };
                 let acc_var = self.declare(&acc_name, init.ty.clone(), VarKind::Accumulator, acc.span());
-                self.scope.push(acc_var);
+                self.enter_scope(acc_var);
                 if matches!(acc, Pattern::Name(_)) && init.ty.rank() > 0 {
                     self.accumulator_inits.insert(acc_var, init.clone());
                 }
@@ -519,7 +524,7 @@ impl Checker {
                 if kind == VarKind::Let {
                     self.lets.insert(var, value.clone());
                 }
-                self.scope.push(var);
+                self.enter_scope(var);
                 Ok(vec![(var, value)])
             }
             Pattern::Tuple(items, span) => {
@@ -538,7 +543,7 @@ impl Checker {
                 // A hidden variable holds the whole tuple, so it is evaluated once.
                 let whole = self.declare("__ein_tuple", value.ty.clone(), kind, *span);
                 self.lets.insert(whole, value.clone());
-                self.scope.push(whole);
+                self.enter_scope(whole);
                 let mut bindings = vec![(whole, value)];
                 for (position, (item, field_ty)) in items.iter().zip(fields).enumerate() {
                     let tuple = Expr::new(ExprKind::Var(whole), self.var(whole).ty.clone(), *span);
@@ -561,7 +566,8 @@ impl Checker {
             Pattern::Name(name) => {
                 let ty = Type::Scalar(self.unifier.fresh(NumberClass::Any, super::types::Origin::Literal));
                 let var = self.declare(&name.to_string(), ty, VarKind::Let, name.span());
-                self.scope.push(var);
+                self.poisoned.push(var);
+                self.enter_scope(var);
             }
             Pattern::Tuple(items, _) => items.iter().for_each(|item| self.bind_unknown(item)),
         }

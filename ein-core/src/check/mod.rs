@@ -6,6 +6,7 @@ mod calls;
 mod captures;
 mod errors;
 mod expr;
+mod inline;
 pub mod sizes;
 mod types;
 
@@ -20,26 +21,36 @@ use sizes::{LetValues, SizeUses};
 use std::collections::BTreeSet;
 use types::{Origin, Resolved, Unifier};
 
-/// Checks every unit of an `ein!` invocation; all user errors are returned together.
+/// Checks every unit of an `ein!` invocation; all user errors are returned together. The
+/// units are the functions emitted as Rust (see [`inline::Library`]): a private helper that
+/// other functions of the block call is checked, and inlined at its calls, but is no unit.
 pub fn check_input(input: Input) -> syn::Result<Vec<Unit>> {
     match input {
         Input::Expression(body) => Ok(vec![check_expression(&body)?]),
-        Input::Functions(functions) => {
-            let mut units = Vec::new();
-            let mut errors: Option<syn::Error> = None;
-            for function in &functions {
-                match check_function(function) {
-                    Ok(unit) => units.push(unit),
-                    Err(error) => match &mut errors {
-                        Some(existing) => existing.combine(error),
-                        None => errors = Some(error),
-                    },
+        Input::Functions(functions, externs) => {
+            let library = std::rc::Rc::new(inline::Library::new(functions, externs));
+            let mut errors = Errors::default();
+            library.recursion_errors(&mut errors);
+            let mut units: Vec<(usize, Unit)> = Vec::new();
+            for position in library.check_order() {
+                match check_function(&library, position) {
+                    Ok(Some(unit)) => {
+                        library.mark_checked(position, true);
+                        if library.is_emitted(position) {
+                            units.push((position, unit));
+                        }
+                    }
+                    Ok(None) => library.mark_checked(position, false),
+                    Err(error) => {
+                        library.mark_checked(position, false);
+                        errors.push_error(error);
+                    }
                 }
             }
-            match errors {
-                Some(error) => Err(error),
-                None => Ok(units),
-            }
+            errors.finish()?;
+            // Emitted in the order written, whatever order they were checked in.
+            units.sort_by_key(|(position, _)| *position);
+            Ok(units.into_iter().map(|(_, unit)| unit).collect())
         }
     }
 }
@@ -62,29 +73,44 @@ fn check_expression(body: &ast::Expr) -> syn::Result<Unit> {
         let ty =
             if capture.rank == 0 { Type::Scalar(element) } else { Type::array(Type::Scalar(element), capture.rank) };
         let var = checker.declare(&capture.name.to_string(), ty, VarKind::Param, capture.name.span());
-        checker.scope.push(var);
+        checker.enter_scope(var);
         params.push(var);
     }
     let body = checker.expr(body);
     checker.finish(params, body, Form::Expression, None)
 }
 
-fn check_function(function: &ast::Function) -> syn::Result<Unit> {
+/// Checks function `position` of the block on its own; `Ok(None)` when it failed only through a
+/// callee whose own errors are reported already.
+fn check_function(library: &std::rc::Rc<inline::Library>, position: usize) -> syn::Result<Option<Unit>> {
+    let function = &library.functions[position];
     let mut checker = Checker::new(FormKind::Function);
+    checker.library = Some(library.clone());
+    checker.call_stack.push(position);
+    let emitted = library.is_emitted(position);
+    if let (Some(into), false) = (&function.into, emitted) {
+        let message = format!(
+            "`{}` is a private helper of this block (other functions call it, and ein inlines it there), \
+             so no Rust function `{into}` is generated; make it `pub` (or `pub(crate)`) to have one",
+            function.name
+        );
+        checker.errors.push(into.span(), message);
+    }
     let mut params = Vec::new();
     for param in &function.params {
         let name = param.name.to_string();
-        if let Some(previous) = params.iter().find(|var: &&VarId| checker.var(**var).name == name) {
-            let _ = previous;
+        if params.iter().any(|var: &VarId| checker.var(*var).name == name) {
             checker.errors.push(param.name.span(), format!("parameter `{name}` is declared twice"));
             continue;
         }
-        let ty = match checker.parameter_type(&param.ty) {
+        // A helper that is only inlined has no Rust signature: any type will do.
+        let ty = if emitted { checker.parameter_type(&param.ty) } else { checker.declared_type(&param.ty) };
+        let ty = match ty {
             Ok(ty) => ty,
             Err(Reported) => continue,
         };
         let var = checker.declare(&name, ty, VarKind::Param, param.name.span());
-        checker.scope.push(var);
+        checker.enter_scope(var);
         params.push(var);
     }
     let declared = checker.declared_type(&function.ret);
@@ -107,7 +133,10 @@ fn check_function(function: &ast::Function) -> syn::Result<Unit> {
         ret_span: function.ret.span(),
     };
     let declared = declared.ok();
-    checker.finish(params, body, Form::Function(header), declared)
+    if checker.errors.is_empty() && checker.failed_callee {
+        return Ok(None);
+    }
+    checker.finish(params, body, Form::Function(header), declared).map(Some)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -120,8 +149,13 @@ enum FormKind {
 struct Checker {
     form: FormKind,
     vars: Vec<VarInfo>,
-    /// Variables in lexical scope, innermost last.
-    scope: Vec<VarId>,
+    /// Variables in lexical scope by the name they go by there, innermost last. The name is the
+    /// variable's own, except in an inlined call, where a parameter names its argument.
+    scope: Vec<(String, VarId)>,
+    /// Names are looked up in `scope[scope_floor..]` only: an inlined callee sees its own
+    /// parameters, not its caller's names, although the caller's variables still enclose it
+    /// (and may be used by sizes inferred inside it).
+    scope_floor: usize,
     unifier: Unifier,
     errors: Errors,
     size_uses: SizeUses,
@@ -136,6 +170,17 @@ struct Checker {
     index_names: Vec<(String, Span)>,
     /// Indices hidden by a rebinding (already reported), whose missing size is not news.
     shadowed_indices: Vec<VarId>,
+    /// The item form's functions, for calls between them (`None` in the expression form).
+    library: Option<std::rc::Rc<inline::Library>>,
+    /// The functions being checked or inlined, outermost first (positions in the library).
+    call_stack: Vec<usize>,
+    /// Calls inlined so far in this unit, against a budget.
+    inlined_calls: usize,
+    /// A call failed because its callee did (whose errors are reported with the callee).
+    failed_callee: bool,
+    /// Names bound to a value that failed to check (already reported): their uses are
+    /// neither checked nor reported again.
+    poisoned: Vec<VarId>,
 }
 
 impl Checker {
@@ -144,6 +189,7 @@ impl Checker {
             form,
             vars: Vec::new(),
             scope: Vec::new(),
+            scope_floor: 0,
             unifier: Unifier::default(),
             errors: Errors::default(),
             size_uses: SizeUses::default(),
@@ -152,7 +198,18 @@ impl Checker {
             global_checks: Vec::new(),
             index_names: Vec::new(),
             shadowed_indices: Vec::new(),
+            library: None,
+            call_stack: Vec::new(),
+            inlined_calls: 0,
+            failed_callee: false,
+            poisoned: Vec::new(),
         }
+    }
+
+    /// Puts `var` in scope under its own name.
+    fn enter_scope(&mut self, var: VarId) {
+        let name = self.var(var).name.clone();
+        self.scope.push((name, var));
     }
 
     fn declare(&mut self, name: &str, ty: Type, kind: VarKind, span: Span) -> VarId {
@@ -164,7 +221,7 @@ impl Checker {
     }
 
     fn lookup(&self, name: &str) -> Option<VarId> {
-        self.scope.iter().rev().copied().find(|var| self.var(*var).name == name)
+        self.scope[self.scope_floor..].iter().rev().find(|(bound, _)| bound == name).map(|(_, var)| *var)
     }
 
     /// A parameter's declared type: a scalar or an array of scalars.

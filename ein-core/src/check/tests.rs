@@ -385,3 +385,142 @@ fn expression_form_functions_narrow_captured_element_types() {
     );
     assert_eq!(call_types(&program, "pow").0[1], Type::scalar(Scalar::U32));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Calls between the functions of a block, and `extern fn`.
+
+#[test]
+fn a_call_is_inlined_and_its_sizes_come_from_the_arguments() {
+    let program = program(
+        "pub fn nearest(a: [[f64]], b: [[f64]]) -> [usize] { let d = pdist(a, b); for i { argmin j { d[i, j] } } }
+         fn pdist(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) } } }",
+    );
+    // The callee's `k` ranges over both arguments' axis 1: one check before everything, over
+    // the caller's parameters.
+    assert_eq!(checks(&program), vec![("k".to_string(), "axis 1 of `a`".to_string(), "axis 1 of `b`".to_string())]);
+    assert!(matches!(program.body.kind, ExprKind::Assert(_)));
+    assert!(!nodes(&program).iter().any(|expr| matches!(expr.kind, ExprKind::Extern(_))));
+}
+
+#[test]
+fn only_emitted_functions_are_units() {
+    // `helper` is private and called: inlined only. `lonely` is private and never called: the
+    // user's private Rust function, as before. `shared` is `pub` and called: both.
+    let units = check(
+        "fn helper(x: f64) -> f64 { x * 2.0 }
+         pub fn shared(a: [f64]) -> [f64] { for i { helper(a[i]) } }
+         fn lonely(a: [f64]) -> [f64] { shared(a) }",
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    let names: Vec<String> = units.iter().map(Unit::name_for_dump).collect();
+    assert_eq!(names, ["fn shared", "fn lonely"]);
+}
+
+#[test]
+fn an_index_passed_to_a_helper_is_sized_as_if_written_in_place() {
+    let program = program(
+        "pub fn sums(m: [[f64]]) -> [f64] { for i { row_sum(m, i) } }
+         fn row_sum(rows: [[f64]], r: i64) -> f64 { sum k { rows[r, k] } }",
+    );
+    assert_eq!(
+        sizes(&program),
+        [("i".to_string(), "len(m, 0)".to_string()), ("k".to_string(), "len(m, 1)".to_string())]
+    );
+    assert!(bounds(&program).iter().all(|bounds| *bounds == Bounds::Proven));
+}
+
+#[test]
+fn a_helper_takes_and_returns_tuples_and_records() {
+    let program = program(
+        "pub fn stats(x: [f64]) -> f64 { let s = moments((x, 2.0)); s.mean * s.spread }
+         fn moments(input: ([f64], f64)) -> { mean: f64, spread: f64 } {
+             { mean: sum k { input.0[k] } / input.1, spread: max k { input.0[k] } }
+         }",
+    );
+    assert_eq!(program.body.ty, Type::scalar(Scalar::F64));
+}
+
+#[test]
+fn call_errors_point_at_the_call_or_the_argument() {
+    assert_eq!(
+        errors("pub fn f(a: [f64]) -> f64 { f(a) }"),
+        ["`f` calls itself: ein inlines every call of a function of the block, so functions cannot be recursive; \
+          write the repetition as a `fold`"]
+    );
+    let mutual = errors("pub fn f(x: f64) -> f64 { g(x) } fn g(x: f64) -> f64 { h(x) } fn h(x: f64) -> f64 { f(x) }");
+    assert_eq!(mutual.len(), 3, "{mutual:?}");
+    assert!(mutual[0].starts_with("`f` calls `g`, which calls back into `f` (`f` → `g` → `h` → `f`)"), "{mutual:?}");
+    assert_eq!(
+        errors("pub fn f(a: [f64]) -> f64 { g(a, 1.0) } fn g(a: [f64]) -> f64 { a[0] }"),
+        ["`g` takes 1 argument, found 2"]
+    );
+    assert_eq!(
+        errors("pub fn f(a: [f64]) -> f64 { g(a) } fn g(a: [[f64]]) -> f64 { a[0, 0] }"),
+        ["mismatched argument: parameter `a` of `g` is `[[f64]]` (rank 2, found rank 1), but this is `[f64]`"]
+    );
+    assert_eq!(
+        errors("pub fn f(a: [f64]) -> f64 { g(a) } fn g(a: [i32]) -> f64 { 1.0 }"),
+        ["mismatched argument: parameter `a` of `g` is `[i32]`, but this is `[f64]`"]
+    );
+    assert_eq!(
+        errors("pub fn f(a: [f64]) -> f64 { pdis(a) } fn pdist(a: [f64]) -> f64 { a[0] }"),
+        ["unknown function `pdis`; did you mean `pdist`?"]
+    );
+    // The callee's own error is reported once, at the callee, not again at each call.
+    let errors = errors("pub fn f(a: [f64]) -> f64 { g(a) + g(a) } fn g(a: [f64]) -> f64 { a[0] + 1 }");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}
+
+#[test]
+fn helper_names_and_into_are_checked() {
+    assert_eq!(
+        errors("pub fn f(a: [f64]) -> [f64] { g(a) } #[into(g_into)] fn g(a: [f64]) -> [f64] { a }"),
+        ["`g` is a private helper of this block (other functions call it, and ein inlines it there), so no Rust \
+          function `g_into` is generated; make it `pub` (or `pub(crate)`) to have one"]
+    );
+    let clash = check("pub fn exp(a: f64) -> f64 { a }").err().map(|error| error.to_string());
+    assert_eq!(
+        clash.as_deref(),
+        Some("`exp` is one of ein's scalar functions, which calls of `exp` would mean; name this function differently")
+    );
+}
+
+#[test]
+fn extern_functions_are_scalar_calls_of_their_declared_types() {
+    let program = program(
+        "extern fn gamma(x: f64, n: i32) -> f64;
+         pub fn f(a: [f64]) -> [f64] { for i { gamma(a[i], 3) } }",
+    );
+    let call = nodes(&program).into_iter().find(|expr| matches!(expr.kind, ExprKind::Extern(_))).expect("a call");
+    assert_eq!(call.ty, Type::scalar(Scalar::F64));
+    assert_eq!(
+        errors("extern fn gamma(x: f64) -> f64; pub fn f(a: [f64]) -> [f64] { gamma(a) }"),
+        ["mismatched argument: parameter `x` of `extern fn gamma` is `f64`, but this is `[f64]`; ein calls `gamma` \
+          once per element: map it, e.g. `for i { gamma(a[i]) }`"]
+    );
+    assert_eq!(
+        errors("extern fn gamma(x: f64) -> f64; pub fn f(gamma: [f64]) -> [f64] { for i { gamma(gamma[i]) } }"),
+        ["`gamma` is also the name of a variable here, which would hide the Rust function `gamma` in the generated \
+          code; rename the variable"]
+    );
+    assert_eq!(
+        check("extern fn gamma(x: [f64]) -> f64;").err().map(|error| error.to_string()).as_deref(),
+        Some(
+            "`extern fn gamma` must take and return single values (`f64`, `i32`, `bool`, …): ein calls it once per \
+             element; map it over an array with `for i { gamma(a[i]) }`"
+        )
+    );
+}
+
+#[test]
+fn a_sub_array_argument_sizes_the_callee_through_its_let() {
+    // `x` is a `let` of `a[i]`: the callee's `k` ranges over `a`'s axis 1, a variable of the
+    // caller that the callee cannot name but that encloses it.
+    let program = program(
+        "pub fn ranges(a: [[f64]]) -> [f64] { for i { let r = range_of(a[i]); r.hi - r.lo } }
+         fn range_of(x: [f64]) -> { lo: f64, hi: f64 } { { lo: min k { x[k] }, hi: max k { x[k] } } }",
+    );
+    let sizes = sizes(&program);
+    assert_eq!(sizes[0], ("i".to_string(), "len(a, 0)".to_string()));
+    assert!(sizes[1..].iter().all(|(index, size)| index == "k" && size == "len(a, 1)"), "{sizes:?}");
+}

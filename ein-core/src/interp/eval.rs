@@ -19,6 +19,7 @@ const MAXIMUM_NESTING: usize = 400;
 
 pub(super) struct Interpreter<'p> {
     program: &'p Program,
+    externs: &'p super::Externs,
     /// Concrete types of `ScalarType::Param(k)`.
     type_args: &'p [Scalar],
     /// The current value of every variable, `None` while unbound.
@@ -27,8 +28,8 @@ pub(super) struct Interpreter<'p> {
 }
 
 impl<'p> Interpreter<'p> {
-    pub(super) fn new(program: &'p Program, type_args: &'p [Scalar]) -> Interpreter<'p> {
-        Interpreter { program, type_args, environment: vec![None; program.vars.len()], depth: 0 }
+    pub(super) fn new(program: &'p Program, type_args: &'p [Scalar], externs: &'p super::Externs) -> Interpreter<'p> {
+        Interpreter { program, externs, type_args, environment: vec![None; program.vars.len()], depth: 0 }
     }
 
     pub(super) fn resolve(&self, ty: ScalarType) -> Result<Scalar> {
@@ -107,6 +108,7 @@ impl<'p> Interpreter<'p> {
             ExprKind::Unary(node::Unary { op, operand }) => self.eval_unary(*op, operand),
             ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.eval_binary(*op, lhs, rhs),
             ExprKind::Call(node::Call { func, args }) => self.eval_call(*func, args),
+            ExprKind::Extern(node::Extern { name, args }) => self.eval_extern(name, args, &expr.ty),
             ExprKind::Cast(node::Cast { operand, to }) => self.eval_cast(operand, *to),
             ExprKind::Len(node::Len { array, axis }) => self.eval_len(array, *axis),
             ExprKind::Assert(node::Assert { checks, body }) => self.eval_assert(checks, body),
@@ -162,6 +164,27 @@ impl<'p> Interpreter<'p> {
     fn eval_call(&mut self, func: Func, args: &[Expr]) -> Result<Datum> {
         let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
         scalar::call(func, arguments)
+    }
+
+    /// A registered Rust function on the arguments' values; its result must have the declared
+    /// type (the compiled call is typed by rustc).
+    fn eval_extern(&mut self, name: &proc_macro2::Ident, args: &[Expr], ty: &Type) -> Result<Datum> {
+        let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
+        let arguments: Vec<_> = arguments.iter().map(Datum::to_value).collect();
+        let Some(function) = self.externs.get(&name.to_string()) else {
+            return Err(RuntimeError::new(format!(
+                "the interpreter was given no Rust function for `extern fn {name}` (see `interp::Externs`)"
+            )));
+        };
+        let result = Datum::from_value(function(&arguments))?;
+        let wanted = self.scalar_type_of(ty)?;
+        if result.scalar_type() != Some(wanted) {
+            return Err(RuntimeError::new(format!(
+                "the interpreter's `{name}` returned a {} where `extern fn {name}` returns `{wanted}`",
+                result.kind_name()
+            )));
+        }
+        Ok(result)
     }
 
     fn eval_cast(&mut self, operand: &Expr, to: ScalarType) -> Result<Datum> {

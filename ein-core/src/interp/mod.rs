@@ -28,6 +28,39 @@ use eval::Interpreter;
 /// Arguments are checked against the parameter types (rank, element type, shape consistency)
 /// and a mismatch is an error naming the parameter.
 pub fn run(program: &Program, args: Vec<Value>, type_args: &[Scalar]) -> Result<Value, RuntimeError> {
+    run_with_externs(program, args, type_args, &Externs::default())
+}
+
+/// The Rust functions that a program's `extern fn` declarations name, for the interpreter,
+/// which cannot call Rust by name: a test registers the same function the compiled code
+/// calls, wrapped to take and give [`Value`]s. A call of one not registered is a run-time
+/// error naming it.
+#[derive(Default)]
+pub struct Externs {
+    functions: Vec<(String, ExternFunction)>,
+}
+
+type ExternFunction = Box<dyn Fn(&[Value]) -> Value>;
+
+impl Externs {
+    /// Registers `function` as the Rust function `name`.
+    pub fn with(mut self, name: &str, function: impl Fn(&[Value]) -> Value + 'static) -> Externs {
+        self.functions.push((name.to_string(), Box::new(function)));
+        self
+    }
+
+    fn get(&self, name: &str) -> Option<&ExternFunction> {
+        self.functions.iter().find(|(registered, _)| registered == name).map(|(_, function)| function)
+    }
+}
+
+/// [`run`], with the Rust functions of the program's `extern fn`s.
+pub fn run_with_externs(
+    program: &Program,
+    args: Vec<Value>,
+    type_args: &[Scalar],
+    externs: &Externs,
+) -> Result<Value, RuntimeError> {
     if type_args.len() != program.type_params.len() {
         return Err(RuntimeError::new(format!(
             "the program has {} type parameters but {} type arguments were given",
@@ -42,7 +75,7 @@ pub fn run(program: &Program, args: Vec<Value>, type_args: &[Scalar]) -> Result<
             args.len()
         )));
     }
-    let mut interpreter = Interpreter::new(program, type_args);
+    let mut interpreter = Interpreter::new(program, type_args, externs);
     for (&param, argument) in program.params.iter().zip(args) {
         let info = program
             .vars

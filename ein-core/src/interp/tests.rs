@@ -939,3 +939,26 @@ mod functions {
         assert!(call(Func::Sqrt, vec![int(Scalar::I64, 4)]).is_err_and(|error| error.message.starts_with("internal")));
     }
 }
+
+/// `extern fn`s run the Rust functions registered for them, and fail by name otherwise.
+#[test]
+fn extern_calls_run_the_registered_functions() {
+    let source = "extern fn halve(x: f64) -> f64; pub fn f(a: [f64]) -> [f64] { for i { halve(a[i]) + 1.0 } }";
+    let tokens: proc_macro2::TokenStream = source.parse().expect("tokenises");
+    let units = crate::check::check_input(crate::syntax::parse_input(tokens).expect("parses")).expect("checks");
+    let program = &units[0].program;
+    let externs = super::Externs::default().with("halve", |args| match args {
+        [Value::F64(x)] => Value::F64(x / 2.0),
+        _ => Value::Bool(false),
+    });
+    let result = super::run_with_externs(program, vec![f64_vector(&[2.0, 5.0])], &[], &externs);
+    assert_eq!(result, Ok(f64_vector(&[2.0, 3.5])));
+    let missing = run(program, vec![f64_vector(&[2.0])], &[]).map_err(|error| error.message);
+    assert_eq!(
+        missing,
+        Err("the interpreter was given no Rust function for `extern fn halve` (see `interp::Externs`)".into())
+    );
+    let wrong = super::Externs::default().with("halve", |_| Value::I64(1));
+    let wrong = super::run_with_externs(program, vec![f64_vector(&[2.0])], &[], &wrong).map_err(|error| error.message);
+    assert_eq!(wrong, Err("the interpreter's `halve` returned a i64 where `extern fn halve` returns `f64`".into()));
+}

@@ -267,6 +267,11 @@ pub enum ExprKind {
     /// Both operands have the same type (comparison/logical results are `bool`).
     Binary(node::Binary),
     Call(node::Call),
+    /// A call of a Rust function the block declared with `extern fn`, once per evaluation:
+    /// scalar arguments of the declared parameter types. Type: the declared (scalar) result.
+    /// The user promises it is pure, cannot fail and is callable from any thread, so passes
+    /// treat it as an expensive pure function (it may be hoisted, shared or run fewer times).
+    Extern(node::Extern),
     /// Numeric/bool conversion with Rust `as` semantics.
     Cast(node::Cast),
     /// Length of axis `axis` of an array, as `i64`.
@@ -467,7 +472,9 @@ impl Expr {
                 f(then);
                 f(otherwise);
             }
-            ExprKind::Tuple(items) | ExprKind::Call(node::Call { args: items, .. }) => items.iter().for_each(f),
+            ExprKind::Tuple(items)
+            | ExprKind::Call(node::Call { args: items, .. })
+            | ExprKind::Extern(node::Extern { args: items, .. }) => items.iter().for_each(f),
             ExprKind::Project(node::Project { tuple: operand, .. })
             | ExprKind::Unary(node::Unary { operand, .. })
             | ExprKind::Cast(node::Cast { operand, .. })
@@ -513,7 +520,9 @@ impl Expr {
                 f(then);
                 f(otherwise);
             }
-            ExprKind::Tuple(items) | ExprKind::Call(node::Call { args: items, .. }) => items.iter_mut().for_each(f),
+            ExprKind::Tuple(items)
+            | ExprKind::Call(node::Call { args: items, .. })
+            | ExprKind::Extern(node::Extern { args: items, .. }) => items.iter_mut().for_each(f),
             ExprKind::Project(node::Project { tuple: operand, .. })
             | ExprKind::Unary(node::Unary { operand, .. })
             | ExprKind::Cast(node::Cast { operand, .. })

@@ -84,6 +84,15 @@ pub struct Call {
     pub args: Vec<Expr>,
 }
 
+/// The fields of [`super::ExprKind::Extern`].
+#[derive(Clone, Debug)]
+pub struct Extern {
+    /// The Rust function, named as the user declared it (`extern fn gamma(..)`), with the
+    /// user's span, so generated code resolves it where the macro was called.
+    pub name: proc_macro2::Ident,
+    pub args: Vec<Expr>,
+}
+
 /// The fields of [`super::ExprKind::Cast`].
 #[derive(Clone, Debug)]
 pub struct Cast {

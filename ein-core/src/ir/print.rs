@@ -491,6 +491,12 @@ impl<'p> Printer<'p> {
                 self.comma_separated(args, out);
                 out.push(')');
             }
+            ExprKind::Extern(node::Extern { name, args }) => {
+                let _ = write!(out, "{name}");
+                out.push('(');
+                self.comma_separated(args, out);
+                out.push(')');
+            }
             ExprKind::Cast(node::Cast { operand, to }) => {
                 self.inline(operand, Precedence::Cast, out);
                 let _ = write!(out, " as {to}");

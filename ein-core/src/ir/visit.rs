@@ -187,6 +187,7 @@ impl Visitor<'_> for AlphaKey {
             ExprKind::Unary(node::Unary { op, .. }) => write!(text, "{op:?}"),
             ExprKind::Binary(node::Binary { op, .. }) => write!(text, "{}", op.symbol()),
             ExprKind::Call(node::Call { func, .. }) => write!(text, "{}", func.name()),
+            ExprKind::Extern(node::Extern { name, .. }) => write!(text, "extern {name}"),
             ExprKind::Cast(node::Cast { to, .. }) => write!(text, "as{to:?}"),
             ExprKind::Len(node::Len { axis, .. }) => write!(text, "len{axis}"),
             ExprKind::Assert(_) => write!(text, "assert"),

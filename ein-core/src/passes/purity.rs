@@ -115,7 +115,12 @@ fn is_length(size: &Expr) -> bool {
 pub fn is_expensive(expr: &Expr) -> bool {
     let own = matches!(
         expr.kind,
-        ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Call(_) | ExprKind::Contract(_)
+        ExprKind::For(_)
+            | ExprKind::Reduce(_)
+            | ExprKind::Fold(_)
+            | ExprKind::Call(_)
+            | ExprKind::Extern(_)
+            | ExprKind::Contract(_)
     );
     let mut children = false;
     expr.for_each_child(|child| children |= is_expensive(child));

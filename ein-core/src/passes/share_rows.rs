@@ -152,7 +152,8 @@ fn collect_candidates(expr: &Expr, index: VarId, inner: &std::collections::BTree
 }
 
 fn has_transcendental_call(expr: &Expr) -> bool {
-    let own = matches!(&expr.kind, ExprKind::Call(node::Call { func, .. }) if func.cost() == Cost::Transcendental);
+    let own = matches!(&expr.kind, ExprKind::Call(node::Call { func, .. }) if func.cost() == Cost::Transcendental)
+        || matches!(expr.kind, ExprKind::Extern(_));
     let mut children = false;
     expr.for_each_child(|child| children |= has_transcendental_call(child));
     own || children

@@ -230,6 +230,8 @@ fn worth_an_array(expr: &Expr) -> bool {
         ExprKind::Call(node::Call { func, .. }) => {
             func.cost() == Cost::Transcendental || matches!(func, Func::Sqrt | Func::Recip)
         }
+        // A user's Rust function: opaque, so assumed as dear as a transcendental one.
+        ExprKind::Extern(_) => true,
         // Integer division is dear too, but it may fail, so it is never shared.
         ExprKind::Binary(node::Binary { op: BinaryOp::Div, .. }) => true,
         _ => false,

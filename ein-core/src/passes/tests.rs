@@ -381,3 +381,58 @@ fn a_call_that_may_fail_is_not_hoisted_out_of_a_loop_that_may_not_run() {
     // The contrast: a call that cannot fail is hoisted.
     assert_eq!(calls_outside_loops("fn f(a: [f64], lo: f64, hi: f64) -> [f64] { for i { a[i] + lo.hypot(hi) } }"), 1);
 }
+
+/// The optimised IR of the unit called `name`, printed with its variables renumbered in order
+/// of appearance (so two programs that differ only in the ids the checker gave are equal).
+fn optimised_unit(source: &str, name: &str) -> String {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let units = crate::check::check_input(input).unwrap_or_else(|error| panic!("{source}: {error}"));
+    let unit = units.into_iter().find(|unit| unit.name_for_dump() == format!("fn {name}")).expect("the unit");
+    let program = super::run_pipeline(unit.program, "test").expect("pipeline");
+    program.to_string()
+}
+
+#[test]
+fn a_called_comprehension_compiles_as_if_written_in_place() {
+    // `pdist` materialises nothing of its own: the call fuses into `nearest`'s reduction
+    // exactly as the inline version does (same IR after the pipeline).
+    let called = optimised_unit(
+        "pub fn nearest(a: [[f64]], b: [[f64]]) -> [usize] { let d = pdist(a, b); for i { argmin j { d[i, j] } } }
+         fn pdist(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) } } }",
+        "nearest",
+    );
+    let inline = optimised_unit(
+        "pub fn nearest(a: [[f64]], b: [[f64]]) -> [usize] {
+            let d = for i, j { sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) } };
+            for i { argmin j { d[i, j] } }
+        }",
+        "nearest",
+    );
+    assert_eq!(called, inline);
+    assert!(!called.contains("pdist"), "{called}");
+}
+
+#[test]
+fn a_called_matrix_product_becomes_a_contraction() {
+    let called = "pub fn gram(a: [[f32]]) -> [[f32]] { matmul(a, transpose(a)) }
+        fn transpose(m: [[f32]]) -> [[f32]] { for i, j in 0..m.shape(0) { m[j, i] } }
+        fn matmul(x: [[f32]], y: [[f32]]) -> [[f32]] { for i, j { sum k { x[i, k] * y[k, j] } } }";
+    let tokens: proc_macro2::TokenStream = called.parse().expect("tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let mut units = crate::check::check_input(input).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(units.len(), 1, "private helpers are no units of their own");
+    let program = super::run_pipeline(units.remove(0).program, "test").expect("pipeline");
+    let mut contractions = 0;
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+        contractions += matches!(expr.kind, ExprKind::Contract(_)) as usize
+    });
+    assert_eq!(contractions, 1, "{program}");
+    // The argument `transpose(a)` is bound by a `let` named after the parameter, as the
+    // in-place program with that `let` written out.
+    let in_place = "pub fn gram(a: [[f32]]) -> [[f32]] {
+        let y = for i, j in 0..a.shape(0) { a[j, i] };
+        for i, j { sum k { a[i, k] * y[k, j] } }
+    }";
+    assert_eq!(program.to_string(), optimised_unit(in_place, "gram"));
+}

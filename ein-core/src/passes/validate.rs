@@ -240,6 +240,10 @@ impl Validator<'_> {
                 expect(*axis < array.ty.rank() && expr.ty == Type::I64, "len of an existing axis")
             }
             ExprKind::Contract(contraction) => self.contraction(expr, contraction),
+            ExprKind::Extern(node::Extern { args, .. }) => expect(
+                matches!(expr.ty, Type::Scalar(_)) && args.iter().all(|arg| matches!(arg.ty, Type::Scalar(_))),
+                "extern calls take and give scalars",
+            ),
             ExprKind::Tuple(_) | ExprKind::Unary(_) | ExprKind::Call(_) | ExprKind::Cast(_) | ExprKind::Assert(_) => {
                 Ok(())
             }

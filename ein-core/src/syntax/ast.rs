@@ -8,8 +8,18 @@ use proc_macro2::{Ident, Span};
 pub enum Input {
     /// `ein!(expr)`: an expression over captured Rust locals.
     Expression(Expr),
-    /// `ein! { fn a(..) -> T { .. } fn b(..) .. }`: one or more typed functions.
-    Functions(Vec<Function>),
+    /// `ein! { fn a(..) -> T { .. } fn b(..) .. extern fn c(..) -> T; }`: one or more typed
+    /// functions, and the Rust functions they call (`extern fn`), in the order written.
+    Functions(Vec<Function>, Vec<ExternFunction>),
+}
+
+/// `extern fn name(params) -> ret;`: a Rust function in scope at the macro call that ein calls
+/// once per element. Its parameters and result are scalars (the parser makes sure).
+#[derive(Clone, Debug)]
+pub struct ExternFunction {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: TypeExpr,
 }
 
 /// `#[attrs] #[into(name_into)] pub fn name(params) -> ret { body }`
@@ -189,10 +199,39 @@ pub enum ExprKind {
         func_span: Span,
         args: Vec<Expr>,
     },
+    /// `helper(a, b)`: a call of a function of the same `ein!` block (inlined by the checker)
+    /// or of an `extern fn` it declares; `name` is neither a scalar function nor resolved yet.
+    Apply {
+        name: Ident,
+        args: Vec<Expr>,
+    },
     /// `x as f32`
     Cast {
         operand: Box<Expr>,
         to: Scalar,
         to_span: Span,
     },
+}
+
+impl ExprKind {
+    /// The direct sub-expressions, in the order written.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            ExprKind::Literal(_) | ExprKind::Name(_) => Vec::new(),
+            ExprKind::For { binders, body } | ExprKind::Reduce { binders, body, .. } => {
+                binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
+            }
+            ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
+            ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
+            ExprKind::Field { base, .. } => vec![&**base],
+            ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],
+            ExprKind::Let { value, body, .. } => vec![&**value, &**body],
+            ExprKind::If { cond, then, otherwise } => vec![&**cond, &**then, &**otherwise],
+            ExprKind::Tuple(elements) => elements.iter().collect(),
+            ExprKind::Record(fields) => fields.iter().map(|(_, value)| value).collect(),
+            ExprKind::Unary { operand, .. } | ExprKind::Cast { operand, .. } => vec![&**operand],
+            ExprKind::Binary { lhs, rhs, .. } => vec![&**lhs, &**rhs],
+            ExprKind::Call { args, .. } | ExprKind::Apply { args, .. } => args.iter().collect(),
+        }
+    }
 }

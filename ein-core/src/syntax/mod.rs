@@ -3,4 +3,5 @@
 pub mod ast;
 mod parse;
 
+pub(crate) use parse::unknown_function;
 pub use parse::{is_item_form, parse_input};

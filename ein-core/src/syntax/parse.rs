@@ -18,6 +18,8 @@ mod items;
 mod primary;
 mod types;
 
+pub(crate) use primary::unknown_function;
+
 #[cfg(test)]
 mod tests;
 
@@ -35,12 +37,12 @@ pub fn parse_input(input: TokenStream) -> syn::Result<Input> {
         return Err(syn::Error::new(Span::call_site(), "expected an ein expression or function"));
     }
     check_group_nesting(&input)?;
-    let context = Context::default();
     let parse = |stream: ParseStream| -> syn::Result<Input> {
         if starts_like_an_item(stream) {
-            items::parse_functions(stream, &context).map(Input::Functions)
+            let context = Context { item_form: true, ..Context::default() };
+            items::parse_functions(stream, &context)
         } else {
-            expr::parse_block_body(stream, &context).map(|body| Input::Expression(*body))
+            expr::parse_block_body(stream, &Context::default()).map(|body| Input::Expression(*body))
         }
     };
     parse.parse2(input)
@@ -109,6 +111,9 @@ const MAX_TREE_DEPTH: usize = 256;
 #[derive(Default)]
 struct Context {
     nesting: Cell<usize>,
+    /// Whether this is the item form, where a call of a name that is no scalar function may
+    /// name another function of the block (resolved by the checker).
+    item_form: bool,
 }
 
 /// Holds one level of nesting until dropped.

@@ -257,7 +257,21 @@ impl<'r> Generator<'r> {
                 format!("{}: {ty}", param.name)
             })
             .collect();
-        let source = format!("fn f({}) -> {} {{\n{body}}}", params.join(", "), ret.text());
+        let mut source = format!("fn f({}) -> {} {{\n{body}}}", params.join(", "), ret.text());
+        // A quarter of the programs are written as a private helper holding the body, with its
+        // parameters in reverse order, and `f` calling it: the checker inlines the call (drawn
+        // last, so the rest of the program is what the same seed drew before calls existed).
+        if self.rng.percent(25) {
+            let reversed: Vec<String> = params.iter().rev().cloned().collect();
+            let arguments: Vec<&str> = self.params.iter().rev().map(|param| param.name.as_str()).collect();
+            let ret = ret.text();
+            source = format!(
+                "fn f({}) -> {ret} {{\n    let result = helper({});\n    result\n}}\nfn helper({}) -> {ret} {{\n{body}}}",
+                params.join(", "),
+                arguments.join(", "),
+                reversed.join(", ")
+            );
+        }
         GeneratedProgram { source, body, params: self.params, symbols: self.symbols }
     }
 

@@ -25,7 +25,9 @@
 //! with random holes (row statistics, producer and consumer, direct reads, and einsums for
 //! `contract`: matmul and transposes, matvec, dot, batched, scaled, with let-bound or sub-array
 //! operands, plus near misses it must not take). Producers are often generated in a "clean"
-//! mode (nothing that can fail), because fusion only takes producers that cannot fail.
+//! mode (nothing that can fail), because fusion only takes producers that cannot fail. A
+//! quarter of the programs put the body in a private helper that `f` calls (inlined by the
+//! checker).
 //!
 //! Everything is drawn from the [`Rng`] it is given, so a program and its inputs are a pure
 //! function of the generator's seed: changing what this module draws changes what every seed
@@ -44,7 +46,8 @@ pub fn generate(rng: &mut Rng) -> GeneratedProgram {
 
 /// A program written by [`generate`].
 pub struct GeneratedProgram {
-    /// The whole program: `fn f(<params>) -> <type> {\n<body>}`.
+    /// The whole program: `fn f(<params>) -> <type> {\n<body>}`, or, for a quarter of the
+    /// programs, `f` calling a private `helper` (parameters reversed) whose body that is.
     pub source: String,
     /// The function's body alone: `let` statements, then the result expression. It is also a
     /// program of the expression form, one whose parameters are captured local variables.

@@ -554,21 +554,5 @@ fn tree_depth(expr: &Expr) -> usize {
 }
 
 fn children(kind: &ExprKind) -> Vec<&Expr> {
-    match kind {
-        ExprKind::Literal(_) | ExprKind::Name(_) => Vec::new(),
-        ExprKind::For { binders, body } | ExprKind::Reduce { binders, body, .. } => {
-            binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
-        }
-        ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
-        ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
-        ExprKind::Field { base, .. } => vec![&**base],
-        ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],
-        ExprKind::Let { value, body, .. } => vec![&**value, &**body],
-        ExprKind::If { cond, then, otherwise } => vec![&**cond, &**then, &**otherwise],
-        ExprKind::Tuple(elements) => elements.iter().collect(),
-        ExprKind::Record(fields) => fields.iter().map(|(_, value)| value).collect(),
-        ExprKind::Unary { operand, .. } | ExprKind::Cast { operand, .. } => vec![&**operand],
-        ExprKind::Binary { lhs, rhs, .. } => vec![&**lhs, &**rhs],
-        ExprKind::Call { args, .. } => args.iter().collect(),
-    }
+    kind.children()
 }

@@ -1,19 +1,41 @@
 //! The item form: `#[attrs] pub fn name(x: [f32], n: usize) -> [f32] { body }`, one or more, each
-//! optionally with ein's `#[into(name_into)]` (a second function that writes into `out`).
+//! optionally with ein's `#[into(name_into)]` (a second function that writes into `out`), and
+//! `extern fn name(x: f64) -> f64;` declarations of Rust functions the block calls per element.
 
 use super::primary::parse_body;
 use super::types::parse_type;
 use super::{expected, Context};
-use crate::syntax::ast::{Function, Param, TypeExpr};
+use crate::syntax::ast::{ExternFunction, Function, Input, Param, TypeExpr};
 use proc_macro2::Ident;
 use syn::parse::ParseStream;
 use syn::{token, Token};
 
-/// One or more functions, up to the end of the input.
-pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Result<Vec<Function>> {
+/// One or more functions and `extern fn` declarations, up to the end of the input.
+pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Result<Input> {
     let mut functions = Vec::new();
+    let mut externs: Vec<ExternFunction> = Vec::new();
     while !input.is_empty() {
-        functions.push(parse_function(input, context)?);
+        if input.peek(Token![extern]) {
+            externs.push(parse_extern(input, context)?);
+        } else {
+            functions.push(parse_function(input, context)?);
+        }
+    }
+    let mut names: Vec<&Ident> = Vec::new();
+    for name in functions.iter().map(|function| &function.name).chain(externs.iter().map(|function| &function.name)) {
+        if names.contains(&name) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{name}` is already the name of a function in this `ein!` block"),
+            ));
+        }
+        if crate::ops::Func::from_name(&name.to_string()).is_some() {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{name}` is one of ein's scalar functions, which calls of `{name}` would mean; name this function differently"),
+            ));
+        }
+        names.push(name);
     }
     for (position, function) in functions.iter().enumerate() {
         let Some(into) = &function.into else { continue };
@@ -27,7 +49,46 @@ pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Res
             ));
         }
     }
-    Ok(functions)
+    Ok(Input::Functions(functions, externs))
+}
+
+/// `extern fn name(x: f64, ..) -> f64;`: scalars in and out, since ein calls it per element.
+fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunction> {
+    input.parse::<Token![extern]>()?;
+    if input.peek(syn::LitStr) {
+        let abi: syn::LitStr = input.parse()?;
+        return Err(syn::Error::new(
+            abi.span(),
+            "an ein `extern fn` names a Rust function (`extern fn gamma(x: f64) -> f64;`); declare a foreign one in Rust and wrap it",
+        ));
+    }
+    if !input.peek(Token![fn]) {
+        return Err(expected(input, "`fn` after `extern`: `extern fn name(x: f64) -> f64;`"));
+    }
+    input.parse::<Token![fn]>()?;
+    let (name, params, ret) = parse_signature(input, context, "an `extern fn`", "`-> f64`")?;
+    for ty in params.iter().map(|param| &param.ty).chain([&ret]) {
+        if !matches!(ty, TypeExpr::Scalar(..)) {
+            return Err(syn::Error::new(
+                ty.span(),
+                format!(
+                    "`extern fn {name}` must take and return single values (`f64`, `i32`, `bool`, …): \
+                     ein calls it once per element; map it over an array with `for i {{ {name}(a[i]) }}`"
+                ),
+            ));
+        }
+    }
+    if input.peek(token::Brace) {
+        return Err(syn::Error::new(
+            input.span(),
+            "an `extern fn` has no body here: it declares a Rust function defined outside the `ein!` block; end it with `;`",
+        ));
+    }
+    if !input.peek(Token![;]) {
+        return Err(expected(input, "`;` after the `extern fn` declaration"));
+    }
+    input.parse::<Token![;]>()?;
+    Ok(ExternFunction { name, params, ret })
 }
 
 fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function> {
@@ -37,25 +98,7 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
         return Err(expected(input, "`fn`: an ein item is a function `fn name(params) -> type { body }`"));
     }
     let fn_token: Token![fn] = input.parse()?;
-    if !input.peek(syn::Ident) {
-        return Err(expected(input, "the function's name after `fn`"));
-    }
-    let name: Ident = input.parse()?;
-    if input.peek(Token![<]) {
-        return Err(syn::Error::new(input.span(), "ein functions take no generic parameters"));
-    }
-    if !input.peek(token::Paren) {
-        return Err(expected(input, "the parameter list `(name: type, ..)`"));
-    }
-    let content;
-    let parentheses = syn::parenthesized!(content in input);
-    let params = parse_parameters(&content, context)?;
-    if !input.peek(Token![->]) {
-        // Point just where `-> type` belongs.
-        return Err(syn::Error::new(parentheses.span.close(), "an ein function needs a return type, e.g. `-> [f32]`"));
-    }
-    input.parse::<Token![->]>()?;
-    let ret = parse_type(input, context)?;
+    let (name, params, ret) = parse_signature(input, context, "an ein function", "`-> [f32]`")?;
     if !input.peek(token::Brace) {
         return Err(expected(input, "the function body `{ .. }`"));
     }
@@ -71,6 +114,36 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
     }
     let span = fn_token.span.join(braces.close()).unwrap_or(name.span());
     Ok(Function { attrs, vis, name, params, ret, into, body: *body, span })
+}
+
+/// `name(params) -> type` after `fn`; `what` names the item in errors ("an ein function"),
+/// `example` is a return type to suggest.
+fn parse_signature(
+    input: ParseStream,
+    context: &Context,
+    what: &str,
+    example: &str,
+) -> syn::Result<(Ident, Vec<Param>, TypeExpr)> {
+    if !input.peek(syn::Ident) {
+        return Err(expected(input, "the function's name after `fn`"));
+    }
+    let name: Ident = input.parse()?;
+    if input.peek(Token![<]) {
+        return Err(syn::Error::new(input.span(), "ein functions take no generic parameters"));
+    }
+    if !input.peek(token::Paren) {
+        return Err(expected(input, "the parameter list `(name: type, ..)`"));
+    }
+    let content;
+    let parentheses = syn::parenthesized!(content in input);
+    let params = parse_parameters(&content, context)?;
+    if !input.peek(Token![->]) {
+        // Point just where `-> type` belongs.
+        return Err(syn::Error::new(parentheses.span.close(), format!("{what} needs a return type, e.g. {example}")));
+    }
+    input.parse::<Token![->]>()?;
+    let ret = parse_type(input, context)?;
+    Ok((name, params, ret))
 }
 
 /// Takes ein's own `#[into(name)]` out of a function's attributes (the rest pass through).

@@ -130,30 +130,47 @@ fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
 
 /// `exp(x)`, `pow(x, y)`, `max(a, b)`: `name` is already consumed, `(` is next.
 fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result<Box<Expr>> {
-    let Some(func) = Func::from_name(&name.to_string()) else {
-        return Err(unknown_function(&name, argument_count(input)));
-    };
+    let func = Func::from_name(&name.to_string());
+    if func.is_none() && !context.item_form {
+        return Err(unknown_function(&name, argument_count(input), &[]));
+    }
     let content;
     let parentheses = syn::parenthesized!(content in input);
     let args = parse_comma_separated(&content, context, "`)`")?;
     let span = name.span().join(parentheses.span.close()).unwrap_or(name.span());
+    let Some(func) = func else {
+        // A function of the block or an `extern fn`: the checker resolves it.
+        return checked_node(context, ExprKind::Apply { name, args }, span);
+    };
     if args.len() != func.arity() {
         return Err(arity_error(func, span, args.len()));
     }
     checked_node(context, ExprKind::Call { func, func_span: name.span(), args }, span)
 }
 
-fn unknown_function(name: &Ident, arguments: Option<usize>) -> syn::Error {
+/// "unknown function `x`", with a hint: the reduction it names, a close name among the scalar
+/// functions and `block` (the names of the block's own functions, item form only), or the list
+/// of scalar functions (and, in the item form, how to define or declare it).
+pub(crate) fn unknown_function(name: &Ident, arguments: Option<usize>, block: &[String]) -> syn::Error {
     let text = name.to_string();
     let hint = if ReduceOp::from_name(&text).is_some() {
         format!("; `{text}` is a reduction: write `{text} k {{ .. }}`")
     } else {
         String::new()
     };
-    let hint = match (hint.is_empty(), Func::closest(&text, arguments)) {
-        (true, Some(close)) => format!("; did you mean `{}`?", close.name()),
-        (true, None) => format!("; ein's functions are Rust's scalar methods: {}", function_list()),
-        (false, _) => hint,
+    let close_in_block = crate::ops::closest_name(&text, block);
+    let hint = match (hint.is_empty(), close_in_block, Func::closest(&text, arguments)) {
+        (true, Some(close), _) => format!("; did you mean `{close}`?"),
+        (true, None, Some(close)) => format!("; did you mean `{}`?", close.name()),
+        (true, None, None) if !block.is_empty() => {
+            format!(
+                "; ein's functions are Rust's scalar methods ({}) and the functions of its block: define it there \
+                 (`fn {text}(x: f64) -> f64 {{ .. }}`) or declare a Rust function with `extern fn {text}(x: f64) -> f64;`",
+                function_list(),
+            )
+        }
+        (true, None, None) => format!("; ein's functions are Rust's scalar methods: {}", function_list()),
+        (false, ..) => hint,
     };
     syn::Error::new(name.span(), format!("unknown function `{text}`{hint}"))
 }

@@ -50,6 +50,7 @@ fn show(expr: &Expr) -> String {
         }
         ExprKind::Binary { op, lhs, rhs, .. } => format!("({} {} {})", op.symbol(), show(lhs), show(rhs)),
         ExprKind::Call { func, args, .. } => format!("(call {} {})", func.name(), show_all(args)),
+        ExprKind::Apply { name, args } => format!("(apply {name} {})", show_all(args)),
         ExprKind::Cast { operand, to, .. } => format!("(as {} {to})", show(operand)),
     }
 }
@@ -112,7 +113,7 @@ fn show_function(function: &Function) -> String {
 fn expression_tree(tokens: TokenStream) -> Expr {
     match parse_input(tokens) {
         Ok(Input::Expression(expr)) => expr,
-        Ok(Input::Functions(_)) => panic!("parsed as functions"),
+        Ok(Input::Functions(..)) => panic!("parsed as functions"),
         Err(error) => panic!("unexpected error: {error}"),
     }
 }
@@ -124,7 +125,7 @@ fn expression(tokens: TokenStream) -> String {
 
 fn functions(tokens: TokenStream) -> Vec<Function> {
     match parse_input(tokens) {
-        Ok(Input::Functions(functions)) => functions,
+        Ok(Input::Functions(functions, _)) => functions,
         Ok(Input::Expression(expr)) => panic!("parsed as an expression: {}", show(&expr)),
         Err(error) => panic!("unexpected error: {error}"),
     }
@@ -533,7 +534,7 @@ fn the_input_form_follows_the_first_token() {
                 1.0
             }
         )),
-        Ok(Input::Functions(_))
+        Ok(Input::Functions(..))
     ));
     assert!(matches!(
         parse_input(quote!(
@@ -541,7 +542,7 @@ fn the_input_form_follows_the_first_token() {
                 1.0
             }
         )),
-        Ok(Input::Functions(_))
+        Ok(Input::Functions(..))
     ));
     assert!(matches!(
         parse_input(quote!(
@@ -550,7 +551,7 @@ fn the_input_form_follows_the_first_token() {
                 1.0
             }
         )),
-        Ok(Input::Functions(_))
+        Ok(Input::Functions(..))
     ));
     assert!(matches!(parse_input(quote!(let x = 1; x)), Ok(Input::Expression(_))));
     assert!(matches!(parse_input(quote!(for i { a[i] })), Ok(Input::Expression(_))));
@@ -630,7 +631,7 @@ fn spans_of_let_if_and_records() {
 #[test]
 fn function_span_covers_the_item() {
     let source = "pub fn f(a: [f32]) -> { re: f32 } { a.len() }";
-    let Ok(Input::Functions(parsed)) = parse_input(lex(source)) else { panic!("did not parse") };
+    let Ok(Input::Functions(parsed, _)) = parse_input(lex(source)) else { panic!("did not parse") };
     assert_eq!(covered(source, parsed[0].span), "fn f(a: [f32]) -> { re: f32 } { a.len() }");
     assert_eq!(covered(source, parsed[0].name.span()), "f");
     assert_eq!(covered(source, parsed[0].params[0].ty.span()), "[f32]");
@@ -1022,4 +1023,27 @@ fn random_token_soup_never_panics() {
         }
     }
     assert!(parsed > 1_000, "too few random inputs lexed: {parsed}");
+}
+
+#[test]
+fn extern_and_block_call_errors() {
+    assert_error("extern \"C\" fn g(x: f64) -> f64;", "an ein `extern fn` names a Rust function", "\"C\"");
+    assert_error("extern fn g(x: f64) -> f64 { x }", "an `extern fn` has no body here", "{ x }");
+    assert_error("extern fn g(x: f64) -> f64", "expected `;` after the `extern fn` declaration", "");
+    assert_error("extern fn g(x: f64);", "an `extern fn` needs a return type, e.g. `-> f64`", ");");
+    assert_error(
+        "extern fn g(x: f64) -> (f64, f64);",
+        "`extern fn g` must take and return single values",
+        "(f64, f64)",
+    );
+    assert_error(
+        "fn g(x: f64) -> f64 { x } extern fn g(x: f64) -> f64;",
+        "`g` is already the name of a function",
+        "g(x: f64) -> f64;",
+    );
+    assert_error("fn max(x: f64) -> f64 { x }", "`max` is one of ein's scalar functions", "max");
+    // In the item form a call of an unknown name is the checker's to resolve; in the
+    // expression form it stays the parser's error.
+    assert_eq!(show(&functions(lex("fn f(a: f64) -> f64 { helper(a, 1) }"))[0].body), "(apply helper a 1)");
+    assert_error("helper(a)", "unknown function `helper`", "helper");
 }
