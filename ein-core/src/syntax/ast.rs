@@ -87,7 +87,7 @@ pub struct Binder {
     pub size: Option<Box<Expr>>,
 }
 
-/// The left side of `let` and of a `fold` accumulator.
+/// The left side of `let` and of a `fold` or `scan` accumulator.
 #[derive(Clone, Debug)]
 pub enum Pattern {
     Name(Ident),
@@ -132,6 +132,15 @@ pub enum ExprKind {
     Fold {
         index: Ident,
         count: Box<Expr>,
+        acc: Pattern,
+        init: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `scan t in 0..n, acc = init { body }`; without `in 0..n` the length is inferred from
+    /// the arrays `t` indexes, as a comprehension's.
+    Scan {
+        index: Ident,
+        count: Option<Box<Expr>>,
         acc: Pattern,
         init: Box<Expr>,
         body: Box<Expr>,

@@ -1,4 +1,4 @@
-//! Primary expressions: literals, names, calls, comprehensions, reductions, folds, `if`,
+//! Primary expressions: literals, names, calls, comprehensions, reductions, folds, scans, `if`,
 //! parentheses and tuples, records and blocks, with ein's disambiguations (a reduction, a call or
 //! a plain name; a record or a block).
 
@@ -108,7 +108,8 @@ fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {
 // ---------------------------------------------------------------------------------------------
 // Names, calls, reductions and folds.
 
-/// An identifier starts a reduction (`sum k { .. }`), a fold (`fold t in 0..n, ..`), a call
+/// An identifier starts a reduction (`sum k { .. }`), a fold (`fold t in 0..n, ..`), a scan
+/// (`scan t in 0..n, ..`), a call
 /// (`exp(x)`), or is a plain name. A reduction's name followed by anything but a binder is a
 /// plain name, so a variable may be called `sum`.
 fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
@@ -120,6 +121,9 @@ fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
         }
         if text == "fold" {
             return parse_fold(input, context, name);
+        }
+        if text == "scan" {
+            return parse_scan(input, context, name);
         }
     }
     if input.peek(token::Paren) {
@@ -210,6 +214,32 @@ fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::R
     let fold_span = fold_name.span();
     let span = fold_span.join(braces.close()).unwrap_or(fold_span);
     checked_node(context, ExprKind::Fold { index: name, count: size, acc, init, body }, span)
+}
+
+/// `scan t in 0..n, acc = init { body }` or `scan t, acc = init { body }`: `scan` is already
+/// consumed, the index is next.
+fn parse_scan(input: ParseStream, context: &Context, scan_name: Ident) -> syn::Result<Box<Expr>> {
+    let name: Ident = input.parse()?;
+    let count = if input.peek(Token![in]) {
+        input.parse::<Token![in]>()?;
+        Some(parse_range(input, context)?)
+    } else {
+        None
+    };
+    if !input.peek(Token![,]) {
+        return Err(expected(input, "`,` and the accumulator after the scan's index: `scan t in 0..n, acc = init { .. }`"));
+    }
+    input.parse::<Token![,]>()?;
+    let acc = parse_pattern(input, context)?;
+    if !input.peek(Token![=]) || input.peek(Token![==]) || input.peek(Token![=>]) {
+        return Err(expected(input, "`=` and the accumulator's initial value"));
+    }
+    input.parse::<Token![=]>()?;
+    let init = parse_expression(input, context)?;
+    let (body, braces) = parse_body(input, context, "`scan`")?;
+    let scan_span = scan_name.span();
+    let span = scan_span.join(braces.close()).unwrap_or(scan_span);
+    checked_node(context, ExprKind::Scan { index: name, count, acc, init, body }, span)
 }
 
 /// `i`, `i in 0..n`, comma separated, at least one; `owner` names the construct for messages.
