@@ -86,10 +86,11 @@ differential! {
 }
 
 differential! {
-    /// A scan's result read back: indexed, reduced, and scanned again.
+    /// A scan's result read back: reduced, read element-wise, scanned again and indexed (the
+    /// last read clamps, and fails in both on an empty input).
     scan_then_use: fn(x: [f64]) -> (f64, [f64], f64) {
         let c = scan t, s = 0.0 { s + x[t] };
-        (sum k { c[k] }, for i { c[i] - x[i] }, max k { scan t, m = 0.0 { max(m, c[t]) }[k] })
+        (sum k { c[k] }, for i { c[i] - x[i] }, (scan t, m = 0.0 { max(m, c[t]) })[c.len() - 1])
     }
     cases [n] in [[0], [1], [33], [10000]];
     args (x = array([n]));

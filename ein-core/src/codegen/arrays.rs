@@ -656,6 +656,10 @@ impl Gen<'_> {
                     names.push(self.program.var(*index).name.clone());
                     current = body;
                 }
+                ExprKind::Scan(node::Scan { index, .. }) => {
+                    names.push(self.program.var(*index).name.clone());
+                    return names;
+                }
                 _ => return names,
             }
         }

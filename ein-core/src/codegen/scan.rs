@@ -193,7 +193,9 @@ impl<'p> Gen<'p> {
             ::ein::__private::Fill::fill(#outs, #end - #start, |#position_param, #slot| { #element });
         };
 
-        let free = crate::ir::visit::free_vars(&scan.body);
+        let mut free = crate::ir::visit::free_vars(&scan.body);
+        free.remove(&scan.index);
+        free.remove(&scan.acc);
         let (total_copies, rescan_copies) = (self.local_copies(free.clone(), &totals), self.local_copies(free, &rescan));
         let combined = self.combine(step, ty, &left, &right)?;
         block.push(quote! {
