@@ -162,8 +162,7 @@ fn long_float_scans_are_bit_identical_to_the_interpreter_on_any_number_of_thread
         let (sums, products) = pool.install(|| (long_prefix_sum::run(&x), long_product::run(&y)));
         let sums = Value::Array(ArrayValue::vector(sums.as_slice().iter().map(|&v| Value::F64(v)).collect()));
         assert_eq!(bits_of(&sums), bits_of(&expected), "prefix sum on {threads} threads");
-        let products =
-            Value::Array(ArrayValue::vector(products.as_slice().iter().map(|&v| Value::F32(v)).collect()));
+        let products = Value::Array(ArrayValue::vector(products.as_slice().iter().map(|&v| Value::F32(v)).collect()));
         assert_eq!(bits_of(&products), bits_of(&expected_product), "product on {threads} threads");
     }
     // Reversed and stepped views take the same path.

@@ -127,7 +127,10 @@ fn reads_include_the_shapes_evaluated_before_the_loops() {
 /// The scan step fact of the (first) scan over `index` in `source`: `None` for a serial scan,
 /// else its operation, which side the accumulator is on, its `let` count and whether it may
 /// run in parallel.
-fn scan_fact(source: &str, index: &str) -> Option<(crate::ir::scan::StepOp, crate::ir::scan::AccumulatorSide, usize, bool)> {
+fn scan_fact(
+    source: &str,
+    index: &str,
+) -> Option<(crate::ir::scan::StepOp, crate::ir::scan::AccumulatorSide, usize, bool)> {
     let program = prepared(source);
     let analysis = Analysis::of(&program);
     let fact = analysis.scan_step(var(&program, index))?;

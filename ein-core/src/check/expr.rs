@@ -465,7 +465,8 @@ impl Checker {
         };
         let body = self.expr(body);
         self.scope.truncate(depth);
-        let candidates = self.size_uses.take(index_var).into_iter().map(|candidate| self.through_accumulators(candidate));
+        let candidates =
+            self.size_uses.take(index_var).into_iter().map(|candidate| self.through_accumulators(candidate));
         let candidates: Vec<sizes::Candidate> = candidates.collect();
         let (count, init, mut body, bindings) = (count.transpose()?, init?, body?, bindings?);
         let acc_var = acc_var.ok_or(Reported)?;

@@ -372,7 +372,9 @@ fn scans_are_arrays_of_their_states_sized_by_their_range_or_their_reads() {
     let inferred = program("fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s + x[t] } }");
     let ExprKind::Scan(node::Scan { count, .. }) = &inferred.body.kind else { panic!("a scan") };
     assert_eq!(crate::ir::expr_to_string(&inferred, count), "len(x, 0)");
-    assert!(nodes(&inferred).iter().any(|node| matches!(node.kind, ExprKind::Index(node::Index { bounds: Bounds::Proven, .. }))));
+    assert!(nodes(&inferred)
+        .iter()
+        .any(|node| matches!(node.kind, ExprKind::Index(node::Index { bounds: Bounds::Proven, .. }))));
     // A record state makes an array of records; inside a comprehension, a rank-2 result.
     let record = program("fn f(x: [f64]) -> [{ sum: f64, count: i64 }] { scan t, r = { sum: 0.0, count: 0 } { { sum: r.sum + x[t], count: r.count + 1 } } }");
     assert_eq!(record.body.ty.rank(), 1);
@@ -392,7 +394,11 @@ fn scan_errors_point_at_the_offending_token() {
     );
     let array_state = errors("fn f(x: [f64]) -> [[f64]] { scan t in 0..3, s = x { for i { s[i] * 2.0 } } }");
     assert_eq!(array_state.len(), 1);
-    assert!(array_state[0].starts_with("a scan's state must be a number, a `bool`, or a tuple/record of them, found `[f64]`"), "{array_state:?}");
+    assert!(
+        array_state[0]
+            .starts_with("a scan's state must be a number, a `bool`, or a tuple/record of them, found `[f64]`"),
+        "{array_state:?}"
+    );
     let irregular = errors("fn f(x: [f64]) -> [[f64]] { for i { scan t in 0..i, s = 0.0 { s + x[t] } } }");
     assert!(irregular[0].starts_with("the count of the scan over `t` depends on `i`"), "{irregular:?}");
 }

@@ -506,7 +506,13 @@ impl<'p> Gen<'p> {
         Ok(())
     }
 
-    pub(super) fn fold_step(&mut self, acc: VarId, acc_name: &Ident, body: &Expr, block: &mut Block) -> syn::Result<bool> {
+    pub(super) fn fold_step(
+        &mut self,
+        acc: VarId,
+        acc_name: &Ident,
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<bool> {
         // `acc = acc + x` on floats is written `acc += x`.
         if let ExprKind::Binary(node::Binary { op, lhs, rhs }) = &body.kind {
             let float = match body.ty {

@@ -90,7 +90,8 @@ impl<'p> Gen<'p> {
             })?;
             element.push(quote!(::ein::__private::Push::push(#slot, #acc_name);));
             let element = element.finish(None);
-            let binding = if assigns { quote!(let mut #acc_name = #initial;) } else { quote!(let #acc_name = #initial;) };
+            let binding =
+                if assigns { quote!(let mut #acc_name = #initial;) } else { quote!(let #acc_name = #initial;) };
             let position_param = self.position_param(scan, &position);
             block.push(quote! {
                 #binding
@@ -196,7 +197,8 @@ impl<'p> Gen<'p> {
         let mut free = crate::ir::visit::free_vars(&scan.body);
         free.remove(&scan.index);
         free.remove(&scan.acc);
-        let (total_copies, rescan_copies) = (self.local_copies(free.clone(), &totals), self.local_copies(free, &rescan));
+        let (total_copies, rescan_copies) =
+            (self.local_copies(free.clone(), &totals), self.local_copies(free, &rescan));
         let combined = self.combine(step, ty, &left, &right)?;
         block.push(quote! {
             ::ein::__private::scan(

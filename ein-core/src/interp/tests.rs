@@ -974,7 +974,9 @@ fn scans_give_every_state() {
     assert_eq!(states.elements[1], Value::Tuple(vec![Value::F64(7.0), Value::I64(2)]));
     // The step's failure is the program's (an empty read must happen), in index order.
     let clamped = "fn f(x: [f64], n: i64) -> [f64] { scan t in 0..n, s = 0.0 { s + x[t] } }";
-    assert!(error_of(run_source(clamped, vec![f64_vector(&[]), Value::I64(2)])).contains("read from empty axis 0 of `x`"));
+    assert!(
+        error_of(run_source(clamped, vec![f64_vector(&[]), Value::I64(2)])).contains("read from empty axis 0 of `x`")
+    );
     assert_eq!(f64_elements(run_source(clamped, vec![f64_vector(&[]), Value::I64(0)]).unwrap()), Vec::<f64>::new());
 }
 

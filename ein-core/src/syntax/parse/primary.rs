@@ -227,7 +227,10 @@ fn parse_scan(input: ParseStream, context: &Context, scan_name: Ident) -> syn::R
         None
     };
     if !input.peek(Token![,]) {
-        return Err(expected(input, "`,` and the accumulator after the scan's index: `scan t in 0..n, acc = init { .. }`"));
+        return Err(expected(
+            input,
+            "`,` and the accumulator after the scan's index: `scan t in 0..n, acc = init { .. }`",
+        ));
     }
     input.parse::<Token![,]>()?;
     let acc = parse_pattern(input, context)?;

@@ -379,12 +379,12 @@ fn folds() {
 
 #[test]
 fn scans() {
-    assert_eq!(
-        expression(quote!(scan t in 0..n, s = 0.0 { s + a[t] })),
-        "(scan (t n) s 0.0 (+ s (index a t)))"
-    );
+    assert_eq!(expression(quote!(scan t in 0..n, s = 0.0 { s + a[t] })), "(scan (t n) s 0.0 (+ s (index a t)))");
     // Without a range the length is inferred, as a comprehension's size.
-    assert_eq!(expression(quote!(scan t, m = x[0] { max(m, x[t]) })), "(scan t m (index x 0) (call max m (index x t)))");
+    assert_eq!(
+        expression(quote!(scan t, m = x[0] { max(m, x[t]) })),
+        "(scan t m (index x 0) (call max m (index x t)))"
+    );
     assert_eq!(
         expression(quote!(scan t, (s, c) = (0.0, 0) { (s + x[t], c + 1) })),
         "(scan t (s c) (tuple 0.0 0) (tuple (+ s (index x t)) (+ c 1)))"
