@@ -106,20 +106,20 @@ impl<'p> Gen<'p> {
             generator.step_value(step, &value, element)
         })?;
         let ty = self.scan_scalar(scan)?;
-        let next_offset = self.combine(step, ty, &offset, &total)?;
-        let grown = self.combine(step, ty, &total, &value)?;
-        let running = self.combine(step, ty, &acc_name, &value)?;
+        let next_offset = self.combine_into(step, ty, &offset, &total)?;
+        let grown = self.combine_into(step, ty, &total, &value)?;
+        let running = self.combine_into(step, ty, &acc_name, &value)?;
         element.push(quote! {
             if #position % ::ein::__private::SCAN_BLOCK == 0 {
                 if #position != 0 {
-                    #offset = #next_offset;
+                    #next_offset
                     #acc_name = #offset;
                 }
                 #total = #value;
             } else {
-                #total = #grown;
+                #grown
             }
-            #acc_name = #running;
+            #running
             ::ein::__private::Push::push(#slot, #acc_name);
         });
         let element = element.finish(None);
@@ -164,13 +164,13 @@ impl<'p> Gen<'p> {
             generator.bind_index(index, &position, inner);
             generator.step_value(step, &value, inner)
         })?;
-        let grown = self.combine(step, ty, &total, &value)?;
+        let grown = self.combine_into(step, ty, &total, &value)?;
         let (first, inner) = (first_block.finish(None), total_block.finish(None));
         let totals = quote! {
             let mut #total = { #first #value };
             for #position_param in #start + 1..#end {
                 #inner
-                #total = #grown;
+                #grown
             }
             #total
         };
@@ -183,9 +183,9 @@ impl<'p> Gen<'p> {
             generator.bind_index(index, &position, element);
             generator.step_value(step, &value, element)
         })?;
-        let running = self.combine(step, ty, &acc_name, &value)?;
+        let running = self.combine_into(step, ty, &acc_name, &value)?;
         element.push(quote! {
-            #acc_name = #running;
+            #running
             ::ein::__private::Push::push(#slot, #acc_name);
         });
         let element = element.finish(None);
@@ -246,6 +246,31 @@ impl<'p> Gen<'p> {
             Type::Scalar(scalar) if !has_array(&scan.init.ty) => Ok(*scalar),
             other => Err(internal(scan.init.span, format!("an associative scan of {other:?}"))),
         }
+    }
+
+    /// `target = target ⊕ other;` as a statement. A float `+` or `*` is written `target += other`
+    /// whichever side the step has the accumulator on (clippy's `assign_op_pattern` flags the
+    /// long form, even when generated): IEEE addition and multiplication are commutative, bit
+    /// for bit, so only the payload of a NaN made from two NaNs could tell the orders apart.
+    fn combine_into(
+        &self,
+        step: &ScanStep<'p>,
+        ty: ScalarType,
+        target: &Ident,
+        other: &Ident,
+    ) -> syn::Result<TokenStream> {
+        let float = match ty {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            ScalarType::Param(index) => self.class(index, Span::call_site())? == NumberClass::Float,
+        };
+        Ok(match step.step.op {
+            StepOp::Add if float => quote!(#target += #other;),
+            StepOp::Mul if float => quote!(#target *= #other;),
+            _ => {
+                let combined = self.combine(step, ty, target, other)?;
+                quote!(#target = #combined;)
+            }
+        })
     }
 
     /// `left ⊕ right`, the operands in the step's written order (the accumulator's side).

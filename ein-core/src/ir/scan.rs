@@ -11,8 +11,10 @@
 //! is exactly the serial scan, so scans of at most `B` steps are plain serial scans; longer
 //! float scans may differ from a serial loop in the last bits, never from run to run or
 //! machine to machine. Integer and boolean operations are associative, so for them the
-//! grouping changes nothing. (`a ⊕ b` always keeps the written order of the operands: with
-//! the accumulator on the right, `offset ⊕ total` is `total ⊕ offset`.) Generated code runs
+//! grouping changes nothing. (`a ⊕ b` keeps the written order of the operands: with the
+//! accumulator on the right, `offset ⊕ total` is `total ⊕ offset`; generated code writes a
+//! float `+` or `*` as `a += b` either way, the same bits, IEEE `+` and `*` being commutative,
+//! but for the payload of a NaN made from two NaNs.) Generated code runs
 //! the blocks' totals and their rescans in parallel when nothing in `f` can fail; otherwise
 //! it computes the same grouping in one serial pass, so errors come in index order.
 

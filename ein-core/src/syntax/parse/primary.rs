@@ -9,7 +9,7 @@ use super::expr::{
 use super::types::parse_pattern;
 use super::{expected, Context};
 use crate::ops::{Func, ReduceOp, Scalar};
-use crate::syntax::ast::{Binder, Expr, ExprKind, Literal};
+use crate::syntax::ast::{Binder, Expr, ExprKind, Literal, Pattern};
 use proc_macro2::extra::DelimSpan;
 use proc_macro2::{Ident, Span};
 use syn::parse::ParseStream;
@@ -197,22 +197,8 @@ fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::R
     }
     input.parse::<Token![in]>()?;
     let size = parse_range(input, context)?;
-    if !input.peek(Token![,]) {
-        return Err(expected(
-            input,
-            "`,` and the accumulator after the fold's range: `fold t in 0..n, acc = init { .. }`",
-        ));
-    }
-    input.parse::<Token![,]>()?;
-    let acc = parse_pattern(input, context)?;
-    if !input.peek(Token![=]) || input.peek(Token![==]) || input.peek(Token![=>]) {
-        return Err(expected(input, "`=` and the accumulator's initial value"));
-    }
-    input.parse::<Token![=]>()?;
-    let init = parse_expression(input, context)?;
-    let (body, braces) = parse_body(input, context, "`fold`")?;
-    let fold_span = fold_name.span();
-    let span = fold_span.join(braces.close()).unwrap_or(fold_span);
+    let after = "`,` and the accumulator after the fold's range: `fold t in 0..n, acc = init { .. }`";
+    let (acc, init, body, span) = parse_accumulation(input, context, &fold_name, after)?;
     checked_node(context, ExprKind::Fold { index: name, count: size, acc, init, body }, span)
 }
 
@@ -226,11 +212,21 @@ fn parse_scan(input: ParseStream, context: &Context, scan_name: Ident) -> syn::R
     } else {
         None
     };
+    let after = "`,` and the accumulator after the scan's index: `scan t in 0..n, acc = init { .. }`";
+    let (acc, init, body, span) = parse_accumulation(input, context, &scan_name, after)?;
+    checked_node(context, ExprKind::Scan { index: name, count, acc, init, body }, span)
+}
+
+/// The rest of a fold or scan (`keyword`) after its range: `, acc = init { body }`, and the
+/// span of the whole construct. `after_range` is what a missing `,` expects.
+fn parse_accumulation(
+    input: ParseStream,
+    context: &Context,
+    keyword: &Ident,
+    after_range: &str,
+) -> syn::Result<(Pattern, Box<Expr>, Box<Expr>, Span)> {
     if !input.peek(Token![,]) {
-        return Err(expected(
-            input,
-            "`,` and the accumulator after the scan's index: `scan t in 0..n, acc = init { .. }`",
-        ));
+        return Err(expected(input, after_range));
     }
     input.parse::<Token![,]>()?;
     let acc = parse_pattern(input, context)?;
@@ -239,10 +235,9 @@ fn parse_scan(input: ParseStream, context: &Context, scan_name: Ident) -> syn::R
     }
     input.parse::<Token![=]>()?;
     let init = parse_expression(input, context)?;
-    let (body, braces) = parse_body(input, context, "`scan`")?;
-    let scan_span = scan_name.span();
-    let span = scan_span.join(braces.close()).unwrap_or(scan_span);
-    checked_node(context, ExprKind::Scan { index: name, count, acc, init, body }, span)
+    let (body, braces) = parse_body(input, context, &format!("`{keyword}`"))?;
+    let span = keyword.span().join(braces.close()).unwrap_or(keyword.span());
+    Ok((acc, init, body, span))
 }
 
 /// `i`, `i in 0..n`, comma separated, at least one; `owner` names the construct for messages.
