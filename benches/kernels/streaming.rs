@@ -1,5 +1,6 @@
 //! Streaming kernels: STREAM triad (and the bandwidth ceiling every memory-bound kernel is
-//! judged against), sum of squares, transpose-add, and the 16-element overhead cases.
+//! judged against), sum of squares, a prefix sum (scan), transpose-add, and the 16-element
+//! overhead cases.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +20,11 @@ ein! {
     /// A reduction to one scalar.
     pub fn sum_of_squares(x: [f64]) -> f64 {
         sum i { x[i] * x[i] }
+    }
+
+    /// An inclusive prefix sum: every running total.
+    pub fn prefix_sum(x: [f64]) -> [f64] {
+        scan t, s = 0.0 { s + x[t] }
     }
 
     /// `a + bᵀ`: one operand read across its rows.
@@ -42,6 +48,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "stream-triad", build: triad_kernel },
         KernelSpec { name: "stream-triad-into", build: triad_into_kernel },
         KernelSpec { name: "sum-of-squares", build: sum_of_squares_kernel },
+        KernelSpec { name: "prefix-sum", build: prefix_sum_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
         KernelSpec { name: "transpose-add-into", build: transpose_add_into_kernel },
         KernelSpec { name: "tiny-fma", build: tiny_fma_kernel },
@@ -72,6 +79,52 @@ fn triad_hand(b: &[f64], c: &[f64], s: f64) -> Vec<f64> {
     let mut a = vec![0.0; b.len()];
     triad_hand_into(&mut a, b, c, s);
     a
+}
+
+/// Steps per block of the hand-written blocked scan (ein's `SCAN_BLOCK`, the same work split).
+const SCAN_BLOCK: usize = 4096;
+
+/// The blocked parallel scan a good engineer writes with rayon: each block's sum, the blocks'
+/// offsets serially, then each block rescanned from its offset.
+fn prefix_sum_hand(x: &[f64]) -> Vec<f64> {
+    let totals: Vec<f64> = x.par_chunks(SCAN_BLOCK).map(|block| block.iter().sum()).collect();
+    let mut offsets = Vec::with_capacity(totals.len());
+    let mut offset = 0.0;
+    for total in totals {
+        offsets.push(offset);
+        offset += total;
+    }
+    let mut out = vec![0.0; x.len()];
+    out.par_chunks_mut(SCAN_BLOCK).zip(x.par_chunks(SCAN_BLOCK)).zip(offsets).for_each(|((out, x), offset)| {
+        let mut running = offset;
+        for (out, &x) in out.iter_mut().zip(x) {
+            running += x;
+            *out = running;
+        }
+    });
+    out
+}
+
+/// The serial loop.
+fn prefix_sum_naive(x: &[f64]) -> Vec<f64> {
+    let mut running = 0.0;
+    x.iter()
+        .map(|&x| {
+            running += x;
+            running
+        })
+        .collect()
+}
+
+fn prefix_sum_kernel(quick: bool) -> Kernel {
+    let n = triad_length(quick);
+    let x = Arc::new(data::uniform_f64(3, n, -1.0, 1.0));
+    let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("prefix-sum", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(16.0 * n as f64), Check::Close(1e-9))
+        .note("hand is a blocked parallel scan (block sums, serial offsets, rescan) in blocks of 4096, as ein's; naive is the serial loop; every variant allocates its output")
+        .variant("ein", move || prefix_sum(&*x1))
+        .variant("hand", move || prefix_sum_hand(&x2))
+        .variant("naive", move || prefix_sum_naive(&x))
 }
 
 /// Adds a variant that writes into one buffer of `len` elements, allocated (and touched) once,

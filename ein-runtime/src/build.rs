@@ -130,6 +130,36 @@ impl<T> Buffer<T> {
     }
 }
 
+impl<T: Send> Buffer<T> {
+    /// Fills the whole buffer in consecutive blocks of `block` elements (the last one may be
+    /// shorter): `f(b, out)` must write block `b` through `out`, an [`Out`] over that block
+    /// alone, which is checked full afterwards. On rayon's pool when `parallel`, else in order
+    /// on the calling thread. For scans, whose blocks are not rows of a rectangle.
+    pub(crate) fn fill_blocks<F>(&mut self, block: usize, parallel: bool, f: F)
+    where
+        F: for<'a> Fn(usize, &mut Out<'a, T>) + Sync + Send,
+    {
+        if self.initialised != 0 || block == 0 {
+            internal_error(format_args!("fill_blocks on a written buffer or in blocks of 0"));
+        }
+        let fill = |(number, chunk): (usize, &mut [MaybeUninit<T>])| {
+            let len = chunk.len();
+            let mut out = Out::new(chunk);
+            f(number, &mut out);
+            if !out.is_full() {
+                short_chunk(number * block, number * block + 1, len);
+            }
+        };
+        if parallel {
+            self.elements.par_chunks_mut(block).enumerate().for_each(fill);
+        } else {
+            self.elements.chunks_mut(block).enumerate().for_each(fill);
+        }
+        // Only reached if no block panicked, so every block was written and checked full.
+        self.initialised = self.elements.len();
+    }
+}
+
 /// Sequential writer over one chunk (consecutive rows) of a Buffer. Only this crate makes them
 /// (see the module documentation for why that matters):
 ///

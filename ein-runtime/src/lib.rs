@@ -27,6 +27,7 @@ mod gemm;
 mod memory;
 mod reduce;
 mod scalar;
+mod scan;
 mod view;
 mod view_mut;
 

@@ -18,5 +18,6 @@ pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{
     highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Element, Float, Int, Num, Signed,
 };
+pub use crate::scan::{scan, SCAN_BLOCK};
 pub use crate::view::View;
 pub use crate::view_mut::ViewMut;

@@ -1,6 +1,6 @@
 //! Integration tests of `ein`, in one test binary so the suite compiles once.
 //!
-//! - Differential tests (`linear_algebra`, `stencils`, `reductions`, `scalars`, `structure`,
+//! - Differential tests (`linear_algebra`, `stencils`, `reductions`, `scan`, `scalars`, `structure`,
 //!   `shapes`, `edge_cases`, `expression_form`): every program is compiled by `ein!` and also
 //!   parsed, checked and run by the reference interpreter (`ein_core::interp`) on the same
 //!   random inputs, for several shape cases (always including an empty axis, length-1 axes and
@@ -202,6 +202,7 @@ mod linear_algebra;
 mod random_views;
 mod reductions;
 mod scalars;
+mod scan;
 mod shapes;
 mod soundness;
 mod stencils;

@@ -3,8 +3,9 @@
 //! per program): what may fail, what contains loops, which reads are shifted copies of a loop
 //! index (and so need no clamp inside the loop's interior), which comprehensions are written
 //! tile by tile, the work of a row (for the runtime's grain), which folds stop at a fixed
-//! point, which folds may build their next accumulator in the previous one's memory, and the
-//! shapes of array-typed comprehension bodies. Codegen asks; it does not re-derive.
+//! point, which folds may build their next accumulator in the previous one's memory, which
+//! scans have an associative step (and may run in parallel), and the shapes of array-typed
+//! comprehension bodies. Codegen asks; it does not re-derive.
 //!
 //! Each fact has one definition, here: the per-node tables are caches of it, filled in one
 //! bottom-up walk (a node outside the tables, which codegen never makes, is computed directly).
@@ -16,6 +17,7 @@ pub use fixed_point::FixedPoint;
 pub use work::{Work, UNKNOWN_SIZE};
 
 use crate::ir::node;
+use crate::ir::scan::AssociativeStep;
 use crate::ir::visit::{self, bound_vars, free_vars, walk, Scope};
 use crate::ir::{
     number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, ReduceOp, Scalar, ScalarType, Type, VarId,
@@ -43,6 +45,9 @@ pub struct Analysis<'p> {
     /// Per fold index: the comprehension that builds each next accumulator, when it may build
     /// it in the memory of the accumulator before.
     reused_accumulators: BTreeMap<VarId, NodeId>,
+    /// Per scan index: the scan's associative step, when it has one (note [scan grouping] in
+    /// `ir/scan.rs`).
+    scan_steps: BTreeMap<VarId, ScanStep<'p>>,
     /// Per comprehension's outer index, for array-typed bodies: the body's axis sizes, valid
     /// before the comprehension's loops (numbered after the program's nodes).
     body_shapes: BTreeMap<VarId, Vec<Expr>>,
@@ -149,6 +154,15 @@ fn only_loop(expr: &Expr) -> Option<&Expr> {
     }
 }
 
+/// A scan whose step is associative: computed in blocks (note [scan grouping]).
+#[derive(Clone, Debug)]
+pub struct ScanStep<'p> {
+    pub step: AssociativeStep<'p>,
+    /// Nothing in the step's value (`f(t)` and its `let`s) can fail, so its blocks may run in
+    /// parallel, each step's value computed twice and out of order.
+    pub parallel: bool,
+}
+
 /// Numbers `program`'s nodes (see [`number_nodes`]): the analysis keys its facts by them.
 pub fn prepare(program: &mut Program) {
     number_nodes(program);
@@ -167,6 +181,7 @@ impl<'p> Analysis<'p> {
             row_work: BTreeMap::new(),
             fixed_points: BTreeMap::new(),
             reused_accumulators: BTreeMap::new(),
+            scan_steps: BTreeMap::new(),
             body_shapes: BTreeMap::new(),
             reads: vec![false; program.vars.len()],
             enclosing: vec![Vec::new(); program.vars.len()],
@@ -256,6 +271,11 @@ impl<'p> Analysis<'p> {
     /// by one comprehension).
     pub fn reused_accumulator(&self, index: VarId) -> Option<NodeId> {
         self.reused_accumulators.get(&index).copied()
+    }
+
+    /// The associative step of the scan over `index`, if it has one (note [scan grouping]).
+    pub fn scan_step(&self, index: VarId) -> Option<&ScanStep<'p>> {
+        self.scan_steps.get(&index)
     }
 
     /// The axis sizes of the array-typed body of the comprehension whose outer index is
@@ -456,6 +476,13 @@ impl<'p> Analysis<'p> {
                     self.reused_accumulators.insert(*index, tail.id);
                 }
             }
+            ExprKind::Scan(scan) => {
+                if let Some(step) = crate::ir::scan::associative_step(scan) {
+                    let parallel =
+                        !step.lets.iter().any(|(_, value)| self.may_fail(value)) && !self.may_fail(step.value);
+                    self.scan_steps.insert(scan.index, ScanStep { step, parallel });
+                }
+            }
             _ => {}
         }
         let comprehension = matches!(expr.kind, ExprKind::For(_));
@@ -506,7 +533,8 @@ impl<'p> Analysis<'p> {
                 let body_work = self.loops_work(body, inside).at_least_one();
                 self.size_work(size, inside).times(body_work)
             }
-            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
+            ExprKind::Fold(node::Fold { count, init, body, .. })
+            | ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 let body_work = self.loops_work(body, inside).at_least_one();
                 self.loops_work(init, inside).plus(self.size_work(count, inside).times(body_work))
             }

@@ -200,4 +200,51 @@ fn remainders_that_wrap_at_most_once_are_recognised() {
     let others = "fn f(g: [[u8]]) -> [[(i64, i64, i64, i64)]] { let h = g.len(); let w = g.shape(1);
         for i in 0..h, j in 0..w { ((i + 1) % w, (i + 1) % 7, (i + 2) % h, (2 * i + j - j) % h) } }";
     assert_eq!(wraps(others), [false, false, false, false]);
+/// The scan step fact of the (first) scan over `index` in `source`: `None` for a serial scan,
+/// else its operation, which side the accumulator is on, its `let` count and whether it may
+/// run in parallel.
+fn scan_fact(
+    source: &str,
+    index: &str,
+) -> Option<(crate::ir::scan::StepOp, crate::ir::scan::AccumulatorSide, usize, bool)> {
+    let program = prepared(source);
+    let analysis = Analysis::of(&program);
+    let fact = analysis.scan_step(var(&program, index))?;
+    Some((fact.step.op, fact.step.side, fact.step.lets.len(), fact.parallel))
+}
+
+#[test]
+fn scans_with_an_associative_step_are_blocked_and_parallel_when_their_value_cannot_fail() {
+    use crate::ir::scan::{AccumulatorSide::*, StepOp::*};
+    let prefix = "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s + x[t] } }";
+    assert_eq!(scan_fact(prefix, "t"), Some((Add, Left, 0, true)));
+    let product = "fn f(x: [f32]) -> [f32] { scan t, p = 1.0 { x[t] * p } }";
+    assert_eq!(scan_fact(product, "t"), Some((Mul, Right, 0, true)));
+    let running_max = "fn f(x: [i32]) -> [i32] { scan t, m = x[0] { max(m, x[t]) } }";
+    assert_eq!(scan_fact(running_max, "t"), Some((Max, Left, 0, true)));
+    let method = "fn f(x: [f64]) -> [f64] { scan t, m = 0.0 { x[t].min(m) } }";
+    assert_eq!(scan_fact(method, "t"), Some((Min, Right, 0, true)));
+    let any = "fn f(x: [f64]) -> [bool] { scan t, seen = false { seen || x[t] > 0.0 } }";
+    assert_eq!(scan_fact(any, "t"), Some((Or, Left, 0, true)));
+    // A `let` before the combination is part of the step's value.
+    let with_let = "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { let y = exp(x[t]); s + y * y } }";
+    assert_eq!(scan_fact(with_let, "t"), Some((Add, Left, 1, true)));
+    // A read that can fail (clamped: `x` may be empty while the scan runs) keeps the grouping
+    // but not the parallel phases, which would evaluate values out of order.
+    let clamped = "fn f(x: [f64], n: i64) -> [f64] { scan t in 0..n, s = 0.0 { s + x[t] } }";
+    assert_eq!(scan_fact(clamped, "t"), Some((Add, Left, 0, false)));
+}
+
+#[test]
+fn scans_whose_step_is_not_associative_are_serial() {
+    for source in [
+        "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s - x[t] } }",
+        "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s * 0.5 + x[t] } }",
+        "fn f(x: [f64]) -> [f64] { scan t, s = 1.0 { s + s * x[t] } }",
+        "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { let y = s * x[t]; s + y } }",
+        "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { if x[t] > 0.0 { s + x[t] } else { s } } }",
+        "fn f(x: [f64]) -> [(f64, i64)] { scan t, (s, c) = (0.0, 0) { (s + x[t], c + 1) } }",
+    ] {
+        assert_eq!(scan_fact(source, "t"), None, "{source}");
+    }
 }

@@ -85,16 +85,8 @@ impl Scan {
                 self.expr(body, 0);
                 self.bound.truncate(before);
             }
-            ExprKind::Fold { index, count, acc, init, body } => {
-                self.expr(init, 0);
-                self.expr(count, 0);
-                let alias = self.alias_of(init);
-                let before = self.bound.len();
-                self.bound.push((index.to_string(), None));
-                self.bind(acc, alias);
-                self.expr(body, 0);
-                self.bound.truncate(before);
-            }
+            ExprKind::Fold { index, count, acc, init, body } => self.fold(index, Some(count), acc, init, body),
+            ExprKind::Scan { index, count, acc, init, body } => self.fold(index, count.as_deref(), acc, init, body),
             ExprKind::Let { pattern, value, body } => {
                 self.expr(value, 0);
                 let alias = self.alias_of(value);
@@ -133,6 +125,21 @@ impl Scan {
     }
 
     /// Binders are in scope for the sizes of later binders and for the body, like the checker.
+    /// A fold or a scan: the initial value and count outside, the index and accumulator bound
+    /// in the body.
+    fn fold(&mut self, index: &Ident, count: Option<&Expr>, acc: &Pattern, init: &Expr, body: &Expr) {
+        self.expr(init, 0);
+        if let Some(count) = count {
+            self.expr(count, 0);
+        }
+        let alias = self.alias_of(init);
+        let before = self.bound.len();
+        self.bound.push((index.to_string(), None));
+        self.bind(acc, alias);
+        self.expr(body, 0);
+        self.bound.truncate(before);
+    }
+
     fn binders(&mut self, binders: &[Binder]) {
         for binder in binders {
             if let Some(size) = &binder.size {

@@ -17,6 +17,22 @@ enum Binding {
     Reduction(ReduceOp),
 }
 
+/// Whether an accumulating loop keeps its last state (`fold`) or every state (`scan`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Accumulation {
+    Fold,
+    Scan,
+}
+
+impl Accumulation {
+    fn name(self) -> &'static str {
+        match self {
+            Accumulation::Fold => "fold",
+            Accumulation::Scan => "scan",
+        }
+    }
+}
+
 /// Whether a size must not depend on indices or accumulators (a comprehension's, which
 /// shapes an array, or a fold's count) or may (a reduction's range).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,7 +56,12 @@ impl Checker {
                 let _ = op_span;
                 self.binders(binders, body, Binding::Reduction(*op), span)
             }
-            ast::ExprKind::Fold { index, count, acc, init, body } => self.fold(index, count, acc, init, body, span),
+            ast::ExprKind::Fold { index, count, acc, init, body } => {
+                self.fold(Accumulation::Fold, index, Some(count), acc, init, body, span)
+            }
+            ast::ExprKind::Scan { index, count, acc, init, body } => {
+                self.fold(Accumulation::Scan, index, count.as_deref(), acc, init, body, span)
+            }
             ast::ExprKind::Index { array, indices } => self.index(array, indices, span),
             ast::ExprKind::Field { base, member } => self.field(base, member, span),
             ast::ExprKind::Len { array } => self.length(array, 0, span, span),
@@ -386,18 +407,39 @@ impl Checker {
             && self.index_dependency(size).is_none()
     }
 
+    /// `fold` and `scan`: the count (explicit, or for a scan inferred like a comprehension's
+    /// size), the initial value, then the body with the index and accumulator bound.
+    #[allow(clippy::too_many_arguments)]
     fn fold(
         &mut self,
+        accumulation: Accumulation,
         index: &proc_macro2::Ident,
-        count: &ast::Expr,
+        count: Option<&ast::Expr>,
         acc: &Pattern,
         init: &ast::Expr,
         body: &ast::Expr,
         span: Span,
     ) -> Checked<Expr> {
         let index_name = index.to_string();
-        let count = self.size_expr(count, &format!("the count of the fold over `{index_name}`"), Regularity::Required);
+        let what = accumulation.name();
+        let count = count.map(|count| {
+            self.size_expr(count, &format!("the count of the {what} over `{index_name}`"), Regularity::Required)
+        });
         let init = self.expr(init);
+        if let (Accumulation::Scan, Ok(init)) = (accumulation, &init) {
+            if init.ty.has_array() {
+                let found = self.unifier.describe_type(&init.ty);
+                self.errors.push(
+                    init.span,
+                    format!(
+                        "a scan's state must be a number, a `bool`, or a tuple/record of them, found {found}: \
+                         its value would be an array of arrays; scan each element instead \
+                         (`for i {{ scan t in 0..n, s = a[i] {{ .. }} }}`), or use `fold` to keep only the last state"
+                    ),
+                );
+                return Err(Reported);
+            }
+        }
         let depth = self.scope.len();
         let index_var = self.bind_index(index);
         let (init, bindings, acc_var) = match init {
@@ -428,14 +470,21 @@ impl Checker {
         };
         let body = self.expr(body);
         self.scope.truncate(depth);
-        self.size_uses.take(index_var);
-        let (count, init, mut body, bindings) = (count?, init?, body?, bindings?);
+        let candidates =
+            self.size_uses.take(index_var).into_iter().map(|candidate| self.through_accumulators(candidate));
+        let candidates: Vec<sizes::Candidate> = candidates.collect();
+        let (count, init, mut body, bindings) = (count.transpose()?, init?, body?, bindings?);
         let acc_var = acc_var.ok_or(Reported)?;
         if let Err(mismatch) = self.unifier.unify_types(&init.ty, &body.ty) {
+            // A scan's message points at the value the body ends with, under its `let`s.
+            let at = match accumulation {
+                Accumulation::Fold => body.span,
+                Accumulation::Scan => crate::analysis::tail_of(&body).span,
+            };
             self.errors.push(
-                body.span,
+                at,
                 format!(
-                    "the fold body has type {} but its initial value has type {}; they must be the same",
+                    "the {what} body has type {} but its initial value has type {}; they must be the same",
                     mismatch.right, mismatch.left
                 ),
             );
@@ -443,6 +492,39 @@ impl Checker {
         }
         for (var, value) in bindings.into_iter().rev() {
             body = let_node(var, value, body);
+        }
+        // A scan's length is written or, like a comprehension's size, read from the arrays its
+        // index indexes (a fold's index sizes nothing: its count is always written).
+        let (count, checks) = match count {
+            Some(count) => (count, Vec::new()),
+            None => {
+                let resolved = sizes::resolve(&index_name, candidates, &self.lets, |size| self.usable_at_binder(size));
+                match resolved {
+                    Some(resolved) => (resolved.size, resolved.checks),
+                    None if self.shadowed_indices.contains(&index_var) => return Err(Reported),
+                    None => {
+                        self.errors.push(
+                            index.span(),
+                            format!(
+                                "scan index `{index_name}` has no length: it never directly indexes an array; \
+                                 give it one with `scan {index_name} in 0..n, ..`"
+                            ),
+                        );
+                        return Err(Reported);
+                    }
+                }
+            }
+        };
+        if accumulation == Accumulation::Scan {
+            let ty = init.ty.with_outer_axis();
+            let kind = ExprKind::Scan(node::Scan {
+                index: index_var,
+                count: Box::new(count),
+                acc: acc_var,
+                init: Box::new(init),
+                body: Box::new(body),
+            });
+            return Ok(self.place_checks(checks, Expr::new(kind, ty, span)));
         }
         // An array accumulator keeps its shape: every step's value must have the initial shape,
         // which is what the fold's shape (and reads of it) are taken from.

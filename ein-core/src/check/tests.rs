@@ -523,4 +523,44 @@ fn a_sub_array_argument_sizes_the_callee_through_its_let() {
     let sizes = sizes(&program);
     assert_eq!(sizes[0], ("i".to_string(), "len(a, 0)".to_string()));
     assert!(sizes[1..].iter().all(|(index, size)| index == "k" && size == "len(a, 1)"), "{sizes:?}");
+#[test]
+fn scans_are_arrays_of_their_states_sized_by_their_range_or_their_reads() {
+    let explicit = program("fn f(n: i64) -> [f64] { scan t in 0..n, s = 0.0 { s + 1.0 } }");
+    assert_eq!(explicit.body.ty, Type::array(Type::scalar(Scalar::F64), 1));
+    let ExprKind::Scan(node::Scan { count, .. }) = &explicit.body.kind else { panic!("a scan") };
+    assert_eq!(crate::ir::expr_to_string(&explicit, count), "n");
+    // Without a range, `t` takes its size from `x`, like a comprehension index, and the read
+    // is proven in bounds.
+    let inferred = program("fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s + x[t] } }");
+    let ExprKind::Scan(node::Scan { count, .. }) = &inferred.body.kind else { panic!("a scan") };
+    assert_eq!(crate::ir::expr_to_string(&inferred, count), "len(x, 0)");
+    assert!(nodes(&inferred)
+        .iter()
+        .any(|node| matches!(node.kind, ExprKind::Index(node::Index { bounds: Bounds::Proven, .. }))));
+    // A record state makes an array of records; inside a comprehension, a rank-2 result.
+    let record = program("fn f(x: [f64]) -> [{ sum: f64, count: i64 }] { scan t, r = { sum: 0.0, count: 0 } { { sum: r.sum + x[t], count: r.count + 1 } } }");
+    assert_eq!(record.body.ty.rank(), 1);
+    let rows = program("fn f(a: [[f64]]) -> [[f64]] { for i { scan t, s = 0.0 { s + a[i, t] } } }");
+    assert_eq!(rows.body.ty, Type::array(Type::scalar(Scalar::F64), 2));
+}
+
+#[test]
+fn scan_errors_point_at_the_offending_token() {
+    assert_eq!(
+        errors("fn f(x: [f64]) -> [f64] { scan t in 0..x.len(), s = 0.0 { let y = x[t]; s < y } }"),
+        ["the scan body has type `bool` but its initial value has type `f64`; they must be the same"]
+    );
+    assert_eq!(
+        errors("fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s + 1.0 } }"),
+        ["scan index `t` has no length: it never directly indexes an array; give it one with `scan t in 0..n, ..`"]
+    );
+    let array_state = errors("fn f(x: [f64]) -> [[f64]] { scan t in 0..3, s = x { for i { s[i] * 2.0 } } }");
+    assert_eq!(array_state.len(), 1);
+    assert!(
+        array_state[0]
+            .starts_with("a scan's state must be a number, a `bool`, or a tuple/record of them, found `[f64]`"),
+        "{array_state:?}"
+    );
+    let irregular = errors("fn f(x: [f64]) -> [[f64]] { for i { scan t in 0..i, s = 0.0 { s + x[t] } } }");
+    assert!(irregular[0].starts_with("the count of the scan over `t` depends on `i`"), "{irregular:?}");
 }

@@ -509,6 +509,11 @@ impl Gen<'_> {
                 self.size_checks(checks, block)?;
                 self.write_elements(body, block)
             }
+            // A row that is a scan: its states straight into the outs, no array of its own.
+            ExprKind::Scan(scan) => {
+                let (len, initial) = self.scan_start(scan, block)?;
+                self.scan_states(scan, &len, &initial, block)
+            }
             _ if !has_array(&body.ty) => {
                 let value = self.scalar(body, block)?;
                 let value = &value.tokens;
@@ -664,6 +669,10 @@ impl Gen<'_> {
                     names.push(self.program.var(*index).name.clone());
                     current = body;
                 }
+                ExprKind::Scan(node::Scan { index, .. }) => {
+                    names.push(self.program.var(*index).name.clone());
+                    return names;
+                }
                 _ => return names,
             }
         }
@@ -744,7 +753,7 @@ pub(super) fn column_scalars(elem: &Type) -> Vec<ScalarType> {
 }
 
 /// One expression per column, in the element type's tuple structure.
-fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) -> TokenStream {
+pub(super) fn column_tree(elem: &Type, column: &mut impl FnMut(ScalarType) -> TokenStream) -> TokenStream {
     match elem {
         Type::Scalar(scalar) => column(*scalar),
         Type::Tuple { fields, .. } => {

@@ -31,6 +31,7 @@ mod contract;
 mod expr;
 mod names;
 mod reduce;
+mod scan;
 #[cfg(test)]
 pub(crate) mod tests;
 

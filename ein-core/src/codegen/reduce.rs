@@ -145,7 +145,7 @@ impl<'p> Gen<'p> {
     }
 
     /// Binds a loop index (`let k = position as i64;` when read) and records its value.
-    fn bind_index(&mut self, index: VarId, position: &Ident, block: &mut Block) -> Ident {
+    pub(super) fn bind_index(&mut self, index: VarId, position: &Ident, block: &mut Block) -> Ident {
         let name = self.names.var(index).clone();
         if self.names.is_referenced(index) {
             block.push(quote!(let #name = #position as ::core::primitive::i64;));
@@ -677,7 +677,13 @@ impl<'p> Gen<'p> {
         Ok(())
     }
 
-    fn fold_step(&mut self, acc: VarId, acc_name: &Ident, body: &Expr, block: &mut Block) -> syn::Result<bool> {
+    pub(super) fn fold_step(
+        &mut self,
+        acc: VarId,
+        acc_name: &Ident,
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<bool> {
         // `acc = acc + x` on floats is written `acc += x`.
         if let ExprKind::Binary(node::Binary { op, lhs, rhs }) = &body.kind {
             let float = match body.ty {

@@ -100,6 +100,7 @@ impl<'p> Interpreter<'p> {
             ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
                 self.eval_fold(*index, count, *acc, init, body)
             }
+            ExprKind::Scan(scan) => self.eval_scan(scan),
             ExprKind::Let(node::Let { var, value, body }) => self.eval_let(*var, value, body),
             ExprKind::Index(node::Index { array, index, bounds }) => self.eval_index(array, index, *bounds),
             ExprKind::Select(node::Select { cond, then, otherwise }) => self.eval_select(cond, then, otherwise),
@@ -360,6 +361,62 @@ impl<'p> Interpreter<'p> {
         Ok(accumulator)
     }
 
+    /// Every state of the scan, in order. An associative step uses the grouping of note
+    /// [scan grouping] (`crate::ir::scan`), exactly as generated code computes it.
+    fn eval_scan(&mut self, scan: &node::Scan) -> Result<Datum> {
+        let node::Scan { index, count, acc, init, body } = scan;
+        let (index, acc) = (*index, *acc);
+        let count = self.eval_size(count, index)?;
+        let mut accumulator = self.eval(init)?;
+        let previous_index = self.bind(index, Datum::i64(0))?;
+        let previous_accumulator = self.bind(acc, accumulator.clone())?;
+        let mut states = Vec::with_capacity(count.min(1 << 20));
+        match crate::ir::scan::associative_step(scan) {
+            None => {
+                for position in 0..count {
+                    self.bind(index, Datum::i64(length_to_i64(position)))?;
+                    self.bind(acc, accumulator)?;
+                    accumulator = self.eval(body)?;
+                    states.push(accumulator.clone());
+                }
+            }
+            Some(step) => {
+                // `accumulator` runs through the block from the block's offset; `total` folds
+                // the block's own values, from its first; the next block starts at
+                // `offset ⊕ total`.
+                let mut offset = accumulator.clone();
+                let mut total: Option<Datum> = None;
+                for position in 0..count {
+                    if position % crate::ir::scan::SCAN_BLOCK == 0 {
+                        if let Some(total) = total.take() {
+                            offset = combine_step(&step, offset, total)?;
+                            accumulator = offset.clone();
+                        }
+                    }
+                    self.bind(index, Datum::i64(length_to_i64(position)))?;
+                    let mut bound = Vec::new();
+                    for (var, value) in &step.lets {
+                        let value = self.eval(value)?;
+                        bound.push((*var, self.bind(*var, value)?));
+                    }
+                    let value = self.eval(step.value)?;
+                    for (var, previous) in bound.into_iter().rev() {
+                        self.restore(var, previous);
+                    }
+                    accumulator = combine_step(&step, accumulator, value.clone())?;
+                    total = Some(match total {
+                        Some(total) => combine_step(&step, total, value)?,
+                        None => value,
+                    });
+                    states.push(accumulator.clone());
+                }
+            }
+        }
+        self.restore(index, previous_index);
+        self.restore(acc, previous_accumulator);
+        Ok(Datum::Array(ArrayView::new(vec![count], states)?))
+    }
+
     fn eval_index(&mut self, array_expr: &Expr, index_expr: &Expr, bounds: Bounds) -> Result<Datum> {
         let array = self.eval(array_expr)?;
         let index = self.eval_integer(index_expr)?;
@@ -405,6 +462,23 @@ impl<'p> Interpreter<'p> {
                 _ => return format!("empty axis {axis} of a computed array"),
             }
         }
+    }
+}
+
+/// `running ⊕ value` with the operands in the step's written order (the accumulator's side).
+fn combine_step(step: &crate::ir::scan::AssociativeStep<'_>, running: Datum, value: Datum) -> Result<Datum> {
+    use crate::ir::scan::{AccumulatorSide, StepOp};
+    let (left, right) = match step.side {
+        AccumulatorSide::Left => (running, value),
+        AccumulatorSide::Right => (value, running),
+    };
+    match step.op {
+        StepOp::Add => scalar::binary(BinaryOp::Add, left, right),
+        StepOp::Mul => scalar::binary(BinaryOp::Mul, left, right),
+        StepOp::And => scalar::binary(BinaryOp::And, left, right),
+        StepOp::Or => scalar::binary(BinaryOp::Or, left, right),
+        StepOp::Max => scalar::call(Func::Max, vec![left, right]),
+        StepOp::Min => scalar::call(Func::Min, vec![left, right]),
     }
 }
 

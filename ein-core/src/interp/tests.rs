@@ -961,4 +961,78 @@ fn extern_calls_run_the_registered_functions() {
     let wrong = super::Externs::default().with("halve", |_| Value::I64(1));
     let wrong = super::run_with_externs(program, vec![f64_vector(&[2.0])], &[], &wrong).map_err(|error| error.message);
     assert_eq!(wrong, Err("the interpreter's `halve` returned a i64 where `extern fn halve` returns `f64`".into()));
+/// Checks the one function in `source` and runs it on `args`.
+fn run_source(source: &str, args: Vec<Value>) -> Result<Value, RuntimeError> {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let program = crate::check::check_input(input).expect("checks").remove(0).program;
+    run(&program, args, &[])
+}
+
+fn f64_elements(value: Value) -> Vec<f64> {
+    let Value::Array(array) = value else { panic!("expected an array, got {value:?}") };
+    array
+        .elements
+        .into_iter()
+        .map(|element| match element {
+            Value::F64(value) => value,
+            other => panic!("expected f64, got {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn scans_give_every_state() {
+    let prefix = "fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s + x[t] } }";
+    assert_eq!(f64_elements(run_source(prefix, vec![f64_vector(&[1.0, 2.0, 3.5])]).unwrap()), [1.0, 3.0, 6.5]);
+    assert_eq!(f64_elements(run_source(prefix, vec![f64_vector(&[])]).unwrap()), Vec::<f64>::new());
+    let running_max = "fn f(x: [i32]) -> [i32] { scan t, m = x[0] { max(m, x[t]) } }";
+    let maxima = run_source(running_max, vec![i32_vector(&[3, 1, 4, 1, 5, 9, 2])]).unwrap();
+    assert_eq!(maxima, Value::Array(ArrayValue::vector([3, 3, 4, 4, 5, 9, 9].map(Value::I32).to_vec())));
+    // A record state: an array of records, one per step.
+    let record = "fn f(x: [f64]) -> [{ sum: f64, count: i64 }] { scan t, r = { sum: 0.0, count: 0 } { { sum: r.sum + x[t], count: r.count + 1 } } }";
+    let Value::Array(states) = run_source(record, vec![f64_vector(&[2.0, 5.0])]).unwrap() else { panic!("an array") };
+    assert_eq!(states.elements[1], Value::Tuple(vec![Value::F64(7.0), Value::I64(2)]));
+    // The step's failure is the program's (an empty read must happen), in index order.
+    let clamped = "fn f(x: [f64], n: i64) -> [f64] { scan t in 0..n, s = 0.0 { s + x[t] } }";
+    assert!(
+        error_of(run_source(clamped, vec![f64_vector(&[]), Value::I64(2)])).contains("read from empty axis 0 of `x`")
+    );
+    assert_eq!(f64_elements(run_source(clamped, vec![f64_vector(&[]), Value::I64(0)]).unwrap()), Vec::<f64>::new());
+}
+
+#[test]
+fn long_associative_scans_use_the_documented_block_grouping() {
+    use crate::ir::scan::SCAN_BLOCK;
+    let count = 2 * SCAN_BLOCK + 5;
+    let values: Vec<f64> = (0..count).map(|i| 1.0 / (i as f64 + 3.0)).collect();
+    // Note [scan grouping], written out: offsets chained from the blocks' own totals.
+    let mut expected = Vec::new();
+    let mut offset = 0.25;
+    for block in values.chunks(SCAN_BLOCK) {
+        let mut running = offset;
+        for value in block {
+            running += value;
+            expected.push(running);
+        }
+        offset += block[1..].iter().fold(block[0], |total, value| total + value);
+    }
+    let mut serial = Vec::new();
+    let mut running = 0.25;
+    for value in &values {
+        running += value;
+        serial.push(running);
+    }
+    let bits = |states: &[f64]| states.iter().map(|state| state.to_bits()).collect::<Vec<u64>>();
+    // The grouping is visible in the last bits: the test would not tell them apart otherwise.
+    assert_ne!(bits(&expected), bits(&serial));
+    let prefix = "fn f(x: [f64]) -> [f64] { scan t, s = 0.25 { s + x[t] } }";
+    let states = f64_elements(run_source(prefix, vec![f64_vector(&values)]).unwrap());
+    assert_eq!(bits(&states), bits(&expected));
+    // The accumulator on the right, through a `let`: the same grouping (`+` commutes exactly).
+    let flipped = "fn f(x: [f64]) -> [f64] { scan t, s = 0.25 { let y = x[t]; y + s } }";
+    assert_eq!(bits(&f64_elements(run_source(flipped, vec![f64_vector(&values)]).unwrap())), bits(&expected));
+    // A step that is not associative is the plain serial loop, however long.
+    let damped = "fn f(x: [f64]) -> [f64] { scan t, s = 0.25 { s * 1.0 - 0.0 + x[t] } }";
+    assert_eq!(bits(&f64_elements(run_source(damped, vec![f64_vector(&values)]).unwrap())), bits(&serial));
 }

@@ -4,10 +4,10 @@
 //!
 //! Invariants of a checked [`Program`] (the contract later stages rely on):
 //! - every [`VarId`] in the tree is declared in [`Program::vars`] and bound by exactly one
-//!   binder (a parameter, `Let`, `For`, `Reduce` or `Fold`) that encloses every use;
+//!   binder (a parameter, `Let`, `For`, `Reduce`, `Fold` or `Scan`) that encloses every use;
 //! - every node's `ty` is the type given by the typing rule on its variant;
-//! - size and count expressions (`For::size`, `Reduce::size`, `Fold::count`) have type `i64`;
-//!   those of comprehensions and folds mention no index variable or accumulator (regularity:
+//! - size and count expressions (`For::size`, `Reduce::size`, `Fold::count`, a scan's count)
+//!   have type `i64`; those of comprehensions, folds and scans mention no index variable or accumulator (regularity:
 //!   arrays are rectangular); a reduction's range may (`sum k in 0..i + 1`);
 //! - an `Index` with [`Bounds::Proven`] is in range for every input that passes the program's
 //!   `Assert`s.
@@ -15,6 +15,7 @@
 mod print;
 pub use print::expr_to_string;
 pub mod node;
+pub mod scan;
 pub mod shape;
 pub mod visit;
 
@@ -122,9 +123,9 @@ pub enum VarKind {
     /// A function parameter or a captured Rust local.
     Param,
     Let,
-    /// An index of `For`, `Reduce` or `Fold`; always `i64`.
+    /// An index of `For`, `Reduce`, `Fold` or `Scan`; always `i64`.
     Index,
-    /// The accumulator of a `Fold`.
+    /// The accumulator of a `Fold` or `Scan`.
     Accumulator,
 }
 
@@ -253,6 +254,11 @@ pub enum ExprKind {
     Reduce(node::Reduce),
     /// `acc = init; for index in 0..count { acc = body }; acc`. Type: init's = body's.
     Fold(node::Fold),
+    /// `acc = init; for index in 0..count { acc = body; out[index] = acc }; out`: the state
+    /// after every step (an inclusive scan). Type: `[init.ty]` (init's = body's, a scalar or a
+    /// tuple of scalars: never an array). When the step is associative
+    /// ([`scan::associative_step`]) the states are grouped in blocks; see [`scan`].
+    Scan(node::Scan),
     /// Type: body's.
     Let(node::Let),
     /// `array[index]` on the outermost axis; `index` has an integer type. Type: `array.ty`
@@ -419,15 +425,17 @@ impl Expr {
         self.for_each_child_mut(|child| *child = rewrite(child.take()));
     }
 
-    /// The variables this node binds (an index, a `let`'s variable, a fold's index and
-    /// accumulator). They are in scope in the node's body, its last child, and nowhere else.
+    /// The variables this node binds (an index, a `let`'s variable, a fold's or scan's index
+    /// and accumulator). They are in scope in the node's body, its last child, and nowhere else.
     pub fn binders(&self) -> impl Iterator<Item = VarId> + Clone {
         let (first, second) = match &self.kind {
             ExprKind::For(node::For { index, .. }) | ExprKind::Reduce(node::Reduce { index, .. }) => {
                 (Some(*index), None)
             }
             ExprKind::Let(node::Let { var, .. }) => (Some(*var), None),
-            ExprKind::Fold(node::Fold { index, acc, .. }) => (Some(*index), Some(*acc)),
+            ExprKind::Fold(node::Fold { index, acc, .. }) | ExprKind::Scan(node::Scan { index, acc, .. }) => {
+                (Some(*index), Some(*acc))
+            }
             _ => (None, None),
         };
         first.into_iter().chain(second)
@@ -440,7 +448,9 @@ impl Expr {
                 (Some(index), None)
             }
             ExprKind::Let(node::Let { var, .. }) => (Some(var), None),
-            ExprKind::Fold(node::Fold { index, acc, .. }) => (Some(index), Some(acc)),
+            ExprKind::Fold(node::Fold { index, acc, .. }) | ExprKind::Scan(node::Scan { index, acc, .. }) => {
+                (Some(index), Some(acc))
+            }
             _ => (None, None),
         };
         first.into_iter().chain(second)
@@ -454,7 +464,8 @@ impl Expr {
                 f(size);
                 f(body);
             }
-            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
+            ExprKind::Fold(node::Fold { count, init, body, .. })
+            | ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 f(count);
                 f(init);
                 f(body);
@@ -502,7 +513,8 @@ impl Expr {
                 f(size);
                 f(body);
             }
-            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
+            ExprKind::Fold(node::Fold { count, init, body, .. })
+            | ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 f(count);
                 f(init);
                 f(body);

@@ -31,6 +31,9 @@ pub struct Fold {
     pub body: Box<Expr>,
 }
 
+/// The fields of [`super::ExprKind::Scan`]: a fold's (`count` is the scan's length).
+pub type Scan = Fold;
+
 /// The fields of [`super::ExprKind::Let`].
 #[derive(Clone, Debug)]
 pub struct Let {

@@ -14,7 +14,7 @@
 //! ```
 //! - The first line is the signature: type parameters with their number class (only when there
 //!   are any), parameters with their types, and the result type. The body follows at indent 0.
-//! - Statement-like constructs get their own lines: `let`, `assert`, and `for`/`fold` (whose
+//! - Statement-like constructs get their own lines: `let`, `assert`, and `for`/`fold`/`scan` (whose
 //!   body always opens an indented block, two spaces per level). A reduction, or an `if`,
 //!   opens a block only when its body contains a `let`, `assert`, `for` or `fold`; otherwise it
 //!   stays on one line. Inside an operand everything is printed on one line, with `let` and
@@ -24,7 +24,7 @@
 //! - `a[i]` is a read proven in bounds ([`Bounds::Proven`]); `a[i]~` is a clamped read
 //!   ([`Bounds::Clamped`]).
 //! - `assert l == r (k)` is one size check; `k` is the index whose size both sides define.
-//! - `fold t in 0..n, acc: T = init { body }`; `sum k in 0..n { body }` (likewise for every
+//! - `fold t in 0..n, acc: T = init { body }` (and `scan` alike); `sum k in 0..n { body }` (likewise for every
 //!   reduction); `if c { a } else { b }` for a select (both sides are evaluated).
 //! - Types print as ein spells them: `f32`, `[[f32]]`, `(f32, i64)`, `{re: f64, im: f64}`, and
 //!   `T0` for the type parameter `ScalarType::Param(0)`.
@@ -189,7 +189,7 @@ fn stronger(precedence: Precedence) -> Precedence {
 /// `let`, `assert`, `for` or `fold` somewhere.
 fn needs_block(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Let(_) | ExprKind::Assert(_) | ExprKind::For(_) | ExprKind::Fold(_) => true,
+        ExprKind::Let(_) | ExprKind::Assert(_) | ExprKind::For(_) | ExprKind::Fold(_) | ExprKind::Scan(_) => true,
         _ => {
             let mut found = false;
             expr.for_each_child(|child| found = found || needs_block(child));
@@ -280,7 +280,11 @@ impl<'p> Printer<'p> {
                 self.nested(&header, body, indent, out);
             }
             ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
-                let header = format!("{prefix}{} {{", self.fold_header(*index, count, *acc, init));
+                let header = format!("{prefix}{} {{", self.fold_header("fold", *index, count, *acc, init));
+                self.nested(&header, body, indent, out);
+            }
+            ExprKind::Scan(node::Scan { index, count, acc, init, body }) => {
+                let header = format!("{prefix}{} {{", self.fold_header("scan", *index, count, *acc, init));
                 self.nested(&header, body, indent, out);
             }
             ExprKind::Reduce(node::Reduce { op, index, size, body }) if needs_block(body) => {
@@ -318,9 +322,10 @@ impl<'p> Printer<'p> {
         self.line(indent, "}", out);
     }
 
-    fn fold_header(&self, index: VarId, count: &Expr, acc: VarId, init: &Expr) -> String {
+    /// `fold t in 0..n, acc: T = init` (or `scan …`).
+    fn fold_header(&self, keyword: &str, index: VarId, count: &Expr, acc: VarId, init: &Expr) -> String {
         format!(
-            "fold {} in 0..{}, {}: {} = {}",
+            "{keyword} {} in 0..{}, {}: {} = {}",
             self.var_name(index),
             self.inline_string(count, Precedence::Add),
             self.var_name(acc),
@@ -394,7 +399,13 @@ impl<'p> Printer<'p> {
                 out.push_str(" }");
             }
             ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
-                out.push_str(&self.fold_header(*index, count, *acc, init));
+                out.push_str(&self.fold_header("fold", *index, count, *acc, init));
+                out.push_str(" { ");
+                self.inline(body, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Scan(node::Scan { index, count, acc, init, body }) => {
+                out.push_str(&self.fold_header("scan", *index, count, *acc, init));
                 out.push_str(" { ");
                 self.inline(body, Precedence::Construct, out);
                 out.push_str(" }");

@@ -110,6 +110,8 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
         ExprKind::Contract(contraction) => contraction.output_labels().iter().map(|label| label.size.clone()).collect(),
         ExprKind::Select(node::Select { then, .. }) => raw_shape(then)?,
         ExprKind::Fold(node::Fold { init, .. }) => raw_shape(init)?,
+        // A scan's states are never arrays: one axis, its count.
+        ExprKind::Scan(node::Scan { count, .. }) => vec![(**count).clone()],
         ExprKind::Project(node::Project { tuple, field }) => match &tuple.kind {
             ExprKind::Tuple(items) => raw_shape(items.get(*field)?)?,
             // The part of a compound tuple has the shape of that part of the tuple's value.
@@ -123,6 +125,7 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
             ExprKind::Assert(node::Assert { body, .. }) => raw_shape(&project(body, *field, &expr.ty))?,
             ExprKind::Select(node::Select { then, .. }) => raw_shape(&project(then, *field, &expr.ty))?,
             ExprKind::Fold(node::Fold { init, .. }) => raw_shape(&project(init, *field, &expr.ty))?,
+            ExprKind::Scan(node::Scan { count, .. }) => vec![(**count).clone()],
             _ => lengths_of(expr, rank),
         },
         _ => lengths_of(expr, rank),
@@ -161,6 +164,7 @@ fn simplify_lengths_to_depth(mut size: Expr, depth: usize) -> Expr {
                             | ExprKind::Assert(_)
                             | ExprKind::Select(_)
                             | ExprKind::Fold(_)
+                            | ExprKind::Scan(_)
                     ) =>
                 {
                     None

@@ -179,6 +179,7 @@ impl Visitor<'_> for AlphaKey {
             ExprKind::For(_) => write!(text, "for"),
             ExprKind::Reduce(node::Reduce { op, .. }) => write!(text, "{}", op.name()),
             ExprKind::Fold(_) => write!(text, "fold"),
+            ExprKind::Scan(_) => write!(text, "scan"),
             ExprKind::Let(_) => write!(text, "let"),
             ExprKind::Index(node::Index { bounds, .. }) => write!(text, "index{bounds:?}"),
             ExprKind::Select(_) => write!(text, "select"),

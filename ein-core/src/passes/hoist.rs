@@ -46,7 +46,8 @@ impl Hoister<'_> {
                 **body = self.expr(body.take());
                 self.enclosing_sizes.pop();
             }
-            ExprKind::Fold(node::Fold { count, init, body, .. }) => {
+            ExprKind::Fold(node::Fold { count, init, body, .. })
+            | ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 **count = self.expr(count.take());
                 **init = self.expr(init.take());
                 self.enclosing_sizes.push(alpha_key(count));
@@ -59,7 +60,8 @@ impl Hoister<'_> {
         let mut blocked: BTreeSet<VarId> = expr.binders().collect();
         if let ExprKind::For(node::For { body, .. })
         | ExprKind::Reduce(node::Reduce { body, .. })
-        | ExprKind::Fold(node::Fold { body, .. }) = &mut expr.kind
+        | ExprKind::Fold(node::Fold { body, .. })
+        | ExprKind::Scan(node::Scan { body, .. }) = &mut expr.kind
         {
             **body = self.extract(body.take(), &mut blocked, &mut lifted, true);
         } else {
@@ -118,6 +120,7 @@ impl Hoister<'_> {
             ExprKind::Reduce(node::Reduce { op, .. }) => op.name(),
             ExprKind::For(_) => "array",
             ExprKind::Fold(_) => "folded",
+            ExprKind::Scan(_) => "scanned",
             _ => "value",
         };
         let name = format!("{}{what}", crate::ir::SYNTHETIC_PREFIX);

@@ -38,7 +38,7 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
         }
         ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. }) => true,
         ExprKind::For(node::For { size, .. }) | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
-        ExprKind::Fold(node::Fold { count, .. }) => !is_length(count),
+        ExprKind::Fold(node::Fold { count, .. }) | ExprKind::Scan(node::Scan { count, .. }) => !is_length(count),
         ExprKind::Assert(_) => true,
         ExprKind::Call(node::Call { func, args }) => call_may_fail(*func, args),
         // A negative output size; summed sizes cannot fail (see `Contraction`).
@@ -118,6 +118,7 @@ pub fn is_expensive(expr: &Expr) -> bool {
         ExprKind::For(_)
             | ExprKind::Reduce(_)
             | ExprKind::Fold(_)
+            | ExprKind::Scan(_)
             | ExprKind::Call(_)
             | ExprKind::Extern(_)
             | ExprKind::Contract(_)
@@ -134,7 +135,10 @@ pub fn has_loop(expr: &Expr) -> bool {
     is_loop(expr) || children
 }
 
-/// Whether the node itself is a loop: a comprehension, reduction, fold or contraction.
+/// Whether the node itself is a loop: a comprehension, reduction, fold, scan or contraction.
 pub fn is_loop(expr: &Expr) -> bool {
-    matches!(expr.kind, ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Contract(_))
+    matches!(
+        expr.kind,
+        ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Scan(_) | ExprKind::Contract(_)
+    )
 }

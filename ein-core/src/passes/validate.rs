@@ -215,6 +215,13 @@ impl Validator<'_> {
                 self.size(count, "a fold count")?;
                 expect(expr.ty == init.ty && body.ty == init.ty, "fold body, init and result agree")
             }
+            ExprKind::Scan(node::Scan { count, init, body, .. }) => {
+                self.size(count, "a scan count")?;
+                expect(
+                    !init.ty.has_array() && body.ty == init.ty && expr.ty == init.ty.with_outer_axis(),
+                    "scan body and init agree, and the scan is [init]",
+                )
+            }
             ExprKind::Let(node::Let { var, value, body }) => {
                 expect(self.program.var(*var).ty == value.ty && expr.ty == body.ty, "let types")
             }

@@ -97,7 +97,7 @@ pub struct Binder {
     pub size: Option<Box<Expr>>,
 }
 
-/// The left side of `let` and of a `fold` accumulator.
+/// The left side of `let` and of a `fold` or `scan` accumulator.
 #[derive(Clone, Debug)]
 pub enum Pattern {
     Name(Ident),
@@ -142,6 +142,15 @@ pub enum ExprKind {
     Fold {
         index: Ident,
         count: Box<Expr>,
+        acc: Pattern,
+        init: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `scan t in 0..n, acc = init { body }`; without `in 0..n` the length is inferred from
+    /// the arrays `t` indexes, as a comprehension's.
+    Scan {
+        index: Ident,
+        count: Option<Box<Expr>>,
         acc: Pattern,
         init: Box<Expr>,
         body: Box<Expr>,
@@ -222,6 +231,7 @@ impl ExprKind {
                 binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
             }
             ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
+            ExprKind::Scan { count, init, body, .. } => count.as_deref().into_iter().chain([&**init, &**body]).collect(),
             ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
             ExprKind::Field { base, .. } => vec![&**base],
             ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],

@@ -674,6 +674,7 @@ impl<'r> Generator<'r> {
             8,
             if can_loop && dims.len() <= 2 && !self.clean { 5 } else { 0 },
             if can_loop && !self.clean { 5 } else { 0 },
+            if can_loop && dims.len() == 1 && !self.clean { 5 } else { 0 },
         ];
         match self.rng.weighted(&weights) {
             0 => {
@@ -705,6 +706,7 @@ impl<'r> Generator<'r> {
                 let index = self.index_expr(outer[0], source, depth - 1);
                 (format!("({inner})[{index}]"), source)
             }
+            7 => self.scan(elem, dims[0], depth),
             _ => self.comprehension(elem, dims, depth - 1),
         }
     }
@@ -1264,8 +1266,25 @@ impl<'r> Generator<'r> {
     /// `fold t in 0..n, acc = init { body }` for a scalar, tuple/record or array accumulator.
     fn fold(&mut self, ty: &Ty, depth: u32) -> String {
         let dim = if self.rng.percent(70) { Dim::Sym(self.rng.below(self.symbols)) } else { self.new_dim() };
-        let (count, _) = self.size_text(dim);
         let (init, source) = self.value_with_source(ty, depth - 1);
+        let text = self.accumulation("fold", dim, ty, init, depth);
+        self.last_source = source;
+        text
+    }
+
+    /// `scan t in 0..n, acc = init { body }` for a scalar, tuple or record state: an array of
+    /// one axis, `dim`, holding every state.
+    fn scan(&mut self, elem: &Elem, dim: Dim, depth: u32) -> (String, bool) {
+        let ty = Ty::Elem(elem.clone());
+        let init = self.value(&ty, depth - 1);
+        (self.accumulation("scan", dim, &ty, init, depth), false)
+    }
+
+    /// The loop of a fold or scan (`keyword`) over `dim` from `init`: often a step that
+    /// combines the accumulator with a value (`acc + v`, `max(acc, v)`, a record of such), which
+    /// scans run in blocks, else any value of the type.
+    fn accumulation(&mut self, keyword: &str, dim: Dim, ty: &Ty, init: String, depth: u32) -> String {
+        let (count, _) = self.size_text(dim);
         let index = self.fresh("t");
         let scope = self.vars.len();
         let tuple_fields = match ty {
@@ -1282,11 +1301,13 @@ impl<'r> Generator<'r> {
             Ty::Elem(Elem::Scalar(sc)) if self.rng.percent(60) => {
                 let acc = pattern.clone();
                 let step = self.scalar(*sc, depth - 1);
-                match (sc, self.rng.below(3)) {
+                match (sc, self.rng.below(4)) {
                     (Sc::Bool, 0) => format!("({acc} && {step})"),
+                    (Sc::Bool, 1) => format!("({step} || {acc})"),
                     (Sc::Bool, _) => format!("({acc} != {step})"),
                     (_, 0) => format!("({acc} + {step})"),
                     (_, 1) => format!("max({acc}, {step})"),
+                    (_, 2) => format!("({step} * {acc})"),
                     _ => format!("({acc} * {step})"),
                 }
             }
@@ -1314,8 +1335,7 @@ impl<'r> Generator<'r> {
         self.loop_depth -= 1;
         self.indices.pop();
         self.vars.truncate(scope);
-        self.last_source = source;
-        format!("(fold {index} in 0..{count}, {pattern} = {init} {{ {body} }})")
+        format!("({keyword} {index} in 0..{count}, {pattern} = {init} {{ {body} }})")
     }
 
     /// `{ let v = ..; body }` with one or two bindings, often an array consumed by the body.

@@ -223,7 +223,8 @@ impl Prover<'_> {
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
-            ExprKind::Fold(node::Fold { index, count, init, body, .. }) => {
+            ExprKind::Fold(node::Fold { index, count, init, body, .. })
+            | ExprKind::Scan(node::Scan { index, count, init, body, .. }) => {
                 self.walk(count);
                 self.walk(init);
                 let range = canonical(count, self.lets);

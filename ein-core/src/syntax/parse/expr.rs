@@ -509,7 +509,7 @@ fn depth_on_spine(node: &Expr, spine_depth: usize) -> usize {
 }
 
 /// Builds a node that no chain tracks the depth of (prefix operators, calls, `for`, reductions,
-/// folds, `if`, tuples, records), failing at `span` when it makes the tree too deep. Each of
+/// folds, scans, `if`, tuples, records), failing at `span` when it makes the tree too deep. Each of
 /// these nests at most `MAX_NESTING` times, but each level can add many levels of tree.
 pub(super) fn checked_node(context: &Context, kind: ExprKind, span: Span) -> syn::Result<Box<Expr>> {
     let node = node(kind, span);
@@ -525,7 +525,9 @@ fn weight(kind: &ExprKind) -> usize {
         ExprKind::Index { indices, .. } => indices.len().max(1),
         ExprKind::For { binders, .. } | ExprKind::Reduce { binders, .. } => binders.len().max(1),
         ExprKind::Let { pattern, .. } => pattern_size(pattern),
-        ExprKind::Fold { acc: acc @ Pattern::Tuple(..), .. } => 1 + pattern_size(acc),
+        ExprKind::Fold { acc: acc @ Pattern::Tuple(..), .. } | ExprKind::Scan { acc: acc @ Pattern::Tuple(..), .. } => {
+            1 + pattern_size(acc)
+        }
         _ => 1,
     }
 }

@@ -1,4 +1,4 @@
-//! Primary expressions: literals, names, calls, comprehensions, reductions, folds, `if`,
+//! Primary expressions: literals, names, calls, comprehensions, reductions, folds, scans, `if`,
 //! parentheses and tuples, records and blocks, with ein's disambiguations (a reduction, a call or
 //! a plain name; a record or a block).
 
@@ -9,7 +9,7 @@ use super::expr::{
 use super::types::parse_pattern;
 use super::{expected, Context};
 use crate::ops::{Func, ReduceOp, Scalar};
-use crate::syntax::ast::{Binder, Expr, ExprKind, Literal};
+use crate::syntax::ast::{Binder, Expr, ExprKind, Literal, Pattern};
 use proc_macro2::extra::DelimSpan;
 use proc_macro2::{Ident, Span};
 use syn::parse::ParseStream;
@@ -108,7 +108,8 @@ fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {
 // ---------------------------------------------------------------------------------------------
 // Names, calls, reductions and folds.
 
-/// An identifier starts a reduction (`sum k { .. }`), a fold (`fold t in 0..n, ..`), a call
+/// An identifier starts a reduction (`sum k { .. }`), a fold (`fold t in 0..n, ..`), a scan
+/// (`scan t in 0..n, ..`), a call
 /// (`exp(x)`), or is a plain name. A reduction's name followed by anything but a binder is a
 /// plain name, so a variable may be called `sum`.
 fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
@@ -120,6 +121,9 @@ fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
         }
         if text == "fold" {
             return parse_fold(input, context, name);
+        }
+        if text == "scan" {
+            return parse_scan(input, context, name);
         }
     }
     if input.peek(token::Paren) {
@@ -210,11 +214,36 @@ fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::R
     }
     input.parse::<Token![in]>()?;
     let size = parse_range(input, context)?;
+    let after = "`,` and the accumulator after the fold's range: `fold t in 0..n, acc = init { .. }`";
+    let (acc, init, body, span) = parse_accumulation(input, context, &fold_name, after)?;
+    checked_node(context, ExprKind::Fold { index: name, count: size, acc, init, body }, span)
+}
+
+/// `scan t in 0..n, acc = init { body }` or `scan t, acc = init { body }`: `scan` is already
+/// consumed, the index is next.
+fn parse_scan(input: ParseStream, context: &Context, scan_name: Ident) -> syn::Result<Box<Expr>> {
+    let name: Ident = input.parse()?;
+    let count = if input.peek(Token![in]) {
+        input.parse::<Token![in]>()?;
+        Some(parse_range(input, context)?)
+    } else {
+        None
+    };
+    let after = "`,` and the accumulator after the scan's index: `scan t in 0..n, acc = init { .. }`";
+    let (acc, init, body, span) = parse_accumulation(input, context, &scan_name, after)?;
+    checked_node(context, ExprKind::Scan { index: name, count, acc, init, body }, span)
+}
+
+/// The rest of a fold or scan (`keyword`) after its range: `, acc = init { body }`, and the
+/// span of the whole construct. `after_range` is what a missing `,` expects.
+fn parse_accumulation(
+    input: ParseStream,
+    context: &Context,
+    keyword: &Ident,
+    after_range: &str,
+) -> syn::Result<(Pattern, Box<Expr>, Box<Expr>, Span)> {
     if !input.peek(Token![,]) {
-        return Err(expected(
-            input,
-            "`,` and the accumulator after the fold's range: `fold t in 0..n, acc = init { .. }`",
-        ));
+        return Err(expected(input, after_range));
     }
     input.parse::<Token![,]>()?;
     let acc = parse_pattern(input, context)?;
@@ -223,10 +252,9 @@ fn parse_fold(input: ParseStream, context: &Context, fold_name: Ident) -> syn::R
     }
     input.parse::<Token![=]>()?;
     let init = parse_expression(input, context)?;
-    let (body, braces) = parse_body(input, context, "`fold`")?;
-    let fold_span = fold_name.span();
-    let span = fold_span.join(braces.close()).unwrap_or(fold_span);
-    checked_node(context, ExprKind::Fold { index: name, count: size, acc, init, body }, span)
+    let (body, braces) = parse_body(input, context, &format!("`{keyword}`"))?;
+    let span = keyword.span().join(braces.close()).unwrap_or(keyword.span());
+    Ok((acc, init, body, span))
 }
 
 /// `i`, `i in 0..n`, comma separated, at least one; `owner` names the construct for messages.

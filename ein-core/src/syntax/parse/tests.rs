@@ -20,6 +20,10 @@ fn show(expr: &Expr) -> String {
         ExprKind::Fold { index, count, acc, init, body } => {
             format!("(fold ({index} {}) {} {} {})", show(count), show_pattern(acc), show(init), show(body))
         }
+        ExprKind::Scan { index, count, acc, init, body } => {
+            let range = count.as_ref().map_or(index.to_string(), |count| format!("({index} {})", show(count)));
+            format!("(scan {range} {} {} {})", show_pattern(acc), show(init), show(body))
+        }
         ExprKind::Index { array, indices } => format!("(index {} {})", show(array), show_all(indices)),
         ExprKind::Field { base, member } => {
             let member = match member {
@@ -372,6 +376,22 @@ fn folds() {
         expression(quote!(fold t in 0..n, state = for i { a[i] } { for i { state[i] * 2.0 } })),
         "(fold (t n) state (for [i] (index a i)) (for [i] (* (index state i) 2.0)))"
     );
+}
+
+#[test]
+fn scans() {
+    assert_eq!(expression(quote!(scan t in 0..n, s = 0.0 { s + a[t] })), "(scan (t n) s 0.0 (+ s (index a t)))");
+    // Without a range the length is inferred, as a comprehension's size.
+    assert_eq!(
+        expression(quote!(scan t, m = x[0] { max(m, x[t]) })),
+        "(scan t m (index x 0) (call max m (index x t)))"
+    );
+    assert_eq!(
+        expression(quote!(scan t, (s, c) = (0.0, 0) { (s + x[t], c + 1) })),
+        "(scan t (s c) (tuple 0.0 0) (tuple (+ s (index x t)) (+ c 1)))"
+    );
+    // `scan` followed by anything but an index is a plain name.
+    assert_eq!(expression(quote!(scan + 1)), "(+ scan 1)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -776,6 +796,14 @@ fn fold_errors() {
     assert_error("fold t in 0..n, acc 0 { acc }", "expected `=` and the accumulator's initial value, found `0`", "0 {");
     assert_error("fold t in 0..n, 1 = 0 { acc }", "expected a name or a tuple pattern", "1 =");
     assert_error("fold t in 0..n, acc = 0", "expected `{` to start the body of `fold`", "");
+}
+
+#[test]
+fn scan_errors() {
+    assert_error("scan t in 0..n acc = 0 { acc }", "expected `,` and the accumulator after the scan's index", "acc =");
+    assert_error("scan t acc = 0 { acc }", "expected `,` and the accumulator after the scan's index", "acc =");
+    assert_error("scan t, acc 0 { acc }", "expected `=` and the accumulator's initial value, found `0`", "0 {");
+    assert_error("scan t in 0..n, acc = 0", "expected `{` to start the body of `scan`", "");
 }
 
 #[test]
