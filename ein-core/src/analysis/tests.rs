@@ -200,6 +200,8 @@ fn remainders_that_wrap_at_most_once_are_recognised() {
     let others = "fn f(g: [[u8]]) -> [[(i64, i64, i64, i64)]] { let h = g.len(); let w = g.shape(1);
         for i in 0..h, j in 0..w { ((i + 1) % w, (i + 1) % 7, (i + 2) % h, (2 * i + j - j) % h) } }";
     assert_eq!(wraps(others), [false, false, false, false]);
+}
+
 /// The scan step fact of the (first) scan over `index` in `source`: `None` for a serial scan,
 /// else its operation, which side the accumulator is on, its `let` count and whether it may
 /// run in parallel.

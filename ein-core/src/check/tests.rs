@@ -523,6 +523,8 @@ fn a_sub_array_argument_sizes_the_callee_through_its_let() {
     let sizes = sizes(&program);
     assert_eq!(sizes[0], ("i".to_string(), "len(a, 0)".to_string()));
     assert!(sizes[1..].iter().all(|(index, size)| index == "k" && size == "len(a, 1)"), "{sizes:?}");
+}
+
 #[test]
 fn scans_are_arrays_of_their_states_sized_by_their_range_or_their_reads() {
     let explicit = program("fn f(n: i64) -> [f64] { scan t in 0..n, s = 0.0 { s + 1.0 } }");

@@ -961,6 +961,8 @@ fn extern_calls_run_the_registered_functions() {
     let wrong = super::Externs::default().with("halve", |_| Value::I64(1));
     let wrong = super::run_with_externs(program, vec![f64_vector(&[2.0])], &[], &wrong).map_err(|error| error.message);
     assert_eq!(wrong, Err("the interpreter's `halve` returned a i64 where `extern fn halve` returns `f64`".into()));
+}
+
 /// Checks the one function in `source` and runs it on `args`.
 fn run_source(source: &str, args: Vec<Value>) -> Result<Value, RuntimeError> {
     let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
