@@ -106,6 +106,55 @@ differential! {
     args (a = array([n]), b = array([n]), n = array([n]));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Rust functions called in the expression form: rustc types them (note [Rust calls of the
+// expression form]); the interpreter runs the same functions, registered with their types.
+
+fn is_small(x: f64) -> bool {
+    x.abs() < 0.5
+}
+
+differential_expr! {
+    /// The `extern_functions` program without declarations: each call's types are the Rust
+    /// function's (`weight`'s literal `1.5` is an `f32`, as Rust types it); a result used in
+    /// arithmetic with a literal, and one used as a condition.
+    expression_rust_functions:
+    cases [n] in [[0], [1], [7], [100]];
+    let a = array::<f64>([n]), b = array::<f32>([n]), m = array::<i32>([n]);
+    ein!((
+        for i { if is_small(a[i]) { gamma_like(a[i]) * 2.0 } else { a[i] } },
+        sum k { gamma_like(a[k] * 2.0) },
+        for i { weight(b[i], m[i]) + weight(1.5, i as i32) },
+    ));
+    externs (extern1("gamma_like", gamma_like), extern1("is_small", is_small), extern2("weight", weight));
+}
+
+/// A generic Rust function, called at two types.
+fn twice<T: std::ops::Add<Output = T> + Copy>(x: T) -> T {
+    x + x
+}
+
+#[test]
+fn expression_form_calls_closures_and_generic_functions() {
+    let a = vec![1.0f32, -2.5, 4.0];
+    let counts = [3u8, 250, 7];
+    let offset = 0.5f32;
+    // A local closure (capturing a local), called inside parallel loops: it is `Sync`.
+    let shift = |x: f32| x + offset;
+    let shifted: ein::Array<f32, 1> = ein::ein!(for i { shift(a[i]) * 2.0 });
+    assert_eq!(shifted.as_slice(), [3.0, -4.0, 9.0]);
+    // The same generic function on `f32` and on `u8` (values in range: the Rust function's own
+    // `+` panics on overflow in debug builds).
+    let (floats, bytes): (ein::Array<f32, 1>, ein::Array<u8, 1>) =
+        ein::ein!((for i { twice(a[i]) }, for i { twice(counts[i] / 2) }));
+    assert_eq!(floats.as_slice(), [2.0, -5.0, 8.0]);
+    assert_eq!(bytes.as_slice(), [2, 250, 6]);
+    // A reduction over a long range runs the function in parallel.
+    let long: Vec<f64> = (0..100_000).map(|k| k as f64).collect();
+    let total: f64 = ein::ein!(sum k { twice(long[k]) });
+    assert_eq!(total, long.iter().map(|x| x + x).sum::<f64>());
+}
+
 mod visibility {
     ein::ein! {
         /// Public and called by another function of the block: emitted, and inlined there.

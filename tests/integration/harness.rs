@@ -25,7 +25,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 use ein_core::interp::{self, ArrayValue, Value};
-use ein_core::ir::{Program, ScalarType, Type, Unit};
+use ein_core::ir::{Program, ScalarType, Type, TypeSource, Unit};
 use ein_core::ops::Scalar;
 use ein_testing::{panic_message, Rng};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, Slice};
@@ -736,7 +736,7 @@ pub fn extern1<A: Elem, R: Elem>(
     function: fn(A) -> R,
 ) -> impl FnOnce(interp::Externs) -> interp::Externs {
     move |externs| {
-        externs.with(name, move |args| match args {
+        externs.with_signature(name, vec![A::SCALAR], R::SCALAR, move |args| match args {
             [a] => A::from_value(a).map_or(Value::Tuple(Vec::new()), |a| function(a).to_value()),
             _ => Value::Tuple(Vec::new()),
         })
@@ -749,7 +749,7 @@ pub fn extern2<A: Elem, B: Elem, R: Elem>(
     function: fn(A, B) -> R,
 ) -> impl FnOnce(interp::Externs) -> interp::Externs {
     move |externs| {
-        externs.with(name, move |args| match args {
+        externs.with_signature(name, vec![A::SCALAR, B::SCALAR], R::SCALAR, move |args| match args {
             [a, b] => match (A::from_value(a), B::from_value(b)) {
                 (Some(a), Some(b)) => function(a, b).to_value(),
                 _ => Value::Tuple(Vec::new()),
@@ -933,14 +933,28 @@ impl Run<'_> {
         let mut result_leaves = Vec::new();
         leaf_types(&program.body.ty, &mut result_leaves);
         for (position, parameter) in program.type_params.iter().enumerate() {
-            let Some(witness) = parameter.witness else {
-                // Literals typed by the use site: rustc's choice shows in the result's type.
-                let leaf = result_leaves.iter().position(|&leaf| leaf == ScalarType::Param(position));
-                match leaf.and_then(|leaf| self.result_scalars.borrow().get(leaf).copied()) {
-                    Some(scalar) => type_args.push(scalar),
-                    None => self.fail(&format!("type parameter {position} is not in the result's type")),
+            let witness = match parameter.source {
+                TypeSource::Capture(witness) => witness,
+                // Literals typed by the use site: rustc's choice shows in the result's type or
+                // in the parameter types of the Rust function they are passed to; a Rust
+                // function's result has the type it is registered with.
+                TypeSource::UseSite | TypeSource::CallResult(_) => {
+                    let param = ScalarType::Param(position);
+                    let leaf = result_leaves.iter().position(|&leaf| leaf == param);
+                    let from_result = leaf.and_then(|leaf| self.result_scalars.borrow().get(leaf).copied());
+                    let from_call = program.rust_calls.iter().enumerate().find_map(|(site, call)| {
+                        let (params, ret) = self.oracle.externs.signature(&call.name.to_string())?;
+                        if parameter.source == TypeSource::CallResult(site) {
+                            return Some(ret);
+                        }
+                        call.params.iter().position(|&scalar| scalar == param).and_then(|at| params.get(at).copied())
+                    });
+                    match from_call.or(from_result) {
+                        Some(scalar) => type_args.push(scalar),
+                        None => self.fail(&format!("nothing in the test decides type parameter {position}")),
+                    }
+                    continue;
                 }
-                continue;
             };
             let name = &program.var(witness).name;
             match inputs.iter().find(|input| input.name == name) {

@@ -80,4 +80,13 @@ fn every_form_compiles_with_the_prelude_shadowed() {
     assert_eq!(doubled.as_slice(), &[2.0, 4.0, 6.0, 8.0]);
     let count = ::ein::ein!(sum i { if b[i] > 1.5 { 1i64 } else { 0i64 } });
     assert_eq!(count, 3);
+    // Rust functions and closures called by the expression form (passed in as closures).
+    let halve = |x: f64| x / 2.0;
+    let halves = ::ein::ein!(for i { halve(b[i]) + shifted(b[i], 1) });
+    assert_eq!(halves.as_slice(), &[2.5, 4.0, 5.5, 7.0]);
+}
+
+/// A Rust function the expression form calls.
+fn shifted(x: f64, by: i32) -> f64 {
+    x + ::core::primitive::f64::from(by)
 }

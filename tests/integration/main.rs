@@ -146,15 +146,22 @@ macro_rules! differential_expr {
         cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
         let $($local:ident = $spec:expr),+ $(,)?;
         ein!($($expr:tt)*) $(-> $result:ty)?;
+        $(externs ($($extern:expr),* $(,)?);)?
     ) => {
         $(#[$attr])*
         #[test]
         fn $name() {
+            // The Rust functions the expression calls, for the interpreter (`harness::extern1`).
+            let register = |externs: ::ein_core::interp::Externs| {
+                $($(let externs = ($extern)(externs);)*)?
+                externs
+            };
             let oracle = $crate::harness::Oracle::new(
                 stringify!($name),
                 stringify!($($expr)*),
                 $crate::harness::Form::Expression,
-            );
+            )
+            .with_externs(register);
             let cases = [$($case),+];
             for (case_index, case) in cases.iter().enumerate() {
                 let [$($size),+] = *case;

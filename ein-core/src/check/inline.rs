@@ -169,9 +169,8 @@ impl Checker {
     pub(super) fn apply(&mut self, name: &Ident, args: &[ast::Expr], span: Span) -> Checked<Expr> {
         let args = self.all(args);
         let Some(library) = self.library.clone() else {
-            // The parser makes these only in the item form, which always has a library.
-            self.errors.push(name.span(), format!("ein internal error: a call of `{name}` outside a block"));
-            return Err(Reported);
+            // The expression form has no block: the name is a Rust function, which rustc types.
+            return self.rust_call(name, args?, span);
         };
         if let Some(declaration) = library.externs.iter().find(|function| function.name == *name) {
             return self.extern_call(declaration, name, args?, span);
@@ -310,6 +309,44 @@ impl Checker {
             }
         }
         let ty: Type = self.declared_type(&declaration.ret)?;
-        Ok(Expr::new(ExprKind::Extern(node::Extern { name: name.clone(), args }), ty, span))
+        Ok(Expr::new(ExprKind::Extern(node::Extern { name: name.clone(), args, site: None }), ty, span))
+    }
+
+    /// A call of a Rust function in the expression form (note [Rust calls of the expression
+    /// form]): scalar arguments; the result's type is rustc's, narrowed by its uses like a
+    /// captured element type.
+    ///
+    /// Note [Rust calls of the expression form]: `ein!(for i { sigmoid(a[i]) })` calls the Rust
+    /// function `sigmoid` once per element. The macro cannot see its signature, so generated
+    /// code receives a closure made where the macro was called, `|x| sigmoid(x)`, as a parameter
+    /// `F: Fn(A) -> R + Sync` of the expression's generic function: rustc types the closure
+    /// from `sigmoid`'s signature there, so the argument and result types are the Rust
+    /// function's (a literal argument takes its parameter's type, as in Rust), any callable
+    /// name in scope works (a function, a local closure, a generic function), and a mismatch
+    /// is rustc's error at the call's tokens. `Sync` lets the parallel loops share it.
+    fn rust_call(&mut self, name: &Ident, args: Vec<Expr>, span: Span) -> Checked<Expr> {
+        for arg in &args {
+            if !matches!(arg.ty, Type::Scalar(_)) {
+                let found = self.unifier.describe_type(&arg.ty);
+                let message = format!(
+                    "this argument of `{name}` is {found}: ein calls a Rust function once per element, on single values \
+                     (numbers, `bool`); map it, e.g. `for i {{ {name}(a[i]) }}`"
+                );
+                self.errors.push(arg.span, message);
+                return Err(Reported);
+            }
+        }
+        let site = self.rust_calls.len();
+        let ret = self.unifier.fresh(crate::ir::NumberClass::Any, super::types::Origin::CallResult(site));
+        let params = args
+            .iter()
+            .map(|arg| match arg.ty {
+                Type::Scalar(scalar) => scalar,
+                _ => unreachable!("checked above"),
+            })
+            .collect();
+        self.rust_calls.push(crate::ir::RustCall { name: name.clone(), params, ret });
+        let kind = ExprKind::Extern(node::Extern { name: name.clone(), args, site: Some(site) });
+        Ok(Expr::new(kind, Type::Scalar(ret), span))
     }
 }

@@ -12,7 +12,7 @@ mod types;
 
 use crate::ir::node;
 use crate::ir::{Expr, ExprKind, Form, FunctionHeader, Program, ScalarType, Type, Unit, VarId, VarInfo, VarKind};
-use crate::ir::{NumberClass, TypeParam};
+use crate::ir::{NumberClass, TypeParam, TypeSource};
 use crate::syntax::ast::{self, Input, TypeExpr};
 pub use errors::{Checked, Errors, Reported};
 
@@ -181,6 +181,8 @@ struct Checker {
     /// Names bound to a value that failed to check (already reported): their uses are
     /// neither checked nor reported again.
     poisoned: Vec<VarId>,
+    /// The expression form's calls of Rust functions, in order (types still slots).
+    rust_calls: Vec<crate::ir::RustCall>,
 }
 
 impl Checker {
@@ -203,6 +205,7 @@ impl Checker {
             inlined_calls: 0,
             failed_callee: false,
             poisoned: Vec::new(),
+            rust_calls: Vec::new(),
         }
     }
 
@@ -295,8 +298,14 @@ impl Checker {
         // In the expression form, literals nothing constrains but which reach the result are
         // typed by the Rust use site (`let f: u64 = ein!(…)`), as Rust types them.
         let mut by_use_site = BTreeSet::new();
+        // So are those passed to a Rust function, typed by its parameters (`scale(a[i], 2.0)`).
         if matches!(form, Form::Expression) {
             self.unifier.open_literals(&body.ty, &mut by_use_site);
+            for call in &self.rust_calls {
+                for &param in &call.params {
+                    self.unifier.open_literals(&Type::Scalar(param), &mut by_use_site);
+                }
+            }
         }
         let mut type_params = TypeParams::default();
         let mut body = body;
@@ -310,6 +319,16 @@ impl Checker {
         let mut vars = std::mem::take(&mut self.vars);
         for info in &mut vars {
             resolve(&mut info.ty);
+        }
+        let mut rust_calls = std::mem::take(&mut self.rust_calls);
+        for call in &mut rust_calls {
+            for scalar in call.params.iter_mut().chain([&mut call.ret]) {
+                let mut ty = Type::Scalar(*scalar);
+                resolve(&mut ty);
+                if let Type::Scalar(resolved) = ty {
+                    *scalar = resolved;
+                }
+            }
         }
         let mut lets = std::mem::take(&mut self.lets);
         for value in lets.values_mut() {
@@ -327,7 +346,7 @@ impl Checker {
         }
         let mut type_params = type_params.params;
         mark_signed(&body, &mut type_params);
-        let mut program = Program { params, vars, type_params, body };
+        let mut program = Program { params, vars, type_params, rust_calls, body };
         sizes::prove_bounds(&mut program, &lets);
         Ok(Unit { program, form })
     }
@@ -396,15 +415,16 @@ fn resolve_scalar(
     scalar: ScalarType,
 ) -> ScalarType {
     let resolved = unifier.finish(scalar, by_use_site);
-    let (witness, class) = match resolved {
+    let (source, class) = match resolved {
         Resolved::Known(known) => return ScalarType::Known(known),
-        Resolved::Capture(witness, class) => (Some(witness), class),
-        Resolved::UseSite(_, class) => (None, class),
+        Resolved::Capture(witness, class) => (TypeSource::Capture(witness), class),
+        Resolved::UseSite(_, class) => (TypeSource::UseSite, class),
+        Resolved::CallResult(site, class) => (TypeSource::CallResult(site), class),
     };
     let position = match type_params.keys.iter().position(|key| key.same_param(&resolved)) {
         Some(position) => position,
         None => {
-            type_params.params.push(TypeParam { witness, class, signed: false });
+            type_params.params.push(TypeParam { source, class, signed: false });
             type_params.keys.push(resolved);
             type_params.params.len() - 1
         }

@@ -180,18 +180,18 @@ fn expression_form_literals_reaching_the_result_are_typed_by_the_use_site() {
     // Fibonacci's state is only literals: rustc types it from `let f: u64 = ein!(…)`.
     let fib = program("fold t in 0..n, p = (0, 1) { (p.1, p.0 + p.1) }");
     // (`n`'s own type is the other parameter.)
-    let classes: Vec<_> = fib.type_params.iter().map(|param| (param.witness.is_some(), param.class)).collect();
+    let classes: Vec<_> = fib.type_params.iter().map(|param| (param.witness().is_some(), param.class)).collect();
     assert_eq!(classes, [(false, NumberClass::Int), (true, NumberClass::Int)]);
     assert_eq!(fib.body.ty, Type::tuple(vec![Type::Scalar(ScalarType::Param(0)); 2]));
     // Literals tied to a captured array take its element type; a float literal of its own is
     // the use site's too.
     let life = program("for i { (if g[i] == 3 { 1 } else { g[i] }, if g[i] == 2 { 1 } else { 0 }, 0.5) }");
     let use_site: Vec<NumberClass> =
-        life.type_params.iter().filter(|param| param.witness.is_none()).map(|param| param.class).collect();
+        life.type_params.iter().filter(|param| param.witness().is_none()).map(|param| param.class).collect();
     assert_eq!((life.type_params.len(), use_site), (3, vec![NumberClass::Int, NumberClass::Float]));
     // A literal that stays inside the block keeps ein's default, as in the item form.
     let inside = program("for i in 0..n { ((i + 3) * 2) as f64 }");
-    assert!(inside.type_params.iter().all(|param| param.witness.is_some()), "{inside}");
+    assert!(inside.type_params.iter().all(|param| param.witness().is_some()), "{inside}");
     let item = program("fn f(n: usize) -> (i64, i64) { fold t in 0..n, p = (0, 1) { (p.1, p.0 + p.1) } }");
     assert!(item.type_params.is_empty());
 }
@@ -371,7 +371,7 @@ fn expression_form_functions_narrow_captured_element_types() {
     let classes: Vec<(String, crate::ir::NumberClass)> = program
         .type_params
         .iter()
-        .map(|param| (program.var(param.witness.unwrap()).name.clone(), param.class))
+        .map(|param| (program.var(param.witness().unwrap()).name.clone(), param.class))
         .collect();
     use crate::ir::NumberClass;
     assert_eq!(
@@ -384,6 +384,37 @@ fn expression_form_functions_narrow_captured_element_types() {
         ]
     );
     assert_eq!(call_types(&program, "pow").0[1], Type::scalar(Scalar::U32));
+}
+
+#[test]
+fn expression_form_rust_calls_are_typed_by_rustc() {
+    use crate::ir::{NumberClass, TypeSource};
+    // `sigmoid`'s result is a float (a float literal is added to it), `keep`'s a `bool` (a
+    // condition); `scale`'s literal argument is left to rustc like a use-site literal.
+    let program = program("for i { if keep(a[i]) { sigmoid(a[i]) + 1.0 } else { scale(a[i], 2.0) } }");
+    let names: Vec<String> = program.rust_calls.iter().map(|call| call.name.to_string()).collect();
+    assert_eq!(names, ["keep", "sigmoid", "scale"]);
+    assert_eq!(program.rust_calls[0].ret, ScalarType::Known(Scalar::Bool));
+    let sources: Vec<(TypeSource, NumberClass)> =
+        program.type_params.iter().map(|param| (param.source, param.class)).collect();
+    // The results of `sigmoid` and `scale` (one type: the two branches), `a`'s element type
+    // and the literal `2.0`, in the order resolution meets them.
+    assert_eq!(
+        sources,
+        [
+            (TypeSource::CallResult(2), NumberClass::Float),
+            (TypeSource::Capture(program.params[0]), NumberClass::Any),
+            (TypeSource::UseSite, NumberClass::Float),
+        ]
+    );
+    assert_eq!(program.rust_calls[2].params[1], ScalarType::Param(2));
+    assert_eq!(program.rust_calls[1].ret, program.rust_calls[2].ret);
+    // Arrays are not passed to Rust functions: ein calls them per element.
+    assert_eq!(
+        errors("sigmoid(for i { a[i] })"),
+        ["this argument of `sigmoid` is `[_]`: ein calls a Rust function once per element, on single values (numbers, \
+          `bool`); map it, e.g. `for i { sigmoid(a[i]) }`"]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ pub enum Origin {
     Literal,
     /// The element type of a captured local: left to rustc.
     Capture(VarId),
+    /// The result of the expression form's Rust function call `k`: left to rustc.
+    CallResult(usize),
 }
 
 #[derive(Default)]
@@ -174,11 +176,15 @@ impl Unifier {
                     return Ok(());
                 }
                 let merged = merge_classes(self.class_of(left), self.class_of(right)).ok_or_else(|| mismatch(self))?;
-                // Keep a capture as the representative: it names the type for rustc.
-                let (keep, drop) = match (&self.slots[l], &self.slots[r]) {
-                    (_, Slot::Open { origin: Origin::Capture(_), .. }) => (r, l),
-                    _ => (l, r),
+                // Keep a capture as the representative: it names the type for rustc; else a
+                // call's result, which rustc types (a literal's slot is only a default).
+                let rank = |slot: &Slot| match slot {
+                    Slot::Open { origin: Origin::Capture(_), .. } => 2,
+                    Slot::Open { origin: Origin::CallResult(_), .. } => 1,
+                    _ => 0,
                 };
+                let (left_rank, right_rank) = (rank(&self.slots[l]), rank(&self.slots[r]));
+                let (keep, drop) = if right_rank > 0 && right_rank >= left_rank { (r, l) } else { (l, r) };
                 self.slots[drop] = Slot::Link(keep);
                 if let Slot::Open { class, .. } = &mut self.slots[keep] {
                     *class = merged;
@@ -232,10 +238,11 @@ impl Unifier {
             ScalarType::Known(s) => Resolved::Known(s),
             ScalarType::Param(slot) => match self.slots.get(slot) {
                 // `bool` is the only boolean type: spelled, a wrong capture is reported at it.
-                Some(Slot::Open { origin: Origin::Capture(_), class: NumberClass::Bool }) => {
+                Some(Slot::Open { origin: Origin::Capture(_) | Origin::CallResult(_), class: NumberClass::Bool }) => {
                     Resolved::Known(Scalar::Bool)
                 }
                 Some(Slot::Open { origin: Origin::Capture(var), class }) => Resolved::Capture(*var, *class),
+                Some(Slot::Open { origin: Origin::CallResult(site), class }) => Resolved::CallResult(*site, *class),
                 Some(Slot::Open { class, .. }) if by_use_site.contains(&slot) => Resolved::UseSite(slot, *class),
                 Some(Slot::Open { class: NumberClass::Float, .. }) => Resolved::Known(Scalar::F64),
                 Some(Slot::Open { class: NumberClass::Bool, .. }) => Resolved::Known(Scalar::Bool),
@@ -250,6 +257,8 @@ pub enum Resolved {
     Capture(VarId, NumberClass),
     /// Literals typed by the Rust use site, identified by their slot.
     UseSite(usize, NumberClass),
+    /// The result of the expression form's Rust function call `k`.
+    CallResult(usize, NumberClass),
 }
 
 impl Resolved {
@@ -258,6 +267,7 @@ impl Resolved {
         match (self, other) {
             (Resolved::Capture(left, _), Resolved::Capture(right, _)) => left == right,
             (Resolved::UseSite(left, _), Resolved::UseSite(right, _)) => left == right,
+            (Resolved::CallResult(left, _), Resolved::CallResult(right, _)) => left == right,
             _ => false,
         }
     }

@@ -58,12 +58,21 @@ impl Gen<'_> {
             ExprKind::Unary(node::Unary { op, operand }) => Ok(plain(self.unary(*op, operand, block)?)),
             ExprKind::Binary(node::Binary { op, lhs, rhs }) => Ok(plain(self.binary(*op, lhs, rhs, block)?)),
             ExprKind::Call(node::Call { func, args }) => Ok(plain(self.call(expr, *func, args, block)?)),
-            ExprKind::Extern(node::Extern { name, args }) => {
+            ExprKind::Extern(node::Extern { name, args, site }) => {
                 // The user's function, called by the name they declared (resolved where the
-                // macro was called); pure and infallible by the user's promise.
+                // macro was called) or, in the expression form, through the closure made at
+                // their call; pure and infallible by the user's promise.
                 let refs: Vec<&Expr> = args.iter().collect();
                 let codes = self.operands(&refs, block)?;
-                Ok(plain(call(quote!(#name), &codes.iter().collect::<Vec<_>>())))
+                let function = match site {
+                    None => name.to_token_stream(),
+                    Some(site) => self
+                        .rust_calls
+                        .get(*site)
+                        .ok_or_else(|| internal(expr.span, "a Rust call site without its closure"))?
+                        .to_token_stream(),
+                };
+                Ok(plain(call(function, &codes.iter().collect::<Vec<_>>())))
             }
             ExprKind::Cast(node::Cast { operand, to }) => Ok(plain(self.cast(operand, *to, block)?)),
             ExprKind::Len(node::Len { array, axis }) => {

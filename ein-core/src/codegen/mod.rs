@@ -36,7 +36,9 @@ mod scan;
 pub(crate) mod tests;
 
 use crate::analysis::{self, Analysis};
-use crate::ir::{ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, VarId};
+use crate::ir::{
+    ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, TypeSource, VarId,
+};
 use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
 use names::Names;
@@ -151,6 +153,9 @@ struct Gen<'p> {
     /// Expression form: the user's identifier of every captured local, by parameter, read
     /// once by the prologue into the parameter's generated local.
     captured: BTreeMap<VarId, Ident>,
+    /// Expression form: the local holding the closure of each Rust function call site
+    /// (`Program::rust_calls`; note [Rust calls of the expression form]).
+    rust_calls: Vec<Ident>,
 }
 
 impl<'p> Gen<'p> {
@@ -166,6 +171,7 @@ impl<'p> Gen<'p> {
         };
         let row = names.fresh("row");
         let outs = names.fresh("outs");
+        let rust_calls = (0..program.rust_calls.len()).map(|site| names.fresh(&format!("call_{site}"))).collect();
         let mut generator = Gen {
             program,
             analysis,
@@ -184,6 +190,7 @@ impl<'p> Gen<'p> {
             recycle: None,
             destination: None,
             captured,
+            rust_calls,
         };
         for &param in &program.params {
             let name = generator.names.var(param).to_token_stream();
@@ -389,10 +396,12 @@ impl<'p> Gen<'p> {
             let signed = param.signed.then(|| quote!(+ ::ein::Signed));
             bounds.push(quote!(#name: #bound #signed));
             let marker = quote!(::core::marker::PhantomData<#name>);
-            match param.witness {
+            match param.source {
+                // Typed by the closure of its Rust call (below).
+                TypeSource::CallResult(_) => {}
                 // Use-site literals: passing `PhantomData` of `{integer}` / `{float}` lets
                 // rustc's own fallback apply where nothing constrains them.
-                None => {
+                TypeSource::UseSite => {
                     leading.push((self.names.fresh(&format!("literal_{index}")), marker));
                     let zero = match param.class {
                         NumberClass::Float => quote!(0.0),
@@ -402,7 +411,7 @@ impl<'p> Gen<'p> {
                 }
                 // The element type of a captured array, passed on its own at the user's token:
                 // a bound it fails is reported there rather than at the whole invocation.
-                Some(witness) => {
+                TypeSource::Capture(witness) => {
                     let Type::Array { elem, rank } = &self.program.var(witness).ty else { continue };
                     if **elem != Type::Scalar(ScalarType::Param(index)) {
                         continue;
@@ -414,6 +423,21 @@ impl<'p> Gen<'p> {
                     leading_args.push(quote_spanned!(span=> ::ein::AsView::<_, #rank>::element_type(&#user)));
                 }
             }
+        }
+        // Each Rust function call site: a closure made at the user's call, which rustc types
+        // from the function's signature (note [Rust calls of the expression form]).
+        for (site, call) in self.program.rust_calls.iter().enumerate() {
+            let generic = Ident::new(&format!("EinCall{site}"), Span::call_site());
+            let params = call.params.iter().map(spelled);
+            let ret = spelled(&call.ret);
+            bounds.push(quote!(#generic: ::core::ops::Fn(#(#params),*) -> #ret + ::core::marker::Sync));
+            leading.push((self.rust_calls[site].clone(), generic.to_token_stream()));
+            let span = call.name.span();
+            let arguments: Vec<Ident> = (0..call.params.len())
+                .map(|position| Ident::new(&format!("__ein_argument_{position}"), span))
+                .collect();
+            let name = &call.name;
+            leading_args.push(quote_spanned!(span=> |#(#arguments),*| #name(#(#arguments),*)));
         }
         let generics = if bounds.is_empty() { TokenStream::new() } else { quote!(<#(#bounds),*>) };
         let mut args = leading_args;
@@ -434,9 +458,13 @@ impl<'p> Gen<'p> {
         // expectation on the arguments: a result of the wrong type is one error, at the whole
         // invocation, and use-site literals are still inferred from it.
         let result = self.names.fresh("result");
+        // `|x| sigmoid(x)` is the closure clippy would have written as `sigmoid`, but that
+        // would move a local closure and could not type a generic function's parameter.
+        let allow = (!self.program.rust_calls.is_empty()).then(|| quote!(#[allow(clippy::redundant_closure)]));
         Ok(quote! {
             {
                 #item
+                #allow
                 let #result = #name(#(#args),*);
                 #result
             }

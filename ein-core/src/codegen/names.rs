@@ -31,7 +31,7 @@ impl Names {
     pub(super) fn new(program: &Program, analysis: &Analysis<'_>) -> syn::Result<Names> {
         let count = program.vars.len();
         let declared = |id: VarId| (id.0 as usize) < count;
-        let witnesses = program.type_params.iter().filter_map(|param| param.witness);
+        let witnesses = program.type_params.iter().filter_map(|param| param.witness());
         if let Some(id) = program.params.iter().copied().chain(witnesses).find(|id| !declared(*id)) {
             return Err(internal(program.body.span, format!("parameter #{} is not declared", id.0)));
         }

@@ -259,10 +259,8 @@ impl<'p> Gen<'p> {
         target: &Ident,
         other: &Ident,
     ) -> syn::Result<TokenStream> {
-        let float = match ty {
-            ScalarType::Known(scalar) => scalar.is_float(),
-            ScalarType::Param(index) => self.class(index, Span::call_site())? == NumberClass::Float,
-        };
+        // A type parameter's bounds have no `AddAssign`: the long form is the only one there.
+        let float = matches!(ty, ScalarType::Known(scalar) if scalar.is_float());
         Ok(match step.step.op {
             StepOp::Add if float => quote!(#target += #other;),
             StepOp::Mul if float => quote!(#target *= #other;),

@@ -109,7 +109,9 @@ impl<'p> Interpreter<'p> {
             ExprKind::Unary(node::Unary { op, operand }) => self.eval_unary(*op, operand),
             ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.eval_binary(*op, lhs, rhs),
             ExprKind::Call(node::Call { func, args }) => self.eval_call(*func, args),
-            ExprKind::Extern(node::Extern { name, args }) => self.eval_extern(name, args, &expr.ty),
+            ExprKind::Extern(node::Extern { name, args, site }) => {
+                self.eval_extern(name, args, site.is_some(), &expr.ty)
+            }
             ExprKind::Cast(node::Cast { operand, to }) => self.eval_cast(operand, *to),
             ExprKind::Len(node::Len { array, axis }) => self.eval_len(array, *axis),
             ExprKind::Assert(node::Assert { checks, body }) => self.eval_assert(checks, body),
@@ -169,19 +171,22 @@ impl<'p> Interpreter<'p> {
 
     /// A registered Rust function on the arguments' values; its result must have the declared
     /// type (the compiled call is typed by rustc).
-    fn eval_extern(&mut self, name: &proc_macro2::Ident, args: &[Expr], ty: &Type) -> Result<Datum> {
+    /// A Rust function: an `extern fn` of the block, or (`rust_call`) one the expression form
+    /// calls, both run as registered in [`super::Externs`].
+    fn eval_extern(&mut self, name: &proc_macro2::Ident, args: &[Expr], rust_call: bool, ty: &Type) -> Result<Datum> {
         let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
         let arguments: Vec<_> = arguments.iter().map(Datum::to_value).collect();
+        let described = if rust_call { format!("the Rust function `{name}`") } else { format!("`extern fn {name}`") };
         let Some(function) = self.externs.get(&name.to_string()) else {
             return Err(RuntimeError::new(format!(
-                "the interpreter was given no Rust function for `extern fn {name}` (see `interp::Externs`)"
+                "the interpreter was given no Rust function for {described} (see `interp::Externs`)"
             )));
         };
         let result = Datum::from_value(function(&arguments))?;
         let wanted = self.scalar_type_of(ty)?;
         if result.scalar_type() != Some(wanted) {
             return Err(RuntimeError::new(format!(
-                "the interpreter's `{name}` returned a {} where `extern fn {name}` returns `{wanted}`",
+                "the interpreter's `{name}` returned a {} where {described} returns `{wanted}`",
                 result.kind_name()
             )));
         }

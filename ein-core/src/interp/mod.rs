@@ -37,20 +37,48 @@ pub fn run(program: &Program, args: Vec<Value>, type_args: &[Scalar]) -> Result<
 /// error naming it.
 #[derive(Default)]
 pub struct Externs {
-    functions: Vec<(String, ExternFunction)>,
+    functions: Vec<Registered>,
 }
 
 type ExternFunction = Box<dyn Fn(&[Value]) -> Value>;
 
+struct Registered {
+    name: String,
+    function: ExternFunction,
+    /// The parameter and result types, where the test gave them.
+    signature: Option<(Vec<Scalar>, Scalar)>,
+}
+
 impl Externs {
     /// Registers `function` as the Rust function `name`.
     pub fn with(mut self, name: &str, function: impl Fn(&[Value]) -> Value + 'static) -> Externs {
-        self.functions.push((name.to_string(), Box::new(function)));
+        self.functions.push(Registered { name: name.to_string(), function: Box::new(function), signature: None });
         self
     }
 
+    /// Registers `function` as the Rust function `name` of the given scalar parameter and
+    /// result types: the expression form's Rust calls are typed by rustc, and a test learns
+    /// the types it chose from here (see [`Externs::signature`]).
+    pub fn with_signature(
+        mut self,
+        name: &str,
+        params: Vec<Scalar>,
+        ret: Scalar,
+        function: impl Fn(&[Value]) -> Value + 'static,
+    ) -> Externs {
+        let signature = Some((params, ret));
+        self.functions.push(Registered { name: name.to_string(), function: Box::new(function), signature });
+        self
+    }
+
+    /// The parameter and result types registered for `name`.
+    pub fn signature(&self, name: &str) -> Option<(&[Scalar], Scalar)> {
+        let registered = self.functions.iter().find(|registered| registered.name == name)?;
+        registered.signature.as_ref().map(|(params, ret)| (params.as_slice(), *ret))
+    }
+
     fn get(&self, name: &str) -> Option<&ExternFunction> {
-        self.functions.iter().find(|(registered, _)| registered == name).map(|(_, function)| function)
+        self.functions.iter().find(|registered| registered.name == name).map(|registered| &registered.function)
     }
 }
 

@@ -34,7 +34,7 @@ impl Builder {
     }
 
     fn type_param(&mut self, witness: VarId, class: NumberClass) -> ScalarType {
-        self.type_params.push(TypeParam { witness: Some(witness), class, signed: false });
+        self.type_params.push(TypeParam { source: crate::ir::TypeSource::Capture(witness), class, signed: false });
         ScalarType::Param(self.type_params.len() - 1)
     }
 
@@ -95,7 +95,7 @@ impl Builder {
     }
 
     fn finish(self, body: Expr) -> Program {
-        Program { params: self.params, vars: self.vars, type_params: self.type_params, body }
+        Program { params: self.params, vars: self.vars, type_params: self.type_params, rust_calls: Vec::new(), body }
     }
 }
 

@@ -148,20 +148,54 @@ pub struct Program {
     pub vars: Vec<VarInfo>,
     /// Element types left to rustc (expression form only).
     pub type_params: Vec<TypeParam>,
+    /// The calls of Rust functions that rustc types (expression form only); an
+    /// [`ExprKind::Extern`] with `site: Some(k)` is `rust_calls[k]`.
+    pub rust_calls: Vec<RustCall>,
     pub body: Expr,
 }
 
 /// An element type the macro cannot see, resolved by rustc: that of a captured local, or (in
 /// the expression form) that of literals nothing in the block constrains but which reach the
-/// result, so that the Rust use site types them (`let f: u64 = ein!(…)`).
+/// result or a Rust function's argument, so that the Rust use site types them (`let f: u64 =
+/// ein!(…)`), or the result of a Rust function.
 #[derive(Clone, Debug)]
 pub struct TypeParam {
-    /// The captured parameter whose (element) type this is, through which generated code names
-    /// the type; `None` for literals typed by the use site.
-    pub witness: Option<VarId>,
+    pub source: TypeSource,
     pub class: NumberClass,
     /// Whether a function of signed numbers (`signum`) is applied to it.
     pub signed: bool,
+}
+
+/// Where rustc finds a [`TypeParam`]'s type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeSource {
+    /// The element type of this captured parameter, through which generated code names it.
+    Capture(VarId),
+    /// Literals typed by the Rust use site (the result's type, a Rust function's parameter).
+    UseSite,
+    /// The result of the Rust function called at `Program::rust_calls[k]`.
+    CallResult(usize),
+}
+
+impl TypeParam {
+    /// The captured parameter whose element type this is, if any.
+    pub fn witness(&self) -> Option<VarId> {
+        match self.source {
+            TypeSource::Capture(var) => Some(var),
+            TypeSource::UseSite | TypeSource::CallResult(_) => None,
+        }
+    }
+}
+
+/// A call of a Rust function in the expression form: rustc types it, through a closure made
+/// where the macro was called (`|x| name(x)`), which the generated code receives.
+#[derive(Clone, Debug)]
+pub struct RustCall {
+    /// The function's name, with the user's span.
+    pub name: proc_macro2::Ident,
+    /// The arguments' scalar types (the closure's parameters) and the result's.
+    pub params: Vec<ScalarType>,
+    pub ret: ScalarType,
 }
 
 /// What the checker learned about a [`TypeParam`] from its uses.

@@ -94,6 +94,9 @@ pub struct Extern {
     /// user's span, so generated code resolves it where the macro was called.
     pub name: proc_macro2::Ident,
     pub args: Vec<Expr>,
+    /// `None` for an `extern fn` of the block, called by its name; `Some(k)` for a Rust
+    /// function of the expression form, `Program::rust_calls[k]`.
+    pub site: Option<usize>,
 }
 
 /// The fields of [`super::ExprKind::Cast`].

@@ -502,7 +502,7 @@ impl<'p> Printer<'p> {
                 self.comma_separated(args, out);
                 out.push(')');
             }
-            ExprKind::Extern(node::Extern { name, args }) => {
+            ExprKind::Extern(node::Extern { name, args, .. }) => {
                 let _ = write!(out, "{name}");
                 out.push('(');
                 self.comma_separated(args, out);

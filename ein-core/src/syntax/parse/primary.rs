@@ -134,8 +134,11 @@ fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
 
 /// `exp(x)`, `pow(x, y)`, `max(a, b)`: `name` is already consumed, `(` is next.
 fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result<Box<Expr>> {
-    let func = Func::from_name(&name.to_string());
-    if func.is_none() && !context.item_form {
+    let text = name.to_string();
+    let func = Func::from_name(&text);
+    // In the expression form any other name is a Rust function, which rustc resolves and types;
+    // a reduction's name called like a function is a slip for the reduction.
+    if func.is_none() && !context.item_form && ReduceOp::from_name(&text).is_some() {
         return Err(unknown_function(&name, argument_count(input), &[]));
     }
     let content;
@@ -143,7 +146,7 @@ fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result
     let args = parse_comma_separated(&content, context, "`)`")?;
     let span = name.span().join(parentheses.span.close()).unwrap_or(name.span());
     let Some(func) = func else {
-        // A function of the block or an `extern fn`: the checker resolves it.
+        // A function of the block, an `extern fn` or a Rust function: the checker resolves it.
         return checked_node(context, ExprKind::Apply { name, args }, span);
     };
     if args.len() != func.arity() {
