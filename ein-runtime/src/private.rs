@@ -16,7 +16,9 @@ pub use crate::errors::{
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
 pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};
 pub use crate::scalar::{
-    highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Element, Float, Int, Num, Signed,
+    highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, result_of, typed_closure0, typed_closure1,
+    typed_closure2, typed_closure3, typed_closure4, typed_closure5, typed_closure6, typed_closure7, typed_closure8,
+    zero, CastTo, Element, Float, Int, Num, Signed,
 };
 pub use crate::scan::{scan, SCAN_BLOCK};
 pub use crate::view::View;

@@ -26,6 +26,146 @@ pub fn marker_of<T>(_: &T) -> PhantomData<T> {
     PhantomData
 }
 
+/// The result type of a Rust function or closure of any arity up to 8 (`Args` is the tuple of
+/// its parameter types).
+pub trait Returns<Args> {
+    type Output;
+}
+
+macro_rules! impl_returns {
+    ($($arg:ident),*) => {
+        impl<$($arg,)* R, F: Fn($($arg),*) -> R> Returns<($($arg,)*)> for F {
+            type Output = R;
+        }
+    };
+}
+
+impl_returns!();
+impl_returns!(A);
+impl_returns!(A, B);
+impl_returns!(A, B, C);
+impl_returns!(A, B, C, D);
+impl_returns!(A, B, C, D, E);
+impl_returns!(A, B, C, D, E, G);
+impl_returns!(A, B, C, D, E, G, H);
+impl_returns!(A, B, C, D, E, G, H, I);
+
+// The closure the expression form makes at a call of a Rust function (`typed_closureN` for N
+// arguments, up to the compiler's `MAX_RUST_CALL_ARGUMENTS` in ein-core/src/check/inline.rs),
+// its parameter types given by markers (the argument types ein inferred), so that rustc types
+// the closure's body against them and reports an argument of the wrong type at the call; `Sync`
+// (the parallel loops share it) is required here for the same reason. Written out rather than
+// by a macro, so that a diagnostic quoting one shows one line.
+
+/// See above: the closure of a call with no arguments.
+#[inline]
+pub fn typed_closure0<R, F: Fn() -> R + Sync>(function: F) -> F {
+    function
+}
+
+/// See above: the closure of a call with 1 argument.
+#[inline]
+pub fn typed_closure1<A, R, F: Fn(A) -> R + Sync>(_: PhantomData<A>, function: F) -> F {
+    function
+}
+
+/// See above: the closure of a call with 2 arguments.
+#[inline]
+pub fn typed_closure2<A, B, R, F: Fn(A, B) -> R + Sync>(_: PhantomData<A>, _: PhantomData<B>, function: F) -> F {
+    function
+}
+
+/// See above: the closure of a call with 3 arguments.
+#[inline]
+pub fn typed_closure3<A, B, C, R, F: Fn(A, B, C) -> R + Sync>(
+    _: PhantomData<A>,
+    _: PhantomData<B>,
+    _: PhantomData<C>,
+    function: F,
+) -> F {
+    function
+}
+
+/// See above: the closure of a call with 4 arguments.
+#[inline]
+pub fn typed_closure4<A, B, C, D, R, F: Fn(A, B, C, D) -> R + Sync>(
+    _: PhantomData<A>,
+    _: PhantomData<B>,
+    _: PhantomData<C>,
+    _: PhantomData<D>,
+    function: F,
+) -> F {
+    function
+}
+
+/// See above: the closure of a call with 5 arguments.
+#[inline]
+pub fn typed_closure5<A, B, C, D, E, R, F: Fn(A, B, C, D, E) -> R + Sync>(
+    _: PhantomData<A>,
+    _: PhantomData<B>,
+    _: PhantomData<C>,
+    _: PhantomData<D>,
+    _: PhantomData<E>,
+    function: F,
+) -> F {
+    function
+}
+
+/// See above: the closure of a call with 6 arguments.
+#[inline]
+pub fn typed_closure6<A, B, C, D, E, G, R, F: Fn(A, B, C, D, E, G) -> R + Sync>(
+    _: PhantomData<A>,
+    _: PhantomData<B>,
+    _: PhantomData<C>,
+    _: PhantomData<D>,
+    _: PhantomData<E>,
+    _: PhantomData<G>,
+    function: F,
+) -> F {
+    function
+}
+
+/// See above: the closure of a call with 7 arguments.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn typed_closure7<A, B, C, D, E, G, H, R, F: Fn(A, B, C, D, E, G, H) -> R + Sync>(
+    _: PhantomData<A>,
+    _: PhantomData<B>,
+    _: PhantomData<C>,
+    _: PhantomData<D>,
+    _: PhantomData<E>,
+    _: PhantomData<G>,
+    _: PhantomData<H>,
+    function: F,
+) -> F {
+    function
+}
+
+/// See above: the closure of a call with 8 arguments.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn typed_closure8<A, B, C, D, E, G, H, I, R, F: Fn(A, B, C, D, E, G, H, I) -> R + Sync>(
+    _: PhantomData<A>,
+    _: PhantomData<B>,
+    _: PhantomData<C>,
+    _: PhantomData<D>,
+    _: PhantomData<E>,
+    _: PhantomData<G>,
+    _: PhantomData<H>,
+    _: PhantomData<I>,
+    function: F,
+) -> F {
+    function
+}
+
+/// The result type of the closure the expression form made at a call of a Rust function, as a
+/// marker: passed as its own argument at the user's call, so that a result type without the
+/// bound the block needs (`u32` added to a float) is reported there.
+#[inline]
+pub fn result_of<Args, F: Returns<Args>>(_: &F) -> PhantomData<F::Output> {
+    PhantomData
+}
+
 /// What the expression form needs of an element type it only copies and compares for
 /// equality (a number or a `bool`).
 #[diagnostic::on_unimplemented(

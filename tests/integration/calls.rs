@@ -129,6 +129,10 @@ differential_expr! {
     externs (extern1("gamma_like", gamma_like), extern1("is_small", is_small), extern2("weight", weight));
 }
 
+fn quarter() -> f32 {
+    0.25
+}
+
 /// A generic Rust function, called at two types.
 fn twice<T: std::ops::Add<Output = T> + Copy>(x: T) -> T {
     x + x
@@ -149,6 +153,9 @@ fn expression_form_calls_closures_and_generic_functions() {
         ein::ein!((for i { twice(a[i]) }, for i { twice(counts[i] / 2) }));
     assert_eq!(floats.as_slice(), [2.0, -5.0, 8.0]);
     assert_eq!(bytes.as_slice(), [2, 250, 6]);
+    // Calls nested in calls, and a function of no arguments.
+    let nested: ein::Array<f32, 1> = ein::ein!(for i { twice(shift(a[i])) + quarter() });
+    assert_eq!(nested.as_slice(), [3.25, -3.75, 9.25]);
     // A reduction over a long range runs the function in parallel.
     let long: Vec<f64> = (0..100_000).map(|k| k as f64).collect();
     let total: f64 = ein::ein!(sum k { twice(long[k]) });

@@ -28,6 +28,10 @@ const MAX_CALL_DEPTH: usize = 16;
 /// next twice cannot blow the program up exponentially.
 const MAX_INLINED_CALLS: usize = 1000;
 
+/// The most arguments a Rust function called by the expression form may take (the runtime has
+/// a `typed_closureN` for each count up to this).
+const MAX_RUST_CALL_ARGUMENTS: usize = 8;
+
 /// The functions and `extern fn`s of one item-form block, shared by the checks of its units.
 pub(super) struct Library {
     pub(super) functions: Vec<ast::Function>,
@@ -325,6 +329,14 @@ impl Checker {
     /// name in scope works (a function, a local closure, a generic function), and a mismatch
     /// is rustc's error at the call's tokens. `Sync` lets the parallel loops share it.
     fn rust_call(&mut self, name: &Ident, args: Vec<Expr>, span: Span) -> Checked<Expr> {
+        if args.len() > MAX_RUST_CALL_ARGUMENTS {
+            let message = format!(
+                "`{name}` is given {} arguments: ein calls Rust functions of at most {MAX_RUST_CALL_ARGUMENTS}",
+                args.len()
+            );
+            self.errors.push(name.span(), message);
+            return Err(Reported);
+        }
         for arg in &args {
             if !matches!(arg.ty, Type::Scalar(_)) {
                 let found = self.unifier.describe_type(&arg.ty);

@@ -37,7 +37,8 @@ pub(crate) mod tests;
 
 use crate::analysis::{self, Analysis};
 use crate::ir::{
-    ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, TypeSource, VarId,
+    ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, TypeParam, TypeSource,
+    VarId,
 };
 use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
@@ -383,6 +384,7 @@ impl<'p> Gen<'p> {
         let body = self.body()?;
         let body_span = self.program.body.span;
         let mut bounds = Vec::new();
+        let mut closures = Vec::new();
         let mut leading = Vec::new();
         let mut leading_args = Vec::new();
         for (index, param) in self.program.type_params.iter().enumerate() {
@@ -397,8 +399,13 @@ impl<'p> Gen<'p> {
             bounds.push(quote!(#name: #bound #signed));
             let marker = quote!(::core::marker::PhantomData<#name>);
             match param.source {
-                // Typed by the closure of its Rust call (below).
-                TypeSource::CallResult(_) => {}
+                // The result of the closure made at a Rust call, passed on its own at the
+                // user's call: a bound it fails is reported there.
+                TypeSource::CallResult(site) => {
+                    let (closure, span) = (&self.rust_calls[site], self.program.rust_calls[site].name.span());
+                    leading.push((self.names.fresh(&format!("result_{index}")), marker));
+                    leading_args.push(quote_spanned!(span=> ::ein::__private::result_of(&#closure)));
+                }
                 // Use-site literals: passing `PhantomData` of `{integer}` / `{float}` lets
                 // rustc's own fallback apply where nothing constrains them.
                 TypeSource::UseSite => {
@@ -431,13 +438,24 @@ impl<'p> Gen<'p> {
             let params = call.params.iter().map(spelled);
             let ret = spelled(&call.ret);
             bounds.push(quote!(#generic: ::core::ops::Fn(#(#params),*) -> #ret + ::core::marker::Sync));
+            // The generic function's parameter and the closure outside share a name (an item
+            // does not see the locals around it).
             leading.push((self.rust_calls[site].clone(), generic.to_token_stream()));
             let span = call.name.span();
             let arguments: Vec<Ident> = (0..call.params.len())
                 .map(|position| Ident::new(&format!("__ein_argument_{position}"), span))
                 .collect();
             let name = &call.name;
-            leading_args.push(quote_spanned!(span=> |#(#arguments),*| #name(#(#arguments),*)));
+            let closure = &self.rust_calls[site];
+            // The closure's parameter types are the arguments' (their markers): rustc then
+            // types the call against them, and a wrong argument is reported at the call.
+            let markers = call.params.iter().map(|param| self.type_marker(param, span));
+            let typed = Ident::new(&format!("typed_closure{}", call.params.len()), span);
+            closures.push(quote_spanned!(span=>
+                #[allow(clippy::redundant_closure)]
+                let #closure = ::ein::__private::#typed(#(#markers,)* |#(#arguments),*| #name(#(#arguments),*));
+            ));
+            leading_args.push(closure.to_token_stream());
         }
         let generics = if bounds.is_empty() { TokenStream::new() } else { quote!(<#(#bounds),*>) };
         let mut args = leading_args;
@@ -460,15 +478,36 @@ impl<'p> Gen<'p> {
         let result = self.names.fresh("result");
         // `|x| sigmoid(x)` is the closure clippy would have written as `sigmoid`, but that
         // would move a local closure and could not type a generic function's parameter.
-        let allow = (!self.program.rust_calls.is_empty()).then(|| quote!(#[allow(clippy::redundant_closure)]));
         Ok(quote! {
             {
                 #item
-                #allow
+                #(#closures)*
                 let #result = #name(#(#args),*);
                 #result
             }
         })
+    }
+
+    /// A `PhantomData` of scalar type `ty` where the expression form calls its generic function:
+    /// spelled when known, through the captured local for a captured element type, inferred
+    /// otherwise.
+    fn type_marker(&self, ty: &ScalarType, span: Span) -> TokenStream {
+        let inferred = quote_spanned!(span=> ::core::marker::PhantomData);
+        let ScalarType::Param(index) = ty else {
+            let spelled = spelled(ty);
+            return quote_spanned!(span=> ::core::marker::PhantomData::<#spelled>);
+        };
+        let Some(witness) = self.program.type_params.get(*index).and_then(TypeParam::witness) else {
+            return inferred;
+        };
+        match (&self.program.var(witness).ty, self.captured.get(&witness)) {
+            (Type::Array { rank, .. }, Some(user)) => {
+                let rank = Literal::usize_unsuffixed(*rank);
+                quote_spanned!(span=> ::ein::AsView::<_, #rank>::element_type(&#user))
+            }
+            (Type::Scalar(_), Some(user)) => quote_spanned!(span=> ::ein::__private::marker_of(&#user)),
+            _ => inferred,
+        }
     }
 
     /// The program's statements and its result, converted to owned storage.
