@@ -405,6 +405,8 @@ macro_rules! float_trait {
             })*
         }
     };
+    (@call f32, $name:ident = own_pow, $($argument:expr),*) => { crate::math::pow_f32($($argument),*) };
+    (@call f64, $name:ident = own_pow, $($argument:expr),*) => { crate::math::pow_f64($($argument),*) };
     (@call $float:ident, $name:ident, $($argument:expr),*) => { $float::$name($($argument),*) };
     (@call $float:ident, $name:ident = $std:ident, $($argument:expr),*) => { $float::$std($($argument),*) };
     (@type Self) => { Self };
@@ -445,8 +447,9 @@ float_trait! {
         fn log10() -> Self;
         fn powi(exponent: i32) -> Self;
         fn powf(exponent: Self) -> Self;
-        /// ein's `pow(x, y)` on floats: `powf` (std has no float `pow`).
-        fn pow(exponent: Self) -> Self = powf;
+        /// ein's `pow(x, y)` on floats: `powf` (std has no float `pow`), but multiplications
+        /// and a square root for the exponents 2, 3, ±½ and ±3/2 ([`crate::math::pow_f64`]).
+        fn pow(exponent: Self) -> Self = own_pow;
         fn tan() -> Self;
         fn asin() -> Self;
         fn acos() -> Self;

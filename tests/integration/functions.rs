@@ -47,6 +47,21 @@ macro_rules! float_function_tests {
             }
 
             differential! {
+                /// Powers with the literal exponents that compile to multiplications and square
+                /// roots (within 2 ulp of `powf`, special values exactly), beside one that does
+                /// not; over a wide range of bases and the special values.
+                half_integer_powers: fn(a: [$t]) -> ([$t], [$t], [$t], [$t], [$t], [$t], [$t]) {
+                    (
+                        for i { pow(a[i], 2.0) }, for i { a[i].pow(3.0) }, for i { pow(a[i], 0.5) },
+                        for i { a[i].pow(1.5) }, for i { pow(a[i], -0.5) }, for i { a[i].pow(-1.5) },
+                        for i { a[i].pow(2.5) },
+                    )
+                }
+                cases [n] in [[0], [1], [9], [300]];
+                args (a = array([n]).within(-1e6, 1e12).specials());
+            }
+
+            differential! {
                 /// Trigonometric and hyperbolic functions (`sin`, `cos` on the range where ein's
                 /// own are accurate: see `ein_own_functions`).
                 trigonometry: fn(a: [$t], b: [$t]) -> ([$t], [$t], [$t], [$t], [$t], [$t], [$t], [$t], [$t], [$t], [$t], [$t]) {
