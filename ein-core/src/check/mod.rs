@@ -2,6 +2,7 @@
 //! typed IR ([`crate::ir`]), reporting every user error it can find with the span of the
 //! offending token. After this stage, a failure is the compiler's fault, not the user's.
 
+mod accum;
 mod calls;
 mod captures;
 mod errors;
@@ -181,6 +182,8 @@ struct Checker {
     /// Names bound to a value that failed to check (already reported): their uses are
     /// neither checked nor reported again.
     poisoned: Vec<VarId>,
+    /// The accums whose bodies are being checked, innermost last.
+    accums: Vec<accum::AccumFrame>,
 }
 
 impl Checker {
@@ -203,6 +206,7 @@ impl Checker {
             inlined_calls: 0,
             failed_callee: false,
             poisoned: Vec::new(),
+            accums: Vec::new(),
         }
     }
 
