@@ -181,8 +181,8 @@ impl Checker {
             self.errors.push(
                 value.span,
                 format!(
-                    "`{target}` holds {} but this update's value is {}; they must be the same",
-                    mismatch.left, mismatch.right
+                    "this update's value is {} but the elements of `{target}` are {}; they must have one type",
+                    mismatch.right, mismatch.left
                 ),
             );
             return Err(Reported);
@@ -271,8 +271,8 @@ impl Checker {
 
 fn outside_message(target: &Ident) -> String {
     format!(
-        "an update of `{target}` can only be a statement of the body of `accum {target} = init {{ .. }}`; \
-         ein has no assignment otherwise"
+        "ein has no assignment: an update of `{target}` (`+=`, `*=`, `|=`, `&=`) can only be a statement of \
+         the body of `accum {target} = init {{ .. }}`, which builds a new array from `init`"
     )
 }
 

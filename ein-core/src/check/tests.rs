@@ -596,7 +596,7 @@ fn accums_take_the_type_of_their_initial_array_and_literals_from_the_result() {
 fn accum_errors_point_at_the_offending_token() {
     assert_eq!(
         errors("fn f(x: [f64]) -> [f64] { for i { x[i] + 1.0 } + for i in 0..2 { x[i] += 1.0 } }"),
-        ["an update of `x` can only be a statement of the body of `accum x = init { .. }`; ein has no assignment otherwise"]
+        ["ein has no assignment: an update of `x` (`+=`, `*=`, `|=`, `&=`) can only be a statement of the body of `accum x = init { .. }`, which builds a new array from `init`"]
     );
     let other = errors("fn f(x: [f64], g: [f64]) -> [f64] { accum h = x { for i { g[i] += 1.0 } } }");
     assert!(other[0].starts_with("`g` is not the array this accum builds"), "{other:?}");
@@ -609,7 +609,7 @@ fn accum_errors_point_at_the_offending_token() {
     let value = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += 1 } }");
     assert!(value[0].contains("this update's value"), "{value:?}");
     let nested = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += sum k { h[k] += 1.0 } } }");
-    assert!(nested.iter().any(|error| error.starts_with("an update of `h` can only be")), "{nested:?}");
+    assert!(nested.iter().any(|error| error.starts_with("ein has no assignment: an update of `h`")), "{nested:?}");
     let mixed = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += 1.0; for i { h[i] += 1.0 } } }");
     assert!(mixed[0].starts_with("the loops of an accum body must enclose all of its updates"), "{mixed:?}");
 }
