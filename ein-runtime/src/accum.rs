@@ -26,7 +26,7 @@ pub const ACCUM_NESTED_WORK: usize = 64;
 pub fn accum_groups(outer: usize, len: usize, nested: bool) -> usize {
     let work = outer.saturating_mul(if nested { ACCUM_NESTED_WORK } else { 1 });
     let by_size = outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 });
-    let by_target = if len == 0 { ACCUM_MAX_GROUPS } else { work / len };
+    let by_target = work.checked_div(len).unwrap_or(ACCUM_MAX_GROUPS);
     let groups = by_size.min(by_target).min(ACCUM_MAX_GROUPS).min(outer);
     if groups < 2 {
         1

@@ -186,3 +186,25 @@ fn an_index_out_of_range_panics_naming_it_the_target_and_its_size() {
     let panic = pool.install(|| catch_quietly(|| long_scatter::run(&idx, &v, 256))).expect_err("fails");
     assert_eq!(strip_site(&panic), error.message);
 }
+
+mod readme {
+    ein::ein! {
+        pub fn histogram(data: [u8]) -> [u32] {
+            accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } }
+        }
+        pub fn scatter_add(idx: [usize], v: [f64], m: i64) -> [f64] {
+            accum y = for j in 0..m { 0.0 } { for i { y[idx[i]] += v[i] } }
+        }
+        pub fn coo_spmv(rows: [usize], cols: [usize], vals: [f64], x: [f64], n: i64) -> [f64] {
+            accum y = for r in 0..n { 0.0 } { for e { y[rows[e]] += vals[e] * x[cols[e]] } }
+        }
+    }
+}
+
+#[test]
+fn the_readme_examples_run() {
+    assert_eq!(readme::histogram(&[3u8, 3, 0]).as_slice()[..4], [1, 0, 0, 2]);
+    assert_eq!(readme::scatter_add(&[1usize, 1], &[0.5, 2.0], 2).as_slice(), &[0.0, 2.5]);
+    let y = readme::coo_spmv(&[0usize, 1, 1], &[1usize, 0, 1], &[2.0, 3.0, 4.0], &[10.0, 100.0], 2);
+    assert_eq!(y.as_slice(), &[200.0, 430.0]);
+}

@@ -90,7 +90,11 @@ impl Checker {
             }
             ast::ExprKind::When { cond, body } => {
                 if !statement {
-                    report(self, expr.span, "an `if` without `else` is only a conditional update of an `accum` body".into());
+                    report(
+                        self,
+                        expr.span,
+                        "an `if` without `else` is only a conditional update of an `accum` body".into(),
+                    );
                 }
                 self.misplaced_updates(cond, target, false, found);
                 self.misplaced_updates(body, target, statement, found);
@@ -251,7 +255,8 @@ impl Checker {
             return Err(Reported);
         };
         let cond_span = cond.span;
-        let var = self.declare(&format!("{}condition", crate::ir::SYNTHETIC_PREFIX), Type::BOOL, VarKind::Let, cond_span);
+        let var =
+            self.declare(&format!("{}condition", crate::ir::SYNTHETIC_PREFIX), Type::BOOL, VarKind::Let, cond_span);
         lets.insert(0, (var, cond));
         for group in fields.chunks_mut(rank + 2) {
             let condition = Expr::new(ExprKind::Var(var), Type::BOOL, cond_span);
@@ -287,9 +292,12 @@ fn tuple(fields: Vec<Expr>, span: Span) -> Expr {
     Expr::new(ExprKind::Tuple(fields), ty, span)
 }
 
+/// `let`s, in order.
+type Lets = Vec<(VarId, Expr)>;
+
 /// The `let`s around a checked block of updates and its tuple's fields; `None` when it is not
 /// one (a loop).
-fn split_updates(expr: Expr) -> Option<(Vec<(VarId, Expr)>, Vec<Expr>)> {
+fn split_updates(expr: Expr) -> Option<(Lets, Vec<Expr>)> {
     let mut lets = Vec::new();
     let mut current = expr;
     loop {
@@ -304,6 +312,6 @@ fn split_updates(expr: Expr) -> Option<(Vec<(VarId, Expr)>, Vec<Expr>)> {
     }
 }
 
-fn with_lets(lets: Vec<(VarId, Expr)>, body: Expr) -> Expr {
+fn with_lets(lets: Lets, body: Expr) -> Expr {
     lets.into_iter().rev().fold(body, |body, (var, value)| let_node(var, value, body))
 }

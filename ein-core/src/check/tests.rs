@@ -569,7 +569,8 @@ fn scan_errors_point_at_the_offending_token() {
 
 #[test]
 fn accums_take_the_type_of_their_initial_array_and_literals_from_the_result() {
-    let hist = program("fn f(data: [u8]) -> [u32] { accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } } }");
+    let hist =
+        program("fn f(data: [u8]) -> [u32] { accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } } }");
     assert_eq!(hist.body.ty, Type::array(Type::scalar(Scalar::U32), 1));
     let accum_of = |program: &Program| {
         nodes(program)
@@ -589,7 +590,11 @@ fn accums_take_the_type_of_their_initial_array_and_literals_from_the_result() {
     assert!(crate::ir::accum::well_typed(&accum));
     // An update by a plain index sizes it by the target's axis.
     let sized = program("fn f(x: [f64]) -> [f64] { accum h = x { for i { h[i] *= 2.0 } } }");
-    assert!(crate::ir::expr_to_string(&sized, &sized.body).contains("for i in 0..len(x, 0)"), "{}", crate::ir::expr_to_string(&sized, &sized.body));
+    assert!(
+        crate::ir::expr_to_string(&sized, &sized.body).contains("for i in 0..len(x, 0)"),
+        "{}",
+        crate::ir::expr_to_string(&sized, &sized.body)
+    );
 }
 
 #[test]
@@ -603,7 +608,10 @@ fn accum_errors_point_at_the_offending_token() {
     let read = errors("fn f(x: [f64]) -> [f64] { accum h = x { for i { h[i] += h[0] } } }");
     assert!(read[0].starts_with("`h` cannot be read inside its own accum body"), "{read:?}");
     let scalar = errors("fn f(x: f64) -> f64 { accum h = x { h[0] += 1.0 } }");
-    assert!(scalar[0].starts_with("the initial value of `accum h` must be an array of numbers or `bool`s, found `f64`"), "{scalar:?}");
+    assert!(
+        scalar[0].starts_with("the initial value of `accum h` must be an array of numbers or `bool`s, found `f64`"),
+        "{scalar:?}"
+    );
     let rank = errors("fn f(x: [[f64]]) -> [[f64]] { accum h = x { h[0] += 1.0 } }");
     assert!(rank[0].starts_with("`h` has rank 2: an update gives one index per axis"), "{rank:?}");
     let value = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += 1 } }");

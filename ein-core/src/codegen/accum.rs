@@ -98,11 +98,12 @@ impl<'p> Gen<'p> {
             }
             None => quote!(::core::option::Option::None),
         };
+        let [left, right] = ["left", "right"].map(|name| self.names.fresh(name));
         let combine = match uniform_op(accum).unwrap_or(UpdateOp::Add) {
-            UpdateOp::Add => quote!(::ein::__private::Num::add(left, right)),
-            UpdateOp::Mul => quote!(::ein::__private::Num::mul(left, right)),
-            UpdateOp::Or => quote!(left | right),
-            UpdateOp::And => quote!(left & right),
+            UpdateOp::Add => quote!(::ein::__private::Num::add(#left, #right)),
+            UpdateOp::Mul => quote!(::ein::__private::Num::mul(#left, #right)),
+            UpdateOp::Or => quote!(#left | #right),
+            UpdateOp::And => quote!(#left & #right),
         };
         let site = self.site(expr.span);
         let name = Literal::string(&accum.target);
@@ -123,7 +124,7 @@ impl<'p> Gen<'p> {
                     #closure
                     ::core::result::Result::Ok(())
                 },
-                |left: #ty, right: #ty| #combine,
+                |#left: #ty, #right: #ty| #combine,
             )
         };
         block.push_let(result.clone(), Code::expr(call, Prec::Atom));
@@ -160,7 +161,13 @@ impl<'p> Gen<'p> {
     }
 
     /// Each update's condition, indices and value, bound in order, then applied.
-    fn apply_updates(&mut self, expr: &Expr, accum: &node::Accum, target: &Target, block: &mut Block) -> syn::Result<()> {
+    fn apply_updates(
+        &mut self,
+        expr: &Expr,
+        accum: &node::Accum,
+        target: &Target,
+        block: &mut Block,
+    ) -> syn::Result<()> {
         let width = target.rank + 2;
         let count = accum.ops.len() * width;
         let mut fields: Vec<Code> = match &expr.kind {
@@ -202,12 +209,17 @@ impl<'p> Gen<'p> {
                 positions.push(quote! {
                     let #position = ::ein::__private::accum_position(#index, #shape[#axis_literal], #axis_literal)?;
                 });
-                offset = if axis == 0 { quote!(#position) } else { quote!((#offset) * #shape[#axis_literal] + #position) };
+                offset =
+                    if axis == 0 { quote!(#position) } else { quote!((#offset) * #shape[#axis_literal] + #position) };
             }
             let slot = quote!(#data[#offset]);
             let apply = match op {
-                UpdateOp::Add if target.float && matches!(target.elem, ScalarType::Known(_)) => quote!(#slot += #value;),
-                UpdateOp::Mul if target.float && matches!(target.elem, ScalarType::Known(_)) => quote!(#slot *= #value;),
+                UpdateOp::Add if target.float && matches!(target.elem, ScalarType::Known(_)) => {
+                    quote!(#slot += #value;)
+                }
+                UpdateOp::Mul if target.float && matches!(target.elem, ScalarType::Known(_)) => {
+                    quote!(#slot *= #value;)
+                }
                 UpdateOp::Add => quote!(#slot = ::ein::__private::Num::add(#slot, #value);),
                 UpdateOp::Mul => quote!(#slot = ::ein::__private::Num::mul(#slot, #value);),
                 UpdateOp::Or => quote!(#slot |= #value;),
@@ -235,4 +247,3 @@ fn identity(op: UpdateOp, ty: &TokenStream) -> TokenStream {
         UpdateOp::And => quote!(true),
     }
 }
-

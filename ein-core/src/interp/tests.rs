@@ -1045,12 +1045,14 @@ fn vector_of(values: Vec<Value>) -> Value {
 
 #[test]
 fn accums_apply_every_update_in_order() {
-    let hist = "pub fn hist(data: [u8]) -> [u32] { accum h = for b in 0..4 { 0 } { for k { h[data[k] as usize] += 1 } } }";
+    let hist =
+        "pub fn hist(data: [u8]) -> [u32] { accum h = for b in 0..4 { 0 } { for k { h[data[k] as usize] += 1 } } }";
     let data = vector_of([0u8, 3, 3, 1, 3].map(Value::U8).to_vec());
     assert_eq!(run_source(hist, vec![data]).unwrap(), vector_of([1u32, 1, 0, 3].map(Value::U32).to_vec()));
     // Several updates, a condition, a `let`, a 2-D target; integers wrap.
     let several = "fn f(a: [i64], x: [f64]) -> [[i32]] { accum h = for r in 0..2, c in 0..2 { 0 } { for i { let k = a[i]; if x[i] > 0.0 { h[k, 0] += 1; h[k, 1] += 2147483647 } } } }";
-    let result = run_source(several, vec![vector_of([0i64, 1, 1].map(Value::I64).to_vec()), f64_vector(&[1.0, -1.0, 2.0])]);
+    let result =
+        run_source(several, vec![vector_of([0i64, 1, 1].map(Value::I64).to_vec()), f64_vector(&[1.0, -1.0, 2.0])]);
     let Value::Array(grid) = result.unwrap() else { panic!("an array") };
     assert_eq!(grid.shape, [2, 2]);
     assert_eq!(grid.elements, [1, 2147483647, 1, 2147483647].map(Value::I32).to_vec());
@@ -1064,7 +1066,8 @@ fn accums_apply_every_update_in_order() {
 
 #[test]
 fn accum_indices_out_of_range_fail_naming_the_index_target_and_size() {
-    let scatter = "fn f(idx: [i64], v: [f64]) -> [f64] { accum y = for j in 0..3 { 0.0 } { for i { y[idx[i]] += v[i] } } }";
+    let scatter =
+        "fn f(idx: [i64], v: [f64]) -> [f64] { accum y = for j in 0..3 { 0.0 } { for i { y[idx[i]] += v[i] } } }";
     let index = vector_of([0i64, 7, -1].map(Value::I64).to_vec());
     assert_eq!(
         error_of(run_source(scatter, vec![index, f64_vector(&[1.0, 2.0, 3.0])])),
@@ -1093,7 +1096,8 @@ fn long_float_accums_use_the_documented_grouping() {
         arrays.push(own);
     }
     let expected: Vec<f64> = (0..2).map(|bin| (arrays[0][bin] + arrays[1][bin]) + arrays[2][bin]).collect();
-    let source = "fn f(x: [f64]) -> [f64] { accum h = for b in 0..2 { 0.5 / (b as f64 + 1.0) } { for i { h[i % 2] += x[i] } } }";
+    let source =
+        "fn f(x: [f64]) -> [f64] { accum h = for b in 0..2 { 0.5 / (b as f64 + 1.0) } { for i { h[i % 2] += x[i] } } }";
     let result = f64_elements(run_source(source, vec![f64_vector(&values)]).unwrap());
     let bits = |values: &[f64]| values.iter().map(|value| value.to_bits()).collect::<Vec<u64>>();
     assert_eq!(bits(&result), bits(&expected));

@@ -74,7 +74,7 @@ pub fn accum_groups(outer: usize, len: usize, nested: bool) -> usize {
     let work = outer.saturating_mul(if nested { ACCUM_NESTED_WORK } else { 1 });
     let by_size = outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 });
     // A private copy must cost less than the updates it takes (combining reads every copy).
-    let by_target = if len == 0 { ACCUM_MAX_GROUPS } else { work / len };
+    let by_target = work.checked_div(len).unwrap_or(ACCUM_MAX_GROUPS);
     let groups = by_size.min(by_target).min(ACCUM_MAX_GROUPS).min(outer);
     if groups < 2 {
         1
@@ -118,7 +118,10 @@ mod tests {
         assert_eq!(accum_groups(1000, 256, true), 15);
         let ranges: Vec<_> = (0..3).map(|g| group_range(10, 3, g)).collect();
         assert_eq!(ranges, [0..3, 3..6, 6..10]);
-        assert_eq!(combine_levels(5), vec![vec![(0, Some(1)), (2, Some(3)), (4, None)], vec![(0, Some(1)), (2, None)], vec![(0, Some(1))]]);
+        assert_eq!(
+            combine_levels(5),
+            vec![vec![(0, Some(1)), (2, Some(3)), (4, None)], vec![(0, Some(1)), (2, None)], vec![(0, Some(1))]]
+        );
         assert!(combine_levels(1).is_empty());
     }
 }

@@ -256,7 +256,9 @@ impl ExprKind {
                 binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
             }
             ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
-            ExprKind::Scan { count, init, body, .. } => count.as_deref().into_iter().chain([&**init, &**body]).collect(),
+            ExprKind::Scan { count, init, body, .. } => {
+                count.as_deref().into_iter().chain([&**init, &**body]).collect()
+            }
             ExprKind::Accum { init, body, .. } => vec![&**init, &**body],
             ExprKind::Update { indices, value, .. } => indices.iter().chain([&**value]).collect(),
             ExprKind::Updates(items) => items.iter().collect(),

@@ -1085,7 +1085,9 @@ fn extern_and_block_call_errors() {
 #[test]
 fn accum_bodies_are_updates() {
     use crate::syntax::ast::{ExprKind, UpdateOp};
-    let parsed = expression_from_source("accum h = for b in 0..4 { 0 } { for k { h[d[k]] += 1; if c { h[0] *= 2 } h[1][2] |= x; } }");
+    let parsed = expression_from_source(
+        "accum h = for b in 0..4 { 0 } { for k { h[d[k]] += 1; if c { h[0] *= 2 } h[1][2] |= x; } }",
+    );
     assert_eq!(
         show(&parsed),
         "(accum h (for [(b 4)] 0) (for [k] (updates (+= h (index d k) 1) (when c (*= h 0 2)) (|= h 1 2 x))))"
