@@ -75,20 +75,25 @@ impl<'p> Gen<'p> {
         };
         let nested = first_loop(body).is_some();
         let target = Target { data: data.clone(), shape: shape.clone(), rank, elem, float };
-        let (closure, ()) = self.nested(true, |generator, closure| {
-            let (loop_block, ()) = generator.nested(true, |generator, loop_block| {
-                if let Some(index) = index {
-                    generator.bind_index(index, &position, loop_block);
-                }
-                generator.accum_nest(body, accum, &target, loop_block)
-            })?;
-            let loop_body = loop_block.finish(None);
-            let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
-            let position = if referenced { position.to_token_stream() } else { quote!(_) };
-            closure.push(quote!(for #position in #start..#end { #loop_body }));
-            Ok(())
+        // The update loop is versioned for contiguous inputs, as comprehensions are (a
+        // histogram's byte reads then need no stride).
+        let candidates = self.version_candidates();
+        let (closure, ()) = self.versioning(|generator| {
+            generator.nested(true, |generator, closure| {
+                let (loop_block, ()) = generator.nested(true, |generator, loop_block| {
+                    if let Some(index) = index {
+                        generator.bind_index(index, &position, loop_block);
+                    }
+                    generator.accum_nest(body, accum, &target, loop_block)
+                })?;
+                let loop_body = loop_block.finish(None);
+                let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
+                let position = if referenced { position.to_token_stream() } else { quote!(_) };
+                closure.push(quote!(for #position in #start..#end { #loop_body }));
+                Ok(())
+            })
         })?;
-        let closure = closure.finish(None);
+        let (closure, _) = self.versioned(&candidates, closure.finish(None));
         let copies = self.local_copies(crate::ir::visit::free_vars(&accum.updates), &closure);
         let ty = spelled(&elem);
         let identity = match uniform_op(accum) {
@@ -206,8 +211,11 @@ impl<'p> Gen<'p> {
             for (axis, index) in group[1..width - 1].iter().enumerate() {
                 let axis_literal = Literal::usize_unsuffixed(axis);
                 let position = self.names.fresh("position");
+                // A rank-1 target's length is its buffer's: checked against it, the write needs
+                // no second bounds check.
+                let size = if target.rank == 1 { quote!(#data.len()) } else { quote!(#shape[#axis_literal]) };
                 positions.push(quote! {
-                    let #position = ::ein::__private::accum_position(#index, #shape[#axis_literal], #axis_literal)?;
+                    let #position = ::ein::__private::accum_position(#index, #size, #axis_literal)?;
                 });
                 offset =
                     if axis == 0 { quote!(#position) } else { quote!((#offset) * #shape[#axis_literal] + #position) };

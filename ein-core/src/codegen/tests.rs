@@ -1004,7 +1004,7 @@ fn an_accum_is_one_runtime_call_with_its_loops_in_a_closure_and_checked_updates(
     // A float `+=` on a known type, after the index is checked; the identity `-0.0` for the
     // other groups; the update is not inside an `unsafe` block.
     assert!(
-        text.contains("accum_position (__ein_update , __ein_shape [0] , 0) ? ; __ein_data [__ein_position_3] +="),
+        text.contains("accum_position (__ein_update , __ein_data . len () , 0) ? ; __ein_data [__ein_position_3] +="),
         "{text}"
     );
     assert!(text.contains(":: ein :: __private :: Num :: neg (:: ein :: __private :: zero"), "{text}");
