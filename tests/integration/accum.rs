@@ -208,3 +208,19 @@ fn the_readme_examples_run() {
     let y = readme::coo_spmv(&[0usize, 1, 1], &[1usize, 0, 1], &[2.0, 3.0, 4.0], &[10.0, 100.0], 2);
     assert_eq!(y.as_slice(), &[200.0, 430.0]);
 }
+
+#[test]
+fn the_runtime_and_the_interpreter_group_alike() {
+    // Note [accum grouping] is written twice (compiler and runtime): the two must agree.
+    for outer in [0usize, 1, 4095, 8191, 8192, 9000, 100_000, 1 << 20, 1 << 24] {
+        for len in [0usize, 1, 256, 1000, 1 << 16, 1 << 20] {
+            for nested in [false, true] {
+                assert_eq!(
+                    ein::__private::accum_groups(outer, len, nested),
+                    ein_core::ir::accum::accum_groups(outer, len, nested),
+                    "{outer} iterations into {len} elements, nested: {nested}"
+                );
+            }
+        }
+    }
+}
