@@ -1,6 +1,6 @@
 //! Streaming kernels: STREAM triad (and the bandwidth ceiling every memory-bound kernel is
-//! judged against), sum of squares, a prefix sum (scan), transpose-add, and the 16-element
-//! overhead cases.
+//! judged against), sum of squares, a prefix sum (scan), a histogram and a scatter-add
+//! (accum), transpose-add, and the 16-element overhead cases.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +27,16 @@ ein! {
         scan t, s = 0.0 { s + x[t] }
     }
 
+    /// A histogram of bytes: 256 counters.
+    pub fn histogram(data: [u8]) -> [u32] {
+        accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } }
+    }
+
+    /// Scatter-add: `y[idx[i]] += v[i]` into `m` bins.
+    pub fn scatter_add(idx: [usize], v: [f64], m: i64) -> [f64] {
+        accum y = for j in 0..m { 0.0 } { for i { y[idx[i]] += v[i] } }
+    }
+
     /// `a + bᵀ`: one operand read across its rows.
     #[into(transpose_add_into)]
     pub fn transpose_add(a: [[f32]], b: [[f32]]) -> [[f32]] {
@@ -49,6 +59,8 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "stream-triad-into", build: triad_into_kernel },
         KernelSpec { name: "sum-of-squares", build: sum_of_squares_kernel },
         KernelSpec { name: "prefix-sum", build: prefix_sum_kernel },
+        KernelSpec { name: "histogram", build: histogram_kernel },
+        KernelSpec { name: "scatter-add", build: scatter_add_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
         KernelSpec { name: "transpose-add-into", build: transpose_add_into_kernel },
         KernelSpec { name: "tiny-fma", build: tiny_fma_kernel },
@@ -125,6 +137,96 @@ fn prefix_sum_kernel(quick: bool) -> Kernel {
         .variant("ein", move || prefix_sum(&*x1))
         .variant("hand", move || prefix_sum_hand(&x2))
         .variant("naive", move || prefix_sum_naive(&x))
+}
+
+/// Per-thread private histograms, added up: what a good engineer writes with rayon (one
+/// histogram per task of at least `len / threads` bytes).
+fn histogram_hand(data: &[u8]) -> Vec<u32> {
+    let per_task = data.len().div_ceil(rayon::current_num_threads()).max(1);
+    data.par_chunks(per_task)
+        .map(|chunk| {
+            let mut counts = [0u32; 256];
+            for &byte in chunk {
+                counts[byte as usize] += 1;
+            }
+            counts
+        })
+        .reduce(
+            || [0u32; 256],
+            |mut left, right| {
+                for (left, right) in left.iter_mut().zip(right) {
+                    *left += right;
+                }
+                left
+            },
+        )
+        .to_vec()
+}
+
+fn histogram_naive(data: &[u8]) -> Vec<u32> {
+    let mut counts = vec![0u32; 256];
+    for &byte in data {
+        counts[byte as usize] += 1;
+    }
+    counts
+}
+
+fn histogram_kernel(quick: bool) -> Kernel {
+    let n = if quick { 1 << 20 } else { 1 << 24 };
+    let data: Vec<u8> = data::uniform_i32(11, n, 0, 256).into_iter().map(|value| value as u8).collect();
+    let data = Arc::new(data);
+    let (d1, d2) = (Arc::clone(&data), Arc::clone(&data));
+    Kernel::new("histogram", format!("2^{} u8, 256 bins", n.trailing_zeros()), Work::Bytes(n as f64), Check::Close(0.0))
+        .note("hand is one private histogram per thread, added up; naive is the serial loop")
+        .variant("ein", move || histogram(&*d1))
+        .variant("hand", move || histogram_hand(&d2))
+        .variant("naive", move || histogram_naive(&data))
+}
+
+/// One private copy of the bins per thread, added up pairwise in parallel.
+fn scatter_add_hand(idx: &[usize], v: &[f64], m: usize) -> Vec<f64> {
+    let per_task = idx.len().div_ceil(rayon::current_num_threads()).max(1);
+    idx.par_chunks(per_task)
+        .zip(v.par_chunks(per_task))
+        .map(|(idx, v)| {
+            let mut bins = vec![0.0; m];
+            for (&i, &x) in idx.iter().zip(v) {
+                bins[i] += x;
+            }
+            bins
+        })
+        .reduce(
+            || vec![0.0; m],
+            |mut left, right| {
+                left.par_chunks_mut(CHUNK).zip(right.par_chunks(CHUNK)).for_each(|(left, right)| {
+                    for (left, right) in left.iter_mut().zip(right) {
+                        *left += right;
+                    }
+                });
+                left
+            },
+        )
+}
+
+fn scatter_add_naive(idx: &[usize], v: &[f64], m: usize) -> Vec<f64> {
+    let mut bins = vec![0.0; m];
+    for (&i, &x) in idx.iter().zip(v) {
+        bins[i] += x;
+    }
+    bins
+}
+
+fn scatter_add_kernel(quick: bool) -> Kernel {
+    let (n, m): (usize, usize) = if quick { (1 << 18, 1 << 16) } else { (1 << 22, 1 << 20) };
+    let idx: Vec<usize> = data::uniform_i32(12, n, 0, m as i32).into_iter().map(|value| value as usize).collect();
+    let inputs = Arc::new((idx, data::uniform_f64(13, n, -1.0, 1.0)));
+    let (i1, i2) = (Arc::clone(&inputs), Arc::clone(&inputs));
+    let size = format!("2^{} f64 into 2^{} bins", n.trailing_zeros(), m.trailing_zeros());
+    Kernel::new("scatter-add", size, Work::Bytes(16.0 * n as f64 + 8.0 * m as f64), Check::Close(1e-9))
+        .note("hand is one private copy of the bins per thread, added up; naive is the serial loop")
+        .variant("ein", move || scatter_add(&i1.0, &i1.1, m as i64))
+        .variant("hand", move || scatter_add_hand(&i2.0, &i2.1, m))
+        .variant("naive", move || scatter_add_naive(&inputs.0, &inputs.1, m))
 }
 
 /// Adds a variant that writes into one buffer of `len` elements, allocated (and touched) once,

@@ -726,3 +726,28 @@ mod tests {
         assert!(Scalar::ALL.iter().all(|ty| Scalar::from_name(ty.name()) == Some(*ty)));
     }
 }
+
+/// The operator of an update in an `accum` body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateOp {
+    /// `+=` (numbers)
+    Add,
+    /// `*=` (numbers)
+    Mul,
+    /// `|=` (`bool`: logical or)
+    Or,
+    /// `&=` (`bool`: logical and)
+    And,
+}
+
+impl UpdateOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UpdateOp::Add => "+=",
+            UpdateOp::Mul => "*=",
+            UpdateOp::Or => "|=",
+            UpdateOp::And => "&=",
+        }
+    }
+}

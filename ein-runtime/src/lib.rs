@@ -17,6 +17,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+mod accum;
 mod array;
 mod as_view;
 mod build;

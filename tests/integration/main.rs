@@ -197,6 +197,7 @@ macro_rules! program {
 
 mod harness;
 
+mod accum;
 mod calls;
 mod contractions;
 mod edge_cases;

@@ -11,6 +11,7 @@ pub enum Output {
     F32(Vec<f32>),
     F64(Vec<f64>),
     U8(Vec<u8>),
+    U32(Vec<u32>),
     I32(Vec<i32>),
     I64(Vec<i64>),
     Usize(Vec<usize>),
@@ -24,6 +25,7 @@ impl Output {
             Output::F32(_) => "f32",
             Output::F64(_) => "f64",
             Output::U8(_) => "u8",
+            Output::U32(_) => "u32",
             Output::I32(_) => "i32",
             Output::I64(_) => "i64",
             Output::Usize(_) => "usize",
@@ -64,7 +66,7 @@ pub trait IntoOutput {
     fn into_output(self) -> Output;
 }
 
-element!(f32 => F32, f64 => F64, u8 => U8, i32 => I32, i64 => I64, usize => Usize);
+element!(f32 => F32, f64 => F64, u8 => U8, u32 => U32, i32 => I32, i64 => I64, usize => Usize);
 
 impl IntoOutput for Output {
     fn into_output(self) -> Output {
@@ -136,6 +138,7 @@ fn compare_values(reference: &Output, candidate: &Output, tolerance: f64, share:
         (Output::F32(r), Output::F32(c)) => close(r, c, tolerance, |x| f64::from(*x)),
         (Output::F64(r), Output::F64(c)) => close(r, c, tolerance, |x| *x),
         (Output::U8(r), Output::U8(c)) => equal(r, c, share),
+        (Output::U32(r), Output::U32(c)) => equal(r, c, share),
         (Output::I32(r), Output::I32(c)) => equal(r, c, share),
         (Output::I64(r), Output::I64(c)) => equal(r, c, share),
         (Output::Usize(r), Output::Usize(c)) => equal(r, c, share),

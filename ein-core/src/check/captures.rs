@@ -87,6 +87,30 @@ impl Scan {
             }
             ExprKind::Fold { index, count, acc, init, body } => self.fold(index, Some(count), acc, init, body),
             ExprKind::Scan { index, count, acc, init, body } => self.fold(index, count.as_deref(), acc, init, body),
+            // The target is bound in the body; bound to a captured local, it is that array, and
+            // an update indexes every axis of it.
+            ExprKind::Accum { target, init, body } => {
+                self.expr(init, 0);
+                let alias = self.alias_of(init);
+                let before = self.bound.len();
+                self.bound.push((target.to_string(), alias));
+                self.expr(body, 0);
+                self.bound.truncate(before);
+            }
+            ExprKind::Update { target, indices, value, .. } => {
+                let text = target.to_string();
+                let alias = self.bound.iter().rev().find(|(bound, _)| *bound == text).and_then(|(_, alias)| *alias);
+                if let Some(capture) = alias.and_then(|position| self.captures.get_mut(position)) {
+                    capture.rank = capture.rank.max(indices.len());
+                }
+                indices.iter().for_each(|index| self.expr(index, 0));
+                self.expr(value, 0);
+            }
+            ExprKind::Updates(items) => items.iter().for_each(|item| self.expr(item, 0)),
+            ExprKind::When { cond, body } => {
+                self.expr(cond, 0);
+                self.expr(body, 0);
+            }
             ExprKind::Let { pattern, value, body } => {
                 self.expr(value, 0);
                 let alias = self.alias_of(value);

@@ -62,6 +62,12 @@ impl Checker {
             ast::ExprKind::Scan { index, count, acc, init, body } => {
                 self.fold(Accumulation::Scan, index, count.as_deref(), acc, init, body, span)
             }
+            ast::ExprKind::Accum { target, init, body } => self.accum(target, init, body, span),
+            ast::ExprKind::Update { target, indices, op, op_span, value } => {
+                self.update(target, indices, *op, *op_span, value, span)
+            }
+            ast::ExprKind::Updates(items) => self.updates(items, span),
+            ast::ExprKind::When { cond, body } => self.when(cond, body, span),
             ast::ExprKind::Index { array, indices } => self.index(array, indices, span),
             ast::ExprKind::Field { base, member } => self.field(base, member, span),
             ast::ExprKind::Len { array } => self.length(array, 0, span, span),
@@ -894,7 +900,7 @@ fn guarded(checks: Vec<SizeCheck>, node: Expr) -> Expr {
     Expr::new(ExprKind::Assert(node::Assert { checks, body: Box::new(node) }), ty, span)
 }
 
-fn let_node(var: VarId, value: Expr, body: Expr) -> Expr {
+pub(super) fn let_node(var: VarId, value: Expr, body: Expr) -> Expr {
     let (ty, span) = (body.ty.clone(), value.span);
     Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }), ty, span)
 }
@@ -918,7 +924,7 @@ fn is_scalar_tuple(ty: &Type) -> bool {
 }
 
 /// Converts an integer expression to the `i64` that sizes are.
-fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types::Unifier) -> Expr {
+pub(super) fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types::Unifier) -> Expr {
     // An unsuffixed literal simply becomes an i64.
     let is_literal = matches!(expr.kind, ExprKind::Literal(_));
     if unifier.shallow(scalar) == ScalarType::I64 || (is_literal && unifier.unify(scalar, ScalarType::I64).is_ok()) {

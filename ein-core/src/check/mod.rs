@@ -2,6 +2,7 @@
 //! typed IR ([`crate::ir`]), reporting every user error it can find with the span of the
 //! offending token. After this stage, a failure is the compiler's fault, not the user's.
 
+mod accum;
 mod calls;
 mod captures;
 mod errors;
@@ -183,6 +184,8 @@ struct Checker {
     poisoned: Vec<VarId>,
     /// The expression form's calls of Rust functions, in order (types still slots).
     rust_calls: Vec<crate::ir::RustCall>,
+    /// The accums whose bodies are being checked, innermost last.
+    accums: Vec<accum::AccumFrame>,
 }
 
 impl Checker {
@@ -206,6 +209,7 @@ impl Checker {
             failed_callee: false,
             poisoned: Vec::new(),
             rust_calls: Vec::new(),
+            accums: Vec::new(),
         }
     }
 

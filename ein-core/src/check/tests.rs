@@ -597,3 +597,58 @@ fn scan_errors_point_at_the_offending_token() {
     let irregular = errors("fn f(x: [f64]) -> [[f64]] { for i { scan t in 0..i, s = 0.0 { s + x[t] } } }");
     assert!(irregular[0].starts_with("the count of the scan over `t` depends on `i`"), "{irregular:?}");
 }
+
+#[test]
+fn accums_take_the_type_of_their_initial_array_and_literals_from_the_result() {
+    let hist =
+        program("fn f(data: [u8]) -> [u32] { accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } } }");
+    assert_eq!(hist.body.ty, Type::array(Type::scalar(Scalar::U32), 1));
+    let accum_of = |program: &Program| {
+        nodes(program)
+            .into_iter()
+            .find_map(|node| match &node.kind {
+                ExprKind::Accum(accum) => Some(accum.clone()),
+                _ => None,
+            })
+            .expect("an accum")
+    };
+    let accum = accum_of(&hist);
+    assert_eq!(accum.ops, [crate::ops::UpdateOp::Add]);
+    assert!(crate::ir::accum::well_typed(&accum));
+    let grid = program("fn f(a: [i64], b: [i64]) -> [[i64]] { accum h = for r in 0..3, c in 0..3 { 0 } { for i { h[a[i], b[i]] += 1; if a[i] > 0 { h[0, 0] *= 2 } } } }");
+    let accum = accum_of(&grid);
+    assert_eq!(accum.ops.len(), 2);
+    assert!(crate::ir::accum::well_typed(&accum));
+    // An update by a plain index sizes it by the target's axis.
+    let sized = program("fn f(x: [f64]) -> [f64] { accum h = x { for i { h[i] *= 2.0 } } }");
+    assert!(
+        crate::ir::expr_to_string(&sized, &sized.body).contains("for i in 0..len(x, 0)"),
+        "{}",
+        crate::ir::expr_to_string(&sized, &sized.body)
+    );
+}
+
+#[test]
+fn accum_errors_point_at_the_offending_token() {
+    assert_eq!(
+        errors("fn f(x: [f64]) -> [f64] { for i { x[i] + 1.0 } + for i in 0..2 { x[i] += 1.0 } }"),
+        ["ein has no assignment: an update of `x` (`+=`, `*=`, `|=`, `&=`) can only be a statement of the body of `accum x = init { .. }`, which builds a new array from `init`"]
+    );
+    let other = errors("fn f(x: [f64], g: [f64]) -> [f64] { accum h = x { for i { g[i] += 1.0 } } }");
+    assert!(other[0].starts_with("`g` is not the array this accum builds"), "{other:?}");
+    let read = errors("fn f(x: [f64]) -> [f64] { accum h = x { for i { h[i] += h[0] } } }");
+    assert!(read[0].starts_with("`h` cannot be read inside its own accum body"), "{read:?}");
+    let scalar = errors("fn f(x: f64) -> f64 { accum h = x { h[0] += 1.0 } }");
+    assert!(
+        scalar[0].starts_with("the initial value of `accum h` must be an array of numbers or `bool`s, found `f64`"),
+        "{scalar:?}"
+    );
+    let rank = errors("fn f(x: [[f64]]) -> [[f64]] { accum h = x { h[0] += 1.0 } }");
+    assert!(rank[0].starts_with("`h` has rank 2: an update gives one index per axis"), "{rank:?}");
+    let value = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += 1 } }");
+    assert!(value[0].contains("this update's value"), "{value:?}");
+    let nested = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += sum k { h[k] += 1.0 } } }");
+    assert!(nested.iter().any(|error| error.starts_with("ein has no assignment: an update of `h`")), "{nested:?}");
+    let mixed = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += 1.0; for i { h[i] += 1.0 } } }");
+    assert!(mixed[0].starts_with("the loops of an accum body must enclose all of its updates"), "{mixed:?}");
+}

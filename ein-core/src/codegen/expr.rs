@@ -45,6 +45,7 @@ impl Gen<'_> {
             },
             ExprKind::Fold(_) => self.fold(expr, block, hint),
             ExprKind::Scan(_) => self.scan(expr, block, hint),
+            ExprKind::Accum(_) => self.accum(expr, block, hint),
             ExprKind::Let(node::Let { var, value, body }) => {
                 self.bind_let(*var, value, block)?;
                 self.value_named(body, block, hint)

@@ -25,6 +25,7 @@
 //! expressions, `let`, `if`), `arrays` (comprehensions, reads, storage), `reduce` (reductions
 //! and folds).
 
+mod accum;
 mod arrays;
 mod code;
 mod contract;

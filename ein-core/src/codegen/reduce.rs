@@ -743,7 +743,7 @@ impl<'p> Gen<'p> {
 /// Whether the value of `expr` may be (or contain) the value of a variable rather than only
 /// values `expr` computes: its tail, through `let`s, checks, tuples, fields and both sides of a
 /// select, is a variable.
-fn names_a_variable(expr: &Expr) -> bool {
+pub(super) fn names_a_variable(expr: &Expr) -> bool {
     match &expr.kind {
         ExprKind::Var(_) => true,
         ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => names_a_variable(body),

@@ -259,11 +259,15 @@ impl<'p> Gen<'p> {
         target: &Ident,
         other: &Ident,
     ) -> syn::Result<TokenStream> {
-        // A type parameter's bounds have no `AddAssign`: the long form is the only one there.
-        let float = matches!(ty, ScalarType::Known(scalar) if scalar.is_float());
+        let float = match ty {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            ScalarType::Param(index) => self.class(index, Span::call_site())? == NumberClass::Float,
+        };
+        // A type parameter has no `+=` (its bound is `ein::Float`): it gets `Num::add`.
+        let known = float && matches!(ty, ScalarType::Known(_));
         Ok(match step.step.op {
-            StepOp::Add if float => quote!(#target += #other;),
-            StepOp::Mul if float => quote!(#target *= #other;),
+            StepOp::Add if known => quote!(#target += #other;),
+            StepOp::Mul if known => quote!(#target *= #other;),
             _ => {
                 let combined = self.combine(step, ty, target, other)?;
                 quote!(#target = #combined;)

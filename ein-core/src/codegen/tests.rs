@@ -986,3 +986,30 @@ fn a_window_read_clamps_only_at_the_edges_of_its_window() {
     let interior = interior.split("__ein_high+").next().expect("before the last edge");
     assert_eq!(interior.matches("clamp_index").count(), 1, "{interior}");
 }
+
+/// The generated code of the item-form `source`, as text.
+fn compiled_text(source: &str) -> String {
+    let tokens: TokenStream = source.parse().expect("test source tokenises");
+    crate::compile(tokens).expect("compiles").to_string()
+}
+
+#[test]
+fn an_accum_is_one_runtime_call_with_its_loops_in_a_closure_and_checked_updates() {
+    let text = compiled_text(
+        "pub fn scatter(idx: [i64], v: [f64], s: f64) -> [f64] { accum y = for j in 0..10 { 0.0 } { for i { y[idx[i]] += v[i] * (s * 2.0) } } }",
+    );
+    // Once in the portable copy and once in the AVX2 one.
+    assert_eq!(text.matches(":: ein :: __private :: accum (").count(), 2, "{text}");
+    assert!(text.contains(":: ein :: __private :: accum_position ("), "{text}");
+    // A float `+=` on a known type, after the index is checked; the identity `-0.0` for the
+    // other groups; the update is not inside an `unsafe` block.
+    assert!(
+        text.contains("accum_position (__ein_update , __ein_data . len () , 0) ? ; __ein_data [__ein_position_3] +="),
+        "{text}"
+    );
+    assert!(text.contains(":: ein :: __private :: Num :: neg (:: ein :: __private :: zero"), "{text}");
+    assert!(!text.contains("unsafe { __ein_data"), "{text}");
+    // Mixed operators: no identity, so one serial pass.
+    let mixed = compiled_text("pub fn f(x: [f64]) -> [f64] { accum y = x { for i { y[i] += 1.0; y[i] *= 2.0 } } }");
+    assert!(mixed.contains(":: core :: option :: Option :: None"), "{mixed}");
+}

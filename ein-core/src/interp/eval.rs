@@ -58,7 +58,7 @@ impl<'p> Interpreter<'p> {
         }
     }
 
-    fn restore(&mut self, var: VarId, previous: Option<Datum>) {
+    pub(super) fn restore(&mut self, var: VarId, previous: Option<Datum>) {
         if let Some(slot) = self.environment.get_mut(var.0 as usize) {
             *slot = previous;
         }
@@ -72,7 +72,7 @@ impl<'p> Interpreter<'p> {
         }
     }
 
-    fn scalar_type_of(&self, ty: &Type) -> Result<Scalar> {
+    pub(super) fn scalar_type_of(&self, ty: &Type) -> Result<Scalar> {
         match ty {
             Type::Scalar(scalar) => self.resolve(*scalar),
             other => Err(RuntimeError::internal(format!("expected a scalar type, found {other}"))),
@@ -101,6 +101,7 @@ impl<'p> Interpreter<'p> {
                 self.eval_fold(*index, count, *acc, init, body)
             }
             ExprKind::Scan(scan) => self.eval_scan(scan),
+            ExprKind::Accum(accum) => self.eval_accum(accum),
             ExprKind::Let(node::Let { var, value, body }) => self.eval_let(*var, value, body),
             ExprKind::Index(node::Index { array, index, bounds }) => self.eval_index(array, index, *bounds),
             ExprKind::Select(node::Select { cond, then, otherwise }) => self.eval_select(cond, then, otherwise),
@@ -217,7 +218,7 @@ impl<'p> Interpreter<'p> {
         self.eval(body)
     }
 
-    fn check_size(&mut self, check: &SizeCheck) -> Result<()> {
+    pub(super) fn check_size(&mut self, check: &SizeCheck) -> Result<()> {
         let left = self.eval_integer(&check.left)?;
         let right = self.eval_integer(&check.right)?;
         if left == right {
@@ -239,7 +240,7 @@ impl<'p> Interpreter<'p> {
     }
 
     /// The iteration count of `index`; negative sizes are the user's error.
-    fn eval_size(&mut self, size: &Expr, index: VarId) -> Result<usize> {
+    pub(super) fn eval_size(&mut self, size: &Expr, index: VarId) -> Result<usize> {
         let size = self.eval_integer(size)?;
         usize::try_from(size)
             .map_err(|_| RuntimeError::new(format!("size of index `{}` is {size}", self.var_name(index))))

@@ -7,6 +7,7 @@
 //! Speed is secondary, but arrays are shared views internally, so binding or indexing an array
 //! never copies it.
 
+mod accum;
 mod contract;
 mod datum;
 mod eval;

@@ -1038,3 +1038,67 @@ fn long_associative_scans_use_the_documented_block_grouping() {
     let damped = "fn f(x: [f64]) -> [f64] { scan t, s = 0.25 { s * 1.0 - 0.0 + x[t] } }";
     assert_eq!(bits(&f64_elements(run_source(damped, vec![f64_vector(&values)]).unwrap())), bits(&serial));
 }
+
+fn vector_of(values: Vec<Value>) -> Value {
+    Value::Array(ArrayValue::vector(values))
+}
+
+#[test]
+fn accums_apply_every_update_in_order() {
+    let hist =
+        "pub fn hist(data: [u8]) -> [u32] { accum h = for b in 0..4 { 0 } { for k { h[data[k] as usize] += 1 } } }";
+    let data = vector_of([0u8, 3, 3, 1, 3].map(Value::U8).to_vec());
+    assert_eq!(run_source(hist, vec![data]).unwrap(), vector_of([1u32, 1, 0, 3].map(Value::U32).to_vec()));
+    // Several updates, a condition, a `let`, a 2-D target; integers wrap.
+    let several = "fn f(a: [i64], x: [f64]) -> [[i32]] { accum h = for r in 0..2, c in 0..2 { 0 } { for i { let k = a[i]; if x[i] > 0.0 { h[k, 0] += 1; h[k, 1] += 2147483647 } } } }";
+    let result =
+        run_source(several, vec![vector_of([0i64, 1, 1].map(Value::I64).to_vec()), f64_vector(&[1.0, -1.0, 2.0])]);
+    let Value::Array(grid) = result.unwrap() else { panic!("an array") };
+    assert_eq!(grid.shape, [2, 2]);
+    assert_eq!(grid.elements, [1, 2147483647, 1, 2147483647].map(Value::I32).to_vec());
+    // `*=` and `|=`, with no loop at all.
+    let product = "fn f(x: [f64]) -> [f64] { accum p = x { p[1] *= 3.0 } }";
+    assert_eq!(f64_elements(run_source(product, vec![f64_vector(&[1.0, 2.0])]).unwrap()), [1.0, 6.0]);
+    let seen = "fn f(k: [i64]) -> [bool] { accum s = for j in 0..3 { false } { for i { s[k[i]] |= true } } }";
+    let flags = run_source(seen, vec![vector_of([2i64, 0].map(Value::I64).to_vec())]).unwrap();
+    assert_eq!(flags, vector_of([true, false, true].map(Value::Bool).to_vec()));
+}
+
+#[test]
+fn accum_indices_out_of_range_fail_naming_the_index_target_and_size() {
+    let scatter =
+        "fn f(idx: [i64], v: [f64]) -> [f64] { accum y = for j in 0..3 { 0.0 } { for i { y[idx[i]] += v[i] } } }";
+    let index = vector_of([0i64, 7, -1].map(Value::I64).to_vec());
+    assert_eq!(
+        error_of(run_source(scatter, vec![index, f64_vector(&[1.0, 2.0, 3.0])])),
+        "index 7 out of range for axis 0 of `y` (size 3)"
+    );
+    // A false condition applies nothing, so its index is never checked.
+    let guarded = "fn f(idx: [i64]) -> [f64] { accum y = for j in 0..2 { 0.0 } { for i { if idx[i] < 2 { y[idx[i]] += 1.0 } } } }";
+    let index = vector_of([1i64, 9].map(Value::I64).to_vec());
+    assert_eq!(f64_elements(run_source(guarded, vec![index]).unwrap()), [0.0, 1.0]);
+}
+
+#[test]
+fn long_float_accums_use_the_documented_grouping() {
+    use crate::ir::accum::{accum_groups, group_range};
+    let count = 3 * crate::ir::accum::ACCUM_MIN_GROUP + 7;
+    let values: Vec<f64> = (0..count).map(|i| 1.0 / (i as f64 + 3.0)).collect();
+    let groups = accum_groups(count, 2, false);
+    assert_eq!(groups, 3);
+    // Note [accum grouping], written out for two bins (even and odd positions).
+    let mut arrays = Vec::new();
+    for group in 0..groups {
+        let mut own = if group == 0 { vec![0.5, 0.25] } else { vec![-0.0, -0.0] };
+        for i in group_range(count, groups, group) {
+            own[i % 2] += values[i];
+        }
+        arrays.push(own);
+    }
+    let expected: Vec<f64> = (0..2).map(|bin| (arrays[0][bin] + arrays[1][bin]) + arrays[2][bin]).collect();
+    let source =
+        "fn f(x: [f64]) -> [f64] { accum h = for b in 0..2 { 0.5 / (b as f64 + 1.0) } { for i { h[i % 2] += x[i] } } }";
+    let result = f64_elements(run_source(source, vec![f64_vector(&values)]).unwrap());
+    let bits = |values: &[f64]| values.iter().map(|value| value.to_bits()).collect::<Vec<u64>>();
+    assert_eq!(bits(&result), bits(&expected));
+}

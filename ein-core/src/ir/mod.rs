@@ -14,12 +14,13 @@
 
 mod print;
 pub use print::expr_to_string;
+pub mod accum;
 pub mod node;
 pub mod scan;
 pub mod shape;
 pub mod visit;
 
-pub use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
+pub use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp, UpdateOp};
 use proc_macro2::Span;
 
 /// A scalar type as the checker knows it: a concrete type, or the element type of a captured
@@ -293,6 +294,10 @@ pub enum ExprKind {
     /// tuple of scalars: never an array). When the step is associative
     /// ([`scan::associative_step`]) the states are grouped in blocks; see [`scan`].
     Scan(node::Scan),
+    /// `accum h = init { updates }`: a copy of `init` with every update of the nest applied
+    /// in row-major order of its loops (grouped as [`accum`] describes). Type: init's, an
+    /// array of scalars.
+    Accum(node::Accum),
     /// Type: body's.
     Let(node::Let),
     /// `array[index]` on the outermost axis; `index` has an integer type. Type: `array.ty`
@@ -508,6 +513,10 @@ impl Expr {
                 f(value);
                 f(body);
             }
+            ExprKind::Accum(node::Accum { init, updates, .. }) => {
+                f(init);
+                f(updates);
+            }
             ExprKind::Index(node::Index { array, index, .. }) => {
                 f(array);
                 f(index);
@@ -556,6 +565,10 @@ impl Expr {
             ExprKind::Let(node::Let { value, body, .. }) => {
                 f(value);
                 f(body);
+            }
+            ExprKind::Accum(node::Accum { init, updates, .. }) => {
+                f(init);
+                f(updates);
             }
             ExprKind::Index(node::Index { array, index, .. }) => {
                 f(array);

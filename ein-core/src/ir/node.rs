@@ -2,7 +2,7 @@
 //! (`ExprKind::For(node::For { index, size, body })`), so a stage can hand one kind of node to
 //! a function of its own. Typing rules and invariants are on [`super::ExprKind`].
 
-use super::{BinaryOp, Bounds, Expr, Func, ReduceOp, ScalarType, SizeCheck, UnaryOp, VarId};
+use super::{BinaryOp, Bounds, Expr, Func, ReduceOp, ScalarType, SizeCheck, UnaryOp, UpdateOp, VarId};
 
 /// The fields of [`super::ExprKind::For`].
 #[derive(Clone, Debug)]
@@ -33,6 +33,22 @@ pub struct Fold {
 
 /// The fields of [`super::ExprKind::Scan`]: a fold's (`count` is the scan's length).
 pub type Scan = Fold;
+
+/// The fields of [`super::ExprKind::Accum`] (see [`super::accum`] for the meaning).
+#[derive(Clone, Debug)]
+pub struct Accum {
+    /// The user's name of the array being built, for run-time errors only (the body never
+    /// reads it: the checker refuses that).
+    pub target: String,
+    /// The initial array: an array of scalars, of the node's type.
+    pub init: Box<Expr>,
+    /// The updates: a nest of `For`s (possibly none, with `Let`s and `Assert`s around and
+    /// between them) whose innermost body is a flat tuple holding, for each update in order,
+    /// `(condition: bool, index: i64 per axis of the target, value: element)`.
+    pub updates: Box<Expr>,
+    /// The operator of each update, in order (`ops.len()` groups in the tuple).
+    pub ops: Vec<UpdateOp>,
+}
 
 /// The fields of [`super::ExprKind::Let`].
 #[derive(Clone, Debug)]

@@ -189,7 +189,12 @@ fn stronger(precedence: Precedence) -> Precedence {
 /// `let`, `assert`, `for` or `fold` somewhere.
 fn needs_block(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Let(_) | ExprKind::Assert(_) | ExprKind::For(_) | ExprKind::Fold(_) | ExprKind::Scan(_) => true,
+        ExprKind::Let(_)
+        | ExprKind::Assert(_)
+        | ExprKind::For(_)
+        | ExprKind::Fold(_)
+        | ExprKind::Scan(_)
+        | ExprKind::Accum(_) => true,
         _ => {
             let mut found = false;
             expr.for_each_child(|child| found = found || needs_block(child));
@@ -287,6 +292,10 @@ impl<'p> Printer<'p> {
                 let header = format!("{prefix}{} {{", self.fold_header("scan", *index, count, *acc, init));
                 self.nested(&header, body, indent, out);
             }
+            ExprKind::Accum(accum) => {
+                let header = format!("{prefix}{} {{", self.accum_header(accum));
+                self.nested(&header, &accum.updates, indent, out);
+            }
             ExprKind::Reduce(node::Reduce { op, index, size, body }) if needs_block(body) => {
                 let header = format!(
                     "{prefix}{} {} in 0..{} {{",
@@ -320,6 +329,18 @@ impl<'p> Printer<'p> {
         self.line(indent, header, out);
         self.statement(body, indent + 1, out);
         self.line(indent, "}", out);
+    }
+
+    /// `accum h = init, updates [+=, |=]`: the updates' tuple holds each one's condition,
+    /// indices and value, in this order.
+    fn accum_header(&self, accum: &node::Accum) -> String {
+        let ops: Vec<&str> = accum.ops.iter().map(|op| op.symbol()).collect();
+        format!(
+            "accum {} = {}, updates [{}]",
+            accum.target,
+            self.inline_string(&accum.init, Precedence::Construct),
+            ops.join(", ")
+        )
     }
 
     /// `fold t in 0..n, acc: T = init` (or `scan …`).
@@ -408,6 +429,12 @@ impl<'p> Printer<'p> {
                 out.push_str(&self.fold_header("scan", *index, count, *acc, init));
                 out.push_str(" { ");
                 self.inline(body, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Accum(accum) => {
+                out.push_str(&self.accum_header(accum));
+                out.push_str(" { ");
+                self.inline(&accum.updates, Precedence::Construct, out);
                 out.push_str(" }");
             }
             ExprKind::Let(_) | ExprKind::Assert(_) => {

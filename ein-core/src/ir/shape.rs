@@ -110,6 +110,7 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
         ExprKind::Contract(contraction) => contraction.output_labels().iter().map(|label| label.size.clone()).collect(),
         ExprKind::Select(node::Select { then, .. }) => raw_shape(then)?,
         ExprKind::Fold(node::Fold { init, .. }) => raw_shape(init)?,
+        ExprKind::Accum(node::Accum { init, .. }) => raw_shape(init)?,
         // A scan's states are never arrays: one axis, its count.
         ExprKind::Scan(node::Scan { count, .. }) => vec![(**count).clone()],
         ExprKind::Project(node::Project { tuple, field }) => match &tuple.kind {
@@ -165,6 +166,7 @@ fn simplify_lengths_to_depth(mut size: Expr, depth: usize) -> Expr {
                             | ExprKind::Select(_)
                             | ExprKind::Fold(_)
                             | ExprKind::Scan(_)
+                            | ExprKind::Accum(_)
                     ) =>
                 {
                     None

@@ -136,7 +136,12 @@ fn element_sums(element: &Expr) -> Vec<(Vec<usize>, &Expr)> {
     fn visit<'e>(expr: &'e Expr, path: &mut Vec<usize>, found: &mut Vec<(Vec<usize>, &'e Expr)>) {
         match &expr.kind {
             ExprKind::Reduce(node::Reduce { op: ReduceOp::Sum, .. }) => found.push((path.clone(), expr)),
-            ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Scan(_) | ExprKind::Contract(_) => {}
+            ExprKind::For(_)
+            | ExprKind::Reduce(_)
+            | ExprKind::Fold(_)
+            | ExprKind::Scan(_)
+            | ExprKind::Accum(_)
+            | ExprKind::Contract(_) => {}
             _ => {
                 let mut position = 0;
                 expr.for_each_child(|child| {

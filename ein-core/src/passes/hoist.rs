@@ -91,6 +91,15 @@ impl Hoister<'_> {
                 self.extract(*body, blocked, lifted, at_root)
             }
             ExprKind::Assert(_) => expr,
+            // An accum's update loops are part of it, never an array of their own: only what
+            // they contain may move (their sizes, their `let`s, parts of their updates).
+            ExprKind::Accum(mut accum) => {
+                let init = self.extract(accum.init.take(), blocked, lifted, false);
+                *accum.init = init;
+                let updates = self.extract_nest(accum.updates.take(), blocked, lifted);
+                *accum.updates = updates;
+                Expr { kind: ExprKind::Accum(accum), ..expr }
+            }
             _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && !self.may_fail(&expr) => {
                 let var = self.fresh(&expr);
                 let (ty, span) = (expr.ty.clone(), expr.span);
@@ -108,6 +117,29 @@ impl Hoister<'_> {
                 expr
             }
         }
+    }
+
+    /// [`Hoister::extract`] for the update nest of an accum: its loops, `let`s and checks
+    /// stay where they are (their sizes and values are extracted from); the updates at the
+    /// bottom are extracted from like a loop body.
+    fn extract_nest(&mut self, mut expr: Expr, blocked: &mut BTreeSet<VarId>, lifted: &mut Vec<Lifted>) -> Expr {
+        let newly: Vec<VarId> = expr.binders().filter(|var| blocked.insert(*var)).collect();
+        match &mut expr.kind {
+            ExprKind::For(node::For { size, body, .. }) => {
+                **size = self.extract(size.take(), blocked, lifted, false);
+                **body = self.extract_nest(body.take(), blocked, lifted);
+            }
+            ExprKind::Let(node::Let { value, body, .. }) => {
+                **value = self.extract(value.take(), blocked, lifted, false);
+                **body = self.extract_nest(body.take(), blocked, lifted);
+            }
+            ExprKind::Assert(_) => {}
+            _ => expr = self.extract(expr, blocked, lifted, true),
+        }
+        for var in newly {
+            blocked.remove(&var);
+        }
+        expr
     }
 
     /// Whether `expr` may fail just outside the loop being processed.

@@ -39,7 +39,8 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
         ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. }) => true,
         ExprKind::For(node::For { size, .. }) | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
         ExprKind::Fold(node::Fold { count, .. }) | ExprKind::Scan(node::Scan { count, .. }) => !is_length(count),
-        ExprKind::Assert(_) => true,
+        // An update's index out of range.
+        ExprKind::Assert(_) | ExprKind::Accum(_) => true,
         ExprKind::Call(node::Call { func, args }) => call_may_fail(*func, args),
         // A negative output size; summed sizes cannot fail (see `Contraction`).
         ExprKind::Contract(contraction) => contraction.output_labels().iter().any(|label| !is_length(&label.size)),
@@ -119,6 +120,7 @@ pub fn is_expensive(expr: &Expr) -> bool {
             | ExprKind::Reduce(_)
             | ExprKind::Fold(_)
             | ExprKind::Scan(_)
+            | ExprKind::Accum(_)
             | ExprKind::Call(_)
             | ExprKind::Extern(_)
             | ExprKind::Contract(_)
@@ -139,6 +141,11 @@ pub fn has_loop(expr: &Expr) -> bool {
 pub fn is_loop(expr: &Expr) -> bool {
     matches!(
         expr.kind,
-        ExprKind::For(_) | ExprKind::Reduce(_) | ExprKind::Fold(_) | ExprKind::Scan(_) | ExprKind::Contract(_)
+        ExprKind::For(_)
+            | ExprKind::Reduce(_)
+            | ExprKind::Fold(_)
+            | ExprKind::Scan(_)
+            | ExprKind::Accum(_)
+            | ExprKind::Contract(_)
     )
 }

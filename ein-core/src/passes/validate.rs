@@ -225,6 +225,10 @@ impl Validator<'_> {
             ExprKind::Let(node::Let { var, value, body }) => {
                 expect(self.program.var(*var).ty == value.ty && expr.ty == body.ty, "let types")
             }
+            ExprKind::Accum(accum) => expect(
+                expr.ty == accum.init.ty && crate::ir::accum::well_typed(accum),
+                "accum is [scalar] like its init, its updates a nest of (bool, i64.., element) tuples",
+            ),
             ExprKind::Index(node::Index { array, .. }) => {
                 expect(array.ty.indexed().as_ref() == Some(&expr.ty), "index removes one axis")
             }

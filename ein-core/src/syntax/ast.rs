@@ -1,5 +1,6 @@
 //! The surface syntax tree: what the user wrote, with the span of every node, before any checking.
 
+pub use crate::ops::UpdateOp;
 use crate::ops::{BinaryOp, Func, ReduceOp, Scalar, UnaryOp};
 use proc_macro2::{Ident, Span};
 
@@ -155,6 +156,30 @@ pub enum ExprKind {
         init: Box<Expr>,
         body: Box<Expr>,
     },
+    /// `accum h = init { body }`: `h` starts as `init` (an array) and the body's updates
+    /// (`h[idx..] += e`, [`ExprKind::Update`]) are applied to it; the value is the final array.
+    Accum {
+        target: Ident,
+        init: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `h[i, j] += value` (also `*=`, `|=`, `&=`): an update, only in an `accum` body. `span`
+    /// of the node covers `h[..] += value`; `op_span` is the operator.
+    Update {
+        target: Ident,
+        indices: Vec<Expr>,
+        op: UpdateOp,
+        op_span: Span,
+        value: Box<Expr>,
+    },
+    /// `{ update; update; .. }`: several updates (or conditional updates) of an `accum` body,
+    /// applied in order.
+    Updates(Vec<Expr>),
+    /// `if cond { updates }` without `else`: updates applied only where `cond` holds.
+    When {
+        cond: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `a[i, j]` (and `a[i][j]`, parsed as two nested nodes).
     Index {
         array: Box<Expr>,
@@ -234,6 +259,10 @@ impl ExprKind {
             ExprKind::Scan { count, init, body, .. } => {
                 count.as_deref().into_iter().chain([&**init, &**body]).collect()
             }
+            ExprKind::Accum { init, body, .. } => vec![&**init, &**body],
+            ExprKind::Update { indices, value, .. } => indices.iter().chain([&**value]).collect(),
+            ExprKind::Updates(items) => items.iter().collect(),
+            ExprKind::When { cond, body } => vec![&**cond, &**body],
             ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
             ExprKind::Field { base, .. } => vec![&**base],
             ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],

@@ -675,6 +675,7 @@ impl<'r> Generator<'r> {
             if can_loop && dims.len() <= 2 && !self.clean { 5 } else { 0 },
             if can_loop && !self.clean { 5 } else { 0 },
             if can_loop && dims.len() == 1 && !self.clean { 5 } else { 0 },
+            if can_loop && matches!(elem, Elem::Scalar(_)) && !self.clean { 5 } else { 0 },
         ];
         match self.rng.weighted(&weights) {
             0 => {
@@ -707,6 +708,7 @@ impl<'r> Generator<'r> {
                 (format!("({inner})[{index}]"), source)
             }
             7 => self.scan(elem, dims[0], depth),
+            8 => self.accum(elem, dims, depth),
             _ => self.comprehension(elem, dims, depth - 1),
         }
     }
@@ -1278,6 +1280,45 @@ impl<'r> Generator<'r> {
         let ty = Ty::Elem(elem.clone());
         let init = self.value(&ty, depth - 1);
         (self.accumulation("scan", dim, &ty, init, depth), false)
+    }
+
+    /// `accum h = init { for t in 0..n { [if c] h[e, ..] op= v } }` for an array of scalars:
+    /// indices are any index expressions (some out of range: an error in both), updates
+    /// `+=`/`*=` on numbers, `|=`/`&=` on `bool`s, sometimes two, sometimes conditional.
+    fn accum(&mut self, elem: &Elem, dims: &[Dim], depth: u32) -> (String, bool) {
+        let Elem::Scalar(sc) = *elem else {
+            return self.comprehension(elem, dims, depth - 1);
+        };
+        let (init, _) = self.array(elem, dims, depth - 1);
+        let target = self.fresh("h");
+        let dim = if self.rng.percent(70) { Dim::Sym(self.rng.below(self.symbols)) } else { self.new_dim() };
+        let (count, _) = self.size_text(dim);
+        let index = self.fresh("t");
+        self.indices.push(IndexVar { name: index.clone(), dim, sourced: false, hidden: false });
+        self.loop_depth += 1;
+        let updates = 1 + usize::from(self.rng.percent(25));
+        let mut statements = Vec::new();
+        for _ in 0..updates {
+            let indices: Vec<String> = dims.iter().map(|&axis| self.index_expr(axis, false, depth - 1)).collect();
+            let value = self.scalar(sc, depth - 1);
+            let op = match (sc, self.rng.percent(80)) {
+                (Sc::Bool, true) => "|=",
+                (Sc::Bool, false) => "&=",
+                (_, true) => "+=",
+                (_, false) => "*=",
+            };
+            let update = format!("{target}[{}] {op} {value}", indices.join(", "));
+            statements.push(if self.rng.percent(30) {
+                let condition = self.scalar(Sc::Bool, depth - 1);
+                format!("if {condition} {{ {update} }}")
+            } else {
+                update
+            });
+        }
+        self.loop_depth -= 1;
+        self.indices.pop();
+        let body = statements.join("; ");
+        (format!("(accum {target} = {init} {{ for {index} in 0..{count} {{ {body} }} }})"), false)
     }
 
     /// The loop of a fold or scan (`keyword`) over `dim` from `init`: often a step that

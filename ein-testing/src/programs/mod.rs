@@ -12,7 +12,8 @@
 //! property test requires 90%). It covers comprehensions (1–3 indices per `for`, inferred and
 //! explicit sizes), every reduction, folds with scalar, tuple (named or pattern) and array
 //! accumulators, scans with scalar, tuple and record states (often with the associative steps
-//! `acc + v`, `v * acc`, `max(acc, v)`, `acc && v`, which scans group in blocks), `let`s including tuple patterns, tuples, records and projections, affine
+//! `acc + v`, `v * acc`, `max(acc, v)`, `acc && v`, which scans group in blocks), accums of
+//! arrays of scalars (one or two updates per step, some conditional), `let`s including tuple patterns, tuples, records and projections, affine
 //! (`i + 1`, `2 * i`, `n - 1 - i`) and gathered (`x[idx[i]]`) indices that clamp, partial
 //! indexing (`x[i]` as a row), selects, arithmetic, comparison and logical operators, scalar
 //! functions (call and method syntax; std names such as `clamp`, `powi`, `rem_euclid`, whose

@@ -13,7 +13,7 @@ use super::primary::parse_primary;
 use super::types::parse_pattern;
 use super::{consume_punctuation, describe_next, expected, Context, MAX_TREE_DEPTH};
 use crate::ops::{BinaryOp, Func, Scalar, UnaryOp};
-use crate::syntax::ast::{Expr, ExprKind, Member, Pattern};
+use crate::syntax::ast::{Expr, ExprKind, Member, Pattern, UpdateOp};
 use proc_macro2::extra::DelimSpan;
 use proc_macro2::{Ident, Span};
 use syn::parse::ParseStream;
@@ -49,11 +49,92 @@ pub(super) fn parse_block_body(input: ParseStream, context: &Context) -> syn::Re
             return Err(missing_block_value(last.semicolon));
         }
     }
-    let body = parse_expression(input, context)?;
+    let mut body = parse_expression(input, context)?;
+    if let (Some(op), ExprKind::Index { .. }) = (peek_update_operator(input), &body.kind) {
+        body = parse_update(input, context, body, op)?;
+    }
+    // In an `accum` body, statements follow an update (`;` between them; optional after a
+    // braced `if`/`for`), and the block is the updates in order.
+    if is_update_statement(&body) && !input.is_empty() {
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+        }
+        if !input.is_empty() {
+            let rest = parse_block_body(input, context)?;
+            let span = body.span.join(rest.span).unwrap_or(body.span);
+            let mut items = vec![*body];
+            match rest.kind {
+                ExprKind::Updates(more) => items.extend(more),
+                _ => items.push(*rest),
+            }
+            body = checked_node(context, ExprKind::Updates(items), span)?;
+        }
+    }
     if !input.is_empty() {
         return Err(trailing_token_error(input));
     }
     nest_let_statements(context, statements, body)
+}
+
+/// `+=`, `*=`, `|=` or `&=` at the head of `input`: an update of an `accum` body.
+fn peek_update_operator(input: ParseStream) -> Option<UpdateOp> {
+    [
+        (input.peek(Token![+=]), UpdateOp::Add),
+        (input.peek(Token![*=]), UpdateOp::Mul),
+        (input.peek(Token![|=]), UpdateOp::Or),
+        (input.peek(Token![&=]), UpdateOp::And),
+    ]
+    .into_iter()
+    .find(|(present, _)| *present)
+    .map(|(_, op)| op)
+}
+
+/// `target[indices] op= value`, the target already parsed: it must be a name indexed by every
+/// axis it updates (`h[i, j]` or `h[i][j]`).
+fn parse_update(input: ParseStream, context: &Context, target: Box<Expr>, op: UpdateOp) -> syn::Result<Box<Expr>> {
+    let op_span = input.span();
+    match op {
+        UpdateOp::Add => drop(input.parse::<Token![+=]>()?),
+        UpdateOp::Mul => drop(input.parse::<Token![*=]>()?),
+        UpdateOp::Or => drop(input.parse::<Token![|=]>()?),
+        UpdateOp::And => drop(input.parse::<Token![&=]>()?),
+    }
+    let value = parse_expression(input, context)?;
+    let mut indices = Vec::new();
+    let mut array = target;
+    let target_span = array.span;
+    let name = loop {
+        match array.kind {
+            ExprKind::Index { array: inner, indices: mut more } => {
+                more.append(&mut indices);
+                indices = more;
+                array = inner;
+            }
+            ExprKind::Name(name) if !indices.is_empty() => break name,
+            _ => {
+                return Err(syn::Error::new(
+                    target_span,
+                    format!(
+                        "the left side of `{}` must be an element of the accum's array, as in `h[i] {} value`",
+                        op.symbol(),
+                        op.symbol()
+                    ),
+                ))
+            }
+        }
+    };
+    let span = target_span.join(value.span).unwrap_or(target_span);
+    checked_node(context, ExprKind::Update { target: name, indices, op, op_span, value }, span)
+}
+
+/// Whether `expr` is a statement of an `accum` body (an update, several, a conditional one, or
+/// a loop or `let` around them), after which more statements may follow.
+pub(super) fn is_update_statement(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Update { .. } | ExprKind::Updates(_) | ExprKind::When { .. } => true,
+        ExprKind::For { body, .. } | ExprKind::Let { body, .. } => is_update_statement(body),
+        _ => false,
+    }
 }
 
 struct LetStatement {

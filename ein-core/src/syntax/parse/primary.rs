@@ -125,6 +125,9 @@ fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> 
         if text == "scan" {
             return parse_scan(input, context, name);
         }
+        if text == "accum" {
+            return parse_accum(input, context, name);
+        }
     }
     if input.peek(token::Paren) {
         return parse_call(input, context, name);
@@ -237,6 +240,19 @@ fn parse_scan(input: ParseStream, context: &Context, scan_name: Ident) -> syn::R
     checked_node(context, ExprKind::Scan { index: name, count, acc, init, body }, span)
 }
 
+/// `accum h = init { body }`: `accum` is already consumed, the target's name is next.
+fn parse_accum(input: ParseStream, context: &Context, accum_name: Ident) -> syn::Result<Box<Expr>> {
+    let target: Ident = input.parse()?;
+    if !input.peek(Token![=]) || input.peek(Token![==]) || input.peek(Token![=>]) {
+        return Err(expected(input, "`=` and the initial array: `accum h = init { h[i] += .. }`"));
+    }
+    input.parse::<Token![=]>()?;
+    let init = parse_expression(input, context)?;
+    let (body, braces) = parse_body(input, context, "`accum`")?;
+    let span = accum_name.span().join(braces.close()).unwrap_or(accum_name.span());
+    checked_node(context, ExprKind::Accum { target, init, body }, span)
+}
+
 /// The rest of a fold or scan (`keyword`) after its range: `, acc = init { body }`, and the
 /// span of the whole construct. `after_range` is what a missing `,` expects.
 fn parse_accumulation(
@@ -316,7 +332,12 @@ fn parse_if(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
     let _guard = context.enter(input)?;
     let if_token: Token![if] = input.parse()?;
     let cond = parse_expression(input, context)?;
-    let (then, _) = parse_body(input, context, "`if`")?;
+    let (then, braces) = parse_body(input, context, "`if`")?;
+    if !input.peek(Token![else]) && super::expr::is_update_statement(&then) {
+        // A conditional update of an `accum` body: no `else`.
+        let span = if_token.span.join(braces.close()).unwrap_or(if_token.span);
+        return checked_node(context, ExprKind::When { cond, body: then }, span);
+    }
     if !input.peek(Token![else]) {
         return Err(syn::Error::new(if_token.span, "`if` in ein is a select and needs an `else` branch"));
     }

@@ -24,6 +24,12 @@ fn show(expr: &Expr) -> String {
             let range = count.as_ref().map_or(index.to_string(), |count| format!("({index} {})", show(count)));
             format!("(scan {range} {} {} {})", show_pattern(acc), show(init), show(body))
         }
+        ExprKind::Accum { target, init, body } => format!("(accum {target} {} {})", show(init), show(body)),
+        ExprKind::Update { target, indices, op, value, .. } => {
+            format!("({} {target} {} {})", op.symbol(), show_all(indices), show(value))
+        }
+        ExprKind::Updates(items) => format!("(updates {})", show_all(items)),
+        ExprKind::When { cond, body } => format!("(when {} {})", show(cond), show(body)),
         ExprKind::Index { array, indices } => format!("(index {} {})", show(array), show_all(indices)),
         ExprKind::Field { base, member } => {
             let member = match member {
@@ -1069,4 +1075,27 @@ fn extern_and_block_call_errors() {
     assert_error("fn max(x: f64) -> f64 { x }", "`max` is one of ein's scalar functions", "max");
     // A call of an unknown name is the checker's to resolve.
     assert_eq!(show(&functions(lex("fn f(a: f64) -> f64 { helper(a, 1) }"))[0].body), "(apply helper a 1)");
+}
+
+#[test]
+fn accum_bodies_are_updates() {
+    use crate::syntax::ast::{ExprKind, UpdateOp};
+    let parsed = expression_from_source(
+        "accum h = for b in 0..4 { 0 } { for k { h[d[k]] += 1; if c { h[0] *= 2 } h[1][2] |= x; } }",
+    );
+    assert_eq!(
+        show(&parsed),
+        "(accum h (for [(b 4)] 0) (for [k] (updates (+= h (index d k) 1) (when c (*= h 0 2)) (|= h 1 2 x))))"
+    );
+    let ExprKind::Accum { target, body, .. } = &parsed.kind else { panic!("an accum: {parsed:?}") };
+    assert_eq!(target.to_string(), "h");
+    let ExprKind::For { body, .. } = &body.kind else { panic!("a loop") };
+    let ExprKind::Updates(items) = &body.kind else { panic!("updates: {body:?}") };
+    assert_eq!(items.len(), 3);
+    assert!(matches!(&items[0].kind, ExprKind::Update { op: UpdateOp::Add, indices, .. } if indices.len() == 1));
+    assert!(matches!(&items[1].kind, ExprKind::When { .. }));
+    assert!(matches!(&items[2].kind, ExprKind::Update { op: UpdateOp::Or, indices, .. } if indices.len() == 2));
+    // `if` without `else` stays an error where it is not an update.
+    assert!(error("if c { 1 }").0.contains("needs an `else` branch"));
+    assert!(error("accum h = x { (a, b)[0] += 1 }").0.contains("must be an element of the accum's array"));
 }

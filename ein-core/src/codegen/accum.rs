@@ -1,0 +1,257 @@
+//! Accumulations: the initial array copied (or moved) into a buffer, then the runtime's
+//! `accum` runs a closure of ours over groups of the outer loop's iterations (note [accum
+//! grouping] in `ir/accum.rs`): the loops below it, and per iteration each update's
+//! condition, indices and value computed in order, the indices checked against the target's
+//! shape (an index out of range returns an error the runtime reports), the update applied.
+
+use super::code::{Block, Code, Prec, Value};
+use super::reduce::names_a_variable;
+use super::{internal, spelled, Gen, Stores};
+use crate::ir::accum::{first_loop, uniform_op};
+use crate::ir::node;
+use crate::ir::{Expr, ExprKind, NumberClass, ScalarType, Type, UpdateOp};
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{quote, ToTokens};
+
+/// What the closure's code needs to apply an update.
+struct Target {
+    data: Ident,
+    shape: Ident,
+    rank: usize,
+    elem: ScalarType,
+    float: bool,
+}
+
+impl<'p> Gen<'p> {
+    pub(super) fn accum(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
+        let ExprKind::Accum(accum) = &expr.kind else {
+            return Err(internal(expr.span, "not an accum"));
+        };
+        let (elem_type, elem, rank) = match &expr.ty {
+            Type::Array { elem, rank } => match &**elem {
+                Type::Scalar(scalar) => ((**elem).clone(), *scalar, *rank),
+                _ => return Err(internal(expr.span, "an accum of tuples")),
+            },
+            _ => return Err(internal(expr.span, "an accum that is not an array")),
+        };
+        let float = match elem {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            ScalarType::Param(index) => self.class(index, expr.span)? == NumberClass::Float,
+        };
+        let initial = self.value(&accum.init, block)?;
+        // A variable's store may still be read after the accum: only a computed one is moved.
+        let stores = if names_a_variable(&accum.init) { Stores::Copy } else { Stores::MayMove };
+        let initial = self.owned_as(&initial, &expr.ty, accum.init.span, block, stores)?;
+        let [target_name, shape, data, start, end, position] =
+            ["target", "shape", "data", "start", "end", "position"].map(|name| self.names.fresh(name));
+        block.push_let(target_name.clone(), initial);
+        block.push(quote!(let #shape = #target_name.shape();));
+
+        // `let`s and checks before the first loop run once, before the groups.
+        let mut current = &*accum.updates;
+        loop {
+            match &current.kind {
+                ExprKind::Let(node::Let { var, value, body }) => {
+                    self.bind_let(*var, value, block)?;
+                    current = body;
+                }
+                ExprKind::Assert(node::Assert { checks, body }) => {
+                    self.size_checks(checks, block)?;
+                    current = body;
+                }
+                _ => break,
+            }
+        }
+        let (outer, index, body) = match &current.kind {
+            ExprKind::For(node::For { index, size, body }) => {
+                let what = self.program.var(*index).name.clone();
+                let size = self.size_usize(size, &what, block)?;
+                let outer = self.names.fresh(&format!("len_{what}"));
+                block.push_let(outer.clone(), size);
+                (outer.into_token_stream(), Some(*index), &**body)
+            }
+            // No loop: the updates are applied once.
+            _ => (quote!(1usize), None, current),
+        };
+        let nested = first_loop(body).is_some();
+        let target = Target { data: data.clone(), shape: shape.clone(), rank, elem, float };
+        // The update loop is versioned for contiguous inputs, as comprehensions are (a
+        // histogram's byte reads then need no stride).
+        let candidates = self.version_candidates();
+        let (closure, ()) = self.versioning(|generator| {
+            generator.nested(true, |generator, closure| {
+                let (loop_block, ()) = generator.nested(true, |generator, loop_block| {
+                    if let Some(index) = index {
+                        generator.bind_index(index, &position, loop_block);
+                    }
+                    generator.accum_nest(body, accum, &target, loop_block)
+                })?;
+                let loop_body = loop_block.finish(None);
+                let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
+                let position = if referenced { position.to_token_stream() } else { quote!(_) };
+                closure.push(quote!(for #position in #start..#end { #loop_body }));
+                Ok(())
+            })
+        })?;
+        let (closure, _) = self.versioned(&candidates, closure.finish(None));
+        let copies = self.local_copies(crate::ir::visit::free_vars(&accum.updates), &closure);
+        let ty = spelled(&elem);
+        let identity = match uniform_op(accum) {
+            Some(op) => {
+                let identity = identity(op, &ty);
+                quote!(::core::option::Option::Some(#identity))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let [left, right] = ["left", "right"].map(|name| self.names.fresh(name));
+        let combine = match uniform_op(accum).unwrap_or(UpdateOp::Add) {
+            UpdateOp::Add => quote!(::ein::__private::Num::add(#left, #right)),
+            UpdateOp::Mul => quote!(::ein::__private::Num::mul(#left, #right)),
+            UpdateOp::Or => quote!(#left | #right),
+            UpdateOp::And => quote!(#left & #right),
+        };
+        let site = self.site(expr.span);
+        let name = Literal::string(&accum.target);
+        let result = self.names.fresh("accumulated");
+        let call = quote! {
+            ::ein::__private::accum(
+                #target_name,
+                #name,
+                &#site,
+                #outer,
+                #nested,
+                #identity,
+                |#start: ::core::primitive::usize,
+                 #end: ::core::primitive::usize,
+                 #data: &mut [#ty]|
+                 -> ::core::result::Result<(), ::ein::__private::AccumError> {
+                    #copies
+                    #closure
+                    ::core::result::Result::Ok(())
+                },
+                |#left: #ty, #right: #ty| #combine,
+            )
+        };
+        block.push_let(result.clone(), Code::expr(call, Prec::Atom));
+        Ok(Value::Array(self.views_of_store(&elem_type, result, hint, block)))
+    }
+
+    /// The loops, `let`s and checks below the outer loop, then the updates.
+    fn accum_nest(&mut self, expr: &Expr, accum: &node::Accum, target: &Target, block: &mut Block) -> syn::Result<()> {
+        match &expr.kind {
+            ExprKind::Let(node::Let { var, value, body }) => {
+                self.bind_let(*var, value, block)?;
+                self.accum_nest(body, accum, target, block)
+            }
+            ExprKind::Assert(node::Assert { checks, body }) => {
+                self.size_checks(checks, block)?;
+                self.accum_nest(body, accum, target, block)
+            }
+            ExprKind::For(node::For { index, size, body }) => {
+                let what = self.program.var(*index).name.clone();
+                let end = self.size_end(size, &what, block)?;
+                let index_name = self.names.var(*index).clone();
+                let (loop_block, ()) = self.nested(true, |generator, loop_block| {
+                    generator.env.insert(*index, Value::Plain(Code::name(&index_name)));
+                    generator.accum_nest(body, accum, target, loop_block)
+                })?;
+                let (end, loop_body) = (&end.tokens, loop_block.finish(None));
+                let index_pattern =
+                    if self.names.is_referenced(*index) { index_name.to_token_stream() } else { quote!(_) };
+                block.push(quote!(for #index_pattern in 0..#end { #loop_body }));
+                Ok(())
+            }
+            _ => self.apply_updates(expr, accum, target, block),
+        }
+    }
+
+    /// Each update's condition, indices and value, bound in order, then applied.
+    fn apply_updates(
+        &mut self,
+        expr: &Expr,
+        accum: &node::Accum,
+        target: &Target,
+        block: &mut Block,
+    ) -> syn::Result<()> {
+        let width = target.rank + 2;
+        let count = accum.ops.len() * width;
+        let mut fields: Vec<Code> = match &expr.kind {
+            ExprKind::Tuple(items) => {
+                let items: Vec<&Expr> = items.iter().collect();
+                self.operands(&items, block)?
+            }
+            _ => {
+                let code = self.scalar(expr, block)?;
+                let name = self.names.fresh("updates");
+                block.push_let(name.clone(), code);
+                (0..count)
+                    .map(|field| {
+                        let field = syn::Index::from(field);
+                        Code::expr(quote!(#name.#field), Prec::Atom)
+                    })
+                    .collect()
+            }
+        };
+        if fields.len() != count {
+            return Err(internal(expr.span, "an accum's update tuple has the wrong length"));
+        }
+        // Every field is evaluated, in order, whether or not its update applies.
+        let mut locals = Vec::with_capacity(count);
+        for (position, field) in fields.drain(..).enumerate() {
+            let name = self.names.fresh(if position % width == 0 { "condition" } else { "update" });
+            block.push_let(name.clone(), field);
+            locals.push(name);
+        }
+        let (data, shape) = (&target.data, &target.shape);
+        for (group, op) in locals.chunks(width).zip(&accum.ops) {
+            let condition = &group[0];
+            let value = &group[width - 1];
+            let mut offset = TokenStream::new();
+            let mut positions = Vec::new();
+            for (axis, index) in group[1..width - 1].iter().enumerate() {
+                let axis_literal = Literal::usize_unsuffixed(axis);
+                let position = self.names.fresh("position");
+                // A rank-1 target's length is its buffer's: checked against it, the write needs
+                // no second bounds check.
+                let size = if target.rank == 1 { quote!(#data.len()) } else { quote!(#shape[#axis_literal]) };
+                positions.push(quote! {
+                    let #position = ::ein::__private::accum_position(#index, #size, #axis_literal)?;
+                });
+                offset =
+                    if axis == 0 { quote!(#position) } else { quote!((#offset) * #shape[#axis_literal] + #position) };
+            }
+            let slot = quote!(#data[#offset]);
+            let apply = match op {
+                UpdateOp::Add if target.float && matches!(target.elem, ScalarType::Known(_)) => {
+                    quote!(#slot += #value;)
+                }
+                UpdateOp::Mul if target.float && matches!(target.elem, ScalarType::Known(_)) => {
+                    quote!(#slot *= #value;)
+                }
+                UpdateOp::Add => quote!(#slot = ::ein::__private::Num::add(#slot, #value);),
+                UpdateOp::Mul => quote!(#slot = ::ein::__private::Num::mul(#slot, #value);),
+                UpdateOp::Or => quote!(#slot |= #value;),
+                UpdateOp::And => quote!(#slot &= #value;),
+            };
+            block.push(quote! {
+                if #condition {
+                    #(#positions)*
+                    #apply
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The value a group's private array starts from (note [accum grouping]): `-0.0` (an integer
+/// 0) for `+=`, 1 for `*=`.
+fn identity(op: UpdateOp, ty: &TokenStream) -> TokenStream {
+    let marker = quote!(::core::marker::PhantomData::<#ty>);
+    match op {
+        UpdateOp::Add => quote!(::ein::__private::Num::neg(::ein::__private::zero(#marker))),
+        UpdateOp::Mul => quote!(::ein::__private::one(#marker)),
+        UpdateOp::Or => quote!(false),
+        UpdateOp::And => quote!(true),
+    }
+}

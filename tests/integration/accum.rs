@@ -1,0 +1,226 @@
+//! Differential tests of `accum`: histograms (1-D and 2-D loops, u8 into u32), float scatter-add
+//! (long enough to take the grouped parallel path, whose bits must be the interpreter's on any
+//! number of threads: note [accum grouping]), 2-D targets, conditional and several updates,
+//! COO sparse matrix–vector products, `*=` and `|=`, the expression form, empty inputs, and
+//! indices out of range (the same error in both, naming the index, the target and its size).
+
+use crate::harness::{array, catch_quietly, scalar, strip_site, Form, Oracle};
+use ein_core::interp::{self, ArrayValue, Value};
+
+differential! {
+    /// The 100 000 case runs 24 groups with private histograms.
+    histogram_u8: fn(data: [u8]) -> [u32] {
+        accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } }
+    }
+    cases [n] in [[0], [1], [17], [100000]];
+    args (data = array([n]));
+}
+
+differential! {
+    /// Nested loops over an image: the outer loop's rows are grouped.
+    histogram_image: fn(img: [[u8]]) -> [u32] {
+        accum h = for b in 0..256 { 0 } { for i, j { h[img[i, j] as usize] += 1 } }
+    }
+    cases [m, n] in [[0, 3], [3, 0], [1, 1], [7, 5], [700, 40]];
+    args (img = array([m, n]));
+}
+
+differential! {
+    scatter_add: fn(idx: [i64], v: [f64], m: i64) -> [f64] {
+        accum y = for j in 0..m { 0.0 } { for i { y[idx[i]] += v[i] } }
+    }
+    cases [n, m] in [[0, 0], [0, 4], [1, 1], [17, 5], [100000, 1000], [30000, 20000]];
+    args (idx = array([n]).within(0.0, m.max(1) as f64 - 1.0), v = array([n]), m = scalar(m as i64));
+}
+
+differential! {
+    /// f32 elements, the target a parameter (copied, never changed).
+    scatter_into_parameter: fn(idx: [i64], v: [f32], y: [f32]) -> [f32] {
+        accum z = y { for i { z[idx[i]] += v[i] } }
+    }
+    cases [n, m] in [[0, 3], [1, 1], [40, 6], [50000, 300]];
+    args (idx = array([n]).within(0.0, m as f64 - 1.0), v = array([n]), y = array([m]));
+}
+
+differential! {
+    two_dimensional_target: fn(a: [i64], b: [i64]) -> [[i32]] {
+        accum h = for r in 0..4, c in 0..3 { 0 } { for i { h[a[i], b[i]] += 1 } }
+    }
+    cases [n] in [[0], [1], [33], [60000]];
+    args (a = array([n]).within(0.0, 3.0), b = array([n]).within(0.0, 2.0));
+}
+
+differential! {
+    /// Only positive values are added; both the condition and the update are evaluated.
+    conditional_update: fn(x: [f64], k: [i64]) -> [f64] {
+        accum h = for j in 0..8 { 0.0 } { for i { if x[i] > 0.0 { h[k[i]] += x[i] } } }
+    }
+    cases [n] in [[0], [1], [29], [70000]];
+    args (x = array([n]), k = array([n]).within(0.0, 7.0));
+}
+
+differential! {
+    /// Sparse matrix (coordinates) times a dense vector.
+    coo_spmv: fn(rows: [i64], cols: [i64], vals: [f64], x: [f64], nrows: i64) -> [f64] {
+        accum y = for r in 0..nrows { 0.0 } { for e { y[rows[e]] += vals[e] * x[cols[e]] } }
+    }
+    cases [nnz, m, n] in [[0, 3, 3], [1, 1, 1], [50, 10, 7], [80000, 500, 300]];
+    args (
+        rows = array([nnz]).within(0.0, m as f64 - 1.0),
+        cols = array([nnz]).within(0.0, n as f64 - 1.0),
+        vals = array([nnz]),
+        x = array([n]),
+        nrows = scalar(m as i64),
+    );
+}
+
+differential! {
+    /// Several updates per iteration, after a `let`; integer sums wrap.
+    several_updates: fn(a: [i64], b: [i64]) -> [i64] {
+        accum h = for j in 0..5 { 0 } { for i { let w = a[i] * b[i]; h[a[i]] += 1; h[b[i]] += w } }
+    }
+    cases [n] in [[0], [1], [20], [40000]];
+    args (a = array([n]).within(0.0, 4.0), b = array([n]).within(0.0, 4.0));
+}
+
+differential! {
+    /// `*=` and `|=`, and mixed operators (applied serially).
+    other_operators: fn(x: [f64], k: [i64]) -> ([f64], [bool], [f64]) {
+        (
+            accum p = x { for i { p[k[i]] *= 1.0 + x[i] * 0.01 } },
+            accum s = for j in 0..x.len() { false } { for i { s[k[i]] |= x[i] > 0.5 } },
+            accum q = x { for i { q[k[i]] += 1.0; q[k[i]] *= 0.5 } },
+        )
+    }
+    cases [n] in [[1], [2], [19], [30000]];
+    args (x = array([n]), k = array([n]).within(0.0, n as f64 - 1.0));
+}
+
+differential! {
+    /// An index out of range fails in both, naming the same (first) index.
+    out_of_range_index: fn(idx: [i64], m: i64) -> [i64] {
+        accum y = for j in 0..m { 0 } { for i { y[idx[i]] += 1 } }
+    }
+    cases [n, m] in [[0, 2], [3, 10], [40, 12], [10, 3], [20000, 8], [5, 0], [20000, 16]];
+    args (idx = array([n]).within(0.0, 9.0), m = scalar(m as i64));
+}
+
+differential_expr! {
+    /// The expression form: the element type is rustc's (a type parameter bounded by `Float`).
+    expression_scatter:
+    cases [n] in [[0], [1], [40], [30000]];
+    let idx = array::<i64>([n]).within(0.0, 9.0), v = array::<f32>([n]);
+    ein!(accum y = for j in 0..10 { 0.0 } { for i { y[idx[i]] += v[i] } });
+}
+
+differential_expr! {
+    /// A histogram whose literal `0` is typed by the Rust use site.
+    expression_histogram:
+    cases [n] in [[0], [1], [40], [30000]];
+    let data = array::<u8>([n]);
+    ein!(accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } }) -> ::ein::Array<u32, 1>;
+}
+
+program! {
+    long_scatter: fn(idx: [i64], v: [f64], m: i64) -> [f64] {
+        accum y = for j in 0..m { 0.0 } { for i { y[idx[i]] += v[i] } }
+    }
+}
+
+fn bits_of(value: &Value) -> Vec<u64> {
+    let Value::Array(array) = value else { panic!("expected an array, got {value:?}") };
+    array
+        .elements
+        .iter()
+        .map(|element| match element {
+            Value::F64(value) => value.to_bits(),
+            other => panic!("expected a float, got {other:?}"),
+        })
+        .collect()
+}
+
+fn scatter_args(idx: &[i64], v: &[f64], m: i64) -> Vec<Value> {
+    vec![
+        Value::Array(ArrayValue::vector(idx.iter().map(|&i| Value::I64(i)).collect())),
+        Value::Array(ArrayValue::vector(v.iter().map(|&x| Value::F64(x)).collect())),
+        Value::I64(m),
+    ]
+}
+
+#[test]
+fn long_float_accums_are_bit_identical_to_the_interpreter_on_any_number_of_threads() {
+    let n = 1 << 18;
+    let m = 1000;
+    let idx: Vec<i64> = (0..n).map(|i| (i * 7919 % m) as i64).collect();
+    let v: Vec<f64> = (0..n).map(|i| ((i * 104_729 % 1013) as f64 - 500.0) / 3.0 + 1e-9 * i as f64).collect();
+    let oracle = Oracle::new("long_scatter", long_scatter::SOURCE, Form::Item);
+    let expected = interp::run(oracle.program(), scatter_args(&idx, &v, m as i64), &[]).expect("runs");
+    // The grouping is visible in the last bits: the serial loop differs.
+    let mut serial = vec![0.0f64; m];
+    for (&i, &x) in idx.iter().zip(&v) {
+        serial[i as usize] += x;
+    }
+    let serial = Value::Array(ArrayValue::vector(serial.into_iter().map(Value::F64).collect()));
+    assert_ne!(bits_of(&serial), bits_of(&expected));
+    for threads in [1, 2, 4] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+        let y = pool.install(|| long_scatter::run(&idx, &v, m as i64));
+        let y = Value::Array(ArrayValue::vector(y.as_slice().iter().map(|&x| Value::F64(x)).collect()));
+        assert_eq!(bits_of(&y), bits_of(&expected), "scatter-add on {threads} threads");
+    }
+}
+
+#[test]
+fn an_index_out_of_range_panics_naming_it_the_target_and_its_size() {
+    let mut idx: Vec<i64> = (0..50_000).map(|i| i % 256).collect();
+    idx[30_000] = 300;
+    idx[40_000] = -2;
+    let v = vec![1.0; idx.len()];
+    let panic = catch_quietly(|| long_scatter::run(&idx, &v, 256)).expect_err("an index out of range");
+    assert!(panic.starts_with("ein: index 300 out of range for axis 0 of `y` (size 256) (at "), "{panic}");
+    let oracle = Oracle::new("long_scatter", long_scatter::SOURCE, Form::Item);
+    let error = interp::run(oracle.program(), scatter_args(&idx, &v, 256), &[]).expect_err("fails");
+    assert_eq!(strip_site(&panic), error.message);
+    // The same on one thread (the first failing group is reported, not the first to fail).
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
+    let panic = pool.install(|| catch_quietly(|| long_scatter::run(&idx, &v, 256))).expect_err("fails");
+    assert_eq!(strip_site(&panic), error.message);
+}
+
+mod readme {
+    ein::ein! {
+        pub fn histogram(data: [u8]) -> [u32] {
+            accum h = for b in 0..256 { 0 } { for k { h[data[k] as usize] += 1 } }
+        }
+        pub fn scatter_add(idx: [usize], v: [f64], m: i64) -> [f64] {
+            accum y = for j in 0..m { 0.0 } { for i { y[idx[i]] += v[i] } }
+        }
+        pub fn coo_spmv(rows: [usize], cols: [usize], vals: [f64], x: [f64], n: i64) -> [f64] {
+            accum y = for r in 0..n { 0.0 } { for e { y[rows[e]] += vals[e] * x[cols[e]] } }
+        }
+    }
+}
+
+#[test]
+fn the_readme_examples_run() {
+    assert_eq!(readme::histogram(&[3u8, 3, 0]).as_slice()[..4], [1, 0, 0, 2]);
+    assert_eq!(readme::scatter_add(&[1usize, 1], &[0.5, 2.0], 2).as_slice(), &[0.0, 2.5]);
+    let y = readme::coo_spmv(&[0usize, 1, 1], &[1usize, 0, 1], &[2.0, 3.0, 4.0], &[10.0, 100.0], 2);
+    assert_eq!(y.as_slice(), &[200.0, 430.0]);
+}
+
+#[test]
+fn the_runtime_and_the_interpreter_group_alike() {
+    // Note [accum grouping] is written twice (compiler and runtime): the two must agree.
+    for outer in [0usize, 1, 4095, 8191, 8192, 9000, 100_000, 1 << 20, 1 << 24] {
+        for len in [0usize, 1, 256, 1000, 1 << 16, 1 << 20] {
+            for nested in [false, true] {
+                assert_eq!(
+                    ein::__private::accum_groups(outer, len, nested),
+                    ein_core::ir::accum::accum_groups(outer, len, nested),
+                    "{outer} iterations into {len} elements, nested: {nested}"
+                );
+            }
+        }
+    }
+}
