@@ -14,7 +14,7 @@ pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero, IntoSize, Site,
 };
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
-pub use crate::reduce::{reduce, Accumulate, REDUCE_CHUNK};
+pub use crate::reduce::{lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
 pub use crate::scalar::{
     highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, zero, CastTo, Element, Float, Int, Num, Signed,
 };

@@ -208,6 +208,7 @@ mod soundness;
 mod stencils;
 mod storage;
 mod structure;
+mod tuple_reductions;
 mod types;
 
 mod hygiene;

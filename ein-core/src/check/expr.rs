@@ -14,7 +14,8 @@ use proc_macro2::Span;
 #[derive(Clone, Copy)]
 enum Binding {
     Comprehension,
-    Reduction(ReduceOp),
+    /// The operation and its keyword's span.
+    Reduction(ReduceOp, Span),
 }
 
 /// Whether an accumulating loop keeps its last state (`fold`) or every state (`scan`).
@@ -53,8 +54,7 @@ impl Checker {
                     self.errors.push(binders[1].name.span(), format!("`{}` takes exactly one index", op.name()));
                     return Err(Reported);
                 }
-                let _ = op_span;
-                self.binders(binders, body, Binding::Reduction(*op), span)
+                self.binders(binders, body, Binding::Reduction(*op, *op_span), span)
             }
             ast::ExprKind::Fold { index, count, acc, init, body } => {
                 self.fold(Accumulation::Fold, index, Some(count), acc, init, body, span)
@@ -207,7 +207,7 @@ impl Checker {
         // (`sum k in 0..i + 1`); a comprehension's may not (arrays are rectangular).
         let regularity = match binding {
             Binding::Comprehension => Regularity::Required,
-            Binding::Reduction(_) => Regularity::NotRequired,
+            Binding::Reduction(..) => Regularity::NotRequired,
         };
         let explicit = binder
             .size
@@ -245,7 +245,7 @@ impl Checker {
                 let ty = inner.ty.with_outer_axis();
                 Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(inner) }), ty, span)
             }
-            Binding::Reduction(op) => {
+            Binding::Reduction(op, _) => {
                 let ty = match op {
                     ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
                     _ => inner.ty.clone(),
@@ -291,7 +291,7 @@ impl Checker {
                     return Err(Reported);
                 }
             }
-            Binding::Reduction(op) => {
+            Binding::Reduction(op, op_span) => {
                 let class = match op {
                     ReduceOp::All | ReduceOp::Any => NumberClass::Bool,
                     _ => NumberClass::Number,
@@ -299,10 +299,34 @@ impl Checker {
                 let ok = match body.ty.as_scalar() {
                     Some(scalar) if class == NumberClass::Bool => self.unifier.unify(scalar, ScalarType::BOOL).is_ok(),
                     Some(scalar) => self.unifier.require(scalar, class).is_ok(),
+                    // `sum`, `prod`, `max` and `min` of tuples and records reduce each component
+                    // on its own (not lexicographically): every leaf must be a number.
+                    None if matches!(body.ty, Type::Tuple { .. }) => match op {
+                        ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => self.number_leaves(&body.ty),
+                        ReduceOp::ArgMax | ReduceOp::ArgMin => {
+                            let found = self.unifier.describe_type(&body.ty);
+                            self.errors.push(
+                                op_span,
+                                format!(
+                                    "`{}` needs a number to compare, found {found}: tuples and records have no order \
+                                     in ein (`max`/`min` of a tuple reduce each component on its own); \
+                                     compare one component, e.g. `{} k {{ t.0 }}`",
+                                    op.name(),
+                                    op.name()
+                                ),
+                            );
+                            return Err(Reported);
+                        }
+                        ReduceOp::All | ReduceOp::Any => false,
+                    },
                     None => false,
                 };
                 if !ok {
-                    let wanted = if class == NumberClass::Bool { "a `bool`" } else { "a number" };
+                    let wanted = match op {
+                        ReduceOp::All | ReduceOp::Any => "a `bool`",
+                        ReduceOp::ArgMax | ReduceOp::ArgMin => "a number",
+                        _ => "a number (or a tuple or record of numbers)",
+                    };
                     let found = self.unifier.describe_type(&body.ty);
                     self.errors.push(body.span, format!("`{}` needs {wanted} body, found {found}", op.name()));
                     return Err(Reported);
@@ -310,6 +334,15 @@ impl Checker {
             }
         }
         Ok(body)
+    }
+
+    /// Whether every scalar leaf of a tuple type can be a number (requiring it to be one).
+    fn number_leaves(&mut self, ty: &Type) -> bool {
+        match ty {
+            Type::Scalar(scalar) => self.unifier.require(*scalar, NumberClass::Number).is_ok(),
+            Type::Tuple { fields, .. } => fields.iter().all(|field| self.number_leaves(field)),
+            Type::Array { .. } => false,
+        }
     }
 
     fn bind_index(&mut self, name: &proc_macro2::Ident) -> VarId {

@@ -566,3 +566,22 @@ fn scan_errors_point_at_the_offending_token() {
     let irregular = errors("fn f(x: [f64]) -> [[f64]] { for i { scan t in 0..i, s = 0.0 { s + x[t] } } }");
     assert!(irregular[0].starts_with("the count of the scan over `t` depends on `i`"), "{irregular:?}");
 }
+
+#[test]
+fn tuple_reductions_type_component_wise() {
+    let program = program("fn f(x: [f32]) -> (f32, i64) { sum k { (x[k], 1) } }");
+    assert_eq!(program.body.ty, Type::tuple(vec![Type::scalar(Scalar::F32), Type::scalar(Scalar::I64)]));
+    let program = program_of_record();
+    assert!(matches!(program.body.ty, Type::Tuple { ref names, .. } if names == &["s", "q"]));
+    let argmax = errors("fn f(x: [f64]) -> usize { argmax k { (x[k], x[k]) } }");
+    assert_eq!(argmax.len(), 1);
+    assert!(argmax[0].starts_with("`argmax` needs a number to compare, found `(f64, f64)`"), "{argmax:?}");
+    let any = errors("fn f(x: [bool]) -> (bool, bool) { any k { (x[k], x[k]) } }");
+    assert!(any[0].starts_with("`any` needs a `bool` body"), "{any:?}");
+    let bools = errors("fn f(x: [bool]) -> (bool, f64) { sum k { (x[k], 1.0) } }");
+    assert!(bools[0].starts_with("`sum` needs a number (or a tuple or record of numbers) body"), "{bools:?}");
+}
+
+fn program_of_record() -> Program {
+    program("fn f(x: [f64]) -> { s: f64, q: f64 } { sum k { { s: x[k], q: x[k] * x[k] } } }")
+}

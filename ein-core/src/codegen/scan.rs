@@ -259,10 +259,9 @@ impl<'p> Gen<'p> {
         target: &Ident,
         other: &Ident,
     ) -> syn::Result<TokenStream> {
-        let float = match ty {
-            ScalarType::Known(scalar) => scalar.is_float(),
-            ScalarType::Param(index) => self.class(index, Span::call_site())? == NumberClass::Float,
-        };
+        // Only a concrete float type: an element type rustc decides (`ein::Float`) promises
+        // `+` and `*`, not `+=` and `*=`.
+        let float = matches!(ty, ScalarType::Known(scalar) if scalar.is_float());
         Ok(match step.step.op {
             StepOp::Add if float => quote!(#target += #other;),
             StepOp::Mul if float => quote!(#target *= #other;),

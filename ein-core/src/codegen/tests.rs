@@ -986,3 +986,18 @@ fn a_window_read_clamps_only_at_the_edges_of_its_window() {
     let interior = interior.split("__ein_high+").next().expect("before the last edge");
     assert_eq!(interior.matches("clamp_index").count(), 1, "{interior}");
 }
+
+#[test]
+fn tuple_reductions_feed_one_lane_set_per_component_in_one_pass() {
+    let top = compiled("fn f(x: [f64]) -> (f64, i64) { sum k { (x[k], 1) } }");
+    // One parallel reduce (in each of the two versions for `x`'s strides), the body computed
+    // once per step (one read of `x`), one accumulator per leaf.
+    assert_eq!(top.matches("::ein::__private::reduce(").count(), 2, "{top}");
+    assert_eq!(top.matches("::ein::__private::Lanes::new(").count(), 4, "{top}");
+    assert_eq!(top.matches("x.get_unchecked(").count(), 2, "{top}");
+    let nested = compiled(
+        "fn f(a: [[f32]]) -> [{ s: f32, q: f32 }] { for i { sum k { { s: a[i, k], q: a[i, k] * a[i, k] } } } }",
+    );
+    assert!(!nested.contains("::ein::__private::reduce("), "{nested}");
+    assert_eq!(nested.matches("::ein::__private::Lanes::new(").count(), 4, "{nested}");
+}

@@ -333,17 +333,32 @@ impl<'p> Interpreter<'p> {
                 Datum::usize(best_position)
             }
             _ => {
-                let mut accumulator = scalar::identity(op, self.scalar_type_of(&whole.ty)?)?;
+                // A tuple or record reduces component-wise: each scalar leaf has its own
+                // accumulator, combined exactly as a scalar reduction of that leaf would be.
+                let mut accumulator = self.reduction_identity(op, &whole.ty)?;
                 for position in 0..count {
                     self.bind(index, Datum::i64(length_to_i64(position)))?;
                     let value = self.eval(body)?;
-                    accumulator = scalar::combine(op, accumulator, value)?;
+                    accumulator = combine_components(op, accumulator, value)?;
                 }
                 accumulator
             }
         };
         self.restore(index, previous);
         Ok(result)
+    }
+
+    /// The value of an empty `op` reduction of type `ty`: the scalar identity, or a tuple of
+    /// the identities of its components.
+    fn reduction_identity(&self, op: ReduceOp, ty: &Type) -> Result<Datum> {
+        match ty {
+            Type::Tuple { fields, .. } => {
+                let fields =
+                    fields.iter().map(|field| self.reduction_identity(op, field)).collect::<Result<Rc<[Datum]>>>()?;
+                Ok(Datum::Tuple(fields))
+            }
+            scalar => scalar::identity(op, self.scalar_type_of(scalar)?),
+        }
     }
 
     fn eval_fold(&mut self, index: VarId, count: &Expr, acc: VarId, init: &Expr, body: &Expr) -> Result<Datum> {
@@ -462,6 +477,24 @@ impl<'p> Interpreter<'p> {
                 _ => return format!("empty axis {axis} of a computed array"),
             }
         }
+    }
+}
+
+/// One step of a reduction, `accumulator ⊕ value`, component by component for tuples.
+fn combine_components(op: ReduceOp, accumulator: Datum, value: Datum) -> Result<Datum> {
+    match (accumulator, value) {
+        (Datum::Tuple(accumulators), Datum::Tuple(values)) if accumulators.len() == values.len() => {
+            let fields = accumulators
+                .iter()
+                .zip(values.iter())
+                .map(|(accumulator, value)| combine_components(op, accumulator.clone(), value.clone()))
+                .collect::<Result<Rc<[Datum]>>>()?;
+            Ok(Datum::Tuple(fields))
+        }
+        (Datum::Tuple(_), _) | (_, Datum::Tuple(_)) => {
+            Err(RuntimeError::internal("a tuple reduction whose body's value has another shape"))
+        }
+        (accumulator, value) => scalar::combine(op, accumulator, value),
     }
 }
 

@@ -231,7 +231,9 @@ impl ExprKind {
                 binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
             }
             ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
-            ExprKind::Scan { count, init, body, .. } => count.as_deref().into_iter().chain([&**init, &**body]).collect(),
+            ExprKind::Scan { count, init, body, .. } => {
+                count.as_deref().into_iter().chain([&**init, &**body]).collect()
+            }
             ExprKind::Index { array, indices } => std::iter::once(&**array).chain(indices).collect(),
             ExprKind::Field { base, .. } => vec![&**base],
             ExprKind::Len { array } | ExprKind::Shape { array, .. } => vec![&**array],
