@@ -13,6 +13,7 @@ pub use crate::dispatch::{prefer_portable, wide_simd};
 pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero, IntoSize, Site,
 };
+pub use crate::filter::{filter, Kept, FILTER_CHUNK};
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
 pub use crate::reduce::{lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
 pub use crate::scalar::{

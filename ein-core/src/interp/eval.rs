@@ -96,6 +96,7 @@ impl<'p> Interpreter<'p> {
             ExprKind::Literal(literal) => self.eval_literal(*literal, &expr.ty),
             ExprKind::Var(var) => self.lookup(*var),
             ExprKind::For(node::For { index, size, body }) => self.eval_for(expr, *index, size, body),
+            ExprKind::Filter(node::For { index, size, body }) => self.eval_filter(*index, size, body),
             ExprKind::Reduce(node::Reduce { op, index, size, body }) => self.eval_reduce(expr, *op, *index, size, body),
             ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
                 self.eval_fold(*index, count, *acc, init, body)
@@ -285,6 +286,29 @@ impl<'p> Interpreter<'p> {
         let mut shape = vec![count];
         shape.extend(inner_shape.unwrap_or_default());
         Ok(Datum::Array(ArrayView::new(shape, elements)?))
+    }
+
+    /// A filter: at each index in order, the pair (condition, element) is evaluated (both,
+    /// whatever the condition: an error in either fails the program, the first in index
+    /// order); the elements whose condition holds, in order, make a rank-1 array.
+    fn eval_filter(&mut self, index: VarId, size: &Expr, body: &Expr) -> Result<Datum> {
+        let count = self.eval_size(size, index)?;
+        let previous = self.bind(index, Datum::i64(0))?;
+        let mut kept = Vec::new();
+        for position in 0..count {
+            self.bind(index, Datum::i64(length_to_i64(position)))?;
+            let pair = self.eval(body)?;
+            let Datum::Tuple(pair) = pair else {
+                return Err(RuntimeError::internal("a filter whose body is not a (condition, element) pair"));
+            };
+            match &pair[..] {
+                [Datum::Bool(true), element] => kept.push(element.clone()),
+                [Datum::Bool(false), _] => {}
+                _ => return Err(RuntimeError::internal("a filter whose body is not a (condition, element) pair")),
+            }
+        }
+        self.restore(index, previous);
+        Ok(Datum::Array(ArrayView::new(vec![kept.len()], kept)?))
     }
 
     /// The axes of the body of an empty comprehension, which is never evaluated: its shape
