@@ -208,6 +208,7 @@ mod soundness;
 mod stencils;
 mod storage;
 mod structure;
+mod filter;
 mod tuple_reductions;
 mod types;
 

@@ -585,3 +585,18 @@ fn tuple_reductions_type_component_wise() {
 fn program_of_record() -> Program {
     program("fn f(x: [f64]) -> { s: f64, q: f64 } { sum k { { s: x[k], q: x[k] * x[k] } } }")
 }
+
+#[test]
+fn filters_are_rank_one_and_only_outside_loops() {
+    let program = program("fn f(x: [f32]) -> [f32] { for i where x[i] > 0.0 { x[i] } }");
+    assert!(matches!(program.body.kind, ExprKind::Filter(_)), "{:?}", program.body.kind);
+    assert_eq!(program.body.ty, Type::array(Type::scalar(Scalar::F32), 1));
+    let nested = errors("fn f(a: [[f64]]) -> [[f64]] { for i { for j where a[i, j] > 0.0 { a[i, j] } } }");
+    assert!(nested[0].starts_with("a filter (`for … where`) cannot be inside a comprehension"), "{nested:?}");
+    let in_sum = errors("fn f(a: [f64]) -> f64 { sum k { (for j where a[j] > a[k] { a[j] }).len() as f64 } }");
+    assert!(in_sum[0].starts_with("a filter (`for … where`) cannot be inside"), "{in_sum:?}");
+    let not_bool = errors("fn f(x: [f64]) -> [f64] { for i where x[i] { x[i] } }");
+    assert!(not_bool[0].starts_with("the condition of `where` must be a `bool`, found `f64`"), "{not_bool:?}");
+    let two = check("fn f(a: [[f64]]) -> [f64] { for i, j where a[i, j] > 0.0 { a[i, j] } }").map(|_| ()).unwrap_err();
+    assert!(two.to_string().starts_with("a filter `for i where cond { e }` takes exactly one index"), "{two}");
+}

@@ -1067,3 +1067,16 @@ fn tuple_and_record_reductions_reduce_each_component() {
     let Value::Array(rows) = run_source(rows, vec![f64_vector(&[2.0, 3.0])]).unwrap() else { panic!("an array") };
     assert_eq!(rows.elements[1], Value::Tuple(vec![Value::F64(6.0), Value::F64(9.0)]));
 }
+
+#[test]
+fn filters_keep_elements_in_index_order_and_evaluate_every_element() {
+    let positives = "fn f(x: [f64]) -> [f64] { for i where x[i] > 0.0 { x[i] * 10.0 } }";
+    assert_eq!(f64_elements(run_source(positives, vec![f64_vector(&[1.0, -2.0, 3.0])]).unwrap()), [10.0, 30.0]);
+    assert_eq!(f64_elements(run_source(positives, vec![f64_vector(&[])]).unwrap()), Vec::<f64>::new());
+    let reduced = "fn f(x: [f64]) -> f64 { let p = for i where x[i] > 0.0 { x[i] }; sum k { p[k] } }";
+    assert_eq!(run_source(reduced, vec![f64_vector(&[1.0, -2.0, 3.0])]), Ok(Value::F64(4.0)));
+    // The element is evaluated where the condition fails too (as both sides of an `if`).
+    let divided = "fn f(x: [i32], d: i32) -> [i32] { for i where x[i] > 5 { x[i] / d } }";
+    let error = run_source(divided, vec![i32_vector(&[1, 2]), Value::I32(0)]).map_err(|error| error.message);
+    assert_eq!(error, Err("integer division by zero".into()));
+}

@@ -17,6 +17,9 @@ fn show(expr: &Expr) -> String {
         ExprKind::Reduce { op, binders, body, .. } => {
             format!("({} {} {})", op.name(), show_binders(binders), show(body))
         }
+        ExprKind::Filter { binder, cond, body, .. } => {
+            format!("(filter {} {} {})", show_binder(binder), show(cond), show(body))
+        }
         ExprKind::Fold { index, count, acc, init, body } => {
             format!("(fold ({index} {}) {} {} {})", show(count), show_pattern(acc), show(init), show(body))
         }
@@ -1074,4 +1077,13 @@ fn extern_and_block_call_errors() {
     // expression form it stays the parser's error.
     assert_eq!(show(&functions(lex("fn f(a: f64) -> f64 { helper(a, 1) }"))[0].body), "(apply helper a 1)");
     assert_error("helper(a)", "unknown function `helper`", "helper");
+}
+
+#[test]
+fn filters_parse_with_one_index_and_a_condition() {
+    assert_eq!(expression(quote!(for i where x[i] > 0.0 { x[i] })), "(filter i (> (index x i) 0.0) (index x i))");
+    assert_eq!(
+        expression(quote!(for i in 0..n where x[i] > 0.0 { (i, x[i]) })),
+        "(filter (i n) (> (index x i) 0.0) (tuple i (index x i)))"
+    );
 }
