@@ -54,6 +54,34 @@ impl<T> Kept<'_, T> {
         }
         self.count += 1;
     }
+
+    /// Keeps `value` if `keep`, without a branch on `keep` (a data-dependent condition would be
+    /// mispredicted half the time): the value is written to the next free slot either way, and
+    /// only counted when kept, so an unkept one is overwritten by the next.
+    #[inline(always)]
+    pub fn push_if(&mut self, keep: bool, value: T) {
+        match &mut self.target {
+            Target::Count => {}
+            Target::Slots(slots) => {
+                // The slot past a full part does not exist: nothing to write there (a kept
+                // value there is caught by the count check).
+                if let Some(slot) = slots.get_mut(self.count) {
+                    slot.write(value);
+                } else if keep {
+                    changed_between_passes();
+                }
+            }
+            Target::Append(vector) => {
+                vector.reserve(1);
+                let length = vector.len();
+                vector.spare_capacity_mut()[0].write(value);
+                // SAFETY: the element at `length` was just written (a kept value is initialised;
+                // an unkept one stays outside the length).
+                unsafe { vector.set_len(length + usize::from(keep)) };
+            }
+        }
+        self.count += usize::from(keep);
+    }
 }
 
 #[cold]
@@ -134,7 +162,9 @@ mod tests {
     fn keep_odd_squares(n: usize, parallel: bool) -> Vec<u64> {
         filter(n, parallel, |start, end, kept| {
             for position in start..end {
-                if position % 3 != 0 {
+                if position % 5 == 0 {
+                    kept.push_if(position % 3 != 0, (position * position) as u64);
+                } else if position % 3 != 0 {
                     kept.push((position * position) as u64);
                 }
             }

@@ -36,9 +36,7 @@ impl Gen<'_> {
         let chunk = quote! {
             for #position in #start..#end {
                 let #pair = { #step };
-                if #pair.0 {
-                    #kept.push(#pair.1);
-                }
+                #kept.push_if(#pair.0, #pair.1);
             }
         };
         let copies = self.local_copies(free, &chunk);
