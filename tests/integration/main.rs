@@ -195,6 +195,7 @@ mod contractions;
 mod edge_cases;
 mod errors;
 mod expression_form;
+mod filter;
 mod functions;
 mod harness_checks;
 mod inference;
@@ -208,7 +209,6 @@ mod soundness;
 mod stencils;
 mod storage;
 mod structure;
-mod filter;
 mod tuple_reductions;
 mod types;
 
