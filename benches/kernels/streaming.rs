@@ -22,6 +22,21 @@ ein! {
         sum i { x[i] * x[i] }
     }
 
+    /// Sum and sum of squares in one pass: a reduction of a tuple.
+    pub fn two_moments(x: [f64]) -> (f64, f64) {
+        sum k { (x[k], x[k] * x[k]) }
+    }
+
+    /// The same two sums as two reductions (two passes over `x`).
+    pub fn two_sums(x: [f64]) -> (f64, f64) {
+        (sum k { x[k] }, sum k { x[k] * x[k] })
+    }
+
+    /// The positive elements, in order (a filter: its length is known only at run time).
+    pub fn keep_positives(x: [f32]) -> [f32] {
+        for i where x[i] > 0.0 { x[i] }
+    }
+
     /// An inclusive prefix sum: every running total.
     pub fn prefix_sum(x: [f64]) -> [f64] {
         scan t, s = 0.0 { s + x[t] }
@@ -61,6 +76,8 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "prefix-sum", build: prefix_sum_kernel },
         KernelSpec { name: "histogram", build: histogram_kernel },
         KernelSpec { name: "scatter-add", build: scatter_add_kernel },
+        KernelSpec { name: "two-moments", build: two_moments_kernel },
+        KernelSpec { name: "filter", build: filter_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
         KernelSpec { name: "transpose-add-into", build: transpose_add_into_kernel },
         KernelSpec { name: "tiny-fma", build: tiny_fma_kernel },
@@ -342,6 +359,77 @@ fn sum_of_squares_kernel(quick: bool) -> Kernel {
             let view = ArrayView1::from(&x4[..]);
             view.dot(&view)
         })
+}
+
+/// Both moments of a slice in one pass, eight accumulators each (as `sum_of_squares_serial`).
+fn two_moments_serial(x: &[f64]) -> (f64, f64) {
+    let (mut sums, mut squares) = ([0.0f64; 8], [0.0f64; 8]);
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for ((sum, square), &value) in sums.iter_mut().zip(squares.iter_mut()).zip(chunk) {
+            *sum += value;
+            *square += value * value;
+        }
+    }
+    let tree = |l: [f64; 8]| ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    let (mut sum, mut square) = (tree(sums), tree(squares));
+    for &value in rest {
+        sum += value;
+        square += value * value;
+    }
+    (sum, square)
+}
+
+/// Chunks of a hand-written parallel filter (ein's `FILTER_CHUNK`).
+const FILTER_CHUNK: usize = 4096;
+
+/// The three-phase parallel filter a good engineer writes with rayon: count per chunk, offsets,
+/// each chunk writes its kept elements at its offset.
+fn keep_positives_hand(x: &[f32]) -> Vec<f32> {
+    let counts: Vec<usize> =
+        x.par_chunks(FILTER_CHUNK).map(|chunk| chunk.iter().filter(|&&value| value > 0.0).count()).collect();
+    let total = counts.iter().sum();
+    let mut out = vec![0.0f32; total];
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut rest = &mut out[..];
+    for &count in &counts {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(count);
+        parts.push(part);
+        rest = tail;
+    }
+    parts.into_par_iter().zip(x.par_chunks(FILTER_CHUNK)).for_each(|(part, chunk)| {
+        for (slot, &value) in part.iter_mut().zip(chunk.iter().filter(|&&value| value > 0.0)) {
+            *slot = value;
+        }
+    });
+    out
+}
+
+fn filter_kernel(quick: bool) -> Kernel {
+    let n = triad_length(quick);
+    let x = Arc::new(data::uniform_f32(7, n, -1.0, 1.0));
+    let (x1, x2, x3) = (Arc::clone(&x), Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("filter", format!("2^{} f32", n.trailing_zeros()), Work::Bytes(6.0 * n as f64), Check::Close(0.0))
+        .note("keep the positives of uniform(-1, 1): ein is `for i where x[i] > 0.0 { x[i] }`; hand is a three-phase rayon filter (count per chunk of 4096, offsets, parallel fill); rayon-collect is `par_iter().filter().copied().collect()`; naive is the serial `iter().filter().collect()`")
+        .variant("ein", move || keep_positives(&*x1))
+        .variant("hand", move || keep_positives_hand(&x2))
+        .variant("rayon-collect", move || x3.par_iter().filter(|&&value| value > 0.0).copied().collect::<Vec<f32>>())
+        .variant("naive", move || x.iter().filter(|&&value| value > 0.0).copied().collect::<Vec<f32>>())
+}
+
+fn two_moments_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 1 << 20 } else { 1 << 24 };
+    let x = Arc::new(data::uniform_f64(5, n, -1.0, 1.0));
+    let (x1, x2, x3) = (Arc::clone(&x), Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("two-moments", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(8.0 * n as f64), Check::Close(1e-9))
+        .note("ein is `sum k { (x[k], x[k] * x[k]) }` (one pass); ein-two-sums the two scalar sums (two passes); hand splits into rayon chunks of 2^16 with eight accumulators per moment; naive is the serial one-pass loop")
+        .variant("ein", move || two_moments(&*x1))
+        .variant("ein-two-sums", move || two_sums(&*x2))
+        .variant("hand", move || {
+            x3.par_chunks(1 << 16).map(two_moments_serial).reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+        })
+        .variant("naive", move || x.iter().fold((0.0, 0.0), |(s, q), &v| (s + v, q + v * v)))
 }
 
 /// `a + bᵀ` for `a` of `rows × columns`, in 32 × 32 tiles so both operands are read a cache

@@ -24,6 +24,7 @@ mod build;
 mod chain;
 mod dispatch;
 mod errors;
+mod filter;
 mod gemm;
 mod memory;
 mod reduce;

@@ -523,15 +523,31 @@ macro_rules! pow_with_halves {
             } else if y == 3.0 {
                 x * x * x
             } else if y == 0.5 {
-                if minus_infinity { $float::INFINITY } else { root }
+                if minus_infinity {
+                    $float::INFINITY
+                } else {
+                    root
+                }
             } else if y == 1.5 {
-                if minus_infinity { $float::INFINITY } else { base * root }
+                if minus_infinity {
+                    $float::INFINITY
+                } else {
+                    base * root
+                }
             } else if y == -0.5 {
-                if minus_infinity { 0.0 } else { 1.0 / root }
+                if minus_infinity {
+                    0.0
+                } else {
+                    1.0 / root
+                }
             } else if y == -1.5 {
                 // Not 1 / (base · root): that product is subnormal, and inexact, for bases
                 // whose result is still finite.
-                if minus_infinity { 0.0 } else { (1.0 / base) / root }
+                if minus_infinity {
+                    0.0
+                } else {
+                    (1.0 / base) / root
+                }
             } else {
                 x.powf(y)
             }

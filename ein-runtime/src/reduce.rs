@@ -43,6 +43,10 @@ pub trait Accumulate: Copy {
     /// (across a comprehension's index), and get the same bits.
     const PLAIN_BELOW: usize;
 
+    /// How many accumulators [`Accumulate::fold_range`] keeps (a power of two dividing
+    /// [`LANE_BLOCK`]); 1 for the types it folds in one accumulator, in order.
+    const LANES: usize;
+
     /// `identity ⊕ value(0) ⊕ value(1) ⊕ … ⊕ value(count - 1)`, where `⊕` is `combine`,
     /// grouped as the module documentation says for `Self`. `value` is called once per step,
     /// in order.
@@ -126,6 +130,7 @@ macro_rules! impl_accumulate {
     ($($ty:ty => $fold:ident $(::<$lanes:literal>)?),+ $(,)?) => {$(
         impl Accumulate for $ty {
             const PLAIN_BELOW: usize = usize::MAX $(- usize::MAX + 2 * $lanes)?;
+            const LANES: usize = 1 $(- 1 + $lanes)?;
             #[inline(always)]
             fn fold_range(
                 count: usize,
@@ -153,6 +158,110 @@ impl_accumulate! {
     u64 => fold_serial,
     usize => fold_serial,
     bool => fold_serial,
+}
+
+/// The largest [`Accumulate::LANES`]: generated code feeds [`Lanes`] in blocks of this many
+/// steps.
+pub const LANE_BLOCK: usize = 16;
+
+/// One component of a reduction of tuples or records in progress, grouped exactly as
+/// [`Accumulate::fold_range`] groups a reduction of that component alone over the same `count`
+/// values, so each component of `sum k { (x[k], x[k] * x[k]) }` has the bits of the scalar
+/// `sum` of it. Generated code computes the body once per step and feeds each scalar leaf to
+/// its own `Lanes`, in index order: [`Lanes::lane`] for the steps below
+/// [`Lanes::block_limit`] (the limit of every component, rounded down to whole blocks of
+/// [`LANE_BLOCK`] steps, a loop LLVM can unroll and vectorise), then [`Lanes::push`].
+#[derive(Clone, Copy)]
+pub struct Lanes<T> {
+    lanes: [T; LANE_BLOCK],
+    /// The steps that go to the lanes (`0..full`); the others go to `tail`, in order.
+    full: usize,
+    count: usize,
+    /// The identity, then (once the lanes are done) their combination and the tail.
+    tail: T,
+}
+
+impl<T: Accumulate> Lanes<T> {
+    /// A reduction of `count` values starting from `identity`.
+    #[inline(always)]
+    pub fn new(count: usize, identity: T) -> Self {
+        // As `fold_lanes`: fewer than `2L` values are the plain fold.
+        let full = if T::LANES == 1 || count < T::PLAIN_BELOW { 0 } else { count - count % T::LANES };
+        Lanes { lanes: [identity; LANE_BLOCK], full, count, tail: identity }
+    }
+
+    /// The steps that [`Lanes::lane`] may take: those below `full` for a type with lanes, all
+    /// for one folded in order.
+    #[inline(always)]
+    pub fn block_limit(&self) -> usize {
+        if T::LANES == 1 {
+            usize::MAX
+        } else {
+            self.full
+        }
+    }
+
+    /// The value of step `block_start + lane`, where `block_start` is a multiple of
+    /// [`LANE_BLOCK`] and the step is below [`Lanes::block_limit`].
+    #[inline(always)]
+    pub fn lane(&mut self, lane: usize, value: T, combine: impl Fn(T, T) -> T) {
+        if T::LANES == 1 {
+            self.tail = combine(self.tail, value);
+        } else {
+            let lane = lane % T::LANES;
+            self.lanes[lane] = combine(self.lanes[lane], value);
+        }
+    }
+
+    /// The value of step `position`, steps in order.
+    #[inline(always)]
+    pub fn push(&mut self, position: usize, value: T, combine: impl Fn(T, T) -> T) {
+        if position < self.full {
+            let lane = position % T::LANES;
+            self.lanes[lane] = combine(self.lanes[lane], value);
+        } else {
+            if position == self.full && self.full != 0 {
+                self.tail = self.combined_lanes(&combine);
+            }
+            self.tail = combine(self.tail, value);
+        }
+    }
+
+    /// The result, once all `count` values were given.
+    #[inline(always)]
+    pub fn finish(self, combine: impl Fn(T, T) -> T) -> T {
+        if self.full != 0 && self.full == self.count {
+            self.combined_lanes(&combine)
+        } else {
+            self.tail
+        }
+    }
+
+    #[inline(always)]
+    fn combined_lanes(&self, combine: &impl Fn(T, T) -> T) -> T {
+        match T::LANES {
+            16 => combine_lanes(first_lanes::<T, 16>(&self.lanes), combine),
+            8 => combine_lanes(first_lanes::<T, 8>(&self.lanes), combine),
+            4 => combine_lanes(first_lanes::<T, 4>(&self.lanes), combine),
+            2 => combine_lanes(first_lanes::<T, 2>(&self.lanes), combine),
+            _ => self.lanes[0],
+        }
+    }
+}
+
+/// The first `L` of `LANE_BLOCK` lanes.
+#[inline(always)]
+fn first_lanes<T: Copy, const L: usize>(lanes: &[T; LANE_BLOCK]) -> [T; L] {
+    core::array::from_fn(|lane| lanes[lane])
+}
+
+/// The number of steps of a reduction of `count` values that every component's
+/// [`Lanes::lane`] may take, in whole blocks of [`LANE_BLOCK`]: `limits` are the components'
+/// [`Lanes::block_limit`]s.
+#[inline(always)]
+pub fn lane_blocks_end(count: usize, limits: &[usize]) -> usize {
+    let limit = limits.iter().fold(count, |limit, &other| limit.min(other));
+    limit - limit % LANE_BLOCK
 }
 
 /// Partial results of consecutive chunks, combined as [`reduce`] documents (neighbours first,
@@ -463,6 +572,50 @@ mod tests {
             let f32_sum = f32::fold_range(count, 0.0, |a, b| a + b, |k| singles[k]);
             assert_eq!(f32_sum.to_bits(), documented_sum(&singles[..count], 0.0, 16).to_bits(), "f32, count {count}");
         }
+    }
+
+    /// `values` fed to a [`Lanes`] as generated code feeds a component of a tuple reduction:
+    /// blocks up to `limit` (the smallest limit of all components) through `lane`, the rest
+    /// through `push`.
+    fn lanes_fold<T: Accumulate>(values: &[T], identity: T, combine: impl Fn(T, T) -> T + Copy, limit: usize) -> T {
+        let mut lanes = Lanes::new(values.len(), identity);
+        let end = lane_blocks_end(values.len(), &[lanes.block_limit(), limit]);
+        for block_start in (0..end).step_by(LANE_BLOCK) {
+            for lane in 0..LANE_BLOCK {
+                lanes.lane(lane, values[block_start + lane], combine);
+            }
+        }
+        for (position, &value) in values.iter().enumerate().skip(end) {
+            lanes.push(position, value, combine);
+        }
+        lanes.finish(combine)
+    }
+
+    #[test]
+    fn lanes_group_each_component_as_its_own_fold() {
+        let values: Vec<f64> =
+            (0..300).map(|k| 1.0 / (k as f64 * 0.37 + 1.0) * if k % 3 == 0 { -1.0 } else { 1.0 }).collect();
+        let singles: Vec<f32> = values.iter().map(|&value| value as f32).collect();
+        let integers: Vec<i32> = (0..300).map(|k| k * 7 - 1000).collect();
+        for count in [0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 47, 48, 64, 65, 299, 300] {
+            // Another component's limit: none, that of an f64 of this length, or a plain fold.
+            for limit in [usize::MAX, f64_limit(count), 0] {
+                let add = |a: f64, b: f64| a + b;
+                let expected = f64::fold_range(count, 0.0, add, |k| values[k]);
+                assert_eq!(lanes_fold(&values[..count], 0.0, add, limit).to_bits(), expected.to_bits(), "f64 {count}");
+                let expected = f32::fold_range(count, 1.0, |a, b| a * b, |k| singles[k] + 0.5);
+                let shifted: Vec<f32> = singles[..count].iter().map(|value| value + 0.5).collect();
+                assert_eq!(lanes_fold(&shifted, 1.0, |a, b| a * b, limit).to_bits(), expected.to_bits(), "f32 {count}");
+                let expected = f32::fold_range(count, f32::NEG_INFINITY, f32::max, |k| singles[k]);
+                assert_eq!(lanes_fold(&singles[..count], f32::NEG_INFINITY, f32::max, limit), expected, "max {count}");
+                let expected = i32::fold_range(count, 0, i32::wrapping_add, |k| integers[k]);
+                assert_eq!(lanes_fold(&integers[..count], 0, i32::wrapping_add, limit), expected, "i32 {count}");
+            }
+        }
+    }
+
+    fn f64_limit(count: usize) -> usize {
+        Lanes::new(count, 0.0f64).block_limit()
     }
 
     #[test]

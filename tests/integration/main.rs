@@ -203,6 +203,7 @@ mod contractions;
 mod edge_cases;
 mod errors;
 mod expression_form;
+mod filter;
 mod functions;
 mod harness_checks;
 mod inference;
@@ -216,6 +217,7 @@ mod soundness;
 mod stencils;
 mod storage;
 mod structure;
+mod tuple_reductions;
 mod types;
 
 mod hygiene;

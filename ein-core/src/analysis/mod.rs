@@ -212,6 +212,13 @@ impl<'p> Analysis<'p> {
     }
 
     /// Whether evaluating `expr` can raise a run-time error.
+    /// Whether a filter whose body (the pair of condition and element) is `body` may run in
+    /// parallel chunks, each step evaluated twice and out of order: when nothing in it can
+    /// fail (otherwise one serial pass, so the first failure in index order is the one seen).
+    pub fn filter_in_parallel(&self, body: &Expr) -> bool {
+        !self.may_fail(body)
+    }
+
     pub fn may_fail(&self, expr: &Expr) -> bool {
         self.facts(expr).may_fail
     }
@@ -529,7 +536,9 @@ impl<'p> Analysis<'p> {
     /// zero if it has none.
     fn loops_work(&self, expr: &'p Expr, inside: &BTreeSet<VarId>) -> Work<'p> {
         match &expr.kind {
-            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
+            ExprKind::For(node::For { size, body, .. })
+            | ExprKind::Filter(node::For { size, body, .. })
+            | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 let body_work = self.loops_work(body, inside).at_least_one();
                 self.size_work(size, inside).times(body_work)
             }
@@ -609,7 +618,7 @@ impl<'p> Analysis<'p> {
                 self.reduction_sizes.insert(*index, size);
                 self.index_sizes.insert(*index, size);
             }
-            ExprKind::For(node::For { index, size, .. }) => {
+            ExprKind::For(node::For { index, size, .. }) | ExprKind::Filter(node::For { index, size, .. }) => {
                 self.index_sizes.insert(*index, size);
             }
             _ => {}

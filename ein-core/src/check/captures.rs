@@ -85,6 +85,13 @@ impl Scan {
                 self.expr(body, 0);
                 self.bound.truncate(before);
             }
+            ExprKind::Filter { binder, cond, body, .. } => {
+                let before = self.bound.len();
+                self.binders(std::slice::from_ref(binder));
+                self.expr(cond, 0);
+                self.expr(body, 0);
+                self.bound.truncate(before);
+            }
             ExprKind::Fold { index, count, acc, init, body } => self.fold(index, Some(count), acc, init, body),
             ExprKind::Scan { index, count, acc, init, body } => self.fold(index, count.as_deref(), acc, init, body),
             // The target is bound in the body; bound to a captured local, it is that array, and

@@ -12,9 +12,12 @@ use proc_macro2::Span;
 
 /// Which construct binds an index, for choosing the IR node.
 #[derive(Clone, Copy)]
-enum Binding {
+enum Binding<'a> {
     Comprehension,
-    Reduction(ReduceOp),
+    /// `for i where cond { e }`, with the condition.
+    Filter(&'a ast::Expr),
+    /// The operation and its keyword's span.
+    Reduction(ReduceOp, Span),
 }
 
 /// Whether an accumulating loop keeps its last state (`fold`) or every state (`scan`).
@@ -48,13 +51,30 @@ impl Checker {
             ast::ExprKind::Literal(literal) => self.literal(*literal, span),
             ast::ExprKind::Name(name) => self.name(name),
             ast::ExprKind::For { binders, body } => self.binders(binders, body, Binding::Comprehension, span),
+            ast::ExprKind::Filter { binder, where_span, cond, body } => {
+                // Inside a loop the filter's run-time length would give an irregular array (or
+                // a size that depends on an index).
+                let in_loop = self
+                    .scope
+                    .iter()
+                    .any(|(_, var)| matches!(self.var(*var).kind, VarKind::Index | VarKind::Accumulator));
+                if in_loop {
+                    self.errors.push(
+                        *where_span,
+                        "a filter (`for … where`) cannot be inside a comprehension, reduction, fold or scan: \
+                         its length is known only at run time, so the enclosing array would not be rectangular; \
+                         filter in a `let` outside the loop (or as the result) and read that array",
+                    );
+                    return Err(Reported);
+                }
+                self.binders(std::slice::from_ref(binder), body, Binding::Filter(cond), span)
+            }
             ast::ExprKind::Reduce { op, op_span, binders, body } => {
                 if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) && binders.len() > 1 {
                     self.errors.push(binders[1].name.span(), format!("`{}` takes exactly one index", op.name()));
                     return Err(Reported);
                 }
-                let _ = op_span;
-                self.binders(binders, body, Binding::Reduction(*op), span)
+                self.binders(binders, body, Binding::Reduction(*op, *op_span), span)
             }
             ast::ExprKind::Fold { index, count, acc, init, body } => {
                 self.fold(Accumulation::Fold, index, Some(count), acc, init, body, span)
@@ -205,15 +225,15 @@ impl Checker {
     }
 
     /// `for`/reductions: each binder nests one node around the rest.
-    fn binders(&mut self, binders: &[Binder], body: &ast::Expr, binding: Binding, span: Span) -> Checked<Expr> {
+    fn binders(&mut self, binders: &[Binder], body: &ast::Expr, binding: Binding<'_>, span: Span) -> Checked<Expr> {
         let Some((binder, rest)) = binders.split_first() else {
             return self.binding_body(body, binding);
         };
         // A reduction builds no array, so its range may depend on outer indices
         // (`sum k in 0..i + 1`); a comprehension's may not (arrays are rectangular).
         let regularity = match binding {
-            Binding::Comprehension => Regularity::Required,
-            Binding::Reduction(_) => Regularity::NotRequired,
+            Binding::Comprehension | Binding::Filter(_) => Regularity::Required,
+            Binding::Reduction(..) => Regularity::NotRequired,
         };
         let explicit = binder
             .size
@@ -251,7 +271,15 @@ impl Checker {
                 let ty = inner.ty.with_outer_axis();
                 Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(inner) }), ty, span)
             }
-            Binding::Reduction(op) => {
+            Binding::Filter(_) => {
+                let element = match &inner.ty {
+                    Type::Tuple { fields, .. } if fields.len() == 2 => fields[1].clone(),
+                    _ => return Err(Reported),
+                };
+                let kind = ExprKind::Filter(node::For { index, size: Box::new(size), body: Box::new(inner) });
+                Expr::new(kind, element.with_outer_axis(), span)
+            }
+            Binding::Reduction(op, _) => {
                 let ty = match op {
                     ReduceOp::ArgMax | ReduceOp::ArgMin => Type::Scalar(ScalarType::USIZE),
                     _ => inner.ty.clone(),
@@ -281,9 +309,13 @@ impl Checker {
         Expr::new(ExprKind::Assert(node::Assert { checks: local, body: Box::new(node) }), ty, span)
     }
 
-    fn binding_body(&mut self, body: &ast::Expr, binding: Binding) -> Checked<Expr> {
+    fn binding_body(&mut self, body: &ast::Expr, binding: Binding<'_>) -> Checked<Expr> {
+        if let Binding::Filter(cond) = binding {
+            return self.filter_body(cond, body);
+        }
         let body = self.expr(body)?;
         match binding {
+            Binding::Filter(_) => {}
             Binding::Comprehension => {
                 if !is_valid_element(&body.ty) {
                     let found = self.unifier.describe_type(&body.ty);
@@ -297,7 +329,7 @@ impl Checker {
                     return Err(Reported);
                 }
             }
-            Binding::Reduction(op) => {
+            Binding::Reduction(op, op_span) => {
                 let class = match op {
                     ReduceOp::All | ReduceOp::Any => NumberClass::Bool,
                     _ => NumberClass::Number,
@@ -305,10 +337,34 @@ impl Checker {
                 let ok = match body.ty.as_scalar() {
                     Some(scalar) if class == NumberClass::Bool => self.unifier.unify(scalar, ScalarType::BOOL).is_ok(),
                     Some(scalar) => self.unifier.require(scalar, class).is_ok(),
+                    // `sum`, `prod`, `max` and `min` of tuples and records reduce each component
+                    // on its own (not lexicographically): every leaf must be a number.
+                    None if matches!(body.ty, Type::Tuple { .. }) => match op {
+                        ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => self.number_leaves(&body.ty),
+                        ReduceOp::ArgMax | ReduceOp::ArgMin => {
+                            let found = self.unifier.describe_type(&body.ty);
+                            self.errors.push(
+                                op_span,
+                                format!(
+                                    "`{}` needs a number to compare, found {found}: tuples and records have no order \
+                                     in ein (`max`/`min` of a tuple reduce each component on its own); \
+                                     compare one component, e.g. `{} k {{ t.0 }}`",
+                                    op.name(),
+                                    op.name()
+                                ),
+                            );
+                            return Err(Reported);
+                        }
+                        ReduceOp::All | ReduceOp::Any => false,
+                    },
                     None => false,
                 };
                 if !ok {
-                    let wanted = if class == NumberClass::Bool { "a `bool`" } else { "a number" };
+                    let wanted = match op {
+                        ReduceOp::All | ReduceOp::Any => "a `bool`",
+                        ReduceOp::ArgMax | ReduceOp::ArgMin => "a number",
+                        _ => "a number (or a tuple or record of numbers)",
+                    };
                     let found = self.unifier.describe_type(&body.ty);
                     self.errors.push(body.span, format!("`{}` needs {wanted} body, found {found}", op.name()));
                     return Err(Reported);
@@ -316,6 +372,40 @@ impl Checker {
             }
         }
         Ok(body)
+    }
+
+    /// The condition and element of a filter, as the pair `(cond, element)` its IR node holds.
+    fn filter_body(&mut self, cond: &ast::Expr, body: &ast::Expr) -> Checked<Expr> {
+        let (cond, body) = (self.expr(cond), self.expr(body));
+        let (cond, body) = (cond?, body?);
+        if self.unifier.unify_types(&cond.ty, &Type::BOOL).is_err() {
+            let found = self.unifier.describe_type(&cond.ty);
+            self.errors.push(cond.span, format!("the condition of `where` must be a `bool`, found {found}"));
+            return Err(Reported);
+        }
+        if !is_scalar_tuple(&body.ty) {
+            let found = self.unifier.describe_type(&body.ty);
+            self.errors.push(
+                body.span,
+                format!(
+                    "a filter's elements must be numbers, booleans, or tuples/records of them \
+                     (its result has one axis); this body is {found}"
+                ),
+            );
+            return Err(Reported);
+        }
+        let span = body.span;
+        let ty = Type::tuple(vec![Type::BOOL, body.ty.clone()]);
+        Ok(Expr::new(ExprKind::Tuple(vec![cond, body]), ty, span))
+    }
+
+    /// Whether every scalar leaf of a tuple type can be a number (requiring it to be one).
+    fn number_leaves(&mut self, ty: &Type) -> bool {
+        match ty {
+            Type::Scalar(scalar) => self.unifier.require(*scalar, NumberClass::Number).is_ok(),
+            Type::Tuple { fields, .. } => fields.iter().all(|field| self.number_leaves(field)),
+            Type::Array { .. } => false,
+        }
     }
 
     fn bind_index(&mut self, name: &proc_macro2::Ident) -> VarId {

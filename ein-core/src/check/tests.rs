@@ -652,3 +652,37 @@ fn accum_errors_point_at_the_offending_token() {
     let mixed = errors("fn f(x: [f64]) -> [f64] { accum h = x { h[0] += 1.0; for i { h[i] += 1.0 } } }");
     assert!(mixed[0].starts_with("the loops of an accum body must enclose all of its updates"), "{mixed:?}");
 }
+
+#[test]
+fn tuple_reductions_type_component_wise() {
+    let program = program("fn f(x: [f32]) -> (f32, i64) { sum k { (x[k], 1) } }");
+    assert_eq!(program.body.ty, Type::tuple(vec![Type::scalar(Scalar::F32), Type::scalar(Scalar::I64)]));
+    let program = program_of_record();
+    assert!(matches!(program.body.ty, Type::Tuple { ref names, .. } if names == &["s", "q"]));
+    let argmax = errors("fn f(x: [f64]) -> usize { argmax k { (x[k], x[k]) } }");
+    assert_eq!(argmax.len(), 1);
+    assert!(argmax[0].starts_with("`argmax` needs a number to compare, found `(f64, f64)`"), "{argmax:?}");
+    let any = errors("fn f(x: [bool]) -> (bool, bool) { any k { (x[k], x[k]) } }");
+    assert!(any[0].starts_with("`any` needs a `bool` body"), "{any:?}");
+    let bools = errors("fn f(x: [bool]) -> (bool, f64) { sum k { (x[k], 1.0) } }");
+    assert!(bools[0].starts_with("`sum` needs a number (or a tuple or record of numbers) body"), "{bools:?}");
+}
+
+fn program_of_record() -> Program {
+    program("fn f(x: [f64]) -> { s: f64, q: f64 } { sum k { { s: x[k], q: x[k] * x[k] } } }")
+}
+
+#[test]
+fn filters_are_rank_one_and_only_outside_loops() {
+    let program = program("fn f(x: [f32]) -> [f32] { for i where x[i] > 0.0 { x[i] } }");
+    assert!(matches!(program.body.kind, ExprKind::Filter(_)), "{:?}", program.body.kind);
+    assert_eq!(program.body.ty, Type::array(Type::scalar(Scalar::F32), 1));
+    let nested = errors("fn f(a: [[f64]]) -> [[f64]] { for i { for j where a[i, j] > 0.0 { a[i, j] } } }");
+    assert!(nested[0].starts_with("a filter (`for … where`) cannot be inside a comprehension"), "{nested:?}");
+    let in_sum = errors("fn f(a: [f64]) -> f64 { sum k { (for j where a[j] > a[k] { a[j] }).len() as f64 } }");
+    assert!(in_sum[0].starts_with("a filter (`for … where`) cannot be inside"), "{in_sum:?}");
+    let not_bool = errors("fn f(x: [f64]) -> [f64] { for i where x[i] { x[i] } }");
+    assert!(not_bool[0].starts_with("the condition of `where` must be a `bool`, found `f64`"), "{not_bool:?}");
+    let two = check("fn f(a: [[f64]]) -> [f64] { for i, j where a[i, j] > 0.0 { a[i, j] } }").map(|_| ()).unwrap_err();
+    assert!(two.to_string().starts_with("a filter `for i where cond { e }` takes exactly one index"), "{two}");
+}

@@ -43,6 +43,7 @@ impl Gen<'_> {
                 Some((root, result)) if *root == expr.id => Ok(plain(result.clone())),
                 _ => Ok(plain(self.reduce(expr, block, hint)?)),
             },
+            ExprKind::Filter(_) => self.filter(expr, block, hint),
             ExprKind::Fold(_) => self.fold(expr, block, hint),
             ExprKind::Scan(_) => self.scan(expr, block, hint),
             ExprKind::Accum(_) => self.accum(expr, block, hint),

@@ -30,6 +30,7 @@ mod arrays;
 mod code;
 mod contract;
 mod expr;
+mod filter;
 mod names;
 mod reduce;
 mod scan;

@@ -51,6 +51,10 @@ impl<'p> Gen<'p> {
         let ExprKind::Reduce(node::Reduce { op, index, size, body }) = &expr.kind else {
             return Err(internal(expr.span, "not a reduction"));
         };
+        if let Type::Tuple { .. } = &body.ty {
+            // `sum`/`prod`/`max`/`min` of tuples and records (the checker allows no other).
+            return self.component_reduce(*op, *index, size, body, block, hint);
+        }
         let ty = scalar_type(&body.ty, body.span)?;
         match (op, self.loop_depth > 0) {
             (ReduceOp::ArgMax | ReduceOp::ArgMin, true) => {
@@ -185,6 +189,117 @@ impl<'p> Gen<'p> {
             ::ein::__private::Accumulate::fold_range(#count, #identity, #combine, |#position_param| { #value_body })
         };
         block.push_let(acc.clone(), Code::expr(tokens, Prec::Atom));
+        Ok(Code::name(&acc))
+    }
+
+    /// A reduction of tuples or records, component by component, in one pass over the index:
+    /// the body is computed once per step and each scalar leaf is fed to its own
+    /// `ein::__private::Lanes`, which groups it exactly as a scalar reduction of that leaf over
+    /// the same range (so each component has the bits of the scalar reduction of it alone).
+    /// In a loop the whole range is one fold; at the top level, the runtime's parallel `reduce`
+    /// over the same fixed chunks as a scalar reduction, chunk results combined component-wise.
+    fn component_reduce(
+        &mut self,
+        op: ReduceOp,
+        index: VarId,
+        size: &Expr,
+        body: &Expr,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Code> {
+        let what = self.program.var(index).name.clone();
+        let count = self.size_usize(size, &what, block)?;
+        let mut leaves = Vec::new();
+        scalar_leaves(&body.ty, &mut Vec::new(), &mut leaves);
+        let mut components = Vec::new();
+        for (path, ty) in &leaves {
+            let identity = self.identity(op, *ty, body.span)?.tokens;
+            let combine = self.step(op, *ty, body.span)?.function();
+            let fields: Vec<syn::Index> = path.iter().map(|&field| syn::Index::from(field)).collect();
+            components.push((self.names.fresh(&format!("{}_{what}", op.name())), identity, combine, fields));
+        }
+        let parallel = self.loop_depth == 0;
+        let position = self.names.fresh("position");
+        let candidates = if parallel { self.version_candidates() } else { Vec::new() };
+        let generate = |generator: &mut Self| {
+            generator.nested(true, |generator, value_block| {
+                generator.bind_index(index, &position, value_block);
+                generator.scalar(body, value_block)
+            })
+        };
+        let (value_block, value) = if parallel { self.versioning(generate)? } else { generate(self)? };
+        let value_body = value_block.finish(Some(&value));
+        let names = ["value_at", "value", "count", "blocks_end", "block_start", "lane", "step", "start", "end"];
+        let [value_at, value, steps, blocks_end, block_start, lane, step, start, end] =
+            names.map(|name| self.names.fresh(name));
+        let referenced = self.names.is_referenced(index);
+        let value_function = match (parallel, referenced) {
+            (true, true) => quote! {
+                |#step: ::core::primitive::usize| {
+                    let #position = #start + #step;
+                    #value_body
+                }
+            },
+            (false, true) => quote!(|#position: ::core::primitive::usize| { #value_body }),
+            (_, false) => quote!(|_: ::core::primitive::usize| { #value_body }),
+        };
+        let accumulators: Vec<&Ident> = components.iter().map(|(name, ..)| name).collect();
+        let identities = components.iter().map(|(_, identity, ..)| identity);
+        let feed = |method: TokenStream, at: &Ident| {
+            let calls = components
+                .iter()
+                .map(|(name, _, combine, fields)| quote!(#name.#method(#at, #value #(.#fields)*, #combine);));
+            quote!(#(#calls)*)
+        };
+        let (feed_lanes, feed_in_order) = (feed(quote!(lane), &lane), feed(quote!(push), &step));
+        let finished: Vec<TokenStream> =
+            components.iter().map(|(name, _, combine, _)| quote!(#name.finish(#combine))).collect();
+        let result = rebuild_tuple(&body.ty, &mut finished.into_iter());
+        let range = if parallel { quote!(#end - #start) } else { count.tokens.clone() };
+        let fold = quote! {{
+            let #steps = #range;
+            #(let mut #accumulators = ::ein::__private::Lanes::new(#steps, #identities);)*
+            let #value_at = #value_function;
+            let #blocks_end = ::ein::__private::lane_blocks_end(#steps, &[#(#accumulators.block_limit()),*]);
+            let mut #block_start = 0usize;
+            while #block_start < #blocks_end {
+                for #lane in 0..::ein::__private::LANE_BLOCK {
+                    let #value = #value_at(#block_start + #lane);
+                    #feed_lanes
+                }
+                #block_start += ::ein::__private::LANE_BLOCK;
+            }
+            for #step in #blocks_end..#steps {
+                let #value = #value_at(#step);
+                #feed_in_order
+            }
+            #result
+        }};
+        let acc = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
+        if !parallel {
+            block.push_let(acc.clone(), Code::expr(fold, Prec::Atom));
+            return Ok(Code::name(&acc));
+        }
+        let [left, right] = ["left", "right"].map(|name| self.names.fresh(name));
+        let combined: Vec<TokenStream> = components
+            .iter()
+            .map(|(_, _, combine, fields)| quote!(#combine(#left #(.#fields)*, #right #(.#fields)*)))
+            .collect();
+        let combined = rebuild_tuple(&body.ty, &mut combined.into_iter());
+        let mut free = crate::ir::visit::free_vars(body);
+        free.remove(&index);
+        let copies = self.local_copies(free, &fold);
+        let count = &count.tokens;
+        let call = quote! {
+            ::ein::__private::reduce(#count, |#start, #end| { #copies #fold }, |#left, #right| #combined)
+        };
+        let (tokens, versioned) = self.versioned(&candidates, call);
+        let code = if versioned {
+            Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
+        } else {
+            Code::expr(tokens, Prec::Atom)
+        };
+        block.push_let(acc.clone(), Code { has_unsafe: true, ..code.panics(true) });
         Ok(Code::name(&acc))
     }
 
@@ -737,6 +852,32 @@ impl<'p> Gen<'p> {
             // stay readable after an array of the state was moved out.
             _ => Value::Plain(Code { simple: true, ..Code::expr(store.path(), Prec::Atom) }),
         }
+    }
+}
+
+/// The scalar leaves of a tuple type, depth first: each one's path of fields and type.
+fn scalar_leaves(ty: &Type, path: &mut Vec<usize>, leaves: &mut Vec<(Vec<usize>, ScalarType)>) {
+    match ty {
+        Type::Scalar(scalar) => leaves.push((path.clone(), *scalar)),
+        Type::Tuple { fields, .. } => {
+            for (position, field) in fields.iter().enumerate() {
+                path.push(position);
+                scalar_leaves(field, path, leaves);
+                path.pop();
+            }
+        }
+        Type::Array { .. } => {}
+    }
+}
+
+/// A tuple of type `ty` whose scalar leaves are `leaves`, in depth-first order.
+fn rebuild_tuple(ty: &Type, leaves: &mut impl Iterator<Item = TokenStream>) -> TokenStream {
+    match ty {
+        Type::Tuple { fields, .. } => {
+            let items = fields.iter().map(|field| rebuild_tuple(field, leaves)).collect();
+            super::tuple_tokens(items)
+        }
+        _ => leaves.next().unwrap_or_default(),
     }
 }
 

@@ -1013,3 +1013,18 @@ fn an_accum_is_one_runtime_call_with_its_loops_in_a_closure_and_checked_updates(
     let mixed = compiled_text("pub fn f(x: [f64]) -> [f64] { accum y = x { for i { y[i] += 1.0; y[i] *= 2.0 } } }");
     assert!(mixed.contains(":: core :: option :: Option :: None"), "{mixed}");
 }
+
+#[test]
+fn tuple_reductions_feed_one_lane_set_per_component_in_one_pass() {
+    let top = compiled("fn f(x: [f64]) -> (f64, i64) { sum k { (x[k], 1) } }");
+    // One parallel reduce (in each of the two versions for `x`'s strides), the body computed
+    // once per step (one read of `x`), one accumulator per leaf.
+    assert_eq!(top.matches("::ein::__private::reduce(").count(), 2, "{top}");
+    assert_eq!(top.matches("::ein::__private::Lanes::new(").count(), 4, "{top}");
+    assert_eq!(top.matches("x.get_unchecked(").count(), 2, "{top}");
+    let nested = compiled(
+        "fn f(a: [[f32]]) -> [{ s: f32, q: f32 }] { for i { sum k { { s: a[i, k], q: a[i, k] * a[i, k] } } } }",
+    );
+    assert!(!nested.contains("::ein::__private::reduce("), "{nested}");
+    assert_eq!(nested.matches("::ein::__private::Lanes::new(").count(), 4, "{nested}");
+}

@@ -96,6 +96,7 @@ impl<'p> Interpreter<'p> {
             ExprKind::Literal(literal) => self.eval_literal(*literal, &expr.ty),
             ExprKind::Var(var) => self.lookup(*var),
             ExprKind::For(node::For { index, size, body }) => self.eval_for(expr, *index, size, body),
+            ExprKind::Filter(node::For { index, size, body }) => self.eval_filter(*index, size, body),
             ExprKind::Reduce(node::Reduce { op, index, size, body }) => self.eval_reduce(expr, *op, *index, size, body),
             ExprKind::Fold(node::Fold { index, count, acc, init, body }) => {
                 self.eval_fold(*index, count, *acc, init, body)
@@ -293,6 +294,29 @@ impl<'p> Interpreter<'p> {
         Ok(Datum::Array(ArrayView::new(shape, elements)?))
     }
 
+    /// A filter: at each index in order, the pair (condition, element) is evaluated (both,
+    /// whatever the condition: an error in either fails the program, the first in index
+    /// order); the elements whose condition holds, in order, make a rank-1 array.
+    fn eval_filter(&mut self, index: VarId, size: &Expr, body: &Expr) -> Result<Datum> {
+        let count = self.eval_size(size, index)?;
+        let previous = self.bind(index, Datum::i64(0))?;
+        let mut kept = Vec::new();
+        for position in 0..count {
+            self.bind(index, Datum::i64(length_to_i64(position)))?;
+            let pair = self.eval(body)?;
+            let Datum::Tuple(pair) = pair else {
+                return Err(RuntimeError::internal("a filter whose body is not a (condition, element) pair"));
+            };
+            match &pair[..] {
+                [Datum::Bool(true), element] => kept.push(element.clone()),
+                [Datum::Bool(false), _] => {}
+                _ => return Err(RuntimeError::internal("a filter whose body is not a (condition, element) pair")),
+            }
+        }
+        self.restore(index, previous);
+        Ok(Datum::Array(ArrayView::new(vec![kept.len()], kept)?))
+    }
+
     /// The axes of the body of an empty comprehension, which is never evaluated: its shape
     /// expressions (regularity: sizes never depend on the index) evaluated in the enclosing
     /// scope.
@@ -339,17 +363,32 @@ impl<'p> Interpreter<'p> {
                 Datum::usize(best_position)
             }
             _ => {
-                let mut accumulator = scalar::identity(op, self.scalar_type_of(&whole.ty)?)?;
+                // A tuple or record reduces component-wise: each scalar leaf has its own
+                // accumulator, combined exactly as a scalar reduction of that leaf would be.
+                let mut accumulator = self.reduction_identity(op, &whole.ty)?;
                 for position in 0..count {
                     self.bind(index, Datum::i64(length_to_i64(position)))?;
                     let value = self.eval(body)?;
-                    accumulator = scalar::combine(op, accumulator, value)?;
+                    accumulator = combine_components(op, accumulator, value)?;
                 }
                 accumulator
             }
         };
         self.restore(index, previous);
         Ok(result)
+    }
+
+    /// The value of an empty `op` reduction of type `ty`: the scalar identity, or a tuple of
+    /// the identities of its components.
+    fn reduction_identity(&self, op: ReduceOp, ty: &Type) -> Result<Datum> {
+        match ty {
+            Type::Tuple { fields, .. } => {
+                let fields =
+                    fields.iter().map(|field| self.reduction_identity(op, field)).collect::<Result<Rc<[Datum]>>>()?;
+                Ok(Datum::Tuple(fields))
+            }
+            scalar => scalar::identity(op, self.scalar_type_of(scalar)?),
+        }
     }
 
     fn eval_fold(&mut self, index: VarId, count: &Expr, acc: VarId, init: &Expr, body: &Expr) -> Result<Datum> {
@@ -468,6 +507,24 @@ impl<'p> Interpreter<'p> {
                 _ => return format!("empty axis {axis} of a computed array"),
             }
         }
+    }
+}
+
+/// One step of a reduction, `accumulator ⊕ value`, component by component for tuples.
+fn combine_components(op: ReduceOp, accumulator: Datum, value: Datum) -> Result<Datum> {
+    match (accumulator, value) {
+        (Datum::Tuple(accumulators), Datum::Tuple(values)) if accumulators.len() == values.len() => {
+            let fields = accumulators
+                .iter()
+                .zip(values.iter())
+                .map(|(accumulator, value)| combine_components(op, accumulator.clone(), value.clone()))
+                .collect::<Result<Rc<[Datum]>>>()?;
+            Ok(Datum::Tuple(fields))
+        }
+        (Datum::Tuple(_), _) | (_, Datum::Tuple(_)) => {
+            Err(RuntimeError::internal("a tuple reduction whose body's value has another shape"))
+        }
+        (accumulator, value) => scalar::combine(op, accumulator, value),
     }
 }
 

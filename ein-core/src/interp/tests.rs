@@ -1102,3 +1102,45 @@ fn long_float_accums_use_the_documented_grouping() {
     let bits = |values: &[f64]| values.iter().map(|value| value.to_bits()).collect::<Vec<u64>>();
     assert_eq!(bits(&result), bits(&expected));
 }
+
+#[test]
+fn tuple_and_record_reductions_reduce_each_component() {
+    let moments = "fn f(x: [f64]) -> (f64, f64) { sum k { (x[k], x[k] * x[k]) } }";
+    assert_eq!(
+        run_source(moments, vec![f64_vector(&[1.0, 2.0, 3.0])]),
+        Ok(Value::Tuple(vec![Value::F64(6.0), Value::F64(14.0)]))
+    );
+    // Empty: the tuple of identities; a literal component is typed from the result (`i64`).
+    assert_eq!(run_source(moments, vec![f64_vector(&[])]), Ok(Value::Tuple(vec![Value::F64(0.0), Value::F64(0.0)])));
+    let counted = "fn f(x: [f64]) -> { s: f64, n: i64 } { sum k { { s: x[k], n: 1 } } }";
+    assert_eq!(
+        run_source(counted, vec![f64_vector(&[0.5, 0.25])]),
+        Ok(Value::Tuple(vec![Value::F64(0.75), Value::I64(2)]))
+    );
+    // max and min are component-wise, not lexicographic; nested tuples too.
+    let extremes = "fn f(x: [i32]) -> ((i32, i32), i32) { max k { ((x[k], -x[k]), x[k] * x[k]) } }";
+    let result = run_source(extremes, vec![i32_vector(&[3, -5, 2])]);
+    assert_eq!(result, Ok(Value::Tuple(vec![Value::Tuple(vec![Value::I32(3), Value::I32(5)]), Value::I32(25)])));
+    let empty_min = "fn f(x: [f64]) -> (f64, f64) { min k { (x[k], 0.0 - x[k]) } }";
+    assert_eq!(
+        run_source(empty_min, vec![f64_vector(&[])]),
+        Ok(Value::Tuple(vec![Value::F64(f64::INFINITY), Value::F64(f64::INFINITY)]))
+    );
+    // An array of tuples from a comprehension of tuple reductions.
+    let rows = "fn f(x: [f64]) -> [(f64, f64)] { for i { prod k { (x[k], x[i]) } } }";
+    let Value::Array(rows) = run_source(rows, vec![f64_vector(&[2.0, 3.0])]).unwrap() else { panic!("an array") };
+    assert_eq!(rows.elements[1], Value::Tuple(vec![Value::F64(6.0), Value::F64(9.0)]));
+}
+
+#[test]
+fn filters_keep_elements_in_index_order_and_evaluate_every_element() {
+    let positives = "fn f(x: [f64]) -> [f64] { for i where x[i] > 0.0 { x[i] * 10.0 } }";
+    assert_eq!(f64_elements(run_source(positives, vec![f64_vector(&[1.0, -2.0, 3.0])]).unwrap()), [10.0, 30.0]);
+    assert_eq!(f64_elements(run_source(positives, vec![f64_vector(&[])]).unwrap()), Vec::<f64>::new());
+    let reduced = "fn f(x: [f64]) -> f64 { let p = for i where x[i] > 0.0 { x[i] }; sum k { p[k] } }";
+    assert_eq!(run_source(reduced, vec![f64_vector(&[1.0, -2.0, 3.0])]), Ok(Value::F64(4.0)));
+    // The element is evaluated where the condition fails too (as both sides of an `if`).
+    let divided = "fn f(x: [i32], d: i32) -> [i32] { for i where x[i] > 5 { x[i] / d } }";
+    let error = run_source(divided, vec![i32_vector(&[1, 2]), Value::I32(0)]).map_err(|error| error.message);
+    assert_eq!(error, Err("integer division by zero".into()));
+}

@@ -287,6 +287,12 @@ pub enum ExprKind {
     For(node::For),
     /// Type: body's (`usize` for argmax/argmin; `bool` for all/any).
     Reduce(node::Reduce),
+    /// `for index in 0..size where c { e }`: `body` is the pair `(c, e)` (the condition and the
+    /// element, both evaluated at every index, as both sides of a select); the value is the
+    /// rank-1 array of the `e`s whose `c` holds, in index order, its length known only at run
+    /// time. Type: `[e.ty]`, `e` a scalar or a tuple of scalars. Never inside a loop (the
+    /// checker allows it only where no rectangular array depends on its length).
+    Filter(node::For),
     /// `acc = init; for index in 0..count { acc = body }; acc`. Type: init's = body's.
     Fold(node::Fold),
     /// `acc = init; for index in 0..count { acc = body; out[index] = acc }; out`: the state
@@ -468,9 +474,9 @@ impl Expr {
     /// and accumulator). They are in scope in the node's body, its last child, and nowhere else.
     pub fn binders(&self) -> impl Iterator<Item = VarId> + Clone {
         let (first, second) = match &self.kind {
-            ExprKind::For(node::For { index, .. }) | ExprKind::Reduce(node::Reduce { index, .. }) => {
-                (Some(*index), None)
-            }
+            ExprKind::For(node::For { index, .. })
+            | ExprKind::Filter(node::For { index, .. })
+            | ExprKind::Reduce(node::Reduce { index, .. }) => (Some(*index), None),
             ExprKind::Let(node::Let { var, .. }) => (Some(*var), None),
             ExprKind::Fold(node::Fold { index, acc, .. }) | ExprKind::Scan(node::Scan { index, acc, .. }) => {
                 (Some(*index), Some(*acc))
@@ -483,9 +489,9 @@ impl Expr {
     /// [`Expr::binders`], mutably (for renaming).
     pub fn binders_mut(&mut self) -> impl Iterator<Item = &mut VarId> {
         let (first, second) = match &mut self.kind {
-            ExprKind::For(node::For { index, .. }) | ExprKind::Reduce(node::Reduce { index, .. }) => {
-                (Some(index), None)
-            }
+            ExprKind::For(node::For { index, .. })
+            | ExprKind::Filter(node::For { index, .. })
+            | ExprKind::Reduce(node::Reduce { index, .. }) => (Some(index), None),
             ExprKind::Let(node::Let { var, .. }) => (Some(var), None),
             ExprKind::Fold(node::Fold { index, acc, .. }) | ExprKind::Scan(node::Scan { index, acc, .. }) => {
                 (Some(index), Some(acc))
@@ -499,7 +505,9 @@ impl Expr {
     pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Literal(_) | ExprKind::Var(_) => {}
-            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
+            ExprKind::For(node::For { size, body, .. })
+            | ExprKind::Filter(node::For { size, body, .. })
+            | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 f(size);
                 f(body);
             }
@@ -552,7 +560,9 @@ impl Expr {
     pub fn for_each_child_mut(&mut self, mut f: impl FnMut(&mut Expr)) {
         match &mut self.kind {
             ExprKind::Literal(_) | ExprKind::Var(_) => {}
-            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
+            ExprKind::For(node::For { size, body, .. })
+            | ExprKind::Filter(node::For { size, body, .. })
+            | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 f(size);
                 f(body);
             }

@@ -192,6 +192,7 @@ fn needs_block(expr: &Expr) -> bool {
         ExprKind::Let(_)
         | ExprKind::Assert(_)
         | ExprKind::For(_)
+        | ExprKind::Filter(_)
         | ExprKind::Fold(_)
         | ExprKind::Scan(_)
         | ExprKind::Accum(_) => true,
@@ -279,6 +280,14 @@ impl<'p> Printer<'p> {
             ExprKind::For(node::For { index, size, body }) => {
                 let header = format!(
                     "{prefix}for {} in 0..{} {{",
+                    self.var_name(*index),
+                    self.inline_string(size, Precedence::Add)
+                );
+                self.nested(&header, body, indent, out);
+            }
+            ExprKind::Filter(node::For { index, size, body }) => {
+                let header = format!(
+                    "{prefix}filter {} in 0..{} {{",
                     self.var_name(*index),
                     self.inline_string(size, Precedence::Add)
                 );
@@ -407,6 +416,13 @@ impl<'p> Printer<'p> {
             ExprKind::Var(var) => out.push_str(&self.var_name(*var)),
             ExprKind::For(node::For { index, size, body }) => {
                 let _ = write!(out, "for {} in 0..", self.var_name(*index));
+                self.inline(size, Precedence::Add, out);
+                out.push_str(" { ");
+                self.inline(body, Precedence::Construct, out);
+                out.push_str(" }");
+            }
+            ExprKind::Filter(node::For { index, size, body }) => {
+                let _ = write!(out, "filter {} in 0..", self.var_name(*index));
                 self.inline(size, Precedence::Add, out);
                 out.push_str(" { ");
                 self.inline(body, Precedence::Construct, out);

@@ -98,6 +98,8 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
             sizes.extend(raw_shape(body)?);
             sizes
         }
+        // A filter's length is known only once it has run.
+        ExprKind::Filter(_) => return None,
         ExprKind::Index(node::Index { array, .. }) => raw_shape(array)?.into_iter().skip(1).collect(),
         ExprKind::Let(node::Let { var, value, body }) => {
             let mut sizes = raw_shape(body)?;

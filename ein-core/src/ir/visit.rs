@@ -177,6 +177,7 @@ impl Visitor<'_> for AlphaKey {
                 None => write!(text, "f{}", var.0),
             },
             ExprKind::For(_) => write!(text, "for"),
+            ExprKind::Filter(_) => write!(text, "filter"),
             ExprKind::Reduce(node::Reduce { op, .. }) => write!(text, "{}", op.name()),
             ExprKind::Fold(_) => write!(text, "fold"),
             ExprKind::Scan(_) => write!(text, "scan"),

@@ -40,7 +40,9 @@ impl Hoister<'_> {
     fn expr(&mut self, mut expr: Expr) -> Expr {
         match &mut expr.kind {
             // A loop's size is evaluated before it runs; its body while it runs.
-            ExprKind::For(node::For { size, body, .. }) | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
+            ExprKind::For(node::For { size, body, .. })
+            | ExprKind::Filter(node::For { size, body, .. })
+            | ExprKind::Reduce(node::Reduce { size, body, .. }) => {
                 **size = self.expr(size.take());
                 self.enclosing_sizes.push(alpha_key(size));
                 **body = self.expr(body.take());
@@ -59,6 +61,7 @@ impl Hoister<'_> {
         let mut lifted = Vec::new();
         let mut blocked: BTreeSet<VarId> = expr.binders().collect();
         if let ExprKind::For(node::For { body, .. })
+        | ExprKind::Filter(node::For { body, .. })
         | ExprKind::Reduce(node::Reduce { body, .. })
         | ExprKind::Fold(node::Fold { body, .. })
         | ExprKind::Scan(node::Scan { body, .. }) = &mut expr.kind

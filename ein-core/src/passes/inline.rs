@@ -84,8 +84,12 @@ impl Inliner<'_> {
         if uses.is_empty() {
             return None;
         }
+        // The read's loops are the producer's own indices, no more: a loop over an axis inside
+        // the element (`g[i][j]` where `g`'s element is a row computed whole) would compute the
+        // row once per `j`, and not at all, dropping its errors, when `j`'s range is empty.
         let once_per_element = uses.len() == 1
             && uses[0].loops.len() <= uses[0].indices.len()
+            && uses[0].loops.len() <= comprehension_depth(value)
             && uses[0].loops.iter().zip(&uses[0].indices).all(|(lp, index)| Some(*lp) == *index)
             && !uses[0].loops.is_empty();
         let cheap = !is_expensive(value) && !may_fail(value);
@@ -128,6 +132,15 @@ fn is_fusable_producer(expr: &Expr) -> bool {
         ExprKind::For(_) => !may_fail(expr),
         ExprKind::Let(node::Let { value, body, .. }) => !may_fail(value) && is_fusable_producer(body),
         _ => false,
+    }
+}
+
+/// How many comprehensions nest directly in `expr` (`for i { for j { e } }` is 2): the axes whose
+/// elements are computed one by one rather than as a whole.
+fn comprehension_depth(expr: &Expr) -> usize {
+    match &expr.kind {
+        ExprKind::For(node::For { body, .. }) => 1 + comprehension_depth(body),
+        _ => 0,
     }
 }
 

@@ -37,7 +37,9 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
             !is_float(&lhs.ty) && !is_nonzero_literal(rhs) && !nonzero(rhs)
         }
         ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. }) => true,
-        ExprKind::For(node::For { size, .. }) | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
+        ExprKind::For(node::For { size, .. })
+        | ExprKind::Filter(node::For { size, .. })
+        | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
         ExprKind::Fold(node::Fold { count, .. }) | ExprKind::Scan(node::Scan { count, .. }) => !is_length(count),
         // An update's index out of range.
         ExprKind::Assert(_) | ExprKind::Accum(_) => true,
@@ -117,6 +119,7 @@ pub fn is_expensive(expr: &Expr) -> bool {
     let own = matches!(
         expr.kind,
         ExprKind::For(_)
+            | ExprKind::Filter(_)
             | ExprKind::Reduce(_)
             | ExprKind::Fold(_)
             | ExprKind::Scan(_)
@@ -142,6 +145,7 @@ pub fn is_loop(expr: &Expr) -> bool {
     matches!(
         expr.kind,
         ExprKind::For(_)
+            | ExprKind::Filter(_)
             | ExprKind::Reduce(_)
             | ExprKind::Fold(_)
             | ExprKind::Scan(_)

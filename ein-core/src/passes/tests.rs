@@ -436,3 +436,18 @@ fn a_called_matrix_product_becomes_a_contraction() {
     }";
     assert_eq!(program.to_string(), optimised_unit(in_place, "gram"));
 }
+
+#[test]
+fn a_row_computed_whole_is_not_fused_into_a_loop_over_its_elements() {
+    // `g`'s element is a row built whole (an `if` of two rows): fused into `for a, b`, it would
+    // be computed once per `b`, and not at all (losing its size check) when `b`'s range is
+    // empty. It stays an array; a comprehension of both axes still fuses.
+    let source = "fn f(m: [bool], x: [[f64]], n: [usize]) -> [[f64]] {
+        let g = for i { if m[i] { for k in 0..n.len() { 1.0 } } else { x[i] } };
+        for a, b { g[a, b] } }";
+    assert_eq!(array_temporaries(&optimised(source)), 1);
+    let both_axes = "fn f(x: [[f64]], d: [f64]) -> [[f64]] {
+        let g = for i, j { x[i, j] / d[j] };
+        for a, b { exp(g[a, b]) } }";
+    assert_eq!(array_temporaries(&optimised(both_axes)), 0);
+}

@@ -203,6 +203,17 @@ impl Validator<'_> {
                 self.size(size, "a comprehension size")?;
                 expect(expr.ty == body.ty.with_outer_axis(), "for has type [body]")
             }
+            ExprKind::Filter(node::For { size, body, .. }) => {
+                self.size(size, "a filter size")?;
+                let element = match &body.ty {
+                    Type::Tuple { fields, .. } if fields.len() == 2 && fields[0] == Type::BOOL => Some(&fields[1]),
+                    _ => None,
+                };
+                expect(
+                    element.is_some_and(|element| !element.has_array() && expr.ty == element.with_outer_axis()),
+                    "a filter's body is (bool, element) and the filter is [element]",
+                )
+            }
             ExprKind::Reduce(node::Reduce { op, size, body, .. }) => {
                 self.size_of_type(size, "a reduction size")?;
                 let wanted = match op {

@@ -132,6 +132,14 @@ pub enum ExprKind {
         binders: Vec<Binder>,
         body: Box<Expr>,
     },
+    /// `for i where cond { body }`: a filter, the array of `body` at every `i` where `cond`
+    /// holds (its length known only at run time). One binder.
+    Filter {
+        binder: Binder,
+        where_span: Span,
+        cond: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `sum k { body }`, `argmax k in 0..n { body }`, … (several binders nest).
     Reduce {
         op: ReduceOp,
@@ -254,6 +262,9 @@ impl ExprKind {
             ExprKind::Literal(_) | ExprKind::Name(_) => Vec::new(),
             ExprKind::For { binders, body } | ExprKind::Reduce { binders, body, .. } => {
                 binders.iter().filter_map(|binder| binder.size.as_deref()).chain([&**body]).collect()
+            }
+            ExprKind::Filter { binder, cond, body, .. } => {
+                binder.size.as_deref().into_iter().chain([&**cond, &**body]).collect()
             }
             ExprKind::Fold { count, init, body, .. } => vec![&**count, &**init, &**body],
             ExprKind::Scan { count, init, body, .. } => {

@@ -1235,11 +1235,24 @@ impl<'r> Generator<'r> {
         }
         self.loop_depth += 1;
         let body = self.scalar(body_sc, depth - 1);
+        // Now and then a reduction of a pair, component-wise, of which one component is used:
+        // the other (of any number type) is reduced alongside in the same pass.
+        let pair = ["sum", "prod", "max", "min"].contains(&op) && self.rng.percent(20);
+        let other = if pair {
+            let other_sc = *self.rng.pick(&[Sc::F64, Sc::I64, Sc::F32, Sc::I32]);
+            Some(self.scalar(other_sc, depth - 1))
+        } else {
+            None
+        };
         self.loop_depth -= 1;
         let binders: Vec<IndexVar> = self.indices.drain(base..).collect();
         self.unhide(&hidden);
         let binders = self.binder_list(&binders);
-        let text = format!("({op} {binders} {{ {body} }})");
+        let text = match other {
+            Some(other) if self.rng.percent(50) => format!("(({op} {binders} {{ ({body}, {other}) }}).0)"),
+            Some(other) => format!("(({op} {binders} {{ {{ other: {other}, value: {body} }} }}).value)"),
+            None => format!("({op} {binders} {{ {body} }})"),
+        };
         self.remember(&text, sc, start);
         text
     }

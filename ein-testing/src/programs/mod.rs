@@ -10,7 +10,7 @@
 //! The generator tracks types, scopes and symbolic sizes (`Dim`), and which index variables get
 //! their size inferred from an array they directly index, so that most programs check (the
 //! property test requires 90%). It covers comprehensions (1–3 indices per `for`, inferred and
-//! explicit sizes), every reduction, folds with scalar, tuple (named or pattern) and array
+//! explicit sizes), every reduction (sometimes of a pair or record, one component used), folds with scalar, tuple (named or pattern) and array
 //! accumulators, scans with scalar, tuple and record states (often with the associative steps
 //! `acc + v`, `v * acc`, `max(acc, v)`, `acc && v`, which scans group in blocks), accums of
 //! arrays of scalars (one or two updates per step, some conditional), `let`s including tuple patterns, tuples, records and projections, affine

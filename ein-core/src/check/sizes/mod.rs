@@ -217,6 +217,7 @@ impl Prover<'_> {
     fn walk(&mut self, expr: &mut Expr) {
         match &mut expr.kind {
             ExprKind::For(node::For { index, size, body })
+            | ExprKind::Filter(node::For { index, size, body })
             | ExprKind::Reduce(node::Reduce { index, size, body, .. }) => {
                 self.walk(size);
                 let range = canonical(size, self.lets);

@@ -194,6 +194,21 @@ fn arity_error(func: Func, span: Span, found: usize) -> syn::Error {
 fn parse_for(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
     let for_token: Token![for] = input.parse()?;
     let binders = parse_binders(input, context, "`for`")?;
+    if input.peek(Token![where]) {
+        let where_token: Token![where] = input.parse()?;
+        if binders.len() != 1 {
+            return Err(syn::Error::new(
+                where_token.span,
+                "a filter `for i where cond { e }` takes exactly one index: its result is a rank-1 array \
+                 (filter the elements of a flattened index instead)",
+            ));
+        }
+        let cond = parse_expression(input, context)?;
+        let (body, braces) = parse_body(input, context, "`for … where`")?;
+        let span = for_token.span.join(braces.close()).unwrap_or(for_token.span);
+        let binder = binders.into_iter().next().ok_or_else(|| syn::Error::new(where_token.span, "no index"))?;
+        return checked_node(context, ExprKind::Filter { binder, where_span: where_token.span, cond, body }, span);
+    }
     let (body, braces) = parse_body(input, context, "`for`")?;
     let span = for_token.span.join(braces.close()).unwrap_or(for_token.span);
     checked_node(context, ExprKind::For { binders, body }, span)

@@ -17,6 +17,9 @@ fn show(expr: &Expr) -> String {
         ExprKind::Reduce { op, binders, body, .. } => {
             format!("({} {} {})", op.name(), show_binders(binders), show(body))
         }
+        ExprKind::Filter { binder, cond, body, .. } => {
+            format!("(filter {} {} {})", show_binder(binder), show(cond), show(body))
+        }
         ExprKind::Fold { index, count, acc, init, body } => {
             format!("(fold ({index} {}) {} {} {})", show(count), show_pattern(acc), show(init), show(body))
         }
@@ -1098,4 +1101,13 @@ fn accum_bodies_are_updates() {
     // `if` without `else` stays an error where it is not an update.
     assert!(error("if c { 1 }").0.contains("needs an `else` branch"));
     assert!(error("accum h = x { (a, b)[0] += 1 }").0.contains("must be an element of the accum's array"));
+}
+
+#[test]
+fn filters_parse_with_one_index_and_a_condition() {
+    assert_eq!(expression(quote!(for i where x[i] > 0.0 { x[i] })), "(filter i (> (index x i) 0.0) (index x i))");
+    assert_eq!(
+        expression(quote!(for i in 0..n where x[i] > 0.0 { (i, x[i]) })),
+        "(filter (i n) (> (index x i) 0.0) (tuple i (index x i)))"
+    );
 }

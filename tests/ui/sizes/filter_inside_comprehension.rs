@@ -1,0 +1,7 @@
+use ein::ein;
+
+ein! {
+    pub fn f(a: [[f64]]) -> [[f64]] { for i { for j where a[i, j] > 0.0 { a[i, j] } } }
+}
+
+fn main() {}
