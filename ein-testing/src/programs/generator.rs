@@ -407,7 +407,7 @@ impl<'r> Generator<'r> {
 
     /// A statement `let … = …;` of the function body.
     fn top_level_let(&mut self) -> String {
-        match self.rng.weighted(&[50, 25, 12, 13]) {
+        match self.rng.weighted(&[50, 25, 12, 13, 8]) {
             0 => {
                 let rank = 1 + self.rng.weighted(&[45, 45, 10]);
                 let dims = self.new_dims(rank);
@@ -427,6 +427,7 @@ impl<'r> Generator<'r> {
                 };
                 self.let_statement(&ty, 3)
             }
+            4 => self.filter_let(),
             _ => {
                 // A size: `let m = x0.shape(1);`, usable in `0..m` everywhere after it.
                 let symbol = self.rng.below(self.symbols);
@@ -442,6 +443,32 @@ impl<'r> Generator<'r> {
                 format!("let {name} = {text};")
             }
         }
+    }
+
+    /// `let p = for i in 0..n where c { e };`: a filter, which may only stand outside every loop;
+    /// its length, known only at run time, is a size (`p.len()`) of its own for what follows.
+    fn filter_let(&mut self) -> String {
+        let dim = self.new_dim();
+        let sc = *self.rng.pick(&[Sc::F64, Sc::F64, Sc::I64, Sc::Bool]);
+        let index = self.fresh("i");
+        self.indices.push(IndexVar { name: index.clone(), dim, sourced: false, hidden: false });
+        self.loop_depth += 1;
+        let condition = self.condition(3);
+        let element = self.scalar(sc, 3);
+        self.loop_depth -= 1;
+        self.indices.pop();
+        let (size, _) = self.size_text(dim);
+        let name = self.fresh("p");
+        self.opaque.push((format!("{name}.len()"), Sc::I64));
+        let length = Dim::Opaque(self.opaque.len() - 1);
+        self.vars.push(Binding {
+            name: name.clone(),
+            ty: Ty::Array(Elem::Scalar(sc), vec![length]),
+            kind: Kind::Let,
+            size_of: None,
+            source: true,
+        });
+        format!("let {name} = for {index} in 0..{size} where {condition} {{ {element} }};")
     }
 
     /// `let v = value;` or `let (p, q) = tuple;`, adding the names to the scope (the caller
