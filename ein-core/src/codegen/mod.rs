@@ -450,7 +450,9 @@ impl<'p> Gen<'p> {
             let name = &call.name;
             let closure = &self.rust_calls[site];
             // The closure's parameter types are the arguments' (their markers): rustc then
-            // types the call against them, and a wrong argument is reported at the call.
+            // types the call against them, and a wrong argument is reported at the call. It is
+            // the closure clippy would write as plain `sigmoid`, but that would move a local
+            // closure and could not type a generic function's parameter.
             let markers = call.params.iter().map(|param| self.type_marker(param, span));
             let typed = Ident::new(&format!("typed_closure{}", call.params.len()), span);
             closures.push(quote_spanned!(span=>
@@ -478,8 +480,6 @@ impl<'p> Gen<'p> {
         // expectation on the arguments: a result of the wrong type is one error, at the whole
         // invocation, and use-site literals are still inferred from it.
         let result = self.names.fresh("result");
-        // `|x| sigmoid(x)` is the closure clippy would have written as `sigmoid`, but that
-        // would move a local closure and could not type a generic function's parameter.
         Ok(quote! {
             {
                 #item
