@@ -76,6 +76,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "prefix-sum", build: prefix_sum_kernel },
         KernelSpec { name: "histogram", build: histogram_kernel },
         KernelSpec { name: "scatter-add", build: scatter_add_kernel },
+        KernelSpec { name: "scatter-add-large", build: scatter_add_large_kernel },
         KernelSpec { name: "two-moments", build: two_moments_kernel },
         KernelSpec { name: "filter", build: filter_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
@@ -243,6 +244,37 @@ fn scatter_add_kernel(quick: bool) -> Kernel {
         .note("hand is one private copy of the bins per thread, added up; naive is the serial loop")
         .variant("ein", move || scatter_add(&i1.0, &i1.1, m as i64))
         .variant("hand", move || scatter_add_hand(&i2.0, &i2.1, m))
+        .variant("naive", move || scatter_add_naive(&inputs.0, &inputs.1, m))
+}
+
+/// Each task owns a range of the bins and applies, in order, the updates that fall in it
+/// (every task reads every update; the serial loop's bits).
+fn scatter_add_owners(idx: &[usize], v: &[f64], m: usize) -> Vec<f64> {
+    let mut bins = vec![0.0; m];
+    let per_task = m.div_ceil(rayon::current_num_threads()).max(1);
+    bins.par_chunks_mut(per_task).enumerate().for_each(|(task, bins)| {
+        let start = task * per_task;
+        for (&i, &x) in idx.iter().zip(v) {
+            if let Some(bin) = i.checked_sub(start).and_then(|offset| bins.get_mut(offset)) {
+                *bin += x;
+            }
+        }
+    });
+    bins
+}
+
+/// A scatter-add into a target four times larger than the updates (one group: private copies
+/// would cost more than the updates; ein partitions by target range instead).
+fn scatter_add_large_kernel(quick: bool) -> Kernel {
+    let (n, m): (usize, usize) = if quick { (1 << 18, 1 << 20) } else { (1 << 22, 1 << 24) };
+    let idx: Vec<usize> = data::uniform_i32(14, n, 0, m as i32).into_iter().map(|value| value as usize).collect();
+    let inputs = Arc::new((idx, data::uniform_f64(15, n, -1.0, 1.0)));
+    let (i1, i2) = (Arc::clone(&inputs), Arc::clone(&inputs));
+    let size = format!("2^{} f64 into 2^{} bins", n.trailing_zeros(), m.trailing_zeros());
+    Kernel::new("scatter-add-large", size, Work::Bytes(16.0 * n as f64 + 8.0 * m as f64), Check::Close(0.0))
+        .note("hand: each thread owns a range of the bins and reads every update; naive is the serial loop")
+        .variant("ein", move || scatter_add(&i1.0, &i1.1, m as i64))
+        .variant("hand", move || scatter_add_owners(&i2.0, &i2.1, m))
         .variant("naive", move || scatter_add_naive(&inputs.0, &inputs.1, m))
 }
 

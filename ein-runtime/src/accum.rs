@@ -7,7 +7,9 @@
 //! consecutive iterations; group 0 updates the initial array, every other group a private
 //! array of the identity; the G arrays are then combined element by element, neighbours
 //! first. `G` depends only on the sizes, never on the thread count, so float results are the
-//! same bits on every run and machine; with `G = 1` it is the serial loop.
+//! same bits on every run and machine. With `G = 1` (a target larger than the work, or mixed
+//! operators) the result is the serial loop's, which still runs in parallel when it is long:
+//! the updates are recorded by range of the target, then each range applies its own in order.
 
 use rayon::prelude::*;
 
@@ -64,35 +66,75 @@ fn out_of_range(error: AccumError, target: &str, site: &Site) -> ! {
     panic!("ein: index {index} out of range for axis {axis} of `{target}` (size {size}) (at {site})")
 }
 
+/// Where the updates of a partitioned accumulation go (see [`accum`]): one list per range of
+/// the target, each in the order the updates were made.
+pub struct AccumSink<T> {
+    /// `key >> shift` is the range of an update's key.
+    shift: u32,
+    ranges: Vec<Vec<(usize, T)>>,
+}
+
+impl<T> AccumSink<T> {
+    fn new(ranges: usize, shift: u32, expected: usize) -> AccumSink<T> {
+        let each = expected.div_ceil(ranges.max(1));
+        AccumSink { shift, ranges: (0..ranges).map(|_| Vec::with_capacity(each)).collect() }
+    }
+
+    /// Records an update: `key` is its flat position in the target (row-major), shifted left
+    /// by the operator bits and holding its operator's number in them; `value` its operand.
+    #[inline(always)]
+    pub fn push(&mut self, key: usize, value: T) {
+        self.ranges[key >> self.shift].push((key, value));
+    }
+}
+
+/// The fewest target elements in one range of a partitioned accumulation.
+const ACCUM_MIN_RANGE: usize = 1 << 12;
+
 /// The elements `target` ends with: `body(start, end, data)` applies, in order, the updates of
 /// the outer iterations `start..end` to `data` (row-major, the target's shape), stopping at
-/// the first index out of range. With `identity` (every update has one operator, `combine`),
-/// the iterations are grouped as the module documentation says, and groups run in parallel;
-/// without, they run in one serial pass. A failure panics naming the first failing group's
-/// index (the first in index order), the target and the source location; nothing of the
-/// partial result escapes.
+/// the first index out of range; `record(start, end, sink)` makes the same updates but
+/// records them in `sink` instead; `apply(op, element, operand)` applies one update of
+/// operator number `op` (the number `op_bits` low bits of a recorded key hold).
+///
+/// With `identity` (every update has one operator) and more than one group, the iterations
+/// are grouped as the module documentation says, and groups run in parallel. Otherwise the
+/// result is the serial loop's: with enough outer iterations to share and more than one
+/// thread, the updates are recorded in parallel (consecutive iterations per task), by the
+/// range of the target they fall in, then every range applies its updates in parallel with the
+/// others, each in iteration order: every element sees the serial loop's updates in the serial
+/// loop's order, so the result is the same bits. A failure panics naming the first failing
+/// group's (or task's) index (the first in index order), the target and the source location;
+/// nothing of the partial result escapes.
 #[allow(clippy::too_many_arguments)]
-pub fn accum<T, const N: usize, Body, Combine>(
+pub fn accum<T, const N: usize, Body, Record, Apply>(
     target: Array<T, N>,
     name: &str,
     site: &Site,
     outer: usize,
     nested: bool,
     identity: Option<T>,
+    op_bits: u32,
     body: Body,
-    combine: Combine,
+    record: Record,
+    apply: Apply,
 ) -> Array<T, N>
 where
     T: Copy + Send + Sync,
     Body: Fn(usize, usize, &mut [T]) -> Result<(), AccumError> + Sync,
-    Combine: Fn(T, T) -> T + Sync,
+    Record: Fn(usize, usize, &mut AccumSink<T>) -> Result<(), AccumError> + Sync,
+    Apply: Fn(usize, T, T) -> T + Sync,
 {
     let shape = target.shape();
     let mut data = target.into_vec();
     let len = data.len();
     let groups = if identity.is_some() { accum_groups(outer, len, nested) } else { 1 };
     let (Some(identity), true) = (identity, groups > 1) else {
-        if let Err(error) = body(0, outer, &mut data) {
+        let threads = rayon::current_num_threads();
+        let tasks = (outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 })).min(4 * threads);
+        if tasks >= 2 && threads > 1 && len > 0 {
+            partitioned(&mut data, name, site, outer, tasks, op_bits, nested, &record, &apply);
+        } else if let Err(error) = body(0, outer, &mut data) {
             out_of_range(error, name, site);
         }
         return Array::from_vec(shape, data);
@@ -125,7 +167,7 @@ where
                 const CHUNK: usize = 1 << 14;
                 left.par_chunks_mut(CHUNK).zip(right.par_chunks(CHUNK)).for_each(|(left, right)| {
                     for (element, other) in left.iter_mut().zip(right) {
-                        *element = combine(*element, *other);
+                        *element = apply(0, *element, *other);
                     }
                 });
             }
@@ -134,4 +176,57 @@ where
         arrays = next;
     }
     Array::from_vec(shape, arrays.pop().unwrap_or_default())
+}
+
+/// The serial loop's updates to `data`, made in parallel: `tasks` tasks record the updates of
+/// consecutive outer iterations by range of the target, then every range applies the updates
+/// that fall in it, task by task, each task's in order (see [`accum`]).
+#[allow(clippy::too_many_arguments)]
+fn partitioned<T, Record, Apply>(
+    data: &mut [T],
+    name: &str,
+    site: &Site,
+    outer: usize,
+    tasks: usize,
+    op_bits: u32,
+    nested: bool,
+    record: &Record,
+    apply: &Apply,
+) where
+    T: Copy + Send + Sync,
+    Record: Fn(usize, usize, &mut AccumSink<T>) -> Result<(), AccumError> + Sync,
+    Apply: Fn(usize, T, T) -> T + Sync,
+{
+    let len = data.len();
+    // About four ranges per thread, none smaller than ACCUM_MIN_RANGE: a range's elements then
+    // fit in a core's cache while its updates land on them.
+    let wanted = len.div_ceil(4 * rayon::current_num_threads()).max(ACCUM_MIN_RANGE);
+    let range_shift = wanted.next_power_of_two().trailing_zeros();
+    let ranges = len.div_ceil(1 << range_shift);
+    let shift = range_shift + op_bits;
+    let recorded: Vec<Result<AccumSink<T>, AccumError>> = (0..tasks)
+        .into_par_iter()
+        .map(|task| {
+            let (start, end) = (group_start(outer, tasks, task), group_start(outer, tasks, task + 1));
+            let mut sink = AccumSink::new(ranges, shift, if nested { 0 } else { end - start });
+            record(start, end, &mut sink).map(|()| sink)
+        })
+        .collect();
+    let mut sinks = Vec::with_capacity(tasks);
+    for result in recorded {
+        match result {
+            Ok(sink) => sinks.push(sink),
+            Err(error) => out_of_range(error, name, site),
+        }
+    }
+    let op_mask = (1usize << op_bits) - 1;
+    data.par_chunks_mut(1 << range_shift).enumerate().for_each(|(range, elements)| {
+        let base = range << range_shift;
+        for sink in &sinks {
+            for &(key, operand) in &sink.ranges[range] {
+                let element = &mut elements[(key >> op_bits) - base];
+                *element = apply(key & op_mask, *element, operand);
+            }
+        }
+    });
 }

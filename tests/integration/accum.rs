@@ -1,6 +1,7 @@
 //! Differential tests of `accum`: histograms (1-D and 2-D loops, u8 into u32), float scatter-add
 //! (long enough to take the grouped parallel path, whose bits must be the interpreter's on any
-//! number of threads: note [accum grouping]), 2-D targets, conditional and several updates,
+//! number of threads: note [accum grouping]; and into targets larger than the updates, or with
+//! mixed operators, whose partitioned parallel path must give the serial loop's bits), 2-D targets, conditional and several updates,
 //! COO sparse matrix–vector products, `*=` and `|=`, the expression form, empty inputs, and
 //! indices out of range (the same error in both, naming the index, the target and its size).
 
@@ -167,6 +168,66 @@ fn long_float_accums_are_bit_identical_to_the_interpreter_on_any_number_of_threa
         let y = pool.install(|| long_scatter::run(&idx, &v, m as i64));
         let y = Value::Array(ArrayValue::vector(y.as_slice().iter().map(|&x| Value::F64(x)).collect()));
         assert_eq!(bits_of(&y), bits_of(&expected), "scatter-add on {threads} threads");
+    }
+}
+
+program! {
+    long_mixed: fn(k: [i64], x: [f64], m: i64) -> [f64] {
+        accum q = for j in 0..m { 1.0 } { for i { q[k[i]] += x[i]; if x[i] > 0.0 { q[k[i]] *= 0.5 } } }
+    }
+}
+
+/// One group (a target larger than the updates, or mixed operators) is the serial loop, bit for
+/// bit, though it runs in parallel (partitioned by ranges of the target) on several threads.
+#[test]
+fn large_targets_and_mixed_operators_give_the_serial_loops_bits_on_any_number_of_threads() {
+    let n = 1 << 16;
+    let m = 1 << 18;
+    let idx: Vec<i64> = (0..n).map(|i| (i * 104_729 % m) as i64).collect();
+    // Repeated indices, so that the order of the updates to one element shows in its bits.
+    let idx: Vec<i64> = idx.iter().map(|&i| if i % 3 == 0 { i % 5000 } else { i }).collect();
+    let v: Vec<f64> = (0..n).map(|i| ((i * 7919 % 1013) as f64 - 500.0) / 3.0 + 1e-9 * i as f64).collect();
+    let mut serial = vec![0.0f64; m];
+    for (&i, &x) in idx.iter().zip(&v) {
+        serial[i as usize] += x;
+    }
+    let scatter = Oracle::new("long_scatter", long_scatter::SOURCE, Form::Item);
+    let expected = interp::run(scatter.program(), scatter_args(&idx, &v, m as i64), &[]).expect("runs");
+    assert_eq!(bits_of(&expected), serial.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    let mixed = Oracle::new("long_mixed", long_mixed::SOURCE, Form::Item);
+    let small: Vec<i64> = idx.iter().map(|&i| i % 700).collect();
+    let mixed_args = vec![
+        Value::Array(ArrayValue::vector(small.iter().map(|&i| Value::I64(i)).collect())),
+        Value::Array(ArrayValue::vector(v.iter().map(|&x| Value::F64(x)).collect())),
+        Value::I64(700),
+    ];
+    let mixed_expected = interp::run(mixed.program(), mixed_args, &[]).expect("runs");
+    for threads in [1, 2, 3, 4] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+        let y = pool.install(|| long_scatter::run(&idx, &v, m as i64));
+        let y = Value::Array(ArrayValue::vector(y.as_slice().iter().map(|&x| Value::F64(x)).collect()));
+        assert_eq!(bits_of(&y), bits_of(&expected), "scatter-add into a large target on {threads} threads");
+        let q = pool.install(|| long_mixed::run(&small, &v, 700));
+        let q = Value::Array(ArrayValue::vector(q.as_slice().iter().map(|&x| Value::F64(x)).collect()));
+        assert_eq!(bits_of(&q), bits_of(&mixed_expected), "mixed operators on {threads} threads");
+    }
+}
+
+/// On the partitioned path too, the first index out of range in iteration order is reported.
+#[test]
+fn a_large_target_reports_its_first_index_out_of_range() {
+    let n = 1 << 16;
+    let mut idx: Vec<i64> = (0..n).map(|i| i * 3 % (1 << 18)).collect();
+    idx[50_000] = -7;
+    idx[60_000] = 1 << 20;
+    let v = vec![0.5; idx.len()];
+    let oracle = Oracle::new("long_scatter", long_scatter::SOURCE, Form::Item);
+    let error = interp::run(oracle.program(), scatter_args(&idx, &v, 1 << 18), &[]).expect_err("fails");
+    assert!(error.message.starts_with("index -7 out of range for axis 0 of `y` (size 262144)"), "{}", error.message);
+    for threads in [1, 2, 4] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+        let panic = pool.install(|| catch_quietly(|| long_scatter::run(&idx, &v, 1 << 18))).expect_err("fails");
+        assert_eq!(strip_site(&panic), error.message, "on {threads} threads");
     }
 }
 

@@ -20,6 +20,12 @@ struct Target {
     rank: usize,
     elem: ScalarType,
     float: bool,
+    /// Where updates are recorded instead of applied (the runtime's `AccumSink`), if they are.
+    record: Option<Ident>,
+    /// The distinct operators of the updates, numbered by position.
+    distinct: Vec<UpdateOp>,
+    /// How many low bits of a recorded key hold the operator's number.
+    op_bits: u32,
 }
 
 impl<'p> Gen<'p> {
@@ -74,27 +80,21 @@ impl<'p> Gen<'p> {
             _ => (quote!(1usize), None, current),
         };
         let nested = first_loop(body).is_some();
-        let target = Target { data: data.clone(), shape: shape.clone(), rank, elem, float };
-        // The update loop is versioned for contiguous inputs, as comprehensions are (a
-        // histogram's byte reads then need no stride).
-        let candidates = self.version_candidates();
-        let (closure, ()) = self.versioning(|generator| {
-            generator.nested(true, |generator, closure| {
-                let (loop_block, ()) = generator.nested(true, |generator, loop_block| {
-                    if let Some(index) = index {
-                        generator.bind_index(index, &position, loop_block);
-                    }
-                    generator.accum_nest(body, accum, &target, loop_block)
-                })?;
-                let loop_body = loop_block.finish(None);
-                let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
-                let position = if referenced { position.to_token_stream() } else { quote!(_) };
-                closure.push(quote!(for #position in #start..#end { #loop_body }));
-                Ok(())
-            })
-        })?;
-        let (closure, _) = self.versioned(&candidates, closure.finish(None));
-        let copies = self.local_copies(crate::ir::visit::free_vars(&accum.updates), &closure);
+        // The distinct operators, numbered in order of appearance: a recorded update's key
+        // holds its operator's number in its low `op_bits` bits.
+        let mut distinct: Vec<UpdateOp> = Vec::new();
+        for op in &accum.ops {
+            if !distinct.contains(op) {
+                distinct.push(*op);
+            }
+        }
+        let op_bits = usize::BITS - (distinct.len().max(1) - 1).leading_zeros();
+        let sink = self.names.fresh("sink");
+        let mut target =
+            Target { data: data.clone(), shape: shape.clone(), rank, elem, float, record: None, distinct, op_bits };
+        let apply_closure = self.accum_closure(body, index, accum, &target, [&start, &end, &position])?;
+        target.record = Some(sink.clone());
+        let record_closure = self.accum_closure(body, index, accum, &target, [&start, &end, &position])?;
         let ty = spelled(&elem);
         let identity = match uniform_op(accum) {
             Some(op) => {
@@ -103,13 +103,31 @@ impl<'p> Gen<'p> {
             }
             None => quote!(::core::option::Option::None),
         };
-        let [left, right] = ["left", "right"].map(|name| self.names.fresh(name));
-        let combine = match uniform_op(accum).unwrap_or(UpdateOp::Add) {
-            UpdateOp::Add => quote!(::ein::__private::Num::add(#left, #right)),
-            UpdateOp::Mul => quote!(::ein::__private::Num::mul(#left, #right)),
-            UpdateOp::Or => quote!(#left | #right),
-            UpdateOp::And => quote!(#left & #right),
+        let [op, left, right] = ["op", "left", "right"].map(|name| self.names.fresh(name));
+        let combined: Vec<TokenStream> = target
+            .distinct
+            .iter()
+            .map(|update| match update {
+                UpdateOp::Add => quote!(::ein::__private::Num::add(#left, #right)),
+                UpdateOp::Mul => quote!(::ein::__private::Num::mul(#left, #right)),
+                UpdateOp::Or => quote!(#left | #right),
+                UpdateOp::And => quote!(#left & #right),
+            })
+            .collect();
+        let apply = match &combined[..] {
+            [only] => quote!(|_: ::core::primitive::usize, #left: #ty, #right: #ty| #only),
+            [first @ .., last] => {
+                let numbers = (0..first.len()).map(Literal::usize_unsuffixed);
+                quote! {
+                    |#op: ::core::primitive::usize, #left: #ty, #right: #ty| match #op {
+                        #(#numbers => #first,)*
+                        _ => #last,
+                    }
+                }
+            }
+            [] => return Err(internal(expr.span, "an accum without updates")),
         };
+        let op_bits = Literal::u32_suffixed(target.op_bits);
         let site = self.site(expr.span);
         let name = Literal::string(&accum.target);
         let result = self.names.fresh("accumulated");
@@ -121,19 +139,60 @@ impl<'p> Gen<'p> {
                 #outer,
                 #nested,
                 #identity,
+                #op_bits,
                 |#start: ::core::primitive::usize,
                  #end: ::core::primitive::usize,
                  #data: &mut [#ty]|
                  -> ::core::result::Result<(), ::ein::__private::AccumError> {
-                    #copies
-                    #closure
+                    #apply_closure
                     ::core::result::Result::Ok(())
                 },
-                |#left: #ty, #right: #ty| #combine,
+                |#start: ::core::primitive::usize,
+                 #end: ::core::primitive::usize,
+                 #sink: &mut ::ein::__private::AccumSink<#ty>|
+                 -> ::core::result::Result<(), ::ein::__private::AccumError> {
+                    #record_closure
+                    ::core::result::Result::Ok(())
+                },
+                #apply,
             )
         };
         block.push_let(result.clone(), Code::expr(call, Prec::Atom));
         Ok(Value::Array(self.views_of_store(&elem_type, result, hint, block)))
+    }
+
+    /// The body of one of the runtime's closures over outer iterations `start..end` (`names`:
+    /// start, end, position): local copies of what it reads, then the loop, its updates
+    /// applied to the data or recorded, as `target.record` says.
+    fn accum_closure(
+        &mut self,
+        body: &Expr,
+        index: Option<crate::ir::VarId>,
+        accum: &node::Accum,
+        target: &Target,
+        [start, end, position]: [&Ident; 3],
+    ) -> syn::Result<TokenStream> {
+        // The update loop is versioned for contiguous inputs, as comprehensions are (a
+        // histogram's byte reads then need no stride).
+        let candidates = self.version_candidates();
+        let (closure, ()) = self.versioning(|generator| {
+            generator.nested(true, |generator, closure| {
+                let (loop_block, ()) = generator.nested(true, |generator, loop_block| {
+                    if let Some(index) = index {
+                        generator.bind_index(index, position, loop_block);
+                    }
+                    generator.accum_nest(body, accum, target, loop_block)
+                })?;
+                let loop_body = loop_block.finish(None);
+                let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
+                let position = if referenced { position.to_token_stream() } else { quote!(_) };
+                closure.push(quote!(for #position in #start..#end { #loop_body }));
+                Ok(())
+            })
+        })?;
+        let (closure, _) = self.versioned(&candidates, closure.finish(None));
+        let copies = self.local_copies(crate::ir::visit::free_vars(&accum.updates), &closure);
+        Ok(quote!(#copies #closure))
     }
 
     /// The loops, `let`s and checks below the outer loop, then the updates.
@@ -213,12 +272,32 @@ impl<'p> Gen<'p> {
                 let position = self.names.fresh("position");
                 // A rank-1 target's length is its buffer's: checked against it, the write needs
                 // no second bounds check.
-                let size = if target.rank == 1 { quote!(#data.len()) } else { quote!(#shape[#axis_literal]) };
+                let size = if target.rank == 1 && target.record.is_none() {
+                    quote!(#data.len())
+                } else {
+                    quote!(#shape[#axis_literal])
+                };
                 positions.push(quote! {
                     let #position = ::ein::__private::accum_position(#index, #size, #axis_literal)?;
                 });
                 offset =
                     if axis == 0 { quote!(#position) } else { quote!((#offset) * #shape[#axis_literal] + #position) };
+            }
+            if let Some(sink) = &target.record {
+                let number = target.distinct.iter().position(|distinct| distinct == op).unwrap_or(0);
+                let key = if target.op_bits == 0 {
+                    offset
+                } else {
+                    let (bits, number) = (Literal::u32_unsuffixed(target.op_bits), Literal::usize_unsuffixed(number));
+                    quote!((#offset) << #bits | #number)
+                };
+                block.push(quote! {
+                    if #condition {
+                        #(#positions)*
+                        #sink.push(#key, #value);
+                    }
+                });
+                continue;
             }
             let slot = quote!(#data[#offset]);
             let apply = match op {
