@@ -264,7 +264,8 @@ fn scatter_add_owners(idx: &[usize], v: &[f64], m: usize) -> Vec<f64> {
 }
 
 /// A scatter-add into a target four times larger than the updates (one group: private copies
-/// would cost more than the updates; ein partitions by target range instead).
+/// would cost more than the updates, and recording such cheap updates by range of the target
+/// costs more than applying them, so ein runs the serial loop).
 fn scatter_add_large_kernel(quick: bool) -> Kernel {
     let (n, m): (usize, usize) = if quick { (1 << 18, 1 << 20) } else { (1 << 22, 1 << 24) };
     let idx: Vec<usize> = data::uniform_i32(14, n, 0, m as i32).into_iter().map(|value| value as usize).collect();
@@ -272,7 +273,7 @@ fn scatter_add_large_kernel(quick: bool) -> Kernel {
     let (i1, i2) = (Arc::clone(&inputs), Arc::clone(&inputs));
     let size = format!("2^{} f64 into 2^{} bins", n.trailing_zeros(), m.trailing_zeros());
     Kernel::new("scatter-add-large", size, Work::Bytes(16.0 * n as f64 + 8.0 * m as f64), Check::Close(0.0))
-        .note("hand: each thread owns a range of the bins and reads every update; naive is the serial loop")
+        .note("hand: each thread owns a range of the bins and reads every update; naive is the serial loop (ein's too)")
         .variant("ein", move || scatter_add(&i1.0, &i1.1, m as i64))
         .variant("hand", move || scatter_add_owners(&i2.0, &i2.1, m))
         .variant("naive", move || scatter_add_naive(&inputs.0, &inputs.1, m))

@@ -8,8 +8,8 @@
 //! array of the identity; the G arrays are then combined element by element, neighbours
 //! first. `G` depends only on the sizes, never on the thread count, so float results are the
 //! same bits on every run and machine. With `G = 1` (a target larger than the work, or mixed
-//! operators) the result is the serial loop's, which still runs in parallel when it is long:
-//! the updates are recorded by range of the target, then each range applies its own in order.
+//! operators) the result is the serial loop's, which still runs in parallel when it is long and
+//! its updates costly: the updates are recorded by range of the target, then each range applies its own in order.
 
 use rayon::prelude::*;
 
@@ -99,8 +99,8 @@ const ACCUM_MIN_RANGE: usize = 1 << 12;
 ///
 /// With `identity` (every update has one operator) and more than one group, the iterations
 /// are grouped as the module documentation says, and groups run in parallel. Otherwise the
-/// result is the serial loop's: with enough outer iterations to share and more than one
-/// thread, the updates are recorded in parallel (consecutive iterations per task), by the
+/// result is the serial loop's: with `partitioned` (the compiler judged an update costly), enough
+/// outer iterations to share and more than one thread, the updates are recorded in parallel (consecutive iterations per task), by the
 /// range of the target they fall in, then every range applies its updates in parallel with the
 /// others, each in iteration order: every element sees the serial loop's updates in the serial
 /// loop's order, so the result is the same bits. A failure panics naming the first failing
@@ -114,6 +114,7 @@ pub fn accum<T, const N: usize, Body, Record, Apply>(
     outer: usize,
     nested: bool,
     identity: Option<T>,
+    partitioned: bool,
     op_bits: u32,
     body: Body,
     record: Record,
@@ -132,8 +133,8 @@ where
     let (Some(identity), true) = (identity, groups > 1) else {
         let threads = rayon::current_num_threads();
         let tasks = (outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 })).min(4 * threads);
-        if tasks >= 2 && threads > 1 && len > 0 {
-            partitioned(&mut data, name, site, outer, tasks, op_bits, nested, &record, &apply);
+        if partitioned && tasks >= 2 && threads > 1 && len > 0 {
+            apply_partitioned(&mut data, name, site, outer, tasks, op_bits, nested, &record, &apply);
         } else if let Err(error) = body(0, outer, &mut data) {
             out_of_range(error, name, site);
         }
@@ -182,7 +183,7 @@ where
 /// consecutive outer iterations by range of the target, then every range applies the updates
 /// that fall in it, task by task, each task's in order (see [`accum`]).
 #[allow(clippy::too_many_arguments)]
-fn partitioned<T, Record, Apply>(
+fn apply_partitioned<T, Record, Apply>(
     data: &mut [T],
     name: &str,
     site: &Site,

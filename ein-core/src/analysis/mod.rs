@@ -211,7 +211,6 @@ impl<'p> Analysis<'p> {
         self.undeclared
     }
 
-    /// Whether evaluating `expr` can raise a run-time error.
     /// Whether a filter whose body (the pair of condition and element) is `body` may run in
     /// parallel chunks, each step evaluated twice and out of order: when nothing in it can
     /// fail (otherwise one serial pass, so the first failure in index order is the one seen).
@@ -219,6 +218,26 @@ impl<'p> Analysis<'p> {
         !self.may_fail(body)
     }
 
+    /// Whether an accum whose updates are `updates` should, when it has one group, be run in
+    /// parallel partitioned by ranges of its target (see `ein-runtime/src/accum.rs`) rather than
+    /// serially: when making an update costs more than recording and replaying it (16 bytes
+    /// written and read): a transcendental function, a Rust function or a reduction in it.
+    /// Measured (2 threads, 2^22 updates into 2^22 bins): `y[k[i]] += v[i]` 59 ms partitioned
+    /// against 39 ms serial; `y[k[i]] += exp(sin(v[i]) * 0.5)` 111 ms against 297 ms.
+    pub fn accum_partitioned(&self, updates: &Expr) -> bool {
+        let mut costly = false;
+        walk(updates, &mut |expr: &Expr, _: &Scope| {
+            costly |= match &expr.kind {
+                ExprKind::Call(node::Call { func, .. }) => func.cost() == crate::ops::Cost::Transcendental,
+                ExprKind::Extern(_) | ExprKind::Reduce(_) => true,
+                _ => false,
+            };
+            !costly
+        });
+        costly
+    }
+
+    /// Whether evaluating `expr` can raise a run-time error.
     pub fn may_fail(&self, expr: &Expr) -> bool {
         self.facts(expr).may_fail
     }

@@ -80,6 +80,7 @@ impl<'p> Gen<'p> {
             _ => (quote!(1usize), None, current),
         };
         let nested = first_loop(body).is_some();
+        let partitioned = self.analysis.accum_partitioned(&accum.updates);
         // The distinct operators, numbered in order of appearance: a recorded update's key
         // holds its operator's number in its low `op_bits` bits.
         let mut distinct: Vec<UpdateOp> = Vec::new();
@@ -139,6 +140,7 @@ impl<'p> Gen<'p> {
                 #outer,
                 #nested,
                 #identity,
+                #partitioned,
                 #op_bits,
                 |#start: ::core::primitive::usize,
                  #end: ::core::primitive::usize,
