@@ -8,8 +8,9 @@
 //! array of the identity; the G arrays are then combined element by element, neighbours
 //! first. `G` depends only on the sizes, never on the thread count, so float results are the
 //! same bits on every run and machine. With `G = 1` (a target larger than the work, or mixed
-//! operators) the result is the serial loop's, which still runs in parallel when it is long and
-//! its updates costly: the updates are recorded by range of the target, then each range applies its own in order.
+//! operators) the result is the serial loop's, which still runs in parallel when it is long
+//! and its updates costly: the updates are recorded by range of the target, then each range
+//! applies its own in order.
 
 use rayon::prelude::*;
 
@@ -99,11 +100,12 @@ const ACCUM_MIN_RANGE: usize = 1 << 12;
 ///
 /// With `identity` (every update has one operator) and more than one group, the iterations
 /// are grouped as the module documentation says, and groups run in parallel. Otherwise the
-/// result is the serial loop's: with `partitioned` (the compiler judged an update costly), enough
-/// outer iterations to share and more than one thread, the updates are recorded in parallel (consecutive iterations per task), by the
-/// range of the target they fall in, then every range applies its updates in parallel with the
-/// others, each in iteration order: every element sees the serial loop's updates in the serial
-/// loop's order, so the result is the same bits. A failure panics naming the first failing
+/// result is the serial loop's: with `partitioned` (the compiler judged an update costly),
+/// enough outer iterations to share and more than one thread, the updates are recorded in
+/// parallel (consecutive iterations per task) by the range of the target they fall in, then
+/// every range applies its updates in parallel with the others, each in iteration order:
+/// every element sees the serial loop's updates in the serial loop's order, so the result is
+/// the same bits. A failure panics naming the first failing
 /// group's (or task's) index (the first in index order), the target and the source location;
 /// nothing of the partial result escapes.
 #[allow(clippy::too_many_arguments)]
