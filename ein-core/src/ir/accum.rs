@@ -14,8 +14,9 @@
 //! to the next level). With `G = 1` (every accum with fewer than [`ACCUM_MIN_GROUP`]
 //! outer iterations, or whose target is larger than the work) this is the serial loop from
 //! `init`, exactly (compiled code may still run it in parallel, partitioned by ranges of the
-//! target, each range applying its updates in the serial order: the same bits). A target index out of range fails the program; compiled code reports the
-//! failure of the first group that has one, which is the first in index order.
+//! target, each range applying its updates in the serial order: the same bits). A target
+//! index out of range fails the program; compiled code reports the failure of the first group
+//! that has one, which is the first in index order.
 
 use super::{node, Expr, ExprKind, Type, UpdateOp};
 
