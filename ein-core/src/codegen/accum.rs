@@ -192,8 +192,9 @@ impl<'p> Gen<'p> {
                 Ok(())
             })
         })?;
-        let (closure, _) = self.versioned(&candidates, closure.finish(None));
-        let copies = self.local_copies(crate::ir::visit::free_vars(&accum.updates), &closure);
+        let inside = crate::ir::visit::free_vars(&accum.updates);
+        let (closure, _) = self.versioned(&candidates, &inside, closure.finish(None));
+        let copies = self.local_copies(&inside);
         Ok(quote!(#copies #closure))
     }
 

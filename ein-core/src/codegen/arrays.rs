@@ -4,7 +4,7 @@
 
 use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
 use super::expr::{call, scalar_type};
-use super::{has_array, internal, mentions, primitive, tree_at, Gen, OutColumn};
+use super::{has_array, internal, primitive, tree_at, Gen, OutColumn};
 use crate::analysis::{self, Work};
 use crate::ir::node;
 use crate::ir::{visit, Bounds, Expr, ExprKind, Literal, NumberClass, Scalar, ScalarType, Type, VarId};
@@ -26,7 +26,7 @@ impl Gen<'_> {
             ExprKind::Len(node::Len { array, axis }) => {
                 // An axis length is never negative: no check.
                 let array = self.array(array, block, None)?;
-                let first = array.views.first().ok_or_else(|| internal(size.span, "an array with no column"))?;
+                let first = array.views().first().ok_or_else(|| internal(size.span, "an array with no column"))?;
                 let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
                 Ok(Code::expr(quote!(#first.len_of(#axis)), Prec::Atom))
             }
@@ -49,7 +49,7 @@ impl Gen<'_> {
         match &size.kind {
             ExprKind::Len(node::Len { array, axis }) => {
                 let array = self.array(array, block, None)?;
-                let first = array.views.first().ok_or_else(|| internal(size.span, "an array with no column"))?;
+                let first = array.views().first().ok_or_else(|| internal(size.span, "an array with no column"))?;
                 let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
                 Ok(Code::expr(quote!(#first.size(#axis)), Prec::Atom))
             }
@@ -214,11 +214,15 @@ impl Gen<'_> {
                 }
             })
         })?;
-        let (chunk_tokens, _) = self.versioned(&candidates, chunk_block.finish(None));
-        let copies = self.local_copies(visit::free_vars(expr), &chunk_tokens);
+        // What the chunk reads from outside: the body's free variables (the sizes were
+        // computed above).
+        let mut inside = visit::free_vars(body);
+        chain.iter().for_each(|(index, _)| {
+            inside.remove(index);
+        });
+        let (chunk_tokens, _) = self.versioned(&candidates, &inside, chunk_block.finish(None));
+        let copies = self.local_copies(&inside);
         let chunk_tokens = quote!(#copies #chunk_tokens);
-        let start_param = if mentions(&chunk_tokens, &start) { start.to_token_stream() } else { quote!(_) };
-        let end_param = if mentions(&chunk_tokens, &end) { end.to_token_stream() } else { quote!(_) };
         let min_chunk_rows = if tiled { quote!(::ein::__private::TILE) } else { quote!(1) };
         // Rows of no elements are still visited, as the semantics evaluates their `let`s (see
         // `fill_chunks`); when nothing in them can fail, there is nothing to see, so none are.
@@ -232,7 +236,7 @@ impl Gen<'_> {
             None => return Err(internal(expr.span, "a comprehension without a work estimate")),
         };
         block.push(quote! {
-            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start_param, #end_param, #outs| {
+            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start, #end, #outs| {
                 #chunk_tokens
             });
         });
@@ -298,11 +302,9 @@ impl Gen<'_> {
     ) -> ArrayValue {
         let name = hint.unwrap_or_else(|| self.names.fresh("view"));
         let views = tree_at(elem, &store.to_token_stream()).map(&mut |column| quote!(#column.view()));
-        block.push_view(name.clone(), views.tuple());
-        ArrayValue {
-            views: tree_at(elem, &name.into_token_stream()),
-            store: Some(Store { root: store, fields: Vec::new(), level: self.level }),
-        }
+        let read = block.push_view(name.clone(), views.tuple(), None);
+        let store = Store { root: store, fields: Vec::new(), level: self.level };
+        ArrayValue::bound(tree_at(elem, &name.to_token_stream()), Some(store), Some(read), Some(&name))
     }
 
     /// The loops of the remaining directly nested axes (their lengths computed already), then
@@ -354,7 +356,7 @@ impl Gen<'_> {
         let mut shifts = Vec::new();
         for read in reads {
             let view = match self.env.get(&read.array) {
-                Some(Value::Array(array)) => array.views.first().cloned(),
+                Some(Value::Array(array)) => array.views().first().cloned(),
                 _ => None,
             };
             let Some(view) = view else {
@@ -522,7 +524,7 @@ impl Gen<'_> {
             }
             _ => {
                 let array = self.array(body, block, None)?;
-                let views = array.views.tuple();
+                let views = array.views().tuple();
                 block.push(quote!(::ein::__private::CopyInto::copy_into(&#views, #outs);));
                 Ok(())
             }
@@ -552,8 +554,9 @@ impl Gen<'_> {
             return Err(internal(expr.span, format!("{} indices into an array of rank {rank}", indices.len())));
         }
         let array = self.array(base, block, None)?;
-        let first = array.views.first().ok_or_else(|| internal(base.span, "an array with no column"))?.clone();
-        let (mut views, mut elem) = (array.views, (**elem).clone());
+        // Marked read below unless a view `let` of a part of it is all that reads it.
+        let first = array.views_unread().first().ok_or_else(|| internal(base.span, "an array with no column"))?.clone();
+        let (mut views, mut elem) = (array.views_unread().clone(), (**elem).clone());
         for &field in projection {
             (views, elem) = match (views, elem) {
                 (Tree::Node(mut columns), Type::Tuple { mut fields, .. })
@@ -629,6 +632,7 @@ impl Gen<'_> {
             // SAFETY (of the generated block): every position in `at` is in range (the
             // argument at `positions` above), and `at` holds only ein's own index code: user
             // expressions (captured locals) were read into locals by the prologue.
+            array.mark_read();
             let reads = views.map(&mut |view| quote!(unsafe { #view.get_unchecked(#at) }));
             let (tokens, block_start) = match &reads {
                 Tree::Leaf(read) => (read.clone(), true),
@@ -641,6 +645,7 @@ impl Gen<'_> {
                 may_panic,
                 has_unsafe: true,
                 block_start,
+                local: None,
             }));
         }
         let (k, m) =
@@ -648,13 +653,15 @@ impl Gen<'_> {
         // SAFETY (of the generated block): as for `get_unchecked` above.
         let subs = views.map(&mut |view| quote!(unsafe { #view.sub_unchecked::<#k, #m>(#at) }));
         let name = hint.unwrap_or_else(|| self.names.fresh("sub"));
-        if may_panic {
+        let read = if may_panic {
             // Clamping can fail: the read happens here even if the view is never used.
+            array.mark_read();
             block.push_let(name.clone(), Code::expr(subs.tuple(), Prec::Atom));
+            None
         } else {
-            block.push_view(name.clone(), subs.tuple());
-        }
-        Ok(Value::Array(ArrayValue { views: tree_at(&elem, &name.into_token_stream()), store: None }))
+            Some(block.push_view(name.clone(), subs.tuple(), array.read_flag()))
+        };
+        Ok(Value::Array(ArrayValue::bound(tree_at(&elem, &name.to_token_stream()), None, read, Some(&name))))
     }
 
     /// The names of the indices of the comprehensions nested (through `let`s and asserts)

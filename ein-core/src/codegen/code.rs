@@ -2,9 +2,10 @@
 //! it without extra or missing parentheses), [`Block`] (the statements of one Rust block) and
 //! [`Value`] (how an IR value of any type is represented in generated code).
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
+use proc_macro2::{Ident, TokenStream};
 use quote::{quote, ToTokens};
-use std::collections::BTreeSet;
+use std::cell::Cell;
+use std::rc::Rc;
 
 /// Rust expression precedence, loosest first (the Rust reference's table, restricted to what
 /// generated code uses).
@@ -58,6 +59,8 @@ pub(super) struct Code {
     /// Starts with a block-like expression (`unsafe { .. }`, `if ..`): as a block's tail it
     /// would be parsed as a statement if an operator followed it.
     pub block_start: bool,
+    /// The local it is exactly, if it is one.
+    pub local: Option<Ident>,
 }
 
 impl Code {
@@ -70,17 +73,18 @@ impl Code {
             may_panic: false,
             has_unsafe: false,
             block_start: false,
+            local: Some(ident.clone()),
         }
     }
 
     /// A literal (or a constant path); `prec` is `Unary` for a negative literal.
     pub(super) fn literal(tokens: TokenStream, prec: Prec) -> Code {
-        Code { tokens, prec, simple: true, may_panic: false, has_unsafe: false, block_start: false }
+        Code { tokens, prec, simple: true, may_panic: false, has_unsafe: false, block_start: false, local: None }
     }
 
     /// Any other expression that cannot panic.
     pub(super) fn expr(tokens: TokenStream, prec: Prec) -> Code {
-        Code { tokens, prec, simple: false, may_panic: false, has_unsafe: false, block_start: false }
+        Code { tokens, prec, simple: false, may_panic: false, has_unsafe: false, block_start: false, local: None }
     }
 
     /// An expression of the given precedence built from `parts` (whose flags it inherits);
@@ -93,13 +97,13 @@ impl Code {
             may_panic: parts.iter().any(|part| part.may_panic),
             has_unsafe: parts.iter().any(|part| part.has_unsafe),
             block_start: leftmost.is_some_and(|part| part.block_start && part.prec >= prec),
+            local: None,
         }
     }
 
     /// Whether the code is exactly the local `name`.
     pub(super) fn is(&self, name: &Ident) -> bool {
-        let mut trees = self.tokens.clone().into_iter();
-        matches!((trees.next(), trees.next()), (Some(TokenTree::Ident(ident)), None) if ident == *name)
+        self.local.as_ref() == Some(name)
     }
 
     pub(super) fn panics(mut self, may_panic: bool) -> Code {
@@ -133,14 +137,35 @@ impl Code {
     }
 }
 
+/// Whether the generated code reads a view `let` ([`Block::push_view`]): set when code that
+/// reads the views is generated (through [`ArrayValue::views`]), so a view nothing reads is
+/// left out without looking at the generated tokens.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ViewRead(Rc<Cell<bool>>);
+
+impl ViewRead {
+    pub(super) fn mark(&self) {
+        self.0.set(true);
+    }
+
+    fn is_read(&self) -> bool {
+        self.0.get()
+    }
+}
+
 /// One statement of a block under construction.
 pub(super) enum Stmt {
-    /// `let name = init;`; `droppable` when `init` is a pure, cheap expression (a view) that
-    /// may be left out if nothing reads `name`.
     Let {
         name: Ident,
         init: Code,
-        droppable: bool,
+    },
+    /// `let name = init;` for views (a pure, cheap expression), left out if nothing reads
+    /// `name`; `base` is the view `init` reads, read only if this one is.
+    View {
+        name: Ident,
+        init: TokenStream,
+        read: ViewRead,
+        base: Option<ViewRead>,
     },
     Other(TokenStream),
 }
@@ -165,66 +190,56 @@ impl Block {
     }
 
     pub(super) fn push_let(&mut self, name: Ident, init: Code) {
-        self.stmts.push(Stmt::Let { name, init, droppable: false });
+        self.stmts.push(Stmt::Let { name, init });
     }
 
-    /// `let name = init;` for views: left out if nothing reads `name`.
-    pub(super) fn push_view(&mut self, name: Ident, init: TokenStream) {
-        self.stmts.push(Stmt::Let { name, init: Code::expr(init, Prec::Atom), droppable: true });
+    /// `let name = init;` for views, left out if nothing reads `name`: the views' array value
+    /// carries the returned flag (see [`ArrayValue::bound`]). `base` is the flag of the views
+    /// `init` reads, if it reads any.
+    pub(super) fn push_view(&mut self, name: Ident, init: TokenStream, base: Option<ViewRead>) -> ViewRead {
+        let read = ViewRead::default();
+        self.stmts.push(Stmt::View { name, init, read: read.clone(), base });
+        read
     }
 
     pub(super) fn insert_let(&mut self, at: usize, name: Ident, init: Code) {
-        self.stmts.insert(at, Stmt::Let { name, init, droppable: false });
+        self.stmts.insert(at, Stmt::Let { name, init });
     }
 
     /// The statements followed by `tail` (`let x = e; x` becomes `e`; views nobody reads are
     /// left out).
     pub(super) fn finish(self, tail: Option<&Code>) -> TokenStream {
-        // Views that nothing reads are left out (walking backwards, so that a view read only
-        // by another unread view goes too).
-        let mut read = BTreeSet::new();
-        if let Some(tail) = tail {
-            collect_idents(&tail.tokens, &mut read);
-        }
+        // Walking backwards, so that a kept view marks the view it reads before that one is
+        // reached (a view read only by another unread view goes too). A view's base is in this
+        // block or an enclosing one, which is finished later.
         let mut stmts = Vec::new();
         for stmt in self.stmts.into_iter().rev() {
-            match &stmt {
-                Stmt::Let { name, droppable: true, .. } if !read.contains(&name.to_string()) => continue,
-                Stmt::Let { init, .. } => collect_idents(&init.tokens, &mut read),
-                Stmt::Other(tokens) => collect_idents(tokens, &mut read),
+            if let Stmt::View { read, base, .. } = &stmt {
+                if !read.is_read() {
+                    continue;
+                }
+                base.iter().for_each(ViewRead::mark);
             }
             stmts.push(stmt);
         }
         stmts.reverse();
         // `let x = e; x` is `e`.
         let mut tail_tokens = tail.map(Code::tail);
-        if let (Some(tail), Some(Stmt::Let { name, init, .. })) = (tail, stmts.last()) {
+        if let (Some(tail), Some(Stmt::Let { name, init })) = (tail, stmts.last()) {
             if tail.is(name) {
                 tail_tokens = Some(init.tail());
                 stmts.pop();
             }
         }
         let stmts = stmts.into_iter().map(|stmt| match stmt {
-            Stmt::Let { name, init, .. } => {
+            Stmt::Let { name, init } => {
                 let init = &init.tokens;
                 quote!(let #name = #init;)
             }
+            Stmt::View { name, init, .. } => quote!(let #name = #init;),
             Stmt::Other(tokens) => tokens,
         });
         quote!(#(#stmts)* #tail_tokens)
-    }
-}
-
-/// Every identifier in `tokens`.
-fn collect_idents(tokens: &TokenStream, idents: &mut BTreeSet<String>) {
-    for tree in tokens.clone() {
-        match tree {
-            TokenTree::Ident(ident) => {
-                idents.insert(ident.to_string());
-            }
-            TokenTree::Group(group) => collect_idents(&group.stream(), idents),
-            _ => {}
-        }
     }
 }
 
@@ -289,11 +304,64 @@ pub(super) fn tuple_tokens(items: Vec<TokenStream>) -> TokenStream {
 /// An array value in generated code.
 #[derive(Clone, Debug)]
 pub(super) struct ArrayValue {
-    /// A view per column, each a cheap expression (a local or a field of one).
-    pub views: Tree,
+    /// A view per column, each a cheap expression (a local or a field of one); read through
+    /// [`ArrayValue::views`].
+    views: Tree,
     /// The owned storage behind exactly these views, if the generator created it and it may
     /// be moved out (into a function's result or a fold's accumulator) instead of copied.
     pub store: Option<Store>,
+    /// The view `let` the views read, if it may be left out ([`Block::push_view`]).
+    read: Option<ViewRead>,
+    /// The local the (single) view is, if it is exactly one.
+    local: Option<Ident>,
+}
+
+impl ArrayValue {
+    /// Views in locals: `read` is the flag of their `let` if it may be left out (see
+    /// [`Block::push_view`]); `local` the local they are, when they are exactly one (a single
+    /// column).
+    pub(super) fn bound(
+        views: Tree,
+        store: Option<Store>,
+        read: Option<ViewRead>,
+        local: Option<&Ident>,
+    ) -> ArrayValue {
+        let local = local.filter(|_| matches!(views, Tree::Leaf(_))).cloned();
+        ArrayValue { views, store, read, local }
+    }
+
+    /// The views, for code that reads them (so their `let` stays).
+    pub(super) fn views(&self) -> &Tree {
+        self.mark_read();
+        &self.views
+    }
+
+    /// The views, for a view `let` that reads them (marked through that `let`, see
+    /// [`ArrayValue::read_flag`]) or for code that marks them itself.
+    pub(super) fn views_unread(&self) -> &Tree {
+        &self.views
+    }
+
+    /// Marks the views read without reading them here.
+    pub(super) fn mark_read(&self) {
+        self.read.iter().for_each(ViewRead::mark);
+    }
+
+    /// The flag of the view `let` these views come from, for a view derived from them.
+    pub(super) fn read_flag(&self) -> Option<ViewRead> {
+        self.read.clone()
+    }
+
+    /// The same array seen through other views computed from these (a projection or a
+    /// column): it reads the same `let`, and is no longer a lone local.
+    pub(super) fn derived(&self, views: Tree) -> ArrayValue {
+        ArrayValue { views, store: None, read: self.read.clone(), local: None }
+    }
+
+    /// The local it is exactly, if it is one.
+    pub(super) fn as_local(&self) -> Option<&Ident> {
+        self.local.as_ref()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -313,6 +381,12 @@ impl Store {
         let root = &self.root;
         let fields = self.fields.iter().map(|&field| syn::Index::from(field));
         quote!(#root #(.#fields)*)
+    }
+
+    /// The store's place as code (the local itself, or a field of it).
+    pub fn place(&self) -> Code {
+        let local = self.fields.is_empty().then(|| self.root.clone());
+        Code { simple: true, local, ..Code::expr(self.path(), Prec::Atom) }
     }
 }
 

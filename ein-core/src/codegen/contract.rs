@@ -41,7 +41,8 @@ impl Gen<'_> {
         let mut views = Vec::new();
         for operand in &contraction.operands {
             let array = self.array(&operand.array, block, None)?;
-            let view = array.views.first().ok_or_else(|| internal(operand.array.span, "an operand with no column"))?;
+            let view =
+                array.views().first().ok_or_else(|| internal(operand.array.span, "an operand with no column"))?;
             views.push(view.clone());
         }
         let mut large = Block::new();

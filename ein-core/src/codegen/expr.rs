@@ -79,7 +79,7 @@ impl Gen<'_> {
             ExprKind::Cast(node::Cast { operand, to }) => Ok(plain(self.cast(operand, *to, block)?)),
             ExprKind::Len(node::Len { array, axis }) => {
                 let array = self.array(array, block, None)?;
-                let first = array.views.first().ok_or_else(|| internal(expr.span, "an array with no column"))?;
+                let first = array.views().first().ok_or_else(|| internal(expr.span, "an array with no column"))?;
                 let axis = proc_macro2::Literal::usize_unsuffixed(*axis);
                 Ok(plain(Code::expr(quote!(#first.size(#axis)), Prec::Atom)))
             }
@@ -367,7 +367,7 @@ impl Gen<'_> {
         let (then, otherwise) = (Gen::value_tokens(&then), Gen::value_tokens(&otherwise));
         let condition = &condition.tokens;
         block.push_let(name.clone(), Code::expr(quote!(if #condition { #then } else { #otherwise }), Prec::Block));
-        Ok(self.value_at(&expr.ty, name.to_token_stream()))
+        Ok(self.value_at(&expr.ty, &name, None))
     }
 
     fn tuple(&mut self, expr: &Expr, items: &[Expr], block: &mut Block) -> syn::Result<Value> {
@@ -457,9 +457,12 @@ fn project_value(value: Value, field: usize, span: Span) -> syn::Result<Value> {
         }
         Value::Tuple(mut values) if field < values.len() => Ok(values.swap_remove(field)),
         // A field of every element of an array of tuples: its columns.
-        Value::Array(ArrayValue { views: super::code::Tree::Node(mut columns), .. }) if field < columns.len() => {
-            Ok(Value::Array(ArrayValue { views: columns.swap_remove(field), store: None }))
-        }
+        Value::Array(array) => match array.views_unread() {
+            super::code::Tree::Node(columns) if field < columns.len() => {
+                Ok(Value::Array(array.derived(columns[field].clone())))
+            }
+            _ => Err(internal(span, format!("field {field} of a value without it"))),
+        },
         _ => Err(internal(span, format!("field {field} of a value without it"))),
     }
 }

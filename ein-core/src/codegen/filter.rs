@@ -39,7 +39,7 @@ impl Gen<'_> {
                 #kept.push_if(#pair.0, #pair.1);
             }
         };
-        let copies = self.local_copies(free, &chunk);
+        let copies = self.local_copies(&free);
         let count = &count.tokens;
         block.push(quote! {
             let #vector = ::ein::__private::filter(#count, #parallel, |#start, #end, #kept| { #copies #chunk });

@@ -12,6 +12,9 @@
 //! - a tuple that contains arrays is a tuple of such values.
 //!
 //! Statements go into a [`code::Block`] per Rust block (function or closure body, loop body).
+//! What generated code reads is known without looking at it: a loop nest reads the locals of
+//! the IR variables free in the part of the IR it evaluates (its body, not its sizes), and a
+//! view `let` is kept when code printing its views was generated ([`code::ViewRead`]).
 //! Comprehensions are filled chunk by chunk through `fill_chunks` (parallel over chunks of the
 //! outermost axis), their innermost loops counted `Fill::fill` loops; reductions are
 //! `Accumulate::fold_range` (several accumulators for floats) inside other loops and
@@ -23,7 +26,7 @@
 //!
 //! Files: `names` (identifiers), `code` (expressions, blocks, values), `expr` (scalar and tuple
 //! expressions, `let`, `if`), `arrays` (comprehensions, reads, storage), `reduce` (reductions
-//! and folds).
+//! and folds), `contract`, `scan`, `accum`, `filter` (those forms).
 
 mod accum;
 mod arrays;
@@ -43,7 +46,7 @@ use crate::ir::{
     VarId,
 };
 use arrays::column_scalars;
-use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value};
+use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value, ViewRead};
 use names::Names;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -196,9 +199,9 @@ impl<'p> Gen<'p> {
             rust_calls,
         };
         for &param in &program.params {
-            let name = generator.names.var(param).to_token_stream();
+            let name = generator.names.var(param).clone();
             let ty = generator.program.var(param).ty.clone();
-            let value = generator.value_at(&ty, name);
+            let value = generator.value_at(&ty, &name, None);
             generator.env.insert(param, value);
         }
         Ok(generator)
@@ -296,7 +299,7 @@ impl<'p> Gen<'p> {
                 (0..column_scalars(elem).len()).try_for_each(|_| next(None))
             }
             (Value::Array(array), Type::Array { .. }) => {
-                array.views.leaves().into_iter().try_for_each(|view| next(Some(view)))
+                array.views().leaves().into_iter().try_for_each(|view| next(Some(view)))
             }
             (Value::Tuple(values), Type::Tuple { fields, .. }) if values.len() == fields.len() => values
                 .iter()
@@ -329,17 +332,14 @@ impl<'p> Gen<'p> {
         }
         for &param in &self.program.params {
             let info = self.program.var(param);
-            let mut param_name = self.names.var(param).clone();
+            let param_name = self.names.var(param).clone();
             let ty = param_type(&info.ty, info.span)?;
-            if mentions(body, &param_name) {
+            // Generated code reads exactly the parameters the program reads (the analysis's
+            // `is_read`); an unread one was named `_…` already.
+            if self.names.is_referenced(param) {
                 if let Some(views) = rebind(&info.ty, &param_name.to_token_stream(), ParamStyle::Reference) {
                     rebinds.push(quote!(let #param_name = #views;));
                 }
-            } else if self.names.is_referenced(param) {
-                // Read by the program but not by the generated code (a length known otherwise,
-                // say): unused in Rust. An unread one was named `_…` already.
-                let bare = param_name.to_string();
-                param_name = Ident::new(&format!("_{}", bare.trim_start_matches("r#")), param_name.span());
             }
             params.push(quote!(#param_name: #ty));
             args.push(param_name);
@@ -521,29 +521,17 @@ impl<'p> Gen<'p> {
         Ok(block.finish(Some(&result)))
     }
 
-    /// The value of a variable, path or field of type `ty` (views for arrays).
-    fn value_at(&self, ty: &Type, path: TokenStream) -> Value {
-        match ty {
-            Type::Array { elem, .. } => Value::Array(ArrayValue { views: tree_at(elem, &path), store: None }),
-            Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
-                fields
-                    .iter()
-                    .enumerate()
-                    .map(|(position, field)| {
-                        let position = syn::Index::from(position);
-                        self.value_at(field, quote!(#path.#position))
-                    })
-                    .collect(),
-            ),
-            _ => Value::Plain(Code { simple: true, ..Code::expr(path, Prec::Atom) }),
-        }
+    /// The value of the local `name` of type `ty` (views for arrays); `read` is its flag if it
+    /// is a view `let` that may be left out ([`Block::push_view`]).
+    fn value_at(&self, ty: &Type, name: &Ident, read: Option<ViewRead>) -> Value {
+        value_at_path(ty, &name.to_token_stream(), Some(name), &read)
     }
 
     /// The tokens of a value as one Rust expression (views for arrays).
     fn value_tokens(value: &Value) -> TokenStream {
         match value {
             Value::Plain(code) => code.tokens.clone(),
-            Value::Array(array) => array.views.tuple(),
+            Value::Array(array) => array.views().tuple(),
             Value::Tuple(fields) => tuple_tokens(fields.iter().map(Gen::value_tokens).collect()),
         }
     }
@@ -571,10 +559,10 @@ impl<'p> Gen<'p> {
                     let key = (store.root.clone(), store.fields.clone());
                     if store.level == self.level && !self.moved.contains(&key) {
                         self.moved.push(key);
-                        return Ok(Code { simple: true, ..Code::expr(store.path(), Prec::Atom) });
+                        return Ok(store.place());
                     }
                 }
-                let copy = array.views.map(&mut |view| quote!(#view.to_array())).tuple();
+                let copy = array.views().map(&mut |view| quote!(#view.to_array())).tuple();
                 let name = self.names.fresh("copy");
                 block.push_let(name.clone(), Code::expr(copy, Prec::Atom));
                 Ok(Code::name(&name))
@@ -584,8 +572,9 @@ impl<'p> Gen<'p> {
                 for (value, field) in values.iter().zip(fields) {
                     let mut item = self.owned_as(value, field, span, block, stores)?;
                     // A scalar field may be read through views of a store that another field
-                    // moves (`(acc.0, acc.1)`): read it first, unless it is a plain local.
-                    if matches!(value, Value::Plain(_)) && item.tokens.clone().into_iter().count() > 1 {
+                    // moves (`(acc.0, acc.1)`): read it first, unless it is a local, a literal
+                    // or a field of a local (`simple`), which reads no view.
+                    if matches!(value, Value::Plain(_)) && !item.simple {
                         let name = self.names.fresh("field");
                         block.push_let(name.clone(), item);
                         item = Code::name(&name);
@@ -672,6 +661,19 @@ impl<'p> Gen<'p> {
         if !self.in_versioned && !self.no_versioning {
             self.env.values().for_each(|value| local_names(value, false, &mut found));
         }
+        found.into_iter().map(|local| local.name).collect()
+    }
+
+    /// The locals (see [`local_names`]) of the variables in `inside`: those a loop nest reads
+    /// from the enclosing code, where `inside` are the free variables of the IR the nest
+    /// evaluates itself (its body: not its sizes, which are computed before it).
+    fn nest_locals(&self, inside: &BTreeSet<VarId>, scalars: bool) -> Vec<Local> {
+        let mut found = Vec::new();
+        for var in inside {
+            if let Some(value) = self.env.get(var) {
+                local_names(value, scalars, &mut found);
+            }
+        }
         found
     }
 
@@ -684,17 +686,21 @@ impl<'p> Gen<'p> {
         result
     }
 
-    /// A loop nest in two copies: one over the `candidates` it reads, each rebound to
-    /// `View::unit_inner()` — the same view with its last axis's stride spelled as the constant
-    /// 1, so that LLVM sees contiguous reads it can vectorise — run when every one of them is
-    /// contiguous along its last axis; the other, unchanged, for every other layout. Both
-    /// copies compute exactly the same values: only what LLVM knows about the strides differs.
-    /// Returns the tokens and whether they were versioned (some candidate is read).
-    fn versioned(&self, candidates: &[Ident], nest: TokenStream) -> (TokenStream, bool) {
-        let used: Vec<&Ident> = candidates.iter().filter(|view| mentions(&nest, view)).collect();
+    /// A loop nest in two copies: one over the `candidates` it reads (those among the locals
+    /// of `inside`, see [`Gen::nest_locals`]), each rebound to `View::unit_inner()` — the same
+    /// view with its last axis's stride spelled as the constant 1, so that LLVM sees
+    /// contiguous reads it can vectorise — run when every one of them is contiguous along its
+    /// last axis; the other, unchanged, for every other layout. Both copies compute exactly
+    /// the same values: only what LLVM knows about the strides differs. Returns the tokens and
+    /// whether they were versioned (some candidate is read).
+    fn versioned(&self, candidates: &[Ident], inside: &BTreeSet<VarId>, nest: TokenStream) -> (TokenStream, bool) {
+        let read = self.nest_locals(inside, false);
+        let used: Vec<&Local> =
+            candidates.iter().filter_map(|candidate| read.iter().find(|local| local.name == *candidate)).collect();
         if used.is_empty() {
             return (nest, false);
         }
+        used.iter().for_each(|local| local.mark_read());
         let tuple = |items: Vec<TokenStream>| tuple_tokens(items);
         let any_none = (0..used.len()).map(|position| {
             tuple(
@@ -703,6 +709,7 @@ impl<'p> Gen<'p> {
                     .collect(),
             )
         });
+        let used: Vec<&Ident> = used.iter().map(|local| &local.name).collect();
         let units = tuple(used.iter().map(|view| quote!(#view.unit_inner())).collect());
         let views = tuple(used.iter().map(|view| view.to_token_stream()).collect());
         let somes = tuple(used.iter().map(|view| quote!(::core::option::Option::Some(#view))).collect());
@@ -722,25 +729,20 @@ impl<'p> Gen<'p> {
         (versioned, true)
     }
 
-    /// The statement that starts `nest` (the body of a closure the runtime calls once per
-    /// chunk): a copy of every scalar and view local of the enclosing code it uses (of `free`,
-    /// the variables the loop nest's IR reads from outside) into a local of its own; empty if
+    /// The statement that starts a loop nest that is the body of a closure the runtime calls
+    /// once per chunk: a copy of every scalar and view local of the enclosing code it reads
+    /// (the locals of `inside`, see [`Gen::nest_locals`]) into a local of its own; empty if
     /// there is none. The closure captures those by reference, through a pointer LLVM cannot
     /// see past: without the copy, any output write might change them, so they would be
     /// reloaded per element and the loop would not vectorise (measured: pathfinder's
     /// `wall[t + 1, j]` reloaded `t`; a row array built inside softmax's rows reloaded `x`).
-    fn local_copies(&self, free: BTreeSet<VarId>, nest: &TokenStream) -> TokenStream {
-        let mut locals = Vec::new();
-        for var in free {
-            if let Some(value) = self.env.get(&var) {
-                local_names(value, true, &mut locals);
-            }
-        }
-        locals.retain(|name| mentions(nest, name));
+    fn local_copies(&self, inside: &BTreeSet<VarId>) -> TokenStream {
+        let locals = self.nest_locals(inside, true);
         if locals.is_empty() {
             return TokenStream::new();
         }
-        let names = tuple_tokens(locals.iter().map(ToTokens::to_token_stream).collect());
+        locals.iter().for_each(Local::mark_read);
+        let names = tuple_tokens(locals.iter().map(|local| local.name.to_token_stream()).collect());
         quote!(let #names = #names;)
     }
 
@@ -765,22 +767,50 @@ fn has_array(ty: &Type) -> bool {
     ty.has_array()
 }
 
-/// The locals a value lives in, each once, in order: its views that are a lone identifier,
-/// and with `scalars` its scalars that are (not the literals `true` and `false`).
-fn local_names(value: &Value, scalars: bool, found: &mut Vec<Ident>) {
-    let leaves: Vec<&TokenStream> = match value {
-        Value::Plain(code) if scalars => vec![&code.tokens],
-        Value::Plain(_) => Vec::new(),
-        Value::Array(array) => array.views.leaves(),
+/// The locals a value lives in, each once, in order: its views that are exactly a local, and
+/// with `scalars` its scalars that are.
+fn local_names(value: &Value, scalars: bool, found: &mut Vec<Local>) {
+    let (name, read) = match value {
+        Value::Plain(code) if scalars => (code.local.as_ref(), None),
+        Value::Plain(_) => (None, None),
+        Value::Array(array) => (array.as_local(), array.read_flag()),
         Value::Tuple(fields) => return fields.iter().for_each(|field| local_names(field, scalars, found)),
     };
-    for leaf in leaves {
-        let mut trees = leaf.clone().into_iter();
-        if let (Some(proc_macro2::TokenTree::Ident(name)), None) = (trees.next(), trees.next()) {
-            if name != "true" && name != "false" && !found.contains(&name) {
-                found.push(name);
-            }
-        }
+    if let Some(name) = name.filter(|name| !found.iter().any(|local| local.name == **name)) {
+        found.push(Local { name: name.clone(), read });
+    }
+}
+
+/// A local a value lives in, with the flag of its `let` if that is a view `let` that may be
+/// left out ([`Block::push_view`]).
+struct Local {
+    name: Ident,
+    read: Option<ViewRead>,
+}
+
+impl Local {
+    /// Code that prints the local is being generated.
+    fn mark_read(&self) {
+        self.read.iter().for_each(ViewRead::mark);
+    }
+}
+
+/// The value of `path` of type `ty` (views for arrays), which is the local `local` if given;
+/// `read` is the flag of the view `let` it reads, if it may be left out.
+fn value_at_path(ty: &Type, path: &TokenStream, local: Option<&Ident>, read: &Option<ViewRead>) -> Value {
+    match ty {
+        Type::Array { elem, .. } => Value::Array(ArrayValue::bound(tree_at(elem, path), None, read.clone(), local)),
+        Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(position, field)| {
+                    let position = syn::Index::from(position);
+                    value_at_path(field, &quote!(#path.#position), None, read)
+                })
+                .collect(),
+        ),
+        _ => Value::Plain(Code { simple: true, local: local.cloned(), ..Code::expr(path.clone(), Prec::Atom) }),
     }
 }
 
@@ -957,13 +987,4 @@ fn map_array_columns(
         ),
         _ => path.clone(),
     }
-}
-
-/// Whether `tokens` use the identifier `ident` anywhere.
-fn mentions(tokens: &TokenStream, ident: &Ident) -> bool {
-    tokens.clone().into_iter().any(|tree| match tree {
-        proc_macro2::TokenTree::Ident(found) => found == *ident,
-        proc_macro2::TokenTree::Group(group) => mentions(&group.stream(), ident),
-        _ => false,
-    })
 }

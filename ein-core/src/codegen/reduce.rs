@@ -288,12 +288,12 @@ impl<'p> Gen<'p> {
         let combined = rebuild_tuple(&body.ty, &mut combined.into_iter());
         let mut free = crate::ir::visit::free_vars(body);
         free.remove(&index);
-        let copies = self.local_copies(free, &fold);
+        let copies = self.local_copies(&free);
         let count = &count.tokens;
         let call = quote! {
             ::ein::__private::reduce(#count, |#start, #end| { #copies #fold }, |#left, #right| #combined)
         };
-        let (tokens, versioned) = self.versioned(&candidates, call);
+        let (tokens, versioned) = self.versioned(&candidates, &free, call);
         let code = if versioned {
             Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
         } else {
@@ -480,12 +480,12 @@ impl<'p> Gen<'p> {
                 #value_body
             })
         };
-        let copies = self.local_copies(free, &fold);
+        let copies = self.local_copies(&free);
         let chunk = if copies.is_empty() { fold } else { quote!({ #copies #fold }) };
         let call = quote! {
             ::ein::__private::reduce(#count, |#start, #end| #chunk, #combine)
         };
-        let (tokens, versioned) = self.versioned(&candidates, call);
+        let (tokens, versioned) = self.versioned(&candidates, &free, call);
         let code = if versioned {
             Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
         } else {
@@ -735,8 +735,8 @@ impl<'p> Gen<'p> {
         let result = self.nested(true, |generator, loop_block| {
             generator.env.insert(index, Value::Plain(Code::name(&index_name)));
             if acc_read {
-                loop_block.push_view(acc_name.clone(), views_of_state(&ty, &state.to_token_stream()));
-                let value = generator.value_at(&ty, acc_name.to_token_stream());
+                let read = loop_block.push_view(acc_name.clone(), views_of_state(&ty, &state.to_token_stream()), None);
+                let value = generator.value_at(&ty, &acc_name, Some(read));
                 generator.env.insert(acc, value);
             }
             let value = generator.value(body, loop_block)?;
@@ -763,8 +763,8 @@ impl<'p> Gen<'p> {
             for #index_name in 0..#end { #body_tokens }
         });
         let name = hint.unwrap_or(acc_name);
-        block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()));
-        Ok(self.stored_value(&ty, name.into_token_stream(), &state, Vec::new()))
+        let read = block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()), None);
+        Ok(self.stored_value(&ty, &name.to_token_stream(), Some(&name), &read, &state, Vec::new()))
     }
 
     /// The assignment of a fold body to a plain accumulator; `false` when the body is the
@@ -829,13 +829,25 @@ impl<'p> Gen<'p> {
         Ok(true)
     }
 
-    /// The value of views at `views` over the owned state at `state` (movable at this level).
-    fn stored_value(&self, ty: &Type, views: TokenStream, state: &Ident, fields: Vec<usize>) -> Value {
+    /// The value of views at `views` (the local `local`, if it is one, with `read` the flag of
+    /// its `let`) over the owned state at `state` (movable at this level).
+    fn stored_value(
+        &self,
+        ty: &Type,
+        views: &TokenStream,
+        local: Option<&Ident>,
+        read: &super::code::ViewRead,
+        state: &Ident,
+        fields: Vec<usize>,
+    ) -> Value {
         let store = Store { root: state.clone(), fields, level: self.level };
         match ty {
-            Type::Array { elem, .. } => {
-                Value::Array(super::code::ArrayValue { views: tree_at(elem, &views), store: Some(store) })
-            }
+            Type::Array { elem, .. } => Value::Array(super::code::ArrayValue::bound(
+                tree_at(elem, views),
+                Some(store),
+                Some(read.clone()),
+                local,
+            )),
             Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
                 fields
                     .iter()
@@ -844,13 +856,13 @@ impl<'p> Gen<'p> {
                         let mut fields = store.fields.clone();
                         fields.push(position);
                         let position = syn::Index::from(position);
-                        self.stored_value(field, quote!(#views.#position), state, fields)
+                        self.stored_value(field, &quote!(#views.#position), None, read, state, fields)
                     })
                     .collect(),
             ),
             // Scalars are read from the state itself, not through the views, so that they
             // stay readable after an array of the state was moved out.
-            _ => Value::Plain(Code { simple: true, ..Code::expr(store.path(), Prec::Atom) }),
+            _ => Value::Plain(store.place()),
         }
     }
 }

@@ -197,15 +197,15 @@ impl<'p> Gen<'p> {
         let mut free = crate::ir::visit::free_vars(&scan.body);
         free.remove(&scan.index);
         free.remove(&scan.acc);
-        let (total_copies, rescan_copies) =
-            (self.local_copies(free.clone(), &totals), self.local_copies(free, &rescan));
+        // Both closures evaluate the body: they read the same locals.
+        let copies = self.local_copies(&free);
         let combined = self.combine(step, ty, &left, &right)?;
         block.push(quote! {
             ::ein::__private::scan(
                 &mut #buffer,
                 #initial,
-                |#start, #end| { #total_copies #totals },
-                |#start, #end, #offset, #outs| { #rescan_copies #rescan },
+                |#start, #end| { #copies #totals },
+                |#start, #end, #offset, #outs| { #copies #rescan },
                 |#left, #right| #combined,
             );
         });
