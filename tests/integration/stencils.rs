@@ -218,3 +218,37 @@ differential! {
         q = array([d, m]).within(-1.0, 1.0),
     );
 }
+
+differential! {
+    /// Reads across the side-by-side index (`b[j, k]`, consecutive `j` a row apart): side by
+    /// side they read a copy of `b` with `j`'s axis last, made once before the loops
+    /// (`passes::transpose`); for sums of 16 or more f64 values (32 f32), which run one at a
+    /// time, they read `b` itself. Nearest neighbour by `argmin`, a distance matrix, k-means
+    /// on f32, integer ties (first wins), and a rank-3 array read across its middle axis.
+    reads_across_the_side_by_side_index: fn(a: [[f64]], b: [[f64]], p: [[f32]], q: [[f32]], s: [[i32]], t: [[i32]], u: [[[f64]]]) -> ([usize], [[f64]], [usize], [usize], [[f64]]) {
+        (
+            for i { argmin j { sqrt(sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) }) } },
+            for i, j { sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) } },
+            for i {
+                argmin j {
+                    sum k {
+                        let diff = p[i, k] - q[j, k];
+                        diff * diff
+                    }
+                }
+            },
+            for i { argmax j { sum k { s[i, k] * t[j, k] } } },
+            for i, j { sum k { max(u[k, j, i], a[i, k]) } },
+        )
+    }
+    cases [n, d, m] in [[3, 4, 8], [5, 3, 19], [2, 7, 33], [1, 16, 9], [6, 20, 11], [4, 33, 17], [2, 0, 10], [3, 4, 0], [0, 3, 5]];
+    args (
+        a = array([n, d]),
+        b = array([m, d]),
+        p = array([n, d]),
+        q = array([m, d]),
+        s = array([n, d]).within(-2.0, 2.0),
+        t = array([m, d]).within(-2.0, 2.0),
+        u = array([d, m, n]),
+    );
+}

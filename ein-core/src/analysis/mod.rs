@@ -53,6 +53,8 @@ pub struct Analysis<'p> {
     body_shapes: BTreeMap<VarId, Vec<Expr>>,
     /// Per variable: whether generated code reads it (see [`Analysis::is_read`]).
     reads: Vec<bool>,
+    /// The copies of arrays with one axis moved last (`passes::transpose`), by array and axis.
+    transposed_copies: BTreeMap<(VarId, usize), VarId>,
     /// Per variable: the variables in scope where it is bound, outermost first.
     enclosing: Vec<Vec<VarId>>,
     /// The first variable the body uses or binds that the program does not declare (an IR
@@ -122,6 +124,10 @@ pub struct Jam<'e> {
     pub leaf: &'e Expr,
     /// Whether the body outside the nest reads the loop's index.
     pub epilogue_reads_index: bool,
+    /// The leaf's reads across the loop's index ([`AcrossRead`]), by node: side by side they
+    /// read the copy of their array with that axis last (`passes::transpose`), whose axis
+    /// lengths are the array's in that order; one at a time, the array itself.
+    pub transposed: BTreeMap<NodeId, (VarId, usize)>,
 }
 
 /// Whether `expr`, outside the subtree `skip`, mentions `var`.
@@ -135,6 +141,45 @@ fn mentions_outside(expr: &Expr, skip: &Expr, var: VarId) -> bool {
     let mut found = false;
     expr.for_each_child(|child| found |= mentions_outside(child, skip, var));
     found
+}
+
+/// A read `b[e_0, …, e_{r-1}]` of every axis of an array variable `b` of rank `r` at least 2,
+/// all proven in bounds, where exactly one axis `axis`, not the last, is read at the plain
+/// index variable `index` and no other index mentions it: across `index`, a gather; in a copy of `b` with `axis`
+/// moved last, a read along it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AcrossRead {
+    /// The read (the outermost `Index` node of its chain).
+    pub read: NodeId,
+    pub array: VarId,
+    pub axis: usize,
+}
+
+/// `read` as an [`AcrossRead`] of `index`, if it is one.
+fn across_read(read: &Expr, index: VarId) -> Option<AcrossRead> {
+    let mut positions = Vec::new();
+    let mut base = read;
+    while let ExprKind::Index(node::Index { array, index: position, bounds }) = &base.kind {
+        // Proven indices stay proven in the copy, whose axis lengths are the array's.
+        if *bounds != Bounds::Proven {
+            return None;
+        }
+        positions.push(&**position);
+        base = array;
+    }
+    positions.reverse();
+    let ExprKind::Var(array) = base.kind else { return None };
+    let rank = base.ty.rank();
+    if rank < 2 || positions.len() != rank {
+        return None;
+    }
+    let at_index: Vec<usize> =
+        (0..rank).filter(|&axis| matches!(positions[axis].kind, ExprKind::Var(var) if var == index)).collect();
+    let mentioning = positions.iter().filter(|position| visit::mentions(position, index)).count();
+    match at_index[..] {
+        [axis] if axis + 1 < rank && mentioning == 1 => Some(AcrossRead { read: read.id, array, axis }),
+        _ => None,
+    }
 }
 
 /// The one loop in `expr`, if it has exactly one and that is a reduction (whatever its body).
@@ -184,6 +229,7 @@ impl<'p> Analysis<'p> {
             scan_steps: BTreeMap::new(),
             body_shapes: BTreeMap::new(),
             reads: vec![false; program.vars.len()],
+            transposed_copies: BTreeMap::new(),
             enclosing: vec![Vec::new(); program.vars.len()],
             undeclared: None,
         };
@@ -318,6 +364,32 @@ impl<'p> Analysis<'p> {
     /// alike (iterations side by side are computed interleaved, so an error that depends on
     /// the values could be reported for another iteration first).
     pub fn jam<'e>(&self, index: VarId, body: &'e Expr) -> Option<Jam<'e>> {
+        let (mut jam, across) = self.jam_with_across(index, body)?;
+        for read in across {
+            let copy = *self.transposed_copies.get(&(read.array, read.axis))?;
+            jam.transposed.insert(read.read, (copy, read.axis));
+        }
+        Some(jam)
+    }
+
+    /// The transposed copies of `array` (`passes::transpose`): code that reads `array` in a
+    /// loop run side by side may read them instead.
+    pub fn transposed_copies_of(&self, array: VarId) -> impl Iterator<Item = VarId> + '_ {
+        self.transposed_copies.range((array, 0)..=(array, usize::MAX)).map(|(_, &copy)| copy)
+    }
+
+    /// The reads that alone keep the loop over `index` from running side by side
+    /// ([`Analysis::jam`]), if it would and each is an [`AcrossRead`]: reads of an array
+    /// variable at exactly `index` on an axis that is not its last (`b[j, k]`), which a copy of
+    /// the array with that axis last would turn into reads along `index`.
+    pub fn across_reads(&self, index: VarId, body: &Expr) -> Option<Vec<AcrossRead>> {
+        let (_, across) = self.jam_with_across(index, body)?;
+        (!across.is_empty()).then_some(across)
+    }
+
+    /// [`Analysis::jam`], with the reads that cross `index` (each an [`AcrossRead`]) allowed and
+    /// listed: any other read that depends on `index` must read along it.
+    fn jam_with_across<'e>(&self, index: VarId, body: &'e Expr) -> Option<(Jam<'e>, Vec<AcrossRead>)> {
         let root = only_loop(body)?;
         let mut levels = Vec::new();
         let mut bound = BTreeSet::from([index]);
@@ -333,13 +405,35 @@ impl<'p> Analysis<'p> {
             node = &reduce.body;
         }
         // The nest runs before the epilogue: it may not read what the epilogue binds.
+        let mut across = Vec::new();
         let jammable = !levels.is_empty()
             && free_vars(root).is_disjoint(&bound_vars(body))
             && !self.facts(node).has_loop
             && fails_only_on_empty_axes(body)
-            && self.reads_along(node, index);
+            && self.reads_along_or_across(node, index, &mut across);
         let epilogue_reads_index = mentions_outside(body, root, index);
-        jammable.then_some(Jam { root, levels, leaf: node, epilogue_reads_index })
+        let jam = Jam { root, levels, leaf: node, epilogue_reads_index, transposed: BTreeMap::new() };
+        jammable.then_some((jam, across))
+    }
+
+    /// Whether every read in `expr` that depends on `index` reads along it
+    /// ([`Analysis::reads_along`]) or is an [`AcrossRead`] (listed in `across`).
+    fn reads_along_or_across(&self, expr: &Expr, index: VarId, across: &mut Vec<AcrossRead>) -> bool {
+        if let ExprKind::Index(_) = &expr.kind {
+            if self.reads_along(expr, index) {
+                return true;
+            }
+            return match across_read(expr, index) {
+                Some(read) => {
+                    across.push(read);
+                    true
+                }
+                None => false,
+            };
+        }
+        let mut fine = true;
+        expr.for_each_child(|child| fine &= self.reads_along_or_across(child, index, across));
+        fine
     }
 
     /// Whether every read in `expr` that depends on `index` reads along it: `index` (shifted,
@@ -434,6 +528,7 @@ impl<'p> Analysis<'p> {
     fn record_scopes(&mut self) {
         let program = self.program;
         let (mut reads, mut enclosing) = (std::mem::take(&mut self.reads), std::mem::take(&mut self.enclosing));
+        let mut transposed_copies = BTreeMap::new();
         let mut undeclared = None;
         fn mark(
             reads: &mut [bool],
@@ -462,6 +557,14 @@ impl<'p> Analysis<'p> {
                 }
                 scope.push(var);
             }
+            // A transposed copy is read by the side-by-side loops it was made for (instead of
+            // the array, see `Jam::transposed`).
+            if let ExprKind::Let(node::Let { var, value, .. }) = &expr.kind {
+                if let Some(copy_of) = crate::passes::transposition_of(value) {
+                    transposed_copies.insert(copy_of, *var);
+                    mark(&mut reads, &mut undeclared, *var, expr.span);
+                }
+            }
             if let ExprKind::For(node::For { body, .. }) = &expr.kind {
                 if body.ty.rank() > 0 {
                     for size in crate::ir::shape::shape_of(program, body).unwrap_or_default() {
@@ -474,6 +577,7 @@ impl<'p> Analysis<'p> {
             true
         });
         (self.reads, self.enclosing, self.undeclared) = (reads, enclosing, undeclared);
+        self.transposed_copies = transposed_copies;
     }
 
     /// The per-binder facts: interior reads, tiling, row work, fixed points, reused

@@ -159,21 +159,46 @@ fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
     // An epilogue around the nest (a distance's `sqrt`), reads along `j`.
     let norm = "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { a[i, k] * a[i, k] + b[k, j] }) } }";
     assert_eq!(levels(norm), Some(vec![ReduceOp::Sum]));
-    // Reads across `j` (side by side they would be gathers); a nest reading what its epilogue
-    // binds; a failure that depends on the values (a divisor); a size that depends on the
-    // comprehension's index; argmax.
+    // A nest reading what its epilogue binds; a failure that depends on the values (a
+    // divisor); a size that depends on the comprehension's index; argmax.
     let bound_outside = "fn f(x: [[f64]]) -> [[f64]] { for i, j { let r = x[i]; sum k { r[k] * x[k, j] } } }";
     assert_eq!(levels(bound_outside), None);
-    assert_eq!(
-        levels("fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { a[i, k] * b[j, k] }) } }"),
-        None
-    );
     assert_eq!(levels("fn f(a: [[i64]], d: [i64]) -> [[i64]] { for i, j { sum k { a[i, k] / d[j] } } }"), None);
     assert_eq!(
         levels("fn f(a: [f64], n: usize) -> [[f64]] { for i in 0..n, j in 0..n { sum k in 0..j { a[k] } } }"),
         None
     );
     assert_eq!(levels("fn f(a: [[f64]]) -> [[usize]] { for i, j { argmax k { a[k, j] + a[i, j] } } }"), None);
+}
+
+#[test]
+fn reads_across_the_side_by_side_index_read_a_transposed_copy() {
+    // The reads of `b` across `j`, by the copy each reads side by side, and the axis moved.
+    let transposed = |source: &str| {
+        let program = prepared(source);
+        let analysis = Analysis::of(&program);
+        let (index, element) = innermost_element(&program);
+        let jam = analysis.jam(index, element)?;
+        let names = jam.transposed.values().map(|(copy, axis)| (program.var(*copy).name.clone(), *axis)).collect();
+        Some((jam.levels.len(), names))
+    };
+    // A distance (not a contraction); the two reads of `b` read one copy.
+    let distances =
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) }) } }";
+    let copy = ("__ein_b_by_0".to_string(), 0);
+    assert_eq!(transposed(distances), Some((1, vec![copy.clone(), copy])));
+    // A rank-3 array read across its middle axis.
+    let middle = "fn f(a: [[f64]], u: [[[f64]]]) -> [[f64]] { for i, j { sum k { max(u[k, j, i], a[i, k]) } } }";
+    assert_eq!(transposed(middle), Some((1, vec![("__ein_u_by_1".to_string(), 1)])));
+    // No copy where no loop around reads the array again (a single row of results), nor for a
+    // read that is not at the plain index.
+    assert_eq!(
+        transposed("fn f(a: [f64], b: [[f64]]) -> [f64] { for j in 0..b.len() { sum k { max(a[k], b[j, k]) } } }"),
+        None
+    );
+    let shifted =
+        "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j in 0..b.len() { sum k { a[i, k] * b[j / 2, k] } } }";
+    assert_eq!(transposed(shifted), None);
 }
 
 #[test]

@@ -540,6 +540,10 @@ impl Gen<'_> {
         block: &mut Block,
         hint: Option<Ident>,
     ) -> syn::Result<Value> {
+        if let Some(&(copy, axis)) = self.transposed_reads.get(&expr.id) {
+            let read = transposed_read(expr, copy, axis, &self.program.var(copy).ty);
+            return self.read(&read, projection, block, hint);
+        }
         let mut indices: Vec<(&Expr, Bounds)> = Vec::new();
         let mut base = expr;
         while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
@@ -825,4 +829,31 @@ fn product(factors: &[&TokenStream]) -> TokenStream {
         tokens.extend((*factor).clone());
     }
     tokens
+}
+
+/// The read `array[e_0]…[e_{r-1}]` as a read of `copy`, the array with `axis` moved last
+/// (`passes::transpose`): the same indices with `bounds`, `e_axis` last. The copy's axis
+/// lengths are the array's in that order, so each index is in range exactly where it was.
+fn transposed_read(read: &Expr, copy: VarId, axis: usize, copy_type: &Type) -> Expr {
+    let mut positions = Vec::new();
+    let mut base = read;
+    while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
+        positions.push(((**index).clone(), *bounds));
+        base = array;
+    }
+    positions.reverse();
+    if axis < positions.len() {
+        let moved = positions.remove(axis);
+        positions.push(moved);
+    }
+    let mut result = Expr::new(ExprKind::Var(copy), copy_type.clone(), read.span);
+    for (position, bounds) in positions {
+        let ty = result.ty.indexed().unwrap_or_else(|| result.ty.clone());
+        result = Expr::new(
+            ExprKind::Index(node::Index { array: Box::new(result), index: Box::new(position), bounds }),
+            ty,
+            read.span,
+        );
+    }
+    result
 }

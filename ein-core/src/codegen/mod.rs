@@ -129,6 +129,9 @@ struct Gen<'p> {
     /// While the epilogue of a [`crate::analysis::Jam`] is generated: its nest's root and the
     /// code of that nest's result for the iteration at hand.
     jammed: Option<(NodeId, Code)>,
+    /// While the leaf of a [`crate::analysis::Jam`] is generated side by side: its reads that
+    /// read a transposed copy instead of their array ([`crate::analysis::Jam::transposed`]).
+    transposed_reads: BTreeMap<NodeId, (VarId, usize)>,
     /// `let __ein_site_N = Site { .. };` statements, emitted at the top.
     sites: Vec<TokenStream>,
     /// How many loop bodies (comprehension rows, reduction and fold bodies) enclose the
@@ -184,6 +187,7 @@ impl<'p> Gen<'p> {
             names,
             env: BTreeMap::new(),
             jammed: None,
+            transposed_reads: BTreeMap::new(),
             sites: Vec::new(),
             loop_depth: 0,
             level: 0,
@@ -666,10 +670,14 @@ impl<'p> Gen<'p> {
 
     /// The locals (see [`local_names`]) of the variables in `inside`: those a loop nest reads
     /// from the enclosing code, where `inside` are the free variables of the IR the nest
-    /// evaluates itself (its body: not its sizes, which are computed before it).
+    /// evaluates itself (its body: not its sizes, which are computed before it), and the
+    /// transposed copies of those arrays, which its loops run side by side may read instead
+    /// (so a nest may leave one unread: the statements that name them allow that).
     fn nest_locals(&self, inside: &BTreeSet<VarId>, scalars: bool) -> Vec<Local> {
+        let copies = inside.iter().flat_map(|&var| self.analysis.transposed_copies_of(var));
+        let vars: BTreeSet<VarId> = inside.iter().copied().chain(copies).collect();
         let mut found = Vec::new();
-        for var in inside {
+        for var in &vars {
             if let Some(value) = self.env.get(var) {
                 local_names(value, scalars, &mut found);
             }
@@ -717,10 +725,12 @@ impl<'p> Gen<'p> {
         // output write can change them and keeps their pointers and strides in registers.
         let versioned = quote! {
             match #units {
+                #[allow(unused_variables)]
                 #(#any_none)|* => {
                     let #views = #views;
                     #nest
                 }
+                #[allow(unused_variables)]
                 #somes => {
                     #nest
                 }
@@ -743,7 +753,10 @@ impl<'p> Gen<'p> {
         }
         locals.iter().for_each(Local::mark_read);
         let names = tuple_tokens(locals.iter().map(|local| local.name.to_token_stream()).collect());
-        quote!(let #names = #names;)
+        quote! {
+            #[allow(unused_variables)]
+            let #names = #names;
+        }
     }
 
     /// Generates `body` in a new block one level deeper (a closure or loop body).

@@ -382,7 +382,10 @@ impl<'p> Gen<'p> {
                 leaf_block.push(quote!(let #name = (#at) as ::core::primitive::i64;));
             }
             generator.env.insert(index, Value::Plain(Code::name(&name)));
-            generator.scalar(jam.leaf, leaf_block)
+            let outer = std::mem::replace(&mut generator.transposed_reads, jam.transposed.clone());
+            let leaf = generator.scalar(jam.leaf, leaf_block);
+            generator.transposed_reads = outer;
+            leaf
         })?;
         // Inside out: the innermost reduction folds the leaf, each outer one its inner
         // reduction's accumulators once that has run.

@@ -594,11 +594,11 @@ fn a_top_level_sum_is_a_parallel_reduce() {
     assert_contains(
         &sample,
         &[
-            "match (a.unit_inner(),) { (::core::option::Option::None,) => { let (a,) = (a,);",
+            "match (a.unit_inner(),) { #[allow(unused_variables)] (::core::option::Option::None,) => { let (a,) = (a,);",
             // Each chunk's loop is in a closure of the generated function (and so compiled with
             // its target features), not a closure per value called from the runtime.
             // The view is copied into the chunk's closure (kept in registers, see `local_copies`).
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, ::core::ops::Add::add, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }) }, ::core::ops::Add::add)",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { #[allow(unused_variables)] let (a,) = (a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, 0.0f32, ::core::ops::Add::add, |__ein_step| { let __ein_position = __ein_start + __ein_step; let k = __ein_position as ::core::primitive::i64; unsafe { a.get_unchecked([k as ::core::primitive::usize]) } }) }, ::core::ops::Add::add)",
             "(::core::option::Option::Some(a),) => { ::ein::__private::reduce(",
         ],
     );
@@ -667,11 +667,14 @@ fn generic_expressions_leave_element_types_to_rustc() {
     assert_lacks(&scale, &["f64", "f32"]);
     // The scalar parameter is copied into the chunk closure, so that LLVM keeps it in a
     // register instead of reloading it through the captured reference after every write.
-    assert_contains(&scale, &["|__ein_start, __ein_end, __ein_outs| { let (__ein_a, __ein_s) = (__ein_a, __ein_s);"]);
+    assert_contains(
+        &scale,
+        &["|__ein_start, __ein_end, __ein_outs| { #[allow(unused_variables)] let (__ein_a, __ein_s) = (__ein_a, __ein_s);"],
+    );
     assert_contains(
         &generic_sum,
         &[
-            "::ein::__private::reduce(__ein_a.len_of(0), |__ein_start, __ein_end| { let (__ein_a,) = (__ein_a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(::core::marker::PhantomData::<EinElem0>),",
+            "::ein::__private::reduce(__ein_a.len_of(0), |__ein_start, __ein_end| { #[allow(unused_variables)] let (__ein_a,) = (__ein_a,); ::ein::__private::Accumulate::fold_range(__ein_end - __ein_start, ::ein::__private::zero(::core::marker::PhantomData::<EinElem0>),",
             "::ein::__private::Num::add",
         ],
     );

@@ -13,9 +13,11 @@ pub(crate) mod purity;
 mod share_rows;
 mod share_steps;
 mod simplify;
+mod transpose;
 mod validate;
 
 use crate::ir::Program;
+pub use transpose::transposition_of;
 pub use validate::{validate, validate_bounds};
 
 /// One optimisation: a name (for dumps and errors) and the rewrite.
@@ -41,6 +43,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "simplify-again", run: simplify::simplify },
     Pass { name: "share-rows", run: share_rows::share_rows },
     Pass { name: "contract", run: contract::contract },
+    Pass { name: "transpose", run: transpose::transpose_across },
 ];
 
 /// Whether `EIN_DUMP` asks for dumps.

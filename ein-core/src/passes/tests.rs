@@ -37,7 +37,7 @@ fn array_temporaries(program: &Program) -> usize {
     let mut count = 0;
     walk(&program.body, &mut Vec::new(), &mut |expr, _| {
         if let ExprKind::Let(node::Let { value, .. }) = &expr.kind {
-            if value.ty.rank() > 0 {
+            if value.ty.rank() > 0 && super::transposition_of(value).is_none() {
                 count += 1;
             }
         }

@@ -1,0 +1,224 @@
+//! Transposed copies for loops run side by side: a loop whose iterations the generator would
+//! compute side by side (a nest of short reductions per iteration, [`Analysis::jam`]) but for
+//! reads that cross its index — the distance to `b[j, k]` in
+//!
+//! ```text
+//! for i in 0..n { argmin j in 0..m { sum k in 0..d { (a[i][k] - b[j][k]) * (a[i][k] - b[j][k]) } } }
+//! ```
+//!
+//! where consecutive `j` are rows apart (gathers, slower than one iteration at a time) — reads
+//! a copy of `b` with `j`'s axis last instead, made once before the loops that read `b` again:
+//!
+//! ```text
+//! let b' = for k' in 0..len(b, 1) { for j' in 0..len(b, 0) { b[j'][k'] } }
+//! for i in 0..n { argmin j in 0..m { sum k in 0..d { (a[i][k] - b'[k][j]) * (a[i][k] - b'[k][j]) } } }
+//! ```
+//!
+//! so that the iterations' reads are consecutive elements (vector loads), as the hand-written
+//! nearest-neighbour and k-means kernels lay out their centroids. The copy costs one pass over
+//! `b`; it is made only where another loop between `b`'s binding and the side-by-side loop
+//! reads `b` again per iteration, so that it is paid once for many reads.
+//!
+//! The reads themselves are not rewritten: side by side, the generator reads the copy (the
+//! analysis finds it, [`transposition_of`], and lists the reads in `Jam::transposed`); one
+//! iteration at a time — where the side-by-side loop would not give the same bits, as for a
+//! reduction of at least the runtime's `PLAIN_BELOW` values — it reads the array itself, along
+//! its rows.
+//!
+//! Conditions, each keeping the program's meaning exactly: the loop is a comprehension's
+//! innermost axis with a scalar element or an `argmin`/`argmax` (the loops the generator runs
+//! side by side); every read that stops it is an [`AcrossRead`] of a parameter or a
+//! `let`-bound array; the copy goes right after that binding (after the size checks, for a
+//! parameter), so it sees the same array, and reads every element of it in bounds (it cannot
+//! fail, and computes nothing); a read of the copy has the read's indices in the copy's axis
+//! order, and the copy's axis lengths are the array's in that order, so proven reads stay
+//! proven.
+
+use crate::analysis::{AcrossRead, Analysis};
+use crate::ir::node;
+use crate::ir::SYNTHETIC_PREFIX;
+use crate::ir::{declare, number_nodes, Bounds, Expr, ExprKind, Program, ReduceOp, Type, VarId, VarInfo, VarKind};
+use crate::passes::purity::is_loop;
+use std::collections::BTreeSet;
+
+pub fn transpose_across(mut program: Program) -> Program {
+    number_nodes(&mut program);
+    let mut wanted = BTreeSet::new();
+    {
+        let analysis = Analysis::of(&program);
+        let mut depths = vec![None; program.vars.len()];
+        program.params.iter().for_each(|param| depths[param.0 as usize] = Some(0));
+        collect(&analysis, &program.body, 0, &mut depths, &mut wanted);
+    }
+    // One copy per array and axis, named after the array.
+    for (array, axis) in wanted {
+        let info = program.vars[array.0 as usize].clone();
+        let name = format!("{SYNTHETIC_PREFIX}{}_by_{axis}", info.name.trim_start_matches(SYNTHETIC_PREFIX));
+        let copy = declare(&mut program.vars, VarInfo { name, ty: info.ty, kind: VarKind::Let, span: info.span });
+        let value = transposed(&mut program.vars, array, axis);
+        if program.params.contains(&array) {
+            insert_after_checks(&mut program.body, copy, value);
+        } else {
+            insert_after_binding(&mut program.body, array, copy, value);
+        }
+    }
+    program
+}
+
+/// Walks `expr`, `depth` loops deep, knowing how many loops enclose each array binding seen so
+/// far (`depths`, by variable: parameters 0, `let`s their depth, others unset), and adds the
+/// arrays and axes to copy to `wanted`.
+fn collect(
+    analysis: &Analysis<'_>,
+    expr: &Expr,
+    depth: usize,
+    depths: &mut Vec<Option<usize>>,
+    wanted: &mut BTreeSet<(VarId, usize)>,
+) {
+    // A contraction runs on the runtime's kernels (or its own loops where small): no copy.
+    if let ExprKind::Contract(_) = &expr.kind {
+        return;
+    }
+    let side_by_side = match &expr.kind {
+        ExprKind::For(node::For { index, body, .. })
+            if !matches!(body.kind, ExprKind::For(_)) && body.ty.rank() == 0 =>
+        {
+            Some((*index, &**body))
+        }
+        ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMin | ReduceOp::ArgMax, index, body, .. }) if depth > 0 => {
+            Some((*index, &**body))
+        }
+        _ => None,
+    };
+    if let Some((index, body)) = side_by_side {
+        let reads = analysis.across_reads(index, body).unwrap_or_default();
+        // Worth a copy only if a loop around this one reads the array again per iteration.
+        let reread = |read: &AcrossRead| depths[read.array.0 as usize].is_some_and(|bound| bound < depth);
+        if !reads.is_empty() && reads.iter().all(reread) {
+            wanted.extend(reads.into_iter().map(|read| (read.array, read.axis)));
+        }
+    }
+    if let ExprKind::Let(node::Let { var, .. }) = &expr.kind {
+        depths[var.0 as usize] = Some(depth);
+    }
+    let inner = depth + usize::from(is_loop(expr));
+    expr.for_each_child(|child| collect(analysis, child, inner, depths, wanted));
+}
+
+/// `for t_0, …, t_{r-1} { array[…] }` over `array`'s axes with `axis` moved last: element
+/// `[.., t_{r-1}]` is `array`'s element at `t_{r-1}` on `axis`.
+fn transposed(vars: &mut Vec<VarInfo>, array: VarId, axis: usize) -> Expr {
+    let info = vars[array.0 as usize].clone();
+    let (ty, span) = (info.ty.clone(), info.span);
+    let rank = ty.rank();
+    let mut order: Vec<usize> = (0..rank).filter(|&other| other != axis).collect();
+    order.push(axis);
+    let indices: Vec<VarId> = order
+        .iter()
+        .map(|&original| {
+            let name = format!("{SYNTHETIC_PREFIX}{}_{original}", info.name.trim_start_matches(SYNTHETIC_PREFIX));
+            declare(vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span })
+        })
+        .collect();
+    // The element: `array` read on each original axis at the index that runs over it.
+    let mut element = Expr::new(ExprKind::Var(array), ty.clone(), span);
+    for original in 0..rank {
+        let position = order.iter().position(|&axis| axis == original).map_or(0, |at| at);
+        let index = Expr::new(ExprKind::Var(indices[position]), Type::I64, span);
+        let element_ty = element.ty.indexed().unwrap_or_else(|| element.ty.clone());
+        element = Expr::new(
+            ExprKind::Index(node::Index { array: Box::new(element), index: Box::new(index), bounds: Bounds::Proven }),
+            element_ty,
+            span,
+        );
+    }
+    // The loops, innermost first.
+    let mut value = element;
+    for (position, &original) in order.iter().enumerate().rev() {
+        let size = Expr::new(
+            ExprKind::Len(node::Len {
+                array: Box::new(Expr::new(ExprKind::Var(array), ty.clone(), span)),
+                axis: original,
+            }),
+            Type::I64,
+            span,
+        );
+        let value_ty = value.ty.with_outer_axis();
+        value = Expr::new(
+            ExprKind::For(node::For { index: indices[position], size: Box::new(size), body: Box::new(value) }),
+            value_ty,
+            span,
+        );
+    }
+    value
+}
+
+/// The array and axis of a copy made by [`transposed`], if `value` is one: `for t_0, …,
+/// t_{r-1} { array[…] }` over `array`'s axes in order with `axis` (not the last) moved last.
+pub fn transposition_of(value: &Expr) -> Option<(VarId, usize)> {
+    let mut loops = Vec::new();
+    let mut element = value;
+    while let ExprKind::For(node::For { index, size, body }) = &element.kind {
+        let ExprKind::Len(node::Len { array, axis }) = &size.kind else { return None };
+        let ExprKind::Var(array) = array.kind else { return None };
+        loops.push((*index, array, *axis));
+        element = body;
+    }
+    let mut positions = Vec::new();
+    while let ExprKind::Index(node::Index { array, index, bounds: Bounds::Proven }) = &element.kind {
+        positions.push(&**index);
+        element = array;
+    }
+    positions.reverse();
+    let ExprKind::Var(array) = element.kind else { return None };
+    let rank = element.ty.rank();
+    let (&(_, _, moved), order) = loops.split_last()?;
+    let expected: Vec<usize> = (0..rank).filter(|&other| other != moved).collect();
+    let same_order = order.iter().map(|&(_, _, axis)| axis).eq(expected.iter().copied());
+    let all_of_array = loops.iter().all(|&(_, of, _)| of == array);
+    // Each original axis is read at the index of the loop over it.
+    let reads_in_place = positions.len() == rank
+        && positions.iter().enumerate().all(|(axis, position)| {
+            matches!(position.kind, ExprKind::Var(var)
+                if loops.iter().any(|&(index, _, over)| index == var && over == axis))
+        });
+    (rank >= 2 && loops.len() == rank && moved + 1 < rank && same_order && all_of_array && reads_in_place)
+        .then_some((array, moved))
+}
+
+/// `let var = value; body`.
+fn let_in(var: VarId, value: Expr, body: Expr) -> Expr {
+    let (ty, span) = (body.ty.clone(), body.span);
+    Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }), ty, span)
+}
+
+/// Puts `let copy = value;` after the size checks `expr` starts with.
+fn insert_after_checks(expr: &mut Expr, copy: VarId, value: Expr) {
+    if let ExprKind::Assert(node::Assert { body, .. }) = &mut expr.kind {
+        return insert_after_checks(body, copy, value);
+    }
+    let body = expr.take();
+    *expr = let_in(copy, value, body);
+}
+
+/// Puts `let copy = value;` at the start of the body of the `let` that binds `array`.
+fn insert_after_binding(expr: &mut Expr, array: VarId, copy: VarId, value: Expr) {
+    let mut value = Some(value);
+    insert(expr, array, copy, &mut value);
+}
+
+fn insert(expr: &mut Expr, array: VarId, copy: VarId, value: &mut Option<Expr>) {
+    if value.is_none() {
+        return;
+    }
+    if let ExprKind::Let(node::Let { var, body, .. }) = &mut expr.kind {
+        if *var == array {
+            if let Some(value) = value.take() {
+                let rest = body.take();
+                **body = let_in(copy, value, rest);
+            }
+            return;
+        }
+    }
+    expr.for_each_child_mut(|child| insert(child, array, copy, value));
+}
