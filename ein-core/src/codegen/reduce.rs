@@ -45,6 +45,32 @@ impl Step {
 /// (one AVX2 register), two registers of f64.
 const JAM_WIDTH: usize = 8;
 
+/// One way to run a [`Jam`]'s nest for [`JAM_WIDTH`] iterations side by side (see
+/// [`Gen::jam_step`]): the step, valid (the same bits as one iteration at a time) where
+/// `condition` holds (always, if there is none).
+struct JamVariant {
+    condition: Option<TokenStream>,
+    step: TokenStream,
+}
+
+impl JamVariant {
+    /// The variants' loops (each made by `loop_of` from its step), the first whose condition
+    /// holds taken: `if a { .. } else if b { .. } else { .. }`.
+    fn choose(variants: &[JamVariant], loop_of: impl Fn(&TokenStream) -> TokenStream) -> TokenStream {
+        let branches: Vec<TokenStream> = variants
+            .iter()
+            .map(|JamVariant { condition, step }| {
+                let body = loop_of(step);
+                match condition {
+                    Some(condition) => quote!(if #condition { #body }),
+                    None => quote!({ #body }),
+                }
+            })
+            .collect();
+        quote!(#(#branches)else*)
+    }
+}
+
 impl<'p> Gen<'p> {
     /// A reduction; `hint` names the local holding its result, if one is needed.
     pub(super) fn reduce(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Code> {
@@ -320,13 +346,12 @@ impl<'p> Gen<'p> {
             Some(offset) => quote!(#offset + #done + #lane),
             None => quote!(#done + #lane),
         };
-        let (plain, step, acc) = self.jam_step(index, jam, &lane, &at, block)?;
+        let (variants, acc) = self.jam_step(index, jam, &lane, &at, block)?;
         let (value_block, value) = self.jam_value(index, jam, body, &at, &acc, &lane)?;
         let value = value_block.finish(Some(&value));
         let (width, outs) = (proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH), self.outs.clone());
-        block.push(quote! {
-            let mut #done = 0usize;
-            if #plain {
+        let loops = JamVariant::choose(&variants, |step| {
+            quote! {
                 while #done + #width <= #count {
                     #step
                     ::ein::__private::Fill::fill(#outs, #width, |#lane, #slot| {
@@ -336,16 +361,25 @@ impl<'p> Gen<'p> {
                 }
             }
         });
+        block.push(quote! {
+            let mut #done = 0usize;
+            #loops
+        });
         Ok(done)
     }
 
     /// The accumulators of a [`Jam`] for [`JAM_WIDTH`] iterations side by side, the `lane`-th
     /// at index `at` (a `usize` expression of `lane`): each reduction of the nest keeps one
     /// accumulator per iteration, and each of its steps is taken for every iteration (a loop
-    /// LLVM vectorises across the loop's index) before the next. Returns the condition under
-    /// which this is exactly what one iteration at a time computes (every reduction of the
-    /// nest a plain fold: fewer values than the runtime's `PLAIN_BELOW`), the code, and the
-    /// local holding the outermost reduction's results.
+    /// LLVM vectorises across the loop's index) before the next. Two variants, each with the
+    /// condition under which it is exactly what one iteration at a time computes: every
+    /// reduction of the nest a plain fold (fewer values than the runtime's `PLAIN_BELOW`);
+    /// and every outer one a plain fold, the innermost one of any length grouped as
+    /// `Accumulate::fold_range` groups it — each of its `LANES` lanes in turn (lane `l` takes
+    /// the steps `l, l + LANES, …` below the last whole block of lanes), their tree, then the
+    /// remaining steps in order (one lane live at a time). Each variant is its own loop in the
+    /// caller, so the common short case keeps the small loop LLVM optimises best. Returns the
+    /// variants and the local holding the outermost reduction's results.
     fn jam_step(
         &mut self,
         index: VarId,
@@ -353,7 +387,7 @@ impl<'p> Gen<'p> {
         lane: &Ident,
         at: &TokenStream,
         block: &mut Block,
-    ) -> syn::Result<(TokenStream, TokenStream, Ident)> {
+    ) -> syn::Result<(Vec<JamVariant>, Ident)> {
         let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
         let mut counts = Vec::new();
         let mut plain = Vec::new();
@@ -366,11 +400,12 @@ impl<'p> Gen<'p> {
                 return Err(internal(reduce.body.span, "a jammed reduction of an open type"));
             };
             let spelled = primitive(scalar);
-            plain.push(quote!(#level_count < <#spelled as ::ein::__private::Accumulate>::PLAIN_BELOW));
+            let accumulate = quote!(<#spelled as ::ein::__private::Accumulate>);
+            plain.push(quote!(#level_count < #accumulate::PLAIN_BELOW));
             counts.push(level_count);
             let identity = self.identity(reduce.op, ty, reduce.body.span)?.tokens;
             let combine = self.step(reduce.op, ty, reduce.body.span)?.function();
-            levels.push((self.names.fresh("acc"), self.names.fresh("position"), identity, combine));
+            levels.push((self.names.fresh("acc"), self.names.fresh("position"), identity, combine, accumulate));
         }
         let name = self.names.var(index).clone();
         let used = self.names.is_referenced(index);
@@ -390,30 +425,83 @@ impl<'p> Gen<'p> {
         // Inside out: the innermost reduction folds the leaf, each outer one its inner
         // reduction's accumulators once that has run.
         let leaf = leaf_block.finish(Some(&leaf));
-        let (innermost, _, _, combine) = levels.last().ok_or_else(|| internal(jam.leaf.span, "an empty jam"))?;
-        let mut step = quote! {
-            for #lane in 0..#width {
-                #innermost[#lane] = #combine(#innermost[#lane], { #leaf });
+        let float_innermost = matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar.is_float());
+        let ((innermost, position, identity, combine, accumulate), count) = match (levels.last(), counts.last()) {
+            (Some(level), Some(count)) => (level, count),
+            _ => return Err(internal(jam.leaf.span, "an empty jam")),
+        };
+        let fold = |range: TokenStream, acc: &Ident| {
+            quote! {
+                for #position in #range {
+                    for #lane in 0..#width {
+                        #acc[#lane] = #combine(#acc[#lane], { #leaf });
+                    }
+                }
             }
         };
-        for (depth, ((acc, position, identity, _), level_count)) in levels.iter().zip(&counts).enumerate().rev() {
-            let fold_into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
-                Some((outer, _, _, combine)) => quote! {
+        let plain_fold = fold(quote!(0..#count), innermost);
+        let plain_innermost = quote! {
+            let mut #innermost = [#identity; #width];
+            #plain_fold
+        };
+        let [row, full, lanes, lane_of, width_left] =
+            ["row", "full", "lanes", "lane_of", "width_left"].map(|name| self.names.fresh(name));
+        let lane_steps = fold(quote!((#lane_of..#full).step_by(#accumulate::LANES)), &row);
+        let tail = fold(quote!(#full..#count), innermost);
+        let lanes_innermost = quote! {
+            let #full = #count - #count % #accumulate::LANES;
+            let mut #lanes = [[#identity; #width]; #accumulate::LANES];
+            for #lane_of in 0..#accumulate::LANES {
+                let mut #row = [#identity; #width];
+                #lane_steps
+                #lanes[#lane_of] = #row;
+            }
+            let mut #width_left = #accumulate::LANES;
+            while #width_left > 1 {
+                #width_left /= 2;
+                for #lane_of in 0..#width_left {
                     for #lane in 0..#width {
-                        #outer[#lane] = #combine(#outer[#lane], #acc[#lane]);
+                        #lanes[#lane_of][#lane] = #combine(#lanes[#lane_of][#lane], #lanes[#lane_of + #width_left][#lane]);
                     }
-                },
-                None => TokenStream::new(),
-            };
-            step = quote! {
-                let mut #acc = [#identity; #width];
-                for #position in 0..#level_count {
-                    #step
                 }
-                #fold_into_outer
-            };
+            }
+            let mut #innermost = #lanes[0];
+            #tail
+        };
+        // Integers are folded in order at any length (one lane): the plain variant is all.
+        let outer_plain = &plain[..plain.len() - 1];
+        let mut conditions = vec![(Some(quote!(#(#plain)&&*)), plain_innermost)];
+        if float_innermost {
+            let outer = (!outer_plain.is_empty()).then(|| quote!(#(#outer_plain)&&*));
+            conditions.push((outer, lanes_innermost));
         }
-        Ok((quote!(#(#plain)&&*), step, levels[0].0.clone()))
+        let mut variants = Vec::new();
+        for (condition, innermost_step) in conditions {
+            let mut step = innermost_step;
+            for (depth, ((acc, position, identity, ..), level_count)) in levels.iter().zip(&counts).enumerate().rev() {
+                let fold_into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
+                    Some((outer, _, _, combine, _)) => quote! {
+                        for #lane in 0..#width {
+                            #outer[#lane] = #combine(#outer[#lane], #acc[#lane]);
+                        }
+                    },
+                    None => TokenStream::new(),
+                };
+                step = if depth + 1 == levels.len() {
+                    quote!(#step #fold_into_outer)
+                } else {
+                    quote! {
+                        let mut #acc = [#identity; #width];
+                        for #position in 0..#level_count {
+                            #step
+                        }
+                        #fold_into_outer
+                    }
+                };
+            }
+            variants.push(JamVariant { condition, step });
+        }
+        Ok((variants, levels[0].0.clone()))
     }
 
     /// The loop body for the `lane`-th iteration of a [`Jam`] (index `at`), its nest's result
@@ -548,13 +636,12 @@ impl<'p> Gen<'p> {
             Some(jam) => {
                 let (done, lane) = (self.names.fresh("jammed"), self.names.fresh("lane"));
                 let at = quote!(#done + #lane);
-                let (plain, step, acc) = self.jam_step(index, &jam, &lane, &at, block)?;
+                let (variants, acc) = self.jam_step(index, &jam, &lane, &at, block)?;
                 let (value_block, jam_value) = self.jam_value(index, &jam, body, &at, &acc, &lane)?;
                 let value_tokens = value_block.finish(Some(&jam_value));
                 let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
-                block.push(quote! {
-                    let mut #done = 0usize;
-                    if #plain {
+                let loops = JamVariant::choose(&variants, |step| {
+                    quote! {
                         while ((#done + #width) as ::core::primitive::i64) <= #end {
                             #step
                             for #lane in 0..#width {
@@ -570,6 +657,10 @@ impl<'p> Gen<'p> {
                             #done += #width;
                         }
                     }
+                });
+                block.push(quote! {
+                    let mut #done = 0usize;
+                    #loops
                 });
                 quote!((#done as ::core::primitive::i64))
             }
