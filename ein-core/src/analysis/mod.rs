@@ -362,7 +362,9 @@ impl<'p> Analysis<'p> {
     /// `index` or on another reduction's index, inside an epilogue with no other loop (the
     /// `sqrt` of a distance); all of it can fail only where every order of evaluation fails
     /// alike (iterations side by side are computed interleaved, so an error that depends on
-    /// the values could be reported for another iteration first).
+    /// the values could be reported for another iteration first); and every read in the term
+    /// that depends on `index` reads along it, or across it from an array that has a
+    /// transposed copy in scope ([`AcrossRead`], listed in [`Jam::transposed`]).
     pub fn jam<'e>(&self, index: VarId, body: &'e Expr) -> Option<Jam<'e>> {
         let (mut jam, across) = self.jam_with_across(index, body)?;
         for read in across {
