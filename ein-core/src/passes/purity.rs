@@ -108,8 +108,9 @@ fn is_float(ty: &crate::ir::Type) -> bool {
     matches!(ty, crate::ir::Type::Scalar(crate::ir::ScalarType::Known(scalar)) if scalar.is_float())
 }
 
-/// Sizes that are lengths of arrays, or non-negative literals, are never negative.
-fn is_length(size: &Expr) -> bool {
+/// Sizes that are lengths of arrays, or non-negative literals, are never negative (a loop
+/// over any other size fails where it is negative).
+pub fn is_length(size: &Expr) -> bool {
     matches!(size.kind, ExprKind::Len(_) | ExprKind::Literal(Literal::Int(0..)))
 }
 

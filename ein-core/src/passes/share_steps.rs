@@ -34,12 +34,14 @@
 //! index and otherwise only variables bound outside the comprehension or `let`s of the step
 //! whose values satisfy the same condition (copied into the array's body); the term and those
 //! values cannot fail, nor can the reduction's size, which is evaluated earlier than before
-//! (once, before the comprehension) and must not depend on anything bound inside it. The
+//! (once, before the comprehension) and must not depend on anything bound inside it, and which
+//! must be a length (an array's, or a non-negative literal): the array's loop runs even where
+//! the reduction never ran, and a negative size would fail there. The
 //! term is computed in the same order of operations, so its values are bit for bit the same.
 //! The array's reads are in bounds by construction (index `j` over `0..n`, an array of `n`).
 
 use super::cse::replace_equal;
-use super::purity::{has_loop, may_fail};
+use super::purity::{has_loop, is_length, may_fail};
 use crate::ir::node;
 use crate::ir::visit::{alpha_key, free_vars, mentions, rename_binders, substitute};
 use crate::ir::{
@@ -101,7 +103,9 @@ fn find(expr: &Expr, vars: &[VarInfo]) -> Option<Shared> {
 /// comprehension's index included), which a shared term must not read.
 fn find_reduction(expr: &Expr, blocked: &mut BTreeSet<VarId>, vars: &[VarInfo]) -> Option<Shared> {
     if let ExprKind::Reduce(node::Reduce { op, index, size, body }) = &expr.kind {
-        let size_invariant = free_vars(size).is_disjoint(blocked) && !may_fail(size);
+        // The array's loop runs even where the reduction never did (no element, a branch not
+        // taken): its size must not fail, nor be negative.
+        let size_invariant = free_vars(size).is_disjoint(blocked) && !may_fail(size) && is_length(size);
         if size_invariant {
             let factor = match op {
                 ReduceOp::Sum => contraction_factor(body).map(alpha_key),

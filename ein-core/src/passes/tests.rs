@@ -129,6 +129,12 @@ fn share_steps_computes_a_costly_term_once_per_step_for_every_element() {
     let once =
         optimised("fn f(a: [f64], b: [[f64]]) -> [[f64]] { for i, c { sum j { exp(a[j]) * b[j, c] * b[i, c] } } }");
     assert_eq!((array_temporaries(&once), loop_nests(&once)), (1, 2), "{once}");
+    // Not over a size that may be negative: the array's loop would run (and fail) even where
+    // the comprehension has no element (found by the long property run, seed 0x5eed0fe1a5).
+    let maybe_negative = optimised(
+        "fn f(a: [f64], b: [[f64]]) -> [[f64]] { for i, c { sum j in 0..a.len() - 1 { exp(a[j]) * b[j, c] * b[i, c] } } }",
+    );
+    assert_eq!(array_temporaries(&maybe_negative), 0, "{maybe_negative}");
     // A cheap factor is shared when that leaves a product of two reads: a contraction.
     let gradient =
         optimised("fn f(x: [[f64]], p: [f64], y: [f64]) -> [f64] { for k { sum i { (p[i] - y[i]) * x[i, k] } } }");
