@@ -67,6 +67,23 @@ fn out_of_range(error: AccumError, target: &str, site: &Site) -> ! {
     panic!("ein: index {index} out of range for axis {axis} of `{target}` (size {size}) (at {site})")
 }
 
+/// `run(group, start, end)` for each of `groups` groups of consecutive outer iterations
+/// `start..end`, in parallel; their results in group order, or the panic of the first group
+/// (in iteration order) that met an index out of range.
+fn in_groups<R: Send>(
+    outer: usize,
+    groups: usize,
+    target: &str,
+    site: &Site,
+    run: impl Fn(usize, usize, usize) -> Result<R, AccumError> + Sync,
+) -> Vec<R> {
+    let results: Vec<Result<R, AccumError>> = (0..groups)
+        .into_par_iter()
+        .map(|group| run(group, group_start(outer, groups, group), group_start(outer, groups, group + 1)))
+        .collect();
+    results.into_iter().map(|result| result.unwrap_or_else(|error| out_of_range(error, target, site))).collect()
+}
+
 /// Where the updates of a partitioned accumulation go (see [`accum`]): one list per range of
 /// the target, each in the order the updates were made.
 pub struct AccumSink<T> {
@@ -143,24 +160,13 @@ where
         return Array::from_vec(shape, data);
     };
     let first = std::sync::Mutex::new(Some(data));
-    let results: Vec<Result<Vec<T>, AccumError>> = (0..groups)
-        .into_par_iter()
-        .map(|group| {
-            let mut own = match group {
-                0 => first.lock().ok().and_then(|mut slot| slot.take()).unwrap_or_default(),
-                _ => vec![identity; len],
-            };
-            let (start, end) = (group_start(outer, groups, group), group_start(outer, groups, group + 1));
-            body(start, end, &mut own).map(|()| own)
-        })
-        .collect();
-    let mut arrays = Vec::with_capacity(groups);
-    for result in results {
-        match result {
-            Ok(array) => arrays.push(array),
-            Err(error) => out_of_range(error, name, site),
-        }
-    }
+    let mut arrays = in_groups(outer, groups, name, site, |group, start, end| {
+        let mut own = match group {
+            0 => first.lock().ok().and_then(|mut slot| slot.take()).unwrap_or_default(),
+            _ => vec![identity; len],
+        };
+        body(start, end, &mut own).map(|()| own)
+    });
     // Neighbours first, an odd one out carried up; each level in parallel over elements.
     while arrays.len() > 1 {
         let mut next = Vec::with_capacity(arrays.len().div_ceil(2));
@@ -207,21 +213,10 @@ fn apply_partitioned<T, Record, Apply>(
     let range_shift = wanted.next_power_of_two().trailing_zeros();
     let ranges = len.div_ceil(1 << range_shift);
     let shift = range_shift + op_bits;
-    let recorded: Vec<Result<AccumSink<T>, AccumError>> = (0..tasks)
-        .into_par_iter()
-        .map(|task| {
-            let (start, end) = (group_start(outer, tasks, task), group_start(outer, tasks, task + 1));
-            let mut sink = AccumSink::new(ranges, shift, if nested { 0 } else { end - start });
-            record(start, end, &mut sink).map(|()| sink)
-        })
-        .collect();
-    let mut sinks = Vec::with_capacity(tasks);
-    for result in recorded {
-        match result {
-            Ok(sink) => sinks.push(sink),
-            Err(error) => out_of_range(error, name, site),
-        }
-    }
+    let sinks = in_groups(outer, tasks, name, site, |_, start, end| {
+        let mut sink = AccumSink::new(ranges, shift, if nested { 0 } else { end - start });
+        record(start, end, &mut sink).map(|()| sink)
+    });
     let op_mask = (1usize << op_bits) - 1;
     data.par_chunks_mut(1 << range_shift).enumerate().for_each(|(range, elements)| {
         let base = range << range_shift;

@@ -157,17 +157,12 @@ pub struct AcrossRead {
 
 /// `read` as an [`AcrossRead`] of `index`, if it is one.
 fn across_read(read: &Expr, index: VarId) -> Option<AcrossRead> {
-    let mut positions = Vec::new();
-    let mut base = read;
-    while let ExprKind::Index(node::Index { array, index: position, bounds }) = &base.kind {
-        // Proven indices stay proven in the copy, whose axis lengths are the array's.
-        if *bounds != Bounds::Proven {
-            return None;
-        }
-        positions.push(&**position);
-        base = array;
+    let (base, positions) = read.read_chain();
+    // Proven indices stay proven in the copy, whose axis lengths are the array's.
+    if positions.iter().any(|&(_, bounds)| bounds != Bounds::Proven) {
+        return None;
     }
-    positions.reverse();
+    let positions: Vec<&Expr> = positions.into_iter().map(|(position, _)| position).collect();
     let ExprKind::Var(array) = base.kind else { return None };
     let rank = base.ty.rank();
     if rank < 2 || positions.len() != rank {

@@ -832,28 +832,18 @@ fn product(factors: &[&TokenStream]) -> TokenStream {
 }
 
 /// The read `array[e_0]…[e_{r-1}]` as a read of `copy`, the array with `axis` moved last
-/// (`passes::transpose`): the same indices with `bounds`, `e_axis` last. The copy's axis
-/// lengths are the array's in that order, so each index is in range exactly where it was.
+/// (`passes::transpose`): the same indices with their bounds, `e_axis` last.
+/// SAFETY (of the unchecked reads `read` then prints for it): the copy's axis lengths are the
+/// array's in that order (`transposition_of` recognises only such a copy), so each index is
+/// in range on the copy's axis exactly where it was on the array's; the analysis lists only
+/// reads whose indices are all proven (`AcrossRead`).
 fn transposed_read(read: &Expr, copy: VarId, axis: usize, copy_type: &Type) -> Expr {
-    let mut positions = Vec::new();
-    let mut base = read;
-    while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
-        positions.push(((**index).clone(), *bounds));
-        base = array;
-    }
-    positions.reverse();
+    let (_, positions) = read.read_chain();
+    let mut positions: Vec<(Expr, Bounds)> =
+        positions.into_iter().map(|(position, bounds)| (position.clone(), bounds)).collect();
     if axis < positions.len() {
         let moved = positions.remove(axis);
         positions.push(moved);
     }
-    let mut result = Expr::new(ExprKind::Var(copy), copy_type.clone(), read.span);
-    for (position, bounds) in positions {
-        let ty = result.ty.indexed().unwrap_or_else(|| result.ty.clone());
-        result = Expr::new(
-            ExprKind::Index(node::Index { array: Box::new(result), index: Box::new(position), bounds }),
-            ty,
-            read.span,
-        );
-    }
-    result
+    Expr::read_of(Expr::new(ExprKind::Var(copy), copy_type.clone(), read.span), positions)
 }

@@ -459,6 +459,28 @@ impl Expr {
         Expr { kind, ty, span, id: NodeId::UNNUMBERED }
     }
 
+    /// A chain of reads `base[p_0]…[p_k]`: the base and the positions, outermost axis first,
+    /// each with its bounds (`self` itself as the base, and none, if it is not a read).
+    pub fn read_chain(&self) -> (&Expr, Vec<(&Expr, Bounds)>) {
+        let mut positions = Vec::new();
+        let mut base = self;
+        while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
+            positions.push((&**index, *bounds));
+            base = array;
+        }
+        positions.reverse();
+        (base, positions)
+    }
+
+    /// The read `base[p_0]…[p_k]` (each position with its bounds), typed from `base`'s type.
+    pub fn read_of(base: Expr, positions: impl IntoIterator<Item = (Expr, Bounds)>) -> Expr {
+        positions.into_iter().fold(base, |array, (position, bounds)| {
+            let (ty, span) = (array.ty.indexed().unwrap_or_else(|| array.ty.clone()), array.span);
+            let kind = ExprKind::Index(node::Index { array: Box::new(array), index: Box::new(position), bounds });
+            Expr::new(kind, ty, span)
+        })
+    }
+
     /// Moves the node out, leaving a cheap placeholder (a literal) to be overwritten: for
     /// rewrites that take a subtree by value and put the result back.
     pub fn take(&mut self) -> Expr {

@@ -111,8 +111,7 @@ fn transposed(vars: &mut Vec<VarInfo>, array: VarId, axis: usize) -> Expr {
     let info = vars[array.0 as usize].clone();
     let (ty, span) = (info.ty.clone(), info.span);
     let rank = ty.rank();
-    let mut order: Vec<usize> = (0..rank).filter(|&other| other != axis).collect();
-    order.push(axis);
+    let order: Vec<usize> = moved_last(rank, axis).collect();
     let indices: Vec<VarId> = order
         .iter()
         .map(|&original| {
@@ -121,17 +120,11 @@ fn transposed(vars: &mut Vec<VarInfo>, array: VarId, axis: usize) -> Expr {
         })
         .collect();
     // The element: `array` read on each original axis at the index that runs over it.
-    let mut element = Expr::new(ExprKind::Var(array), ty.clone(), span);
-    for original in 0..rank {
-        let position = order.iter().position(|&axis| axis == original).map_or(0, |at| at);
-        let index = Expr::new(ExprKind::Var(indices[position]), Type::I64, span);
-        let element_ty = element.ty.indexed().unwrap_or_else(|| element.ty.clone());
-        element = Expr::new(
-            ExprKind::Index(node::Index { array: Box::new(element), index: Box::new(index), bounds: Bounds::Proven }),
-            element_ty,
-            span,
-        );
-    }
+    let positions = (0..rank).map(|original| {
+        let loop_over = order.iter().position(|&axis| axis == original).unwrap_or(0);
+        (Expr::new(ExprKind::Var(indices[loop_over]), Type::I64, span), Bounds::Proven)
+    });
+    let element = Expr::read_of(Expr::new(ExprKind::Var(array), ty.clone(), span), positions);
     // The loops, innermost first.
     let mut value = element;
     for (position, &original) in order.iter().enumerate().rev() {
@@ -164,26 +157,26 @@ pub fn transposition_of(value: &Expr) -> Option<(VarId, usize)> {
         loops.push((*index, array, *axis));
         element = body;
     }
-    let mut positions = Vec::new();
-    while let ExprKind::Index(node::Index { array, index, bounds: Bounds::Proven }) = &element.kind {
-        positions.push(&**index);
-        element = array;
-    }
-    positions.reverse();
-    let ExprKind::Var(array) = element.kind else { return None };
-    let rank = element.ty.rank();
-    let (&(_, _, moved), order) = loops.split_last()?;
-    let expected: Vec<usize> = (0..rank).filter(|&other| other != moved).collect();
-    let same_order = order.iter().map(|&(_, _, axis)| axis).eq(expected.iter().copied());
+    let (base, positions) = element.read_chain();
+    let ExprKind::Var(array) = base.kind else { return None };
+    let rank = base.ty.rank();
+    let (&(_, _, moved), _) = loops.split_last()?;
+    let same_order = loops.iter().map(|&(_, _, axis)| axis).eq(moved_last(rank, moved));
     let all_of_array = loops.iter().all(|&(_, of, _)| of == array);
     // Each original axis is read at the index of the loop over it.
     let reads_in_place = positions.len() == rank
-        && positions.iter().enumerate().all(|(axis, position)| {
-            matches!(position.kind, ExprKind::Var(var)
+        && positions.iter().enumerate().all(|(axis, &(position, bounds))| {
+            bounds == Bounds::Proven
+                && matches!(position.kind, ExprKind::Var(var)
                 if loops.iter().any(|&(index, _, over)| index == var && over == axis))
         });
     (rank >= 2 && loops.len() == rank && moved + 1 < rank && same_order && all_of_array && reads_in_place)
         .then_some((array, moved))
+}
+
+/// The axes `0..rank` in order with `axis` moved last: a transposed copy's axis order.
+fn moved_last(rank: usize, axis: usize) -> impl Iterator<Item = usize> {
+    (0..rank).filter(move |&other| other != axis).chain(std::iter::once(axis))
 }
 
 /// `let var = value; body`.
