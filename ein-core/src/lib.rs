@@ -1,6 +1,6 @@
 //! ein-core: the ein compiler as an ordinary library. Tokens flow one way through named stages:
 //! `syntax` (tokens → AST) → `check` (AST → typed IR, its `sizes` part inferring every size and proving reads in bounds) →
-//! `passes` (IR → IR) → `analysis` (facts about the final IR, keyed by node id) → `codegen`
+//! `ad` (derivative companions, IR → IR) → `passes` (IR → IR) → `analysis` (facts about the final IR, keyed by node id) → `codegen`
 //! (IR and facts → Rust tokens). `interp` is the reference interpreter of the IR: the semantic
 //! oracle every other stage is tested against.
 //!
@@ -8,6 +8,7 @@
 //! where the links into each stage's private modules resolve.
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod ad;
 pub mod analysis;
 pub mod check;
 pub mod codegen;
@@ -35,9 +36,26 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
 }
 
+/// The checked units, each followed by the derivatives its attributes ask for (`#[jvp(..)]`),
+/// which go through the passes and code generation like any function.
+fn with_companions(units: Vec<ir::Unit>) -> syn::Result<Vec<ir::Unit>> {
+    let mut all = Vec::with_capacity(units.len());
+    for unit in units {
+        let companion = match &unit.form {
+            ir::Form::Function(header @ ir::FunctionHeader { jvp: Some(name), .. }) => {
+                Some(ad::jvp_unit(&unit, header, name)?)
+            }
+            _ => None,
+        };
+        all.push(unit);
+        all.extend(companion);
+    }
+    Ok(all)
+}
+
 /// Compiles one `ein!` invocation to Rust tokens.
 pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
-    let units = check::check_input(syntax::parse_input(input)?)?;
+    let units = with_companions(check::check_input(syntax::parse_input(input)?)?)?;
     let tracker = codegen::build_settings_tracker();
     let mut output = TokenStream::new();
     let expression = matches!(units.as_slice(), [ir::Unit { form: ir::Form::Expression, .. }]);

@@ -89,13 +89,13 @@ fn check_function(library: &std::rc::Rc<inline::Library>, position: usize) -> sy
     checker.library = Some(library.clone());
     checker.call_stack.push(position);
     let emitted = library.is_emitted(position);
-    if let (Some(into), false) = (&function.into, emitted) {
+    for companion in [&function.into, &function.jvp].into_iter().flatten().filter(|_| !emitted) {
         let message = format!(
             "`{}` is a private helper of this block (other functions call it, and ein inlines it there), \
-             so no Rust function `{into}` is generated; make it `pub` (or `pub(crate)`) to have one",
+             so no Rust function `{companion}` is generated; make it `pub` (or `pub(crate)`) to have one",
             function.name
         );
-        checker.errors.push(into.span(), message);
+        checker.errors.push(companion.span(), message);
     }
     let mut params = Vec::new();
     for param in &function.params {
@@ -131,6 +131,7 @@ fn check_function(library: &std::rc::Rc<inline::Library>, position: usize) -> sy
         vis: function.vis.clone(),
         name: function.name.clone(),
         into: function.into.clone(),
+        jvp: function.jvp.clone(),
         ret_span: function.ret.span(),
     };
     let declared = declared.ok();

@@ -122,6 +122,7 @@ fn header_into(name: &str, into: Option<&str>) -> Form {
         vis: syn::parse_quote!(pub),
         name: proc_macro2::Ident::new(name, span()),
         into: into.map(|into| proc_macro2::Ident::new(into, span())),
+        jvp: None,
         ret_span: span(),
     })
 }

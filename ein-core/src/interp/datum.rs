@@ -14,6 +14,9 @@ pub(super) enum Datum {
     /// [`Datum::int`]), so every integer type shares one exact arithmetic.
     Int(Scalar, i128),
     Bool(bool),
+    /// A dual number (value, tangent) of `f32`/`f64`: only when differentiating (see `dual.rs`).
+    Dual32(f32, f32),
+    Dual64(f64, f64),
     Tuple(Rc<[Datum]>),
     Array(ArrayView),
 }
@@ -33,8 +36,8 @@ pub(super) struct ArrayView {
 impl Datum {
     pub(super) fn scalar_type(&self) -> Option<Scalar> {
         match self {
-            Datum::F32(_) => Some(Scalar::F32),
-            Datum::F64(_) => Some(Scalar::F64),
+            Datum::F32(_) | Datum::Dual32(..) => Some(Scalar::F32),
+            Datum::F64(_) | Datum::Dual64(..) => Some(Scalar::F64),
             Datum::Int(ty, _) => Some(*ty),
             Datum::Bool(_) => Some(Scalar::Bool),
             Datum::Tuple(_) | Datum::Array(_) => None,
@@ -101,8 +104,8 @@ impl Datum {
 
     pub(super) fn to_value(&self) -> Value {
         match self {
-            Datum::F32(value) => Value::F32(*value),
-            Datum::F64(value) => Value::F64(*value),
+            Datum::F32(value) | Datum::Dual32(value, _) => Value::F32(*value),
+            Datum::F64(value) | Datum::Dual64(value, _) => Value::F64(*value),
             // In range by construction, so each `as` is exact.
             Datum::Int(ty, value) => match ty {
                 Scalar::I8 => Value::I8(*value as i8),
@@ -160,6 +163,22 @@ impl ArrayView {
     /// The view's elements, row-major.
     pub(super) fn elements(&self) -> &[Datum] {
         self.storage.get(self.offset..self.offset + self.element_count()).unwrap_or(&[])
+    }
+
+    /// The array of `f(element)` for each element, of the same shape.
+    pub(super) fn map(&self, f: impl Fn(&Datum) -> Datum) -> Datum {
+        let elements = self.elements().iter().map(f).collect();
+        Datum::Array(ArrayView { storage: elements, full_shape: self.shape().into(), first_axis: 0, offset: 0 })
+    }
+
+    /// The array of `f(mine, theirs)` element by element; the shapes must be equal.
+    pub(super) fn zip_with(
+        &self,
+        other: &ArrayView,
+        f: impl Fn(&Datum, &Datum) -> Result<Datum, RuntimeError>,
+    ) -> Result<ArrayView, RuntimeError> {
+        let elements = self.elements().iter().zip(other.elements()).map(|(mine, theirs)| f(mine, theirs));
+        ArrayView::new(self.shape().to_vec(), elements.collect::<Result<Vec<Datum>, RuntimeError>>()?)
     }
 
     /// `self[position]` on the outermost axis: an element for rank 1, else a sub-array view.

@@ -366,12 +366,24 @@ impl<'p> Interpreter<'p> {
                 // A tuple or record reduces component-wise: each scalar leaf has its own
                 // accumulator, combined exactly as a scalar reduction of that leaf would be.
                 let mut accumulator = self.reduction_identity(op, &whole.ty)?;
+                // A `max`/`min` of dual numbers takes its chosen element's tangent.
+                let mut values = Vec::new();
                 for position in 0..count {
                     self.bind(index, Datum::i64(length_to_i64(position)))?;
-                    let value = self.eval(body)?;
+                    let mut value = self.eval(body)?;
+                    if matches!(op, ReduceOp::Max | ReduceOp::Min)
+                        && matches!(value, Datum::Dual32(..) | Datum::Dual64(..))
+                    {
+                        values.push(value.clone());
+                        value = super::dual::primal(&value);
+                    }
                     accumulator = combine_components(op, accumulator, value)?;
                 }
-                accumulator
+                if values.is_empty() {
+                    accumulator
+                } else {
+                    super::dual::max_tangent(&values, &accumulator)?
+                }
             }
         };
         self.restore(index, previous);

@@ -10,6 +10,7 @@
 mod accum;
 mod contract;
 mod datum;
+mod dual;
 mod eval;
 mod scalar;
 mod value;
@@ -117,6 +118,55 @@ pub fn run_with_externs(
     }
     let result = interpreter.eval(&program.body)?;
     Ok(result.to_value())
+}
+
+/// Forward-mode differentiation by dual numbers, the oracle of `#[jvp]` companions: runs
+/// `program` on `args` with `tangents[k]` the tangent of the `k`-th parameter whose type has a
+/// float part (in parameter order, of that parameter's type and shape), and returns the result
+/// and its tangent (integer and boolean parts of the tangent zero).
+pub fn run_dual(
+    program: &Program,
+    args: Vec<Value>,
+    tangents: Vec<Value>,
+    externs: &Externs,
+) -> Result<(Value, Value), RuntimeError> {
+    if args.len() != program.params.len() {
+        return Err(RuntimeError::new(format!(
+            "the program takes {} arguments but {} were given",
+            program.params.len(),
+            args.len()
+        )));
+    }
+    let mut interpreter = Interpreter::new(program, &[], externs);
+    let mut tangents = tangents.into_iter();
+    for (&param, argument) in program.params.iter().zip(args) {
+        let info = program
+            .vars
+            .get(param.0 as usize)
+            .ok_or_else(|| RuntimeError::internal(format!("parameter #{} is not declared", param.0)))?;
+        if let Some(problem) = mismatch(&interpreter, &argument, &info.ty)? {
+            return Err(RuntimeError::new(format!("argument `{}` should be {}: {problem}", info.name, info.ty)));
+        }
+        let mut datum = Datum::from_value(argument)?;
+        if has_float(&info.ty) {
+            let tangent = tangents
+                .next()
+                .ok_or_else(|| RuntimeError::new(format!("no tangent was given for `{}`", info.name)))?;
+            datum = dual::with_tangent(&datum, &Datum::from_value(tangent)?)?;
+        }
+        interpreter.bind(param, datum)?;
+    }
+    let result = interpreter.eval(&program.body)?;
+    Ok((result.to_value(), dual::tangent(&result).to_value()))
+}
+
+fn has_float(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(crate::ir::ScalarType::Known(scalar)) => scalar.is_float(),
+        Type::Scalar(_) => false,
+        Type::Array { elem, .. } => has_float(elem),
+        Type::Tuple { fields, .. } => fields.iter().any(has_float),
+    }
 }
 
 /// Why `value` does not have type `ty`, or `None` if it does.

@@ -21,6 +21,9 @@ pub(super) fn literal(literal: Literal, to: Scalar) -> Result<Datum> {
 }
 
 pub(super) fn unary(op: UnaryOp, operand: Datum) -> Result<Datum> {
+    if let Some(dual) = super::dual::unary(op, &operand) {
+        return dual;
+    }
     Ok(match (op, operand) {
         (UnaryOp::Neg, Datum::F32(value)) => Datum::F32(-value),
         (UnaryOp::Neg, Datum::F64(value)) => Datum::F64(-value),
@@ -84,6 +87,9 @@ fn operator_mismatch(op: BinaryOp, operands: &str) -> RuntimeError {
 }
 
 pub(super) fn binary(op: BinaryOp, left: Datum, right: Datum) -> Result<Datum> {
+    if let Some(dual) = super::dual::binary(op, &left, &right) {
+        return dual;
+    }
     Ok(match (left, right) {
         (Datum::F32(left), Datum::F32(right)) => float_binary!(op, left, right, F32),
         (Datum::F64(left), Datum::F64(right)) => float_binary!(op, left, right, F64),
@@ -139,6 +145,9 @@ pub(super) fn call(func: Func, arguments: Vec<Datum>) -> Result<Datum> {
             func.arity(),
             arguments.len()
         )));
+    }
+    if let Some(dual) = super::dual::call(func, &arguments) {
+        return dual;
     }
     check_failure(func, &arguments)?;
     let mismatch = || function_mismatch(func, &arguments);
@@ -263,6 +272,9 @@ fn cast_float(value: f64, to: Scalar) -> Result<Datum> {
 /// Rust `as`: float → int saturates (NaN → 0), int → int wraps or extends, int → float rounds
 /// to nearest, bool → number is 0 or 1 (floats included, as `b as u8 as f32`).
 pub(super) fn cast(value: Datum, to: Scalar) -> Result<Datum> {
+    if let Some(dual) = super::dual::cast(&value, to) {
+        return dual;
+    }
     Ok(match value {
         // An f32 widens to f64 exactly, so casting through f64 rounds once, as Rust does.
         Datum::F32(value) if to == Scalar::F32 => Datum::F32(value),

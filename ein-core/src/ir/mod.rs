@@ -681,6 +681,8 @@ pub struct FunctionHeader {
     pub name: proc_macro2::Ident,
     /// `#[into(name)]`: the name of the function that writes the result into `out`.
     pub into: Option<proc_macro2::Ident>,
+    /// `#[jvp(name)]`: the name of the forward-mode derivative (see [`crate::ad`]).
+    pub jvp: Option<proc_macro2::Ident>,
     /// Span of the declared return type, for errors about the result.
     pub ret_span: Span,
 }

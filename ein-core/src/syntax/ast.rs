@@ -23,7 +23,7 @@ pub struct ExternFunction {
     pub ret: TypeExpr,
 }
 
-/// `#[attrs] #[into(name_into)] pub fn name(params) -> ret { body }`
+/// `#[attrs] #[into(name_into)] #[jvp(name_jvp)] pub fn name(params) -> ret { body }`
 #[derive(Clone, Debug)]
 pub struct Function {
     /// Outer attributes (doc comments, `#[inline]`, …) passed through to the generated function.
@@ -31,6 +31,9 @@ pub struct Function {
     /// `#[into(name)]`: also generate `name(out, params..)`, which writes the result into
     /// arrays the caller owns instead of returning new ones.
     pub into: Option<Ident>,
+    /// `#[jvp(name)]`: also generate `name(params.., tangents..) -> (value, tangent)`, the
+    /// forward-mode derivative (see `crate::ad`).
+    pub jvp: Option<Ident>,
     pub vis: syn::Visibility,
     pub name: Ident,
     pub params: Vec<Param>,

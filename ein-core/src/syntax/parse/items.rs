@@ -1,5 +1,6 @@
 //! The item form: `#[attrs] pub fn name(x: [f32], n: usize) -> [f32] { body }`, one or more, each
-//! optionally with ein's `#[into(name_into)]` (a second function that writes into `out`), and
+//! optionally with ein's `#[into(name_into)]` (a second function that writes into `out`) and
+//! `#[jvp(name_jvp)]` (its forward-mode derivative, see `crate::ad`), and
 //! `extern fn name(x: f64) -> f64;` declarations of Rust functions the block calls per element.
 
 use super::primary::parse_body;
@@ -37,17 +38,16 @@ pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Res
         }
         names.push(name);
     }
-    for (position, function) in functions.iter().enumerate() {
-        let Some(into) = &function.into else { continue };
-        let clash = functions.iter().enumerate().any(|(other, candidate)| {
-            candidate.name == *into || (other < position && candidate.into.as_ref() == Some(into))
-        });
-        if clash {
+    // The companions (`#[into(..)]`, `#[jvp(..)]`) are Rust functions too: no name twice.
+    let mut taken: Vec<Ident> = functions.iter().map(|function| function.name.clone()).collect();
+    for companion in functions.iter().flat_map(|function| [&function.into, &function.jvp]).flatten() {
+        if taken.contains(companion) {
             return Err(syn::Error::new(
-                into.span(),
-                format!("`{into}` is already the name of a function in this `ein!` block"),
+                companion.span(),
+                format!("`{companion}` is already the name of a function in this `ein!` block"),
             ));
         }
+        taken.push(companion.clone());
     }
     Ok(Input::Functions(functions, externs))
 }
@@ -92,7 +92,7 @@ fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunc
 }
 
 fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function> {
-    let (attrs, into) = split_into_attribute(syn::Attribute::parse_outer(input)?)?;
+    let (attrs, into, jvp) = split_ein_attributes(syn::Attribute::parse_outer(input)?)?;
     let vis: syn::Visibility = input.parse()?;
     if !input.peek(Token![fn]) {
         return Err(expected(input, "`fn`: an ein item is a function `fn name(params) -> type { body }`"));
@@ -112,8 +112,14 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
         }
         only_arrays(&ret, into)?;
     }
+    if let Some(jvp) = jvp.as_ref().filter(|jvp| **jvp == name) {
+        return Err(syn::Error::new(
+            jvp.span(),
+            format!("`#[jvp({jvp})]` names the function itself; give the derivative its own name, e.g. `{name}_jvp`"),
+        ));
+    }
     let span = fn_token.span.join(braces.close()).unwrap_or(name.span());
-    Ok(Function { attrs, vis, name, params, ret, into, body: *body, span })
+    Ok(Function { attrs, vis, name, params, ret, into, jvp, body: *body, span })
 }
 
 /// `name(params) -> type` after `fn`; `what` names the item in errors ("an ein function"),
@@ -146,28 +152,45 @@ fn parse_signature(
     Ok((name, params, ret))
 }
 
-/// Takes ein's own `#[into(name)]` out of a function's attributes (the rest pass through).
-fn split_into_attribute(attrs: Vec<syn::Attribute>) -> syn::Result<(Vec<syn::Attribute>, Option<Ident>)> {
+/// Takes ein's own attributes out of a function's attributes (the rest pass through):
+/// `#[into(name)]` and the differentiation companions `#[jvp(name)]`.
+fn split_ein_attributes(
+    attrs: Vec<syn::Attribute>,
+) -> syn::Result<(Vec<syn::Attribute>, Option<Ident>, Option<Ident>)> {
     let mut kept = Vec::new();
-    let mut into: Option<Ident> = None;
+    let (mut into, mut jvp): (Option<Ident>, Option<Ident>) = (None, None);
     for attr in attrs {
-        if !attr.path().is_ident("into") {
+        let slot = if attr.path().is_ident("into") {
+            &mut into
+        } else if attr.path().is_ident("jvp") {
+            &mut jvp
+        } else if attr.path().is_ident("vjp") || attr.path().is_ident("grad") {
+            return Err(syn::Error::new_spanned(
+                &attr,
+                "reverse-mode differentiation (`#[vjp(..)]`, `#[grad(..)]`) is not built yet; \
+                 forward mode is: `#[jvp(name)]` generates `name(params.., tangents..) -> (value, tangent)`",
+            ));
+        } else {
             kept.push(attr);
             continue;
-        }
-        let usage = "write `#[into(name)]`, naming the function to generate that writes the result into `out`";
+        };
+        let kind = attr.path().get_ident().map(ToString::to_string).unwrap_or_default();
+        let usage = match kind.as_str() {
+            "into" => "write `#[into(name)]`, naming the function to generate that writes the result into `out`",
+            _ => "write `#[jvp(name)]`, naming the function to generate that returns the value and its tangent",
+        };
         let name = match &attr.meta {
             syn::Meta::List(list) => list
                 .parse_args::<Ident>()
                 .map_err(|_| syn::Error::new_spanned(&list.tokens, format!("expected one function name: {usage}")))?,
-            _ => return Err(syn::Error::new_spanned(&attr, format!("`into` needs a name: {usage}"))),
+            _ => return Err(syn::Error::new_spanned(&attr, format!("`{kind}` needs a name: {usage}"))),
         };
-        if into.is_some() {
-            return Err(syn::Error::new_spanned(&attr, "a function takes at most one `#[into(..)]`"));
+        if slot.is_some() {
+            return Err(syn::Error::new_spanned(&attr, format!("a function takes at most one `#[{kind}(..)]`")));
         }
-        into = Some(name);
+        *slot = Some(name);
     }
-    Ok((kept, into))
+    Ok((kept, into, jvp))
 }
 
 /// `#[into]` writes arrays into the caller's: every part of the result must be an array.

@@ -1,0 +1,873 @@
+//! Forward mode: the checked program `f(x..) -> y` becomes `f_jvp(x.., dx..) -> (y, dy)`, one IR
+//! program computing the value and its tangent together.
+//!
+//! How: every expression `e` of the primal is rewritten into a [`Dual`], its primal and its
+//! tangent, while the `let`s and size checks they need are collected in a [`Block`] that the
+//! consumer wraps around its result. The primal keeps every variable of the program (a `let x`
+//! still binds `x`, to the same value), so a part with no float in its type is copied as it is;
+//! a float variable gets a tangent variable beside it. A loop computes both in one pass: its
+//! element becomes a flat tuple of the primal's scalars then the tangent's (`for i { (y, dy) }`,
+//! stored as two arrays), taken apart afterwards ([`Jvp::unpair`]). An expression used twice
+//! (the `x` of `x * dy`) is bound to a `let` first ([`Jvp::atom`]), so nothing is computed
+//! twice and no binder is duplicated. Tangents that are known to be zero are `None` and never
+//! built. Reads are re-proved in bounds at the end by the checker's own prover.
+
+use super::derivatives;
+use crate::check::sizes;
+use crate::ir::node;
+use crate::ir::visit::{free_vars, rename_binders};
+use crate::ir::{
+    declare, BinaryOp, Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, SizeCheck, Type, UnaryOp,
+    UpdateOp, VarId, VarInfo, VarKind,
+};
+use crate::ops::Scalar;
+use proc_macro2::Span;
+use std::collections::HashMap;
+
+/// The forward-mode companion of a checked program: its parameters, then one tangent parameter
+/// (`d_x`, of `x`'s type) per parameter whose type has a float part, in order; its result is
+/// the pair `(value, tangent)`, the tangent of the result's type (its integer and boolean parts
+/// zero). Each tangent array must have its parameter's shape (checked first, at run time).
+pub fn jvp_program(primal: &Program) -> syn::Result<Program> {
+    let mut jvp = Jvp { vars: primal.vars.clone(), tangents: HashMap::new() };
+    let mut params = primal.params.clone();
+    let mut checks = Vec::new();
+    let mut taken: Vec<String> = primal.params.iter().map(|param| primal.var(*param).name.clone()).collect();
+    for &param in &primal.params {
+        let info = primal.var(param).clone();
+        if !has_float(&info.ty) {
+            continue;
+        }
+        let mut name = format!("d_{}", info.name);
+        while taken.contains(&name) {
+            name.push('_');
+        }
+        taken.push(name.clone());
+        let tangent = declare(
+            &mut jvp.vars,
+            VarInfo { name: name.clone(), ty: info.ty.clone(), kind: VarKind::Param, span: info.span },
+        );
+        params.push(tangent);
+        let (primal_var, tangent_var) = (var(param, &info.ty, info.span), var(tangent, &info.ty, info.span));
+        same_shape_checks(&primal_var, &tangent_var, &info.name, &name, &mut checks);
+        jvp.tangents.insert(param, tangent_var);
+    }
+    let mut block = Block::new();
+    let mut result = jvp.dual(&primal.body, &mut block)?;
+    let tangent = jvp.tangent_or_zero(&mut result, &primal.body.ty, &mut block);
+    let pair = Type::tuple(vec![primal.body.ty.clone(), primal.body.ty.clone()]);
+    let mut body = wrap(block, tuple(vec![result.primal, tangent], pair));
+    if !checks.is_empty() {
+        let ty = body.ty.clone();
+        body = Expr::new(ExprKind::Assert(node::Assert { checks, body: Box::new(body) }), ty, primal.body.span);
+    }
+    let mut program = Program {
+        params,
+        vars: jvp.vars,
+        type_params: primal.type_params.clone(),
+        rust_calls: primal.rust_calls.clone(),
+        body,
+    };
+    prove_reads(&mut program);
+    Ok(program)
+}
+
+/// A size check per axis of every array part of a parameter: its tangent has the same shape.
+fn same_shape_checks(primal: &Expr, tangent: &Expr, name: &str, tangent_name: &str, checks: &mut Vec<SizeCheck>) {
+    match &primal.ty {
+        Type::Array { rank, .. } => {
+            for axis in 0..*rank {
+                checks.push(SizeCheck {
+                    left: len(tangent.clone(), axis),
+                    right: len(primal.clone(), axis),
+                    left_what: format!("axis {axis} of `{tangent_name}`"),
+                    right_what: format!("axis {axis} of `{name}`"),
+                    index_name: tangent_name.to_string(),
+                    span: primal.span,
+                });
+            }
+        }
+        Type::Tuple { fields, .. } => {
+            for field in 0..fields.len() {
+                let (primal, tangent) = (project(primal.clone(), field), project(tangent.clone(), field));
+                same_shape_checks(&primal, &tangent, name, tangent_name, checks);
+            }
+        }
+        Type::Scalar(_) => {}
+    }
+}
+
+/// Marks every read that the checker's prover can prove in bounds, and only those: tangent
+/// reads and the loops that pair and unpair values are built clamped, and the primal's own
+/// reads now sit in a different nest.
+fn prove_reads(program: &mut Program) {
+    fn forget(expr: &mut Expr) {
+        if let ExprKind::Index(node::Index { bounds, .. }) = &mut expr.kind {
+            *bounds = Bounds::Clamped;
+        }
+        expr.for_each_child_mut(forget);
+    }
+    fn collect(expr: &Expr, lets: &mut sizes::LetValues) {
+        if let ExprKind::Let(node::Let { var, value, .. }) = &expr.kind {
+            lets.insert(*var, (**value).clone());
+        }
+        expr.for_each_child(|child| collect(child, lets));
+    }
+    forget(&mut program.body);
+    let mut lets = sizes::LetValues::new();
+    collect(&program.body, &mut lets);
+    sizes::prove_bounds(program, &lets);
+}
+
+/// An expression's primal and tangent; `tangent: None` is a tangent known to be zero.
+pub(super) struct Dual {
+    pub primal: Expr,
+    pub tangent: Option<Expr>,
+}
+
+impl Dual {
+    pub fn constant(primal: Expr) -> Dual {
+        Dual { primal, tangent: None }
+    }
+}
+
+/// What an expression needs evaluated before it, in order: `let`s and size checks.
+pub(super) type Block = Vec<Step>;
+
+pub(super) enum Step {
+    Let(VarId, Expr),
+    Assert(Vec<SizeCheck>),
+}
+
+/// `steps; body` as nested `let`s and size checks.
+fn wrap(block: Block, body: Expr) -> Expr {
+    block.into_iter().rev().fold(body, |body, step| {
+        let (ty, span) = (body.ty.clone(), body.span);
+        let kind = match step {
+            Step::Let(var, value) => ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }),
+            Step::Assert(checks) => ExprKind::Assert(node::Assert { checks, body: Box::new(body) }),
+        };
+        Expr::new(kind, ty, span)
+    })
+}
+
+pub(super) struct Jvp {
+    /// The companion's variables: the primal's, then the ones made here.
+    vars: Vec<VarInfo>,
+    /// The tangent of each float variable in scope (a variable or a literal); absent: zero.
+    tangents: HashMap<VarId, Expr>,
+}
+
+impl Jvp {
+    pub fn dual(&mut self, expr: &Expr, block: &mut Block) -> syn::Result<Dual> {
+        if !has_float(&expr.ty) {
+            // No float part, so no tangent; every variable still means what it meant.
+            return Ok(Dual::constant(expr.clone()));
+        }
+        let (ty, span) = (&expr.ty, expr.span);
+        Ok(match &expr.kind {
+            ExprKind::Literal(_) | ExprKind::Len(_) => Dual::constant(expr.clone()),
+            ExprKind::Var(var) => Dual { primal: expr.clone(), tangent: self.tangents.get(var).cloned() },
+            ExprKind::Let(node::Let { var, value, body }) => {
+                let value = self.dual(value, block)?;
+                block.push(Step::Let(*var, value.primal));
+                if let Some(tangent) = value.tangent {
+                    let tangent = self.atom(tangent, block);
+                    self.tangents.insert(*var, tangent);
+                }
+                self.dual(body, block)?
+            }
+            ExprKind::Assert(node::Assert { checks, body }) => {
+                block.push(Step::Assert(checks.clone()));
+                self.dual(body, block)?
+            }
+            ExprKind::Tuple(items) => {
+                let mut duals = items.iter().map(|item| self.dual(item, block)).collect::<syn::Result<Vec<_>>>()?;
+                if duals.iter().all(|dual| dual.tangent.is_none()) {
+                    Dual::constant(tuple(duals.into_iter().map(|dual| dual.primal).collect(), ty.clone()))
+                } else {
+                    let tangents = duals
+                        .iter_mut()
+                        .zip(items)
+                        .map(|(dual, item)| self.tangent_or_zero(dual, &item.ty, block))
+                        .collect();
+                    let primals = duals.into_iter().map(|dual| dual.primal).collect();
+                    Dual { primal: tuple(primals, ty.clone()), tangent: Some(tuple(tangents, ty.clone())) }
+                }
+            }
+            ExprKind::Project(node::Project { tuple, field }) => {
+                let whole = self.dual(tuple, block)?;
+                let tangent = whole.tangent.and_then(|tangent| match tangent.kind {
+                    ExprKind::Tuple(mut items) if *field < items.len() => {
+                        Some(items.swap_remove(*field)).filter(|item| !is_zero_literal(item))
+                    }
+                    _ => Some(project(tangent, *field)),
+                });
+                Dual { primal: project(whole.primal, *field), tangent }
+            }
+            ExprKind::Index(node::Index { array, index, bounds }) => {
+                let array = self.dual(array, block)?;
+                match array.tangent {
+                    None => Dual::constant(read(array.primal, (**index).clone(), *bounds)),
+                    Some(tangent) => {
+                        let index = self.atom((**index).clone(), block);
+                        Dual {
+                            primal: read(array.primal, index.clone(), *bounds),
+                            tangent: Some(read(tangent, index, Bounds::Clamped)),
+                        }
+                    }
+                }
+            }
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
+                let cond = self.atom((**cond).clone(), block);
+                let mut then = self.dual(then, block)?;
+                let mut otherwise = self.dual(otherwise, block)?;
+                if then.tangent.is_none() && otherwise.tangent.is_none() {
+                    Dual::constant(select(cond, then.primal, otherwise.primal))
+                } else {
+                    let then_tangent = self.tangent_or_zero(&mut then, ty, block);
+                    let otherwise_tangent = self.tangent_or_zero(&mut otherwise, ty, block);
+                    Dual {
+                        primal: select(cond.clone(), then.primal, otherwise.primal),
+                        tangent: Some(select(cond, then_tangent, otherwise_tangent)),
+                    }
+                }
+            }
+            ExprKind::Unary(node::Unary { op, operand }) => {
+                let operand = self.dual(operand, block)?;
+                let unary = |operand: Expr| {
+                    let ty = operand.ty.clone();
+                    Expr::new(ExprKind::Unary(node::Unary { op: *op, operand: Box::new(operand) }), ty, span)
+                };
+                Dual { primal: unary(operand.primal), tangent: operand.tangent.map(unary) }
+            }
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.binary(*op, lhs, rhs, block)?,
+            ExprKind::Cast(node::Cast { operand, to }) if has_float(&operand.ty) => {
+                let operand = self.dual(operand, block)?;
+                Dual { primal: cast(operand.primal, *to), tangent: operand.tangent.map(|t| cast(t, *to)) }
+            }
+            // From an integer or a bool: no tangent.
+            ExprKind::Cast(_) => Dual::constant(expr.clone()),
+            ExprKind::Call(node::Call { func, args }) => derivatives::call(self, *func, args, ty, block)?,
+            ExprKind::Extern(node::Extern { name, args, site }) => {
+                let args = args.iter().map(|arg| self.dual(arg, block)).collect::<syn::Result<Vec<_>>>()?;
+                if args.iter().any(|arg| arg.tangent.is_some()) {
+                    return Err(syn::Error::new(
+                        name.span(),
+                        format!(
+                            "`#[jvp]` cannot differentiate through `extern fn {name}`: ein does not know its derivative \
+                             (declaring one is not supported yet); compute this part outside the differentiated function"
+                        ),
+                    ));
+                }
+                let args = args.into_iter().map(|arg| arg.primal).collect();
+                let kind = ExprKind::Extern(node::Extern { name: name.clone(), args, site: *site });
+                Dual::constant(Expr::new(kind, ty.clone(), span))
+            }
+            ExprKind::For(node::For { index, size, body }) => self.comprehension(*index, size, body, ty, block)?,
+            ExprKind::Filter(node::For { index, size, body }) => self.filter(*index, size, body, ty, block)?,
+            ExprKind::Reduce(reduce) => self.reduce(reduce, ty, span, block)?,
+            ExprKind::Fold(fold) => self.fold(fold, ty, false, block)?,
+            ExprKind::Scan(scan) => self.fold(scan, ty, true, block)?,
+            ExprKind::Accum(accum) => self.accum(accum, ty, span, block)?,
+            ExprKind::Contract(_) => {
+                return Err(syn::Error::new(
+                    span,
+                    "ein internal error: differentiation runs before contractions are made",
+                ));
+            }
+        })
+    }
+
+    /// `expr` itself if it is cheap to repeat and binds nothing, else a variable `let`-bound
+    /// to it in `block`.
+    pub fn atom(&mut self, expr: Expr, block: &mut Block) -> Expr {
+        if is_trivial(&expr) {
+            return expr;
+        }
+        // A tuple of atoms stays a tuple, so that a projection sees which parts are zero.
+        if let ExprKind::Tuple(items) = expr.kind {
+            let items = items.into_iter().map(|item| self.atom(item, block)).collect();
+            return tuple(items, expr.ty);
+        }
+        let (ty, span) = (expr.ty.clone(), expr.span);
+        let name = format!("{}d{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
+        let fresh = declare(&mut self.vars, VarInfo { name, ty: ty.clone(), kind: VarKind::Let, span });
+        block.push(Step::Let(fresh, expr));
+        var(fresh, &ty, span)
+    }
+
+    /// The tangent of `dual` (of type `ty`), a zero of its shape where it has none; makes the
+    /// primal an atom when the zero needs its shape.
+    pub fn tangent_or_zero(&mut self, dual: &mut Dual, ty: &Type, block: &mut Block) -> Expr {
+        if let Some(tangent) = &dual.tangent {
+            return tangent.clone();
+        }
+        if ty.has_array() {
+            dual.primal = self.atom(dual.primal.clone(), block);
+        }
+        self.zero(ty, &dual.primal)
+    }
+
+    /// A zero of type `ty` with the shape of `like` (an atom): integer and boolean parts are
+    /// `0` and `false`.
+    fn zero(&mut self, ty: &Type, like: &Expr) -> Expr {
+        match ty {
+            Type::Scalar(scalar) => zero_scalar(*scalar, like.span),
+            Type::Tuple { fields, .. } => {
+                let items = (0..fields.len()).map(|field| self.zero(&fields[field], &project(like.clone(), field)));
+                tuple(items.collect(), ty.clone())
+            }
+            Type::Array { .. } => {
+                let (indices, element) = self.element_of(like);
+                let element_ty = element.ty.clone();
+                let zero = self.zero(&element_ty, &element);
+                self.loops(like, indices, zero)
+            }
+        }
+    }
+
+    /// Fresh indices, one per axis of the array atom `array`, and its element read at them.
+    fn element_of(&mut self, array: &Expr) -> (Vec<VarId>, Expr) {
+        let indices: Vec<VarId> = (0..array.ty.rank())
+            .map(|axis| {
+                let name = format!("{}i{axis}", crate::ir::SYNTHETIC_PREFIX);
+                declare(&mut self.vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span: array.span })
+            })
+            .collect();
+        let positions: Vec<(Expr, Bounds)> =
+            indices.iter().map(|&index| (var(index, &Type::I64, array.span), Bounds::Clamped)).collect();
+        (indices, Expr::read_of(array.clone(), positions))
+    }
+
+    /// `for indices… { element }` over the axes of `shape_of` (an array atom).
+    fn loops(&self, shape_of: &Expr, indices: Vec<VarId>, element: Expr) -> Expr {
+        indices.into_iter().enumerate().rev().fold(element, |body, (axis, index)| {
+            let ty = body.ty.with_outer_axis();
+            // In terms of what the array was made from: a size never depends on an index.
+            let size = crate::ir::shape::simplify_lengths(len(shape_of.clone(), axis));
+            Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(body) }), ty, shape_of.span)
+        })
+    }
+
+    /// The primal and tangent (atoms) of a value of type `ty` packed as one: a flat tuple of
+    /// the primal's parts then the tangent's ([`paired_type`]), element by element for an
+    /// array (so that a comprehension of it stores scalars only).
+    fn pair(&mut self, mut dual: Dual, ty: &Type, block: &mut Block) -> Expr {
+        if !matches!(ty, Type::Array { .. }) {
+            return self.pack(dual, ty, block);
+        }
+        let tangent = self.tangent_or_zero(&mut dual, ty, block);
+        let primal = self.atom(dual.primal, block);
+        let tangent = self.atom(tangent, block);
+        let (indices, primal_element) = self.element_of(&primal);
+        let positions: Vec<(Expr, Bounds)> =
+            indices.iter().map(|&index| (var(index, &Type::I64, primal.span), Bounds::Clamped)).collect();
+        let tangent_element = Expr::read_of(tangent, positions);
+        let element_ty = primal_element.ty.clone();
+        let parts = [parts(primal_element, &element_ty), parts(tangent_element, &element_ty)].concat();
+        let element = tuple(parts, packed_type(&element_ty));
+        self.loops(&primal, indices, element)
+    }
+
+    /// The primal and tangent of type `ty` of a value [`Jvp::pair`] packed, bound to `let`s.
+    fn unpair(&mut self, packed: Expr, ty: &Type, block: &mut Block) -> Dual {
+        let Type::Array { elem, .. } = ty else { return self.unpack(packed, ty, block) };
+        let packed = self.atom(packed, block);
+        let count = part_types(elem).len();
+        let mut half = |offset: usize| {
+            let (indices, element) = self.element_of(&packed);
+            let rebuilt = rebuild(elem, &mut (offset..offset + count).map(|k| project(element.clone(), k)));
+            let rebuilt = self.loops(&packed, indices, rebuilt);
+            self.atom(rebuilt, block)
+        };
+        let primal = half(0);
+        Dual { primal, tangent: Some(half(count)) }
+    }
+
+    /// The primal and tangent (atoms) of a value of type `ty` packed as the flat tuple of their
+    /// parts ([`packed_type`]), arrays kept whole: a fold's state.
+    fn pack(&mut self, mut dual: Dual, ty: &Type, block: &mut Block) -> Expr {
+        let tangent = self.tangent_or_zero(&mut dual, ty, block);
+        let primal = self.atom(dual.primal, block);
+        let tangent = self.atom(tangent, block);
+        tuple([parts(primal, ty), parts(tangent, ty)].concat(), packed_type(ty))
+    }
+
+    /// The primal and tangent of type `ty` of a value [`Jvp::pack`] packed, bound to `let`s.
+    fn unpack(&mut self, packed: Expr, ty: &Type, block: &mut Block) -> Dual {
+        let packed = self.atom(packed, block);
+        let count = part_types(ty).len();
+        let half = |offset: usize| rebuild(ty, &mut (offset..offset + count).map(|k| project(packed.clone(), k)));
+        let (primal, tangent) = (half(0), half(count));
+        Dual { primal: self.atom(primal, block), tangent: Some(self.atom(tangent, block)) }
+    }
+
+    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Dual> {
+        let mut left = self.dual(lhs, block)?;
+        if matches!(op, BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem) {
+            left.primal = self.atom(left.primal, block);
+        }
+        let mut right = self.dual(rhs, block)?;
+        if matches!(op, BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem) {
+            right.primal = self.atom(right.primal, block);
+        }
+        let primal = binary(op, left.primal.clone(), right.primal.clone());
+        let tangent = match op {
+            BinaryOp::Add => add(left.tangent, right.tangent),
+            BinaryOp::Sub => add(left.tangent, right.tangent.map(negate)),
+            BinaryOp::Mul => add(
+                left.tangent.map(|t| binary(BinaryOp::Mul, t, right.primal.clone())),
+                right.tangent.map(|t| binary(BinaryOp::Mul, left.primal.clone(), t)),
+            ),
+            // d(a / b) = (da - (a / b) db) / b.
+            BinaryOp::Div => {
+                let quotient = self.atom(primal.clone(), block);
+                let primal = quotient.clone();
+                let tangent = add(left.tangent, right.tangent.map(|t| negate(binary(BinaryOp::Mul, quotient, t))))
+                    .map(|t| binary(BinaryOp::Div, t, right.primal.clone()));
+                return Ok(Dual { primal, tangent });
+            }
+            // a % b = a - b trunc(a / b): d = da - trunc(a / b) db.
+            BinaryOp::Rem => {
+                let quotient = binary(BinaryOp::Div, left.primal.clone(), right.primal.clone());
+                let truncated = call(crate::ops::Func::Trunc, vec![quotient]);
+                add(left.tangent, right.tangent.map(|t| negate(binary(BinaryOp::Mul, truncated, t))))
+            }
+            // Comparisons and logic have no float result: handled before.
+            _ => None,
+        };
+        Ok(Dual { primal, tangent })
+    }
+
+    fn comprehension(
+        &mut self,
+        index: VarId,
+        size: &Expr,
+        body: &Expr,
+        ty: &Type,
+        block: &mut Block,
+    ) -> syn::Result<Dual> {
+        let mut inner = Block::new();
+        let element = self.dual(body, &mut inner)?;
+        if element.tangent.is_none() {
+            return Ok(Dual::constant(for_loop(index, size.clone(), wrap(inner, element.primal))));
+        }
+        let packed = self.pair(element, &body.ty, &mut inner);
+        Ok(self.unpair(for_loop(index, size.clone(), wrap(inner, packed)), ty, block))
+    }
+
+    /// `for i where c { e }`: the body is the pair `(c, e)`; the element becomes `(c, packed e)`.
+    fn filter(&mut self, index: VarId, size: &Expr, body: &Expr, ty: &Type, block: &mut Block) -> syn::Result<Dual> {
+        let mut inner = Block::new();
+        let mut pair = self.dual(body, &mut inner)?;
+        let filter = |body: Expr| {
+            let ty = Type::array(project(body.clone(), 1).ty, 1);
+            let kind = ExprKind::Filter(node::For { index, size: Box::new(size.clone()), body: Box::new(body) });
+            Expr::new(kind, ty, size.span)
+        };
+        if pair.tangent.is_none() {
+            return Ok(Dual::constant(filter(wrap(inner, pair.primal))));
+        }
+        let tangent = self.tangent_or_zero(&mut pair, &body.ty, &mut inner);
+        let primal = self.atom(pair.primal, &mut inner);
+        let tangent = self.atom(tangent, &mut inner);
+        let element = Dual { primal: project(primal.clone(), 1), tangent: Some(project(tangent, 1)) };
+        let element_ty = element.primal.ty.clone();
+        let packed = self.pair(element, &element_ty, &mut inner);
+        let kept = tuple(vec![project(primal, 0), packed], Type::tuple(vec![Type::BOOL, paired_type(&element_ty)]));
+        Ok(self.unpair(filter(wrap(inner, kept)), ty, block))
+    }
+
+    fn reduce(&mut self, reduce: &node::Reduce, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
+        let node::Reduce { op, index, size, body } = reduce;
+        let mut inner = Block::new();
+        let element = self.dual(body, &mut inner)?;
+        let reduction = |op: ReduceOp, index: VarId, body: Expr| {
+            let ty = body.ty.clone();
+            let kind = ExprKind::Reduce(node::Reduce { op, index, size: size.clone(), body: Box::new(body) });
+            Expr::new(kind, ty, span)
+        };
+        if element.tangent.is_none() {
+            return Ok(Dual::constant(reduction(*op, *index, wrap(inner, element.primal))));
+        }
+        match op {
+            ReduceOp::Sum => {
+                let packed = self.pair(element, ty, &mut inner);
+                Ok(self.unpair(reduction(ReduceOp::Sum, *index, wrap(inner, packed)), ty, block))
+            }
+            // The tangent of the chosen element: the first whose value is the extremum (none
+            // for an empty range). Three parallel reductions; the last two copy the body.
+            ReduceOp::Max | ReduceOp::Min => {
+                let Type::Scalar(_) = ty else {
+                    return Err(syn::Error::new(
+                        span,
+                        "`#[jvp]` differentiates `max`/`min` of single numbers only, not of tuples, yet",
+                    ));
+                };
+                let primal = self.atom(element.primal, &mut inner);
+                let tangent = self.atom(element.tangent.expect("checked above"), &mut inner);
+                let extremum = reduction(*op, *index, wrap(clone_block(&inner), primal.clone()));
+                let extremum = self.atom(extremum, block);
+                let at = var(*index, &Type::I64, span);
+                let is_extremum = binary(BinaryOp::Eq, primal, extremum.clone());
+                let position = select(is_extremum, at.clone(), int(i64::MAX, span));
+                let mut first = reduction(ReduceOp::Min, *index, wrap(clone_block(&inner), position));
+                rename_binders(&mut first, &mut self.vars);
+                let first = self.atom(first, block);
+                let chosen = select(binary(BinaryOp::Eq, at, first), tangent, zero_of(ty, span));
+                let mut tangent = reduction(ReduceOp::Sum, *index, wrap(inner, chosen));
+                rename_binders(&mut tangent, &mut self.vars);
+                Ok(Dual { primal: extremum, tangent: Some(self.atom(tangent, block)) })
+            }
+            // The product rule, step by step: a fold of (product, tangent) from (1, 0).
+            ReduceOp::Prod => {
+                let Type::Scalar(_) = ty else {
+                    return Err(syn::Error::new(
+                        span,
+                        "`#[jvp]` differentiates `prod` of single numbers only, not of tuples, yet",
+                    ));
+                };
+                let regular = free_vars(size).iter().all(|var| self.vars[var.0 as usize].kind == VarKind::Param);
+                if !regular {
+                    return Err(syn::Error::new(
+                        span,
+                        "`#[jvp]` differentiates `prod` only over a range fixed by the parameters, not one that depends on an enclosing index, yet",
+                    ));
+                }
+                let pair_ty = paired_type(ty);
+                let name = format!("{}product", crate::ir::SYNTHETIC_PREFIX);
+                let acc =
+                    declare(&mut self.vars, VarInfo { name, ty: pair_ty.clone(), kind: VarKind::Accumulator, span });
+                let running = var(acc, &pair_ty, span);
+                let (product, product_tangent) = (project(running.clone(), 0), project(running, 1));
+                let primal = self.atom(element.primal, &mut inner);
+                let tangent = element.tangent.expect("checked above");
+                let step_primal = binary(BinaryOp::Mul, product.clone(), primal.clone());
+                let later = binary(
+                    BinaryOp::Add,
+                    binary(BinaryOp::Mul, product_tangent, primal),
+                    binary(BinaryOp::Mul, product, tangent.clone()),
+                );
+                // The first step's tangent is the element's own (no `0 · p` term, which an
+                // infinite `p` would make NaN).
+                let first = binary(BinaryOp::Eq, var(*index, &Type::I64, span), int(0, span));
+                let step = tuple(vec![step_primal, select(first, tangent, later)], pair_ty.clone());
+                let init = tuple(vec![one_of(ty, span), zero_of(ty, span)], pair_ty.clone());
+                let fold = node::Fold {
+                    index: *index,
+                    count: size.clone(),
+                    acc,
+                    init: Box::new(init),
+                    body: Box::new(wrap(inner, step)),
+                };
+                Ok(self.unpair(Expr::new(ExprKind::Fold(fold), pair_ty, span), ty, block))
+            }
+            // Integer and boolean results were handled before.
+            ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => {
+                Err(syn::Error::new(span, "ein internal error: a float-valued argmax, all or any"))
+            }
+        }
+    }
+
+    /// A fold (or, with `scan`, a scan) of the pair (state, tangent of the state), packed as a
+    /// flat tuple; the accumulator's tangent is a `let` beside it in the step.
+    fn fold(&mut self, fold: &node::Fold, ty: &Type, scan: bool, block: &mut Block) -> syn::Result<Dual> {
+        let node::Fold { index, count, acc, init, body } = fold;
+        let span = init.span;
+        let state_ty = init.ty.clone();
+        let init = self.dual(init, block)?;
+        let init = self.pack(init, &state_ty, block);
+        let pair_ty = packed_type(&state_ty);
+        let info = self.vars[acc.0 as usize].clone();
+        let name = format!("{}{}_pair", crate::ir::SYNTHETIC_PREFIX, info.name);
+        let packed_acc =
+            declare(&mut self.vars, VarInfo { name, ty: pair_ty.clone(), kind: VarKind::Accumulator, span });
+        // The accumulator is now a `let` of the packed one's primal half.
+        self.vars[acc.0 as usize].kind = VarKind::Let;
+        let mut inner = Block::new();
+        let state = self.unpack(var(packed_acc, &pair_ty, span), &state_ty, &mut inner);
+        inner.push(Step::Let(*acc, state.primal));
+        self.tangents.insert(*acc, state.tangent.expect("unpack gives a tangent"));
+        let step = self.dual(body, &mut inner)?;
+        let step = self.pack(step, &state_ty, &mut inner);
+        let body = Box::new(wrap(inner, step));
+        let node = node::Fold { index: *index, count: count.clone(), acc: packed_acc, init: Box::new(init), body };
+        if scan {
+            let packed = Expr::new(ExprKind::Scan(node), Type::array(pair_ty, 1), span);
+            Ok(self.unpair(packed, ty, block))
+        } else {
+            let packed = Expr::new(ExprKind::Fold(node), pair_ty, span);
+            Ok(self.unpack(packed, ty, block))
+        }
+    }
+
+    /// `accum h = init { … h[k] += e … }`: the primal accum, and a second one, over a copy of
+    /// the updates, that adds the tangents `de` into the tangent of `init`.
+    fn accum(&mut self, accum: &node::Accum, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
+        let node::Accum { target, init, updates, ops } = accum;
+        if ops.contains(&UpdateOp::Mul) {
+            return Err(syn::Error::new(span, "`#[jvp]` differentiates `+=` updates of an accum only, not `*=`, yet"));
+        }
+        let mut init = self.dual(init, block)?;
+        init.primal = self.atom(init.primal, block);
+        let primal = node::Accum {
+            target: target.clone(),
+            init: Box::new(init.primal.clone()),
+            updates: updates.clone(),
+            ops: ops.clone(),
+        };
+        let primal = Expr::new(ExprKind::Accum(primal), ty.clone(), span);
+        let mut copy = (**updates).clone();
+        rename_binders(&mut copy, &mut self.vars);
+        let group = 2 + ty.rank();
+        let tangent_updates = self.update_tangents(&copy, group, block)?;
+        let tangent_init = self.tangent_or_zero(&mut init, ty, block);
+        let tangent = node::Accum {
+            target: format!("d_{target}"),
+            init: Box::new(tangent_init),
+            updates: Box::new(tangent_updates),
+            ops: ops.clone(),
+        };
+        Ok(Dual { primal, tangent: Some(Expr::new(ExprKind::Accum(tangent), ty.clone(), span)) })
+    }
+
+    /// An accum's update nest with each update's value replaced by its tangent (conditions and
+    /// target indices kept). `group` is the length of one update's part of the leaf tuple.
+    fn update_tangents(&mut self, nest: &Expr, group: usize, block: &mut Block) -> syn::Result<Expr> {
+        match &nest.kind {
+            ExprKind::For(node::For { index, size, body }) => {
+                let mut inner = Block::new();
+                let body = self.update_tangents(body, group, &mut inner)?;
+                let kind =
+                    ExprKind::For(node::For { index: *index, size: size.clone(), body: Box::new(wrap(inner, body)) });
+                Ok(Expr::new(kind, nest.ty.clone(), nest.span))
+            }
+            ExprKind::Let(node::Let { var, value, body }) => {
+                let value = self.dual(value, block)?;
+                block.push(Step::Let(*var, value.primal));
+                if let Some(tangent) = value.tangent {
+                    let tangent = self.atom(tangent, block);
+                    self.tangents.insert(*var, tangent);
+                }
+                self.update_tangents(body, group, block)
+            }
+            ExprKind::Assert(node::Assert { checks, body }) => {
+                block.push(Step::Assert(checks.clone()));
+                self.update_tangents(body, group, block)
+            }
+            ExprKind::Tuple(items) => {
+                let mut leaf = Vec::with_capacity(items.len());
+                for (position, item) in items.iter().enumerate() {
+                    if position % group == group - 1 {
+                        let mut value = self.dual(item, block)?;
+                        leaf.push(self.tangent_or_zero(&mut value, &item.ty, block));
+                    } else {
+                        leaf.push(item.clone());
+                    }
+                }
+                Ok(tuple(leaf, nest.ty.clone()))
+            }
+            _ => Err(syn::Error::new(nest.span, "ein internal error: an accum's updates are not a nest of loops")),
+        }
+    }
+}
+
+/// A copy of a block for a second use, its binders still to be renamed by the caller (through
+/// the expression it ends up in).
+fn clone_block(block: &Block) -> Block {
+    block
+        .iter()
+        .map(|step| match step {
+            Step::Let(var, value) => Step::Let(*var, value.clone()),
+            Step::Assert(checks) => Step::Assert(checks.clone()),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+/// Whether a value of this type can have a nonzero tangent.
+pub(super) fn has_float(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
+        // Type parameters exist only in the expression form, which has no companions.
+        Type::Scalar(ScalarType::Param(_)) => false,
+        Type::Array { elem, .. } => has_float(elem),
+        Type::Tuple { fields, .. } => fields.iter().any(has_float),
+    }
+}
+
+/// The parts of a type in order: its scalars and arrays, through tuples.
+fn part_types(ty: &Type) -> Vec<Type> {
+    match ty {
+        Type::Tuple { fields, .. } => fields.iter().flat_map(part_types).collect(),
+        other => vec![other.clone()],
+    }
+}
+
+/// The packed pair of a value and its tangent ([`Jvp::pair`]): the flat tuple of the parts of
+/// both, or for an array, an array of the packed pairs of its elements.
+fn paired_type(ty: &Type) -> Type {
+    match ty {
+        Type::Array { elem, rank } => Type::array(packed_type(elem), *rank),
+        other => packed_type(other),
+    }
+}
+
+/// The flat tuple of the parts of a value and then of its tangent ([`Jvp::pack`]).
+fn packed_type(ty: &Type) -> Type {
+    let parts = part_types(ty);
+    Type::tuple([parts.clone(), parts].concat())
+}
+
+/// The parts of `value` (an atom of type `ty`), as projections.
+fn parts(value: Expr, ty: &Type) -> Vec<Expr> {
+    match ty {
+        Type::Tuple { fields, .. } => {
+            (0..fields.len()).flat_map(|field| parts(project(value.clone(), field), &fields[field])).collect()
+        }
+        _ => vec![value],
+    }
+}
+
+/// A value of type `ty` from its parts, in order.
+fn rebuild(ty: &Type, parts: &mut impl Iterator<Item = Expr>) -> Expr {
+    match ty {
+        Type::Tuple { fields, .. } => {
+            let items = fields.iter().map(|field| rebuild(field, parts)).collect();
+            tuple(items, ty.clone())
+        }
+        _ => parts.next().unwrap_or_else(|| int(0, Span::call_site())),
+    }
+}
+
+/// A zero made by [`zero_scalar`]: a part of a tuple's tangent known to be zero.
+fn is_zero_literal(expr: &Expr) -> bool {
+    matches!(expr.kind, ExprKind::Literal(Literal::Float(0.0) | Literal::Int(0) | Literal::Bool(false)))
+}
+
+/// Cheap to evaluate twice, and binds nothing: variables, literals, lengths, and reads,
+/// projections and integer arithmetic over them.
+fn is_trivial(expr: &Expr) -> bool {
+    fn size(expr: &Expr, budget: &mut usize) -> bool {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        let own = match &expr.kind {
+            ExprKind::Var(_) | ExprKind::Literal(_) | ExprKind::Len(_) | ExprKind::Project(_) | ExprKind::Index(_) => {
+                true
+            }
+            ExprKind::Binary(node::Binary { op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, .. })
+            | ExprKind::Unary(node::Unary { op: UnaryOp::Neg, .. })
+            | ExprKind::Cast(_) => !has_float(&expr.ty),
+            _ => false,
+        };
+        let mut children = own;
+        expr.for_each_child(|child| children = children && size(child, budget));
+        children
+    }
+    size(expr, &mut 8)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builders (typed by their typing rules)
+
+pub(super) fn var(id: VarId, ty: &Type, span: Span) -> Expr {
+    Expr::new(ExprKind::Var(id), ty.clone(), span)
+}
+
+pub(super) fn int(value: i64, span: Span) -> Expr {
+    crate::ir::shape::int(value, span)
+}
+
+/// The float `value` at the scalar type of `like`.
+pub(super) fn float_like(value: f64, like: &Expr) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Float(value)), like.ty.clone(), like.span)
+}
+
+fn zero_scalar(scalar: ScalarType, span: Span) -> Expr {
+    let literal = match scalar {
+        ScalarType::Known(Scalar::Bool) => Literal::Bool(false),
+        ScalarType::Known(known) if known.is_float() => Literal::Float(0.0),
+        _ => Literal::Int(0),
+    };
+    Expr::new(ExprKind::Literal(literal), Type::Scalar(scalar), span)
+}
+
+/// A scalar zero of float type `ty`.
+fn zero_of(ty: &Type, span: Span) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Float(0.0)), ty.clone(), span)
+}
+
+fn one_of(ty: &Type, span: Span) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Float(1.0)), ty.clone(), span)
+}
+
+fn len(array: Expr, axis: usize) -> Expr {
+    crate::ir::shape::length(array, axis)
+}
+
+fn read(array: Expr, index: Expr, bounds: Bounds) -> Expr {
+    Expr::read_of(array, [(index, bounds)])
+}
+
+fn for_loop(index: VarId, size: Expr, body: Expr) -> Expr {
+    let (ty, span) = (body.ty.with_outer_axis(), size.span);
+    Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(body) }), ty, span)
+}
+
+pub(super) fn tuple(items: Vec<Expr>, ty: Type) -> Expr {
+    let span = items.first().map_or(Span::call_site(), |item| item.span);
+    Expr::new(ExprKind::Tuple(items), ty, span)
+}
+
+/// Field `field` of a tuple.
+pub(super) fn project(value: Expr, field: usize) -> Expr {
+    let ty = match &value.ty {
+        Type::Tuple { fields, .. } => fields.get(field).cloned(),
+        _ => None,
+    }
+    .unwrap_or_else(|| value.ty.clone());
+    let span = value.span;
+    Expr::new(ExprKind::Project(node::Project { tuple: Box::new(value), field }), ty, span)
+}
+
+pub(super) fn select(cond: Expr, then: Expr, otherwise: Expr) -> Expr {
+    let (ty, span) = (then.ty.clone(), then.span);
+    let kind =
+        ExprKind::Select(node::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) });
+    Expr::new(kind, ty, span)
+}
+
+pub(super) fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
+    let ty = if op.is_comparison() || matches!(op, BinaryOp::And | BinaryOp::Or) { Type::BOOL } else { lhs.ty.clone() };
+    let span = lhs.span;
+    Expr::new(ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }), ty, span)
+}
+
+pub(super) fn negate(operand: Expr) -> Expr {
+    let (ty, span) = (operand.ty.clone(), operand.span);
+    Expr::new(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(operand) }), ty, span)
+}
+
+pub(super) fn call(func: crate::ops::Func, args: Vec<Expr>) -> Expr {
+    let (ty, span) = (args[0].ty.clone(), args[0].span);
+    let ty = if matches!(func.output(), crate::ops::Output::Bool) { Type::BOOL } else { ty };
+    Expr::new(ExprKind::Call(node::Call { func, args }), ty, span)
+}
+
+fn cast(operand: Expr, to: ScalarType) -> Expr {
+    let span = operand.span;
+    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(operand), to }), Type::Scalar(to), span)
+}
+
+/// The sum of two tangents, either of which may be zero.
+pub(super) fn add(left: Option<Expr>, right: Option<Expr>) -> Option<Expr> {
+    match (left, right) {
+        (Some(left), Some(right)) => Some(binary(BinaryOp::Add, left, right)),
+        (left, right) => left.or(right),
+    }
+}

@@ -1,0 +1,216 @@
+//! Property test of forward-mode differentiation: for random programs of the property
+//! generator (`ein_testing::programs`, every construct of the language), the `#[jvp]`
+//! companion built by `ein_core::ad` must, run by the interpreter, give the value and tangent
+//! that the interpreter's dual numbers (`interp::run_dual`, which shares no code with `ad`) give
+//! for the primal, on random inputs and tangents. The companion must pass the IR validator, go
+//! through the whole optimiser, and keep its answer there.
+//!
+//! Programs the transformation refuses with a user-facing error (differentiating through an
+//! `extern fn`, `prod` over an irregular range, …) are counted and printed, never passed
+//! silently; an "internal error" is a failure. Tangents are compared where the dual numbers' is
+//! finite (see [`tangents_agree`]).
+//!
+//! Environment: `EIN_JVP_CASES` (programs with a float parameter to test, default
+//! [`DEFAULT_CASES`]), `EIN_PROPERTY_SEED`, `EIN_JVP_CASE` (replay one case, printing it).
+
+use ein_core::ad::jvp_program;
+use ein_core::interp::{self, ArrayValue, Value};
+use ein_core::ir::Program;
+use ein_core::passes::{run_pipeline, validate, validate_bounds};
+use ein_testing::programs;
+use ein_testing::{env_number, panic_message, Rng};
+use proc_macro2::TokenStream;
+use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::str::FromStr;
+
+const DEFAULT_CASES: usize = 400;
+const DEFAULT_SEED: u64 = 0x005E_ED0F_E1A5;
+const INPUTS_PER_PROGRAM: usize = 3;
+/// Relative tolerance (absolute near zero): the companion and the oracle round tangents
+/// differently (the oracle computes function slopes in f64, the companion in the program's type;
+/// the optimiser may sum in another order).
+const TOLERANCE: f64 = 1e-3;
+const WORKER_STACK: usize = 32 << 20;
+
+#[test]
+fn jvp_agrees_with_dual_numbers() {
+    let seed = env_number("EIN_PROPERTY_SEED").unwrap_or(DEFAULT_SEED);
+    let wanted = env_number("EIN_JVP_CASES").map_or(DEFAULT_CASES, |cases| cases as usize);
+    let only = env_number("EIN_JVP_CASE");
+    let report = std::thread::Builder::new()
+        .stack_size(WORKER_STACK)
+        .spawn(move || run(seed, wanted, only))
+        .expect("spawn")
+        .join()
+        .expect("worker");
+    eprintln!(
+        "jvp_matches_duals: seed {seed:#x}: {} programs with a float parameter differentiated, {} input runs agreed \
+         ({} both failed), {} refused by the transformation: {:?}",
+        report.tested, report.agreed, report.both_failed, report.refused_total, report.refused
+    );
+    if !report.failures.is_empty() {
+        panic!(
+            "{} failure(s); the first ones:\n\n{}",
+            report.failures.len(),
+            report.failures.iter().take(3).cloned().collect::<Vec<_>>().join("\n\n")
+        );
+    }
+    assert!(only.is_some() || report.tested >= wanted, "only {} programs were tested", report.tested);
+    assert!(report.agreed > report.tested, "too few successful runs to mean anything: {}", report.agreed);
+}
+
+#[derive(Default)]
+struct Report {
+    tested: usize,
+    agreed: usize,
+    both_failed: usize,
+    refused_total: usize,
+    refused: BTreeMap<String, usize>,
+    failures: Vec<String>,
+}
+
+fn run(seed: u64, wanted: usize, only: Option<u64>) -> Report {
+    let mut report = Report::default();
+    let mut case = only.unwrap_or(0);
+    while report.tested < wanted && case < 50 * wanted as u64 {
+        run_case(seed, case, &mut report, only.is_some());
+        if only.is_some() {
+            break;
+        }
+        case += 1;
+    }
+    report
+}
+
+fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
+    let mut rng = Rng::for_case(seed, case);
+    let generated = programs::generate(&mut rng);
+    let Some(program) = check(&generated.source) else { return };
+    if !program.params.iter().any(|param| has_float(&program.var(*param).ty)) {
+        return;
+    }
+    let fail = |report: &mut Report, problem: String| {
+        report.failures.push(format!(
+            "case {case} (replay: EIN_PROPERTY_SEED={seed:#x} EIN_JVP_CASE={case} cargo test -p ein-core --test jvp_matches_duals): \
+             {problem}\nsource:\n{}",
+            generated.source
+        ))
+    };
+    let jvp = match panic::catch_unwind(AssertUnwindSafe(|| jvp_program(&program))) {
+        Ok(Ok(jvp)) => jvp,
+        Ok(Err(error)) if error.to_string().contains("internal error") => return fail(report, error.to_string()),
+        Ok(Err(error)) => {
+            report.refused_total += 1;
+            *report.refused.entry(error.to_string().split(':').next().unwrap_or_default().to_string()).or_default() +=
+                1;
+            return;
+        }
+        Err(payload) => return fail(report, format!("the transformation panicked: {}", panic_message(&*payload))),
+    };
+    report.tested += 1;
+    if verbose {
+        eprintln!("source:\n{}\njvp IR:\n{jvp}", generated.source);
+    }
+    if let Err(error) = validate(&jvp).and_then(|()| validate_bounds(&jvp)) {
+        return fail(report, format!("the companion breaks an IR invariant: {error}\nIR:\n{jvp}"));
+    }
+    let optimised = match panic::catch_unwind(AssertUnwindSafe(|| run_pipeline(jvp.clone(), "jvp"))) {
+        Ok(Ok(optimised)) => optimised,
+        Ok(Err(error)) => return fail(report, format!("the optimiser rejects the companion: {error}\nIR:\n{jvp}")),
+        Err(payload) => return fail(report, format!("the optimiser panicked: {}", panic_message(&*payload))),
+    };
+    for _ in 0..INPUTS_PER_PROGRAM {
+        let args = generated.inputs(&mut rng);
+        let tangents: Vec<Value> = program
+            .params
+            .iter()
+            .zip(&args)
+            .filter(|(param, _)| has_float(&program.var(**param).ty))
+            .map(|(_, arg)| random_tangent(arg, &mut rng))
+            .collect();
+        let expected = interp::run_dual(&program, args.clone(), tangents.clone(), &interp::Externs::default());
+        let all_args: Vec<Value> = args.iter().cloned().chain(tangents.iter().cloned()).collect();
+        for (what, companion) in [("companion", &jvp), ("optimised companion", &optimised)] {
+            let got = panic::catch_unwind(AssertUnwindSafe(|| interp::run(companion, all_args.clone(), &[])));
+            let got = match got {
+                Ok(got) => got,
+                Err(payload) => return fail(report, format!("the interpreter panicked: {}", panic_message(&*payload))),
+            };
+            match (&expected, got) {
+                (Ok((value, tangent)), Ok(Value::Tuple(pair))) if pair.len() == 2 => {
+                    if !(value.approx_eq(&pair[0], TOLERANCE) && tangents_agree(tangent, &pair[1])) {
+                        return fail(
+                            report,
+                            format!(
+                                "the {what} disagrees with dual numbers\ninputs: {args:?}\ntangents: {tangents:?}\n\
+                                 duals: {value:?}, {tangent:?}\n{what}: {:?}, {:?}\nIR:\n{companion}",
+                                pair[0], pair[1]
+                            ),
+                        );
+                    }
+                    report.agreed += 1;
+                }
+                (Err(_), Err(error)) if !error.message.contains("internal error") => report.both_failed += 1,
+                (expected, got) => {
+                    return fail(
+                        report,
+                        format!(
+                            "the {what} gives {got:?}, dual numbers {expected:?}\ninputs: {args:?}\nIR:\n{companion}"
+                        ),
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Tangents agree where the dual numbers' is finite: a NaN or infinite tangent means the
+/// derivative does not exist there or overflowed, and IEEE arithmetic gives several defensible
+/// answers (`0 · ∞` is NaN in one grouping of the terms, and left out as a structural zero in
+/// another: a fold's tangent is a zero from the start, a dual number's only from its first step).
+fn tangents_agree(expected: &Value, got: &Value) -> bool {
+    match (expected, got) {
+        (Value::F64(expected), Value::F64(_)) if !expected.is_finite() => true,
+        (Value::F32(expected), Value::F32(_)) if !expected.is_finite() => true,
+        (Value::Tuple(expected), Value::Tuple(got)) => {
+            expected.len() == got.len() && expected.iter().zip(got).all(|(e, g)| tangents_agree(e, g))
+        }
+        (Value::Array(expected), Value::Array(got)) => {
+            expected.shape == got.shape
+                && expected.elements.iter().zip(&got.elements).all(|(e, g)| tangents_agree(e, g))
+        }
+        (expected, got) => expected.approx_eq(got, TOLERANCE),
+    }
+}
+
+fn check(source: &str) -> Option<Program> {
+    let tokens = TokenStream::from_str(source).ok()?;
+    let input = ein_core::syntax::parse_input(tokens).ok()?;
+    let units = ein_core::check::check_input(input).ok()?;
+    units.into_iter().next().map(|unit| unit.program)
+}
+
+fn has_float(ty: &ein_core::ir::Type) -> bool {
+    use ein_core::ir::{ScalarType, Type};
+    match ty {
+        Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
+        Type::Scalar(_) => false,
+        Type::Array { elem, .. } => has_float(elem),
+        Type::Tuple { fields, .. } => fields.iter().any(has_float),
+    }
+}
+
+/// A tangent of `value`'s type and shape: random floats in [-1, 1], other scalars as they are.
+fn random_tangent(value: &Value, rng: &mut Rng) -> Value {
+    match value {
+        Value::F64(_) => Value::F64(rng.uniform(-1.0, 1.0)),
+        Value::F32(_) => Value::F32(rng.uniform(-1.0, 1.0) as f32),
+        Value::Tuple(fields) => Value::Tuple(fields.iter().map(|field| random_tangent(field, rng)).collect()),
+        Value::Array(array) => Value::Array(ArrayValue {
+            shape: array.shape.clone(),
+            elements: array.elements.iter().map(|element| random_tangent(element, rng)).collect(),
+        }),
+        other => other.clone(),
+    }
+}
