@@ -7,8 +7,8 @@
 //!
 //! Programs the transformation refuses with a user-facing error (differentiating through an
 //! `extern fn`, `prod` over an irregular range, …) are counted and printed, never passed
-//! silently; an "internal error" is a failure. Tangents are compared where the dual numbers' is
-//! finite (see [`tangents_agree`]).
+//! silently; an "internal error" is a failure. Tangents are compared where the dual numbers'
+//! value and tangent are finite (see [`tangents_agree`]).
 //!
 //! Environment: `EIN_JVP_CASES` (programs with a float parameter to test, default
 //! [`DEFAULT_CASES`]), `EIN_PROPERTY_SEED`, `EIN_JVP_CASE` (replay one case, printing it).
@@ -139,7 +139,7 @@ fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
             };
             match (&expected, got) {
                 (Ok((value, tangent)), Ok(Value::Tuple(pair))) if pair.len() == 2 => {
-                    if !(value.approx_eq(&pair[0], TOLERANCE) && tangents_agree(tangent, &pair[1])) {
+                    if !(value.approx_eq(&pair[0], TOLERANCE) && tangents_agree(value, tangent, &pair[1])) {
                         return fail(
                             report,
                             format!(
@@ -165,22 +165,35 @@ fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
     }
 }
 
-/// Tangents agree where the dual numbers' is finite: a NaN or infinite tangent means the
-/// derivative does not exist there or overflowed, and IEEE arithmetic gives several defensible
-/// answers (`0 · ∞` is NaN in one grouping of the terms, and left out as a structural zero in
-/// another: a fold's tangent is a zero from the start, a dual number's only from its first step).
-fn tangents_agree(expected: &Value, got: &Value) -> bool {
-    match (expected, got) {
-        (Value::F64(expected), Value::F64(_)) if !expected.is_finite() => true,
-        (Value::F32(expected), Value::F32(_)) if !expected.is_finite() => true,
-        (Value::Tuple(expected), Value::Tuple(got)) => {
-            expected.len() == got.len() && expected.iter().zip(got).all(|(e, g)| tangents_agree(e, g))
+/// Tangents agree where the dual numbers' tangent and value are finite: at an infinite or NaN
+/// value the derivative does not exist, and a NaN or infinite tangent means it does not exist
+/// there or overflowed; IEEE arithmetic then gives several defensible answers (`0 · ∞` is NaN in
+/// one grouping of the terms and left out as a structural zero in another: a fold's tangent is a
+/// zero from the start, a dual number's only from its first step).
+fn tangents_agree(value: &Value, expected: &Value, got: &Value) -> bool {
+    let undefined = |value: f64, tangent: f64| !value.is_finite() || !tangent.is_finite();
+    match (value, expected, got) {
+        (Value::F64(value), Value::F64(expected), Value::F64(_)) if undefined(*value, *expected) => true,
+        (Value::F32(value), Value::F32(expected), Value::F32(_))
+            if undefined(f64::from(*value), f64::from(*expected)) =>
+        {
+            true
         }
-        (Value::Array(expected), Value::Array(got)) => {
+        (Value::Tuple(values), Value::Tuple(expected), Value::Tuple(got)) => {
+            expected.len() == got.len()
+                && values.len() == got.len()
+                && values.iter().zip(expected).zip(got).all(|((v, e), g)| tangents_agree(v, e, g))
+        }
+        (Value::Array(values), Value::Array(expected), Value::Array(got)) => {
             expected.shape == got.shape
-                && expected.elements.iter().zip(&got.elements).all(|(e, g)| tangents_agree(e, g))
+                && values
+                    .elements
+                    .iter()
+                    .zip(&expected.elements)
+                    .zip(&got.elements)
+                    .all(|((v, e), g)| tangents_agree(v, e, g))
         }
-        (expected, got) => expected.approx_eq(got, TOLERANCE),
+        (_, expected, got) => expected.approx_eq(got, TOLERANCE),
     }
 }
 

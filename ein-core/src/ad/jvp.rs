@@ -160,8 +160,9 @@ pub(super) struct Jvp {
 
 impl Jvp {
     pub fn dual(&mut self, expr: &Expr, block: &mut Block) -> syn::Result<Dual> {
-        if !has_float(&expr.ty) {
-            // No float part, so no tangent; every variable still means what it meant.
+        if !has_float(&expr.ty) || !self.varies(expr) {
+            // No float part, or nothing with a tangent in it: no tangent; every variable still
+            // means what it meant.
             return Ok(Dual::constant(expr.clone()));
         }
         let (ty, span) = (&expr.ty, expr.span);
@@ -279,6 +280,20 @@ impl Jvp {
         })
     }
 
+    /// Whether `expr` mentions a variable with a tangent (else its tangent is zero).
+    fn varies(&self, expr: &Expr) -> bool {
+        match &expr.kind {
+            ExprKind::Var(var) => self.tangents.contains_key(var),
+            // A length is an integer, whatever the array.
+            ExprKind::Len(_) => false,
+            _ => {
+                let mut found = false;
+                expr.for_each_child(|child| found = found || self.varies(child));
+                found
+            }
+        }
+    }
+
     /// `expr` itself if it is cheap to repeat and binds nothing, else a variable `let`-bound
     /// to it in `block`.
     pub fn atom(&mut self, expr: Expr, block: &mut Block) -> Expr {
@@ -290,11 +305,7 @@ impl Jvp {
             let items = items.into_iter().map(|item| self.atom(item, block)).collect();
             return tuple(items, expr.ty);
         }
-        let (ty, span) = (expr.ty.clone(), expr.span);
-        let name = format!("{}d{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
-        let fresh = declare(&mut self.vars, VarInfo { name, ty: ty.clone(), kind: VarKind::Let, span });
-        block.push(Step::Let(fresh, expr));
-        var(fresh, &ty, span)
+        self.bind(expr, block)
     }
 
     /// The tangent of `dual` (of type `ty`), a zero of its shape where it has none; makes the
@@ -350,57 +361,73 @@ impl Jvp {
         })
     }
 
-    /// The primal and tangent (atoms) of a value of type `ty` packed as one: a flat tuple of
-    /// the primal's parts then the tangent's ([`paired_type`]), element by element for an
-    /// array (so that a comprehension of it stores scalars only).
-    fn pair(&mut self, mut dual: Dual, ty: &Type, block: &mut Block) -> Expr {
+    /// The primal and tangent of a value of type `ty` packed as one ([`Packing`]): element by
+    /// element for an array (so that a comprehension of it stores scalars only), every tangent
+    /// part kept; for anything else, its tangent parts known to be zero left out.
+    fn pair(&mut self, mut dual: Dual, ty: &Type, block: &mut Block) -> (Expr, Packing) {
         if !matches!(ty, Type::Array { .. }) {
-            return self.pack(dual, ty, block);
+            return self.pack(dual, ty, true, block);
         }
         let tangent = self.tangent_or_zero(&mut dual, ty, block);
-        let primal = self.atom(dual.primal, block);
-        let tangent = self.atom(tangent, block);
+        // Bound even when cheap: a read of a row from an empty axis must still fail.
+        let primal = self.bind(dual.primal, block);
+        let tangent = self.bind(tangent, block);
         let (indices, primal_element) = self.element_of(&primal);
         let positions: Vec<(Expr, Bounds)> =
             indices.iter().map(|&index| (var(index, &Type::I64, primal.span), Bounds::Clamped)).collect();
         let tangent_element = Expr::read_of(tangent, positions);
         let element_ty = primal_element.ty.clone();
+        let packing = Packing::full(&element_ty);
         let parts = [parts(primal_element, &element_ty), parts(tangent_element, &element_ty)].concat();
-        let element = tuple(parts, packed_type(&element_ty));
-        self.loops(&primal, indices, element)
+        let element = tuple(parts, packing.packed_type(&element_ty));
+        (self.loops(&primal, indices, element), packing)
     }
 
     /// The primal and tangent of type `ty` of a value [`Jvp::pair`] packed, bound to `let`s.
-    fn unpair(&mut self, packed: Expr, ty: &Type, block: &mut Block) -> Dual {
-        let Type::Array { elem, .. } = ty else { return self.unpack(packed, ty, block) };
+    fn unpair(&mut self, packed: Expr, ty: &Type, packing: &Packing, block: &mut Block) -> Dual {
+        let Type::Array { elem, .. } = ty else { return self.unpack(packed, ty, packing, block) };
         let packed = self.atom(packed, block);
-        let count = part_types(elem).len();
-        let mut half = |offset: usize| {
+        let mut half = |tangent: bool| {
             let (indices, element) = self.element_of(&packed);
-            let rebuilt = rebuild(elem, &mut (offset..offset + count).map(|k| project(element.clone(), k)));
+            let rebuilt = packing.rebuild(elem, &element, tangent);
             let rebuilt = self.loops(&packed, indices, rebuilt);
             self.atom(rebuilt, block)
         };
-        let primal = half(0);
-        Dual { primal, tangent: Some(half(count)) }
+        let primal = half(false);
+        Dual { primal, tangent: Some(half(true)) }
     }
 
-    /// The primal and tangent (atoms) of a value of type `ty` packed as the flat tuple of their
-    /// parts ([`packed_type`]), arrays kept whole: a fold's state.
-    fn pack(&mut self, mut dual: Dual, ty: &Type, block: &mut Block) -> Expr {
+    /// The primal and tangent (atoms) of a value of type `ty` packed as a flat tuple of their
+    /// parts ([`Packing`]), arrays kept whole; with `sparse`, tangent parts known to be zero are
+    /// left out (not for a fold's state, whose init and step must pack alike).
+    fn pack(&mut self, mut dual: Dual, ty: &Type, sparse: bool, block: &mut Block) -> (Expr, Packing) {
         let tangent = self.tangent_or_zero(&mut dual, ty, block);
         let primal = self.atom(dual.primal, block);
         let tangent = self.atom(tangent, block);
-        tuple([parts(primal, ty), parts(tangent, ty)].concat(), packed_type(ty))
+        let tangent_parts = parts(tangent, ty);
+        let packing = Packing { kept: tangent_parts.iter().map(|part| !(sparse && is_zero_literal(part))).collect() };
+        let kept = tangent_parts.into_iter().zip(&packing.kept).filter(|(_, kept)| **kept).map(|(part, _)| part);
+        let packed = tuple(parts(primal, ty).into_iter().chain(kept).collect(), packing.packed_type(ty));
+        (packed, packing)
     }
 
     /// The primal and tangent of type `ty` of a value [`Jvp::pack`] packed, bound to `let`s.
-    fn unpack(&mut self, packed: Expr, ty: &Type, block: &mut Block) -> Dual {
+    fn unpack(&mut self, packed: Expr, ty: &Type, packing: &Packing, block: &mut Block) -> Dual {
         let packed = self.atom(packed, block);
-        let count = part_types(ty).len();
-        let half = |offset: usize| rebuild(ty, &mut (offset..offset + count).map(|k| project(packed.clone(), k)));
-        let (primal, tangent) = (half(0), half(count));
+        let (primal, tangent) = (packing.rebuild(ty, &packed, false), packing.rebuild(ty, &packed, true));
         Dual { primal: self.atom(primal, block), tangent: Some(self.atom(tangent, block)) }
+    }
+
+    /// `expr` bound to a `let` unless it is a variable.
+    fn bind(&mut self, expr: Expr, block: &mut Block) -> Expr {
+        if matches!(expr.kind, ExprKind::Var(_)) {
+            return expr;
+        }
+        let (ty, span) = (expr.ty.clone(), expr.span);
+        let name = format!("{}d{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
+        let fresh = declare(&mut self.vars, VarInfo { name, ty: ty.clone(), kind: VarKind::Let, span });
+        block.push(Step::Let(fresh, expr));
+        var(fresh, &ty, span)
     }
 
     fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Dual> {
@@ -453,8 +480,8 @@ impl Jvp {
         if element.tangent.is_none() {
             return Ok(Dual::constant(for_loop(index, size.clone(), wrap(inner, element.primal))));
         }
-        let packed = self.pair(element, &body.ty, &mut inner);
-        Ok(self.unpair(for_loop(index, size.clone(), wrap(inner, packed)), ty, block))
+        let (packed, packing) = self.pair(element, &body.ty, &mut inner);
+        Ok(self.unpair(for_loop(index, size.clone(), wrap(inner, packed)), ty, &packing, block))
     }
 
     /// `for i where c { e }`: the body is the pair `(c, e)`; the element becomes `(c, packed e)`.
@@ -474,13 +501,17 @@ impl Jvp {
         let tangent = self.atom(tangent, &mut inner);
         let element = Dual { primal: project(primal.clone(), 1), tangent: Some(project(tangent, 1)) };
         let element_ty = element.primal.ty.clone();
-        let packed = self.pair(element, &element_ty, &mut inner);
-        let kept = tuple(vec![project(primal, 0), packed], Type::tuple(vec![Type::BOOL, paired_type(&element_ty)]));
-        Ok(self.unpair(filter(wrap(inner, kept)), ty, block))
+        let (packed, packing) = self.pair(element, &element_ty, &mut inner);
+        let kept_ty = Type::tuple(vec![Type::BOOL, packed.ty.clone()]);
+        let kept = tuple(vec![project(primal, 0), packed], kept_ty);
+        Ok(self.unpair(filter(wrap(inner, kept)), ty, &packing, block))
     }
 
     fn reduce(&mut self, reduce: &node::Reduce, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
         let node::Reduce { op, index, size, body } = reduce;
+        if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+            return self.extremum(reduce, ty, span, block);
+        }
         let mut inner = Block::new();
         let element = self.dual(body, &mut inner)?;
         let reduction = |op: ReduceOp, index: VarId, body: Expr| {
@@ -493,32 +524,8 @@ impl Jvp {
         }
         match op {
             ReduceOp::Sum => {
-                let packed = self.pair(element, ty, &mut inner);
-                Ok(self.unpair(reduction(ReduceOp::Sum, *index, wrap(inner, packed)), ty, block))
-            }
-            // The tangent of the chosen element: the first whose value is the extremum (none
-            // for an empty range). Three parallel reductions; the last two copy the body.
-            ReduceOp::Max | ReduceOp::Min => {
-                let Type::Scalar(_) = ty else {
-                    return Err(syn::Error::new(
-                        span,
-                        "`#[jvp]` differentiates `max`/`min` of single numbers only, not of tuples, yet",
-                    ));
-                };
-                let primal = self.atom(element.primal, &mut inner);
-                let tangent = self.atom(element.tangent.expect("checked above"), &mut inner);
-                let extremum = reduction(*op, *index, wrap(clone_block(&inner), primal.clone()));
-                let extremum = self.atom(extremum, block);
-                let at = var(*index, &Type::I64, span);
-                let is_extremum = binary(BinaryOp::Eq, primal, extremum.clone());
-                let position = select(is_extremum, at.clone(), int(i64::MAX, span));
-                let mut first = reduction(ReduceOp::Min, *index, wrap(clone_block(&inner), position));
-                rename_binders(&mut first, &mut self.vars);
-                let first = self.atom(first, block);
-                let chosen = select(binary(BinaryOp::Eq, at, first), tangent, zero_of(ty, span));
-                let mut tangent = reduction(ReduceOp::Sum, *index, wrap(inner, chosen));
-                rename_binders(&mut tangent, &mut self.vars);
-                Ok(Dual { primal: extremum, tangent: Some(self.atom(tangent, block)) })
+                let (packed, packing) = self.pair(element, ty, &mut inner);
+                Ok(self.unpair(reduction(ReduceOp::Sum, *index, wrap(inner, packed)), ty, &packing, block))
             }
             // The product rule, step by step: a fold of (product, tangent) from (1, 0).
             ReduceOp::Prod => {
@@ -535,7 +542,8 @@ impl Jvp {
                         "`#[jvp]` differentiates `prod` only over a range fixed by the parameters, not one that depends on an enclosing index, yet",
                     ));
                 }
-                let pair_ty = paired_type(ty);
+                let packing = Packing::full(ty);
+                let pair_ty = packing.packed_type(ty);
                 let name = format!("{}product", crate::ir::SYNTHETIC_PREFIX);
                 let acc =
                     declare(&mut self.vars, VarInfo { name, ty: pair_ty.clone(), kind: VarKind::Accumulator, span });
@@ -561,13 +569,55 @@ impl Jvp {
                     init: Box::new(init),
                     body: Box::new(wrap(inner, step)),
                 };
-                Ok(self.unpair(Expr::new(ExprKind::Fold(fold), pair_ty, span), ty, block))
+                Ok(self.unpack(Expr::new(ExprKind::Fold(fold), pair_ty, span), ty, &packing, block))
             }
-            // Integer and boolean results were handled before.
-            ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => {
+            // Extrema were handled before, and so were integer and boolean results.
+            ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => {
                 Err(syn::Error::new(span, "ein internal error: a float-valued argmax, all or any"))
             }
         }
+    }
+
+    /// `max`/`min`: the tangent of the chosen element, the first whose value is the extremum
+    /// (none for an empty range). The extremum and the first position where the body reaches it
+    /// are two parallel reductions of the primal body; the body's tangent is then evaluated
+    /// once, at that position (in a reduction of `min(size, 1)` steps, so never for an empty
+    /// range, where the body may not be evaluable).
+    fn extremum(&mut self, reduce: &node::Reduce, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
+        let node::Reduce { op, index, size, body } = reduce;
+        if !matches!(ty, Type::Scalar(_)) {
+            return Err(syn::Error::new(
+                span,
+                "`#[jvp]` differentiates `max`/`min` of single numbers only, not of tuples, yet",
+            ));
+        }
+        let reduction = |op: ReduceOp, index: VarId, size: Expr, body: Expr| {
+            let ty = body.ty.clone();
+            let kind = ExprKind::Reduce(node::Reduce { op, index, size: Box::new(size), body: Box::new(body) });
+            Expr::new(kind, ty, span)
+        };
+        let extremum = reduction(*op, *index, (**size).clone(), (**body).clone());
+        let extremum = self.atom(extremum, block);
+        let at = var(*index, &Type::I64, span);
+        let reached = binary(BinaryOp::Eq, (**body).clone(), extremum.clone());
+        let mut first = reduction(ReduceOp::Min, *index, (**size).clone(), select(reached, at, int(i64::MAX, span)));
+        rename_binders(&mut first, &mut self.vars);
+        let first = self.bind(first, block);
+        let mut chosen = (**body).clone();
+        rename_binders(&mut chosen, &mut self.vars);
+        crate::ir::visit::substitute(&mut chosen, *index, &first);
+        let mut inner = Block::new();
+        let mut chosen = self.dual(&chosen, &mut inner)?;
+        if chosen.tangent.is_none() {
+            block.pop(); // `first`, not needed after all
+            return Ok(Dual::constant(extremum));
+        }
+        let tangent = self.tangent_or_zero(&mut chosen, ty, &mut inner);
+        let name = format!("{}once", crate::ir::SYNTHETIC_PREFIX);
+        let once = declare(&mut self.vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span });
+        let steps = call(crate::ops::Func::Min, vec![(**size).clone(), int(1, span)]);
+        let tangent = reduction(ReduceOp::Sum, once, steps, wrap(inner, tangent));
+        Ok(Dual { primal: extremum, tangent: Some(self.atom(tangent, block)) })
     }
 
     /// A fold (or, with `scan`, a scan) of the pair (state, tangent of the state), packed as a
@@ -577,8 +627,8 @@ impl Jvp {
         let span = init.span;
         let state_ty = init.ty.clone();
         let init = self.dual(init, block)?;
-        let init = self.pack(init, &state_ty, block);
-        let pair_ty = packed_type(&state_ty);
+        let (init, packing) = self.pack(init, &state_ty, false, block);
+        let pair_ty = packing.packed_type(&state_ty);
         let info = self.vars[acc.0 as usize].clone();
         let name = format!("{}{}_pair", crate::ir::SYNTHETIC_PREFIX, info.name);
         let packed_acc =
@@ -586,19 +636,19 @@ impl Jvp {
         // The accumulator is now a `let` of the packed one's primal half.
         self.vars[acc.0 as usize].kind = VarKind::Let;
         let mut inner = Block::new();
-        let state = self.unpack(var(packed_acc, &pair_ty, span), &state_ty, &mut inner);
+        let state = self.unpack(var(packed_acc, &pair_ty, span), &state_ty, &packing, &mut inner);
         inner.push(Step::Let(*acc, state.primal));
         self.tangents.insert(*acc, state.tangent.expect("unpack gives a tangent"));
         let step = self.dual(body, &mut inner)?;
-        let step = self.pack(step, &state_ty, &mut inner);
+        let (step, _) = self.pack(step, &state_ty, false, &mut inner);
         let body = Box::new(wrap(inner, step));
         let node = node::Fold { index: *index, count: count.clone(), acc: packed_acc, init: Box::new(init), body };
         if scan {
             let packed = Expr::new(ExprKind::Scan(node), Type::array(pair_ty, 1), span);
-            Ok(self.unpair(packed, ty, block))
+            Ok(self.unpair(packed, ty, &packing, block))
         } else {
             let packed = Expr::new(ExprKind::Fold(node), pair_ty, span);
-            Ok(self.unpack(packed, ty, block))
+            Ok(self.unpack(packed, ty, &packing, block))
         }
     }
 
@@ -673,18 +723,6 @@ impl Jvp {
     }
 }
 
-/// A copy of a block for a second use, its binders still to be renamed by the caller (through
-/// the expression it ends up in).
-fn clone_block(block: &Block) -> Block {
-    block
-        .iter()
-        .map(|step| match step {
-            Step::Let(var, value) => Step::Let(*var, value.clone()),
-            Step::Assert(checks) => Step::Assert(checks.clone()),
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Types
 
@@ -707,23 +745,59 @@ fn part_types(ty: &Type) -> Vec<Type> {
     }
 }
 
-/// The packed pair of a value and its tangent ([`Jvp::pair`]): the flat tuple of the parts of
-/// both, or for an array, an array of the packed pairs of its elements.
-fn paired_type(ty: &Type) -> Type {
-    match ty {
-        Type::Array { elem, rank } => Type::array(packed_type(elem), *rank),
-        other => packed_type(other),
-    }
+/// How a value and its tangent are packed into one flat tuple: the parts of the value (its
+/// scalars and arrays, through tuples), then the parts of the tangent that are `kept` (the
+/// others are zero, left out).
+struct Packing {
+    kept: Vec<bool>,
 }
 
-/// The flat tuple of the parts of a value and then of its tangent ([`Jvp::pack`]).
-fn packed_type(ty: &Type) -> Type {
-    let parts = part_types(ty);
-    Type::tuple([parts.clone(), parts].concat())
+impl Packing {
+    /// Every tangent part kept.
+    fn full(ty: &Type) -> Packing {
+        Packing { kept: vec![true; part_types(ty).len()] }
+    }
+
+    fn packed_type(&self, ty: &Type) -> Type {
+        let parts = part_types(ty);
+        let kept = parts.iter().zip(&self.kept).filter(|(_, kept)| **kept).map(|(part, _)| part.clone());
+        Type::tuple(parts.iter().cloned().chain(kept).collect())
+    }
+
+    /// The value (or with `tangent`, its tangent) of type `ty` out of `packed` (an atom).
+    fn rebuild(&self, ty: &Type, packed: &Expr, tangent: bool) -> Expr {
+        let count = self.kept.len();
+        let mut next_kept = count;
+        let mut parts = part_types(ty).into_iter().enumerate().map(|(position, part)| {
+            if !tangent {
+                project(packed.clone(), position)
+            } else if self.kept[position] {
+                next_kept += 1;
+                project(packed.clone(), next_kept - 1)
+            } else {
+                match part {
+                    Type::Scalar(scalar) => zero_scalar(scalar, packed.span),
+                    // Arrays are never left out (only literal zeros are).
+                    _ => project(packed.clone(), position),
+                }
+            }
+        });
+        rebuild(ty, &mut parts)
+    }
 }
 
 /// The parts of `value` (an atom of type `ty`), as projections.
 fn parts(value: Expr, ty: &Type) -> Vec<Expr> {
+    if let ExprKind::Tuple(items) = value.kind {
+        // Every item is used once: no evaluation is dropped.
+        return items
+            .into_iter()
+            .flat_map(|item| {
+                let ty = item.ty.clone();
+                parts(item, &ty)
+            })
+            .collect();
+    }
     match ty {
         Type::Tuple { fields, .. } => {
             (0..fields.len()).flat_map(|field| parts(project(value.clone(), field), &fields[field])).collect()

@@ -179,9 +179,16 @@ impl Step<'_> {
             return found;
         }
         let newly: Vec<VarId> = expr.binders().filter(|var| self.blocked.insert(*var)).collect();
+        // A comprehension's size (a fold's or scan's count) must not come to depend on the
+        // reduction's index through a read of the shared array: it is never a term.
+        let regular_size: Option<&Expr> = match &expr.kind {
+            ExprKind::For(node::For { size, .. }) | ExprKind::Filter(node::For { size, .. }) => Some(size),
+            ExprKind::Fold(node::Fold { count, .. }) | ExprKind::Scan(node::Scan { count, .. }) => Some(count),
+            _ => None,
+        };
         let mut found = None;
         expr.for_each_child(|child| {
-            if found.is_none() {
+            if found.is_none() && !regular_size.is_some_and(|size| std::ptr::eq(size, child)) {
                 found = self.find_term(child);
             }
         });

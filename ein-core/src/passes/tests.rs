@@ -457,3 +457,20 @@ fn a_row_computed_whole_is_not_fused_into_a_loop_over_its_elements() {
         for a, b { exp(g[a, b]) } }";
     assert_eq!(array_temporaries(&optimised(both_axes)), 0);
 }
+
+#[test]
+fn share_steps_leaves_comprehension_sizes_alone() {
+    // A size computed in a reduction's step (the length of an array the step builds, as the
+    // forward-mode companion writes it) is never shared: read from the shared array at the
+    // reduction's index, it would make a comprehension's size depend on that index (found by the
+    // jvp property test, seed 0x5eed0fe1a5 case 1620).
+    let source = "fn f(x: [[f64]], mask: [bool]) -> [[f64]] {
+        for i in 0..x.len(), j { (x[i, j] - sum k { x[i, k] + { let g = for a in 0..mask.len(), b { x[b, k] }; g[i, i] } * -0.0 }) }
+    }";
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let mut units = crate::check::check_input(crate::syntax::parse_input(tokens).expect("parses")).expect("checks");
+    let companion = crate::ad::jvp_program(&units.remove(0).program).expect("differentiates");
+    if let Err(error) = super::run_pipeline(companion, "test") {
+        panic!("{error}");
+    }
+}
