@@ -771,6 +771,9 @@ pub struct Oracle {
     test: &'static str,
     source: String,
     program: Program,
+    /// For a `#[jvp]` companion ([`Oracle::jvp`]): the primal program, whose dual numbers
+    /// (`interp::run_dual`) the companion's interpreted answer must also equal.
+    primal: Option<Program>,
     /// The Rust functions of the program's `extern fn`s, for the interpreter.
     externs: interp::Externs,
     /// Relative tolerance for floats: loose when any f32 is involved (the compiled code
@@ -805,11 +808,24 @@ impl Oracle {
             test,
             source: source.to_string(),
             program,
+            primal: None,
             externs: interp::Externs::default(),
             f32_involved,
             succeeded: Mutex::new(BTreeSet::new()),
             runs: Mutex::new(0),
         }
+    }
+
+    /// The oracle of the program's forward-mode companion (`#[jvp]`, built by `ein_core::ad`
+    /// exactly as the macro builds it): its parameters are the program's then `d_…` for each
+    /// one with a float part. Every run is also checked against the primal's dual numbers.
+    pub fn jvp(mut self) -> Oracle {
+        let companion = match ein_core::ad::jvp_program(&self.program) {
+            Ok(companion) => companion,
+            Err(error) => panic!("test `{}`: the program cannot be differentiated: {error}", self.test),
+        };
+        self.primal = Some(std::mem::replace(&mut self.program, companion));
+        self
     }
 
     pub fn program(&self) -> &Program {
@@ -867,6 +883,37 @@ impl Oracle {
     }
 }
 
+/// Tangents agree where the value and the dual numbers' tangent are finite: at a NaN or
+/// infinite value there is no derivative, and IEEE arithmetic gives several defensible answers
+/// (dual numbers leave out the tangent of an empty sum, a structural zero, where the companion
+/// computes `0 / 0`).
+fn tangents_agree(value: &Value, expected: &Value, got: &Value, rel_tol: f64) -> bool {
+    let undefined = |value: f64, tangent: f64| !value.is_finite() || !tangent.is_finite();
+    match (value, expected, got) {
+        (Value::F64(value), Value::F64(expected), Value::F64(_)) if undefined(*value, *expected) => true,
+        (Value::F32(value), Value::F32(expected), Value::F32(_))
+            if undefined(f64::from(*value), f64::from(*expected)) =>
+        {
+            true
+        }
+        (Value::Tuple(values), Value::Tuple(expected), Value::Tuple(got)) => {
+            values.len() == got.len()
+                && expected.len() == got.len()
+                && values.iter().zip(expected).zip(got).all(|((v, e), g)| tangents_agree(v, e, g, rel_tol))
+        }
+        (Value::Array(values), Value::Array(expected), Value::Array(got)) => {
+            expected.shape == got.shape
+                && values
+                    .elements
+                    .iter()
+                    .zip(&expected.elements)
+                    .zip(&got.elements)
+                    .all(|((v, e), g)| tangents_agree(v, e, g, rel_tol))
+        }
+        (_, expected, got) => expected.approx_eq(got, rel_tol),
+    }
+}
+
 fn mentions_f32(ty: &Type) -> bool {
     match ty {
         Type::Scalar(scalar) => *scalar == ScalarType::Known(Scalar::F32),
@@ -903,6 +950,38 @@ fn leaf_types(ty: &Type, out: &mut Vec<ScalarType>) {
 }
 
 impl Run<'_> {
+    /// The companion (interpreted) must give the primal's dual numbers: `args` are the
+    /// primal's arguments then the tangents.
+    fn check_against_duals(&self, primal: &Program, args: &[Value]) {
+        let (primal_args, tangents) = args.split_at(primal.params.len());
+        let duals = interp::run_dual(primal, primal_args.to_vec(), tangents.to_vec(), &self.oracle.externs);
+        let companion = interp::run(&self.oracle.program, args.to_vec(), &[]);
+        let rel_tol = self.oracle.tolerance().max(1e-7);
+        match (duals, companion) {
+            (Ok((value, tangent)), Ok(pair)) => {
+                let agree = match &pair {
+                    Value::Tuple(parts) if parts.len() == 2 => {
+                        value.approx_eq(&parts[0], rel_tol) && tangents_agree(&value, &tangent, &parts[1], rel_tol)
+                    }
+                    _ => false,
+                };
+                let expected = Value::Tuple(vec![value, tangent]);
+                if !agree {
+                    self.fail(&format!(
+                        "the companion disagrees with dual numbers: {}
+duals:     {}
+companion: {}",
+                        first_difference(&expected, &pair, rel_tol),
+                        abbreviate(&expected),
+                        abbreviate(&pair)
+                    ));
+                }
+            }
+            (Err(_), Err(_)) => {}
+            (duals, companion) => self.fail(&format!("dual numbers give {duals:?}, the companion {companion:?}")),
+        }
+    }
+
     /// Runs compiled code, catching a panic (whose message goes into the outcome rather than
     /// to stderr).
     pub fn compiled<R: ToValue>(&self, code: impl FnOnce() -> R) -> Outcome {
@@ -961,6 +1040,9 @@ impl Run<'_> {
                 Some(input) => type_args.push(input.elem),
                 None => self.fail(&format!("no argument `{name}` decides a type parameter")),
             }
+        }
+        if let Some(primal) = &self.oracle.primal {
+            self.check_against_duals(primal, &args);
         }
         let expected = interp::run_with_externs(program, args, &type_args, &self.oracle.externs);
         // The expression form's element types are rustc's: an f32 input makes them f32.

@@ -16,6 +16,8 @@
 //!   fail the same way in the interpreter.
 //! - `harness_checks`: the harness itself (layouts have the strides they claim; every kind of
 //!   disagreement fails a run).
+//! - `jvp`: `#[jvp]` companions (forward-mode derivatives), compiled against the interpreted
+//!   companion and the primal's dual numbers ([`differential_jvp!`]).
 //! - `ui`: trybuild compile-fail tests of the diagnostics.
 //!
 //! A test states its program once, with [`differential!`] (item form) or
@@ -183,6 +185,43 @@ macro_rules! differential_expr {
     };
 }
 
+/// [`differential!`] for the `#[jvp(run_jvp)]` companion: compiled `run_jvp` against the
+/// interpreted companion, which must also equal the primal's dual numbers
+/// ([`harness::Oracle::jvp`]); `args` list the primal's arguments then the tangents `d_…`.
+macro_rules! differential_jvp {
+    (
+        $(#[$attr:meta])*
+        $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            ::ein::ein! { #[jvp(run_jvp)] fn run($($params)*) -> $ret $body }
+            let oracle = $crate::harness::Oracle::new(
+                stringify!($name),
+                stringify!(fn run($($params)*) -> $ret $body),
+                $crate::harness::Form::Item,
+            )
+            .jvp();
+            let cases = [$($case),+];
+            for (case_index, case) in cases.iter().enumerate() {
+                let [$($size),+] = *case;
+                let sizes = [$((stringify!($size), $size)),+];
+                for plan in $crate::harness::LayoutPlan::all(case_index) {
+                    let mut trial = oracle.start(case_index, &sizes, plan);
+                    $(let $arg = ($spec).instantiate(&mut trial, stringify!($arg));)*
+                    $(let $arg = $arg.arg();)*
+                    let outcome = trial.compiled(|| run_jvp($($arg.pass()),*));
+                    trial.check(outcome, vec![$($arg.input()),*]);
+                }
+            }
+            oracle.finish(3);
+        }
+    };
+}
+
 /// Compiles a program with `ein!` as `$module::run` and keeps its tokens for the interpreter as
 /// `$module::SOURCE`: for tests that call one program by hand on chosen inputs.
 macro_rules! program {
@@ -222,4 +261,5 @@ mod types;
 
 mod hygiene;
 mod into;
+mod jvp;
 mod ui;
