@@ -744,6 +744,21 @@ pub fn extern1<A: Elem, R: Elem>(
 }
 
 /// [`extern1`] for a function of two arguments.
+pub fn extern3<A: Elem, B: Elem, C: Elem, R: Elem>(
+    name: &'static str,
+    function: fn(A, B, C) -> R,
+) -> impl FnOnce(interp::Externs) -> interp::Externs {
+    move |externs| {
+        externs.with_signature(name, vec![A::SCALAR, B::SCALAR, C::SCALAR], R::SCALAR, move |args| match args {
+            [a, b, c] => match (A::from_value(a), B::from_value(b), C::from_value(c)) {
+                (Some(a), Some(b), Some(c)) => function(a, b, c).to_value(),
+                _ => Value::Tuple(Vec::new()),
+            },
+            _ => Value::Tuple(Vec::new()),
+        })
+    }
+}
+
 pub fn extern2<A: Elem, B: Elem, R: Elem>(
     name: &'static str,
     function: fn(A, B) -> R,
@@ -955,7 +970,7 @@ impl Run<'_> {
     fn check_against_duals(&self, primal: &Program, args: &[Value]) {
         let (primal_args, tangents) = args.split_at(primal.params.len());
         let duals = interp::run_dual(primal, primal_args.to_vec(), tangents.to_vec(), &self.oracle.externs);
-        let companion = interp::run(&self.oracle.program, args.to_vec(), &[]);
+        let companion = interp::run_with_externs(&self.oracle.program, args.to_vec(), &[], &self.oracle.externs);
         let rel_tol = self.oracle.tolerance().max(1e-7);
         match (duals, companion) {
             (Ok((value, tangent)), Ok(pair)) => {

@@ -5,7 +5,7 @@
 //! chosen element's tangent), `let`, `if`, records, folds, scans, accumulations, filters,
 //! contractions, clamped and gathered reads, scalar functions, integer parts.
 
-use crate::harness::{array, scalar};
+use crate::harness::{array, extern1, extern2, extern3, scalar};
 
 differential_jvp! {
     softmax: fn(x: [[f64]]) -> [[f64]] {
@@ -115,4 +115,41 @@ differential_jvp! {
     }
     cases [m] in [[1], [3], [8], [100]];
     args (idx = array([m]).within(-1.0, m as f64), x = array([m, m]), n = scalar(m), d_x = array([m, m]));
+}
+
+/// A Rust function and its declared derivative: `smooth_d(x, dx)` is the tangent of
+/// `smooth(x)`; `scaled_d(x, k, dx)` that of `scaled(x, k)` (one tangent per float argument).
+fn smooth(x: f64) -> f64 {
+    x.atan() * 2.0
+}
+
+fn smooth_d(x: f64, dx: f64) -> f64 {
+    2.0 * dx / (1.0 + x * x)
+}
+
+fn scaled(x: f64, k: i32) -> f64 {
+    x * f64::from(k)
+}
+
+fn scaled_d(_x: f64, k: i32, dx: f64) -> f64 {
+    dx * f64::from(k)
+}
+
+differential_jvp! {
+    /// `extern fn … with d = …`: the companion calls the derivative with the tangents.
+    declared_derivatives: fn(x: [f64]) -> f64 {
+        sum i { smooth(x[i]) * scaled(x[i], i as i32) }
+    }
+    with {
+        extern fn smooth(x: f64) -> f64 with d = smooth_d;
+        extern fn scaled(x: f64, k: i32) -> f64 with d = scaled_d;
+    }
+    externs (
+        extern1("smooth", smooth),
+        extern2("smooth_d", smooth_d),
+        extern2("scaled", scaled),
+        extern3("scaled_d", scaled_d),
+    );
+    cases [n] in [[0], [1], [9], [2000]];
+    args (x = array([n]), d_x = array([n]));
 }

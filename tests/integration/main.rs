@@ -195,15 +195,36 @@ macro_rules! differential_jvp {
         cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
         args ($($arg:ident = $spec:expr),* $(,)?);
     ) => {
+        differential_jvp! {
+            $(#[$attr])*
+            $name: fn ($($params)*) -> $ret $body
+            with {}
+            cases [$($size),+] in [$($case),+];
+            args ($($arg = $spec),*);
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        with { $($items:tt)* }
+        $(externs ($($extern:expr),* $(,)?);)?
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
         $(#[$attr])*
         #[test]
         fn $name() {
-            ::ein::ein! { #[jvp(run_jvp)] fn run($($params)*) -> $ret $body }
+            ::ein::ein! { #[jvp(run_jvp)] fn run($($params)*) -> $ret $body $($items)* }
+            let register = |externs: ::ein_core::interp::Externs| {
+                $($(let externs = ($extern)(externs);)*)?
+                externs
+            };
             let oracle = $crate::harness::Oracle::new(
                 stringify!($name),
-                stringify!(fn run($($params)*) -> $ret $body),
+                stringify!(fn run($($params)*) -> $ret $body $($items)*),
                 $crate::harness::Form::Item,
             )
+            .with_externs(register)
             .jvp();
             let cases = [$($case),+];
             for (case_index, case) in cases.iter().enumerate() {

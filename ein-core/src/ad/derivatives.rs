@@ -145,7 +145,7 @@ fn integer_power_slope(dx: Expr, x: &Expr, n: Expr, func: Func) -> Expr {
         x.ty.clone(),
         n.span,
     );
-    let slope = binary(BinaryOp::Mul, n_float, lower);
-    let slope = select(binary(BinaryOp::Eq, n, zero), float_like(0.0, x), slope);
-    binary(BinaryOp::Mul, dx, slope)
+    let tangent = binary(BinaryOp::Mul, dx, binary(BinaryOp::Mul, n_float, lower));
+    // x^0 is 1 everywhere: its tangent is 0 even where `dx` is infinite.
+    select(binary(BinaryOp::Eq, n, zero), float_like(0.0, x), tangent)
 }

@@ -250,20 +250,47 @@ impl Jvp {
             // From an integer or a bool: no tangent.
             ExprKind::Cast(_) => Dual::constant(expr.clone()),
             ExprKind::Call(node::Call { func, args }) => derivatives::call(self, *func, args, ty, block)?,
-            ExprKind::Extern(node::Extern { name, args, site }) => {
-                let args = args.iter().map(|arg| self.dual(arg, block)).collect::<syn::Result<Vec<_>>>()?;
-                if args.iter().any(|arg| arg.tangent.is_some()) {
+            ExprKind::Extern(node::Extern { name, args, site, derivative }) => {
+                let mut duals = Vec::with_capacity(args.len());
+                for arg in args {
+                    let mut dual = self.dual(arg, block)?;
+                    dual.primal = self.atom(dual.primal, block);
+                    duals.push(dual);
+                }
+                let primals: Vec<Expr> = duals.iter().map(|dual| dual.primal.clone()).collect();
+                let kind = ExprKind::Extern(node::Extern {
+                    name: name.clone(),
+                    args: primals.clone(),
+                    site: *site,
+                    derivative: derivative.clone(),
+                });
+                let primal = Expr::new(kind, ty.clone(), span);
+                if duals.iter().all(|dual| dual.tangent.is_none()) {
+                    return Ok(Dual::constant(primal));
+                }
+                let Some(derivative) = derivative else {
                     return Err(syn::Error::new(
                         name.span(),
                         format!(
-                            "`#[jvp]` cannot differentiate through `extern fn {name}`: ein does not know its derivative \
-                             (declaring one is not supported yet); compute this part outside the differentiated function"
+                            "`#[jvp]` cannot differentiate through `extern fn {name}`: declare its derivative, \
+                             `extern fn {name}(..) -> T with d = {name}_d;`, a Rust function taking the arguments, then \
+                             one tangent per float argument, and returning the tangent of the result"
                         ),
                     ));
+                };
+                // `d(args.., tangents..)`: one tangent per float argument, zero where it has none.
+                let mut with_tangents = primals;
+                for (dual, arg) in duals.iter_mut().zip(args).filter(|(_, arg)| has_float(&arg.ty)) {
+                    let tangent = self.tangent_or_zero(dual, &arg.ty, block);
+                    with_tangents.push(tangent);
                 }
-                let args = args.into_iter().map(|arg| arg.primal).collect();
-                let kind = ExprKind::Extern(node::Extern { name: name.clone(), args, site: *site });
-                Dual::constant(Expr::new(kind, ty.clone(), span))
+                let kind = ExprKind::Extern(node::Extern {
+                    name: derivative.clone(),
+                    args: with_tangents,
+                    site: None,
+                    derivative: None,
+                });
+                Dual { primal, tangent: Some(Expr::new(kind, ty.clone(), span)) }
             }
             ExprKind::For(node::For { index, size, body }) => self.comprehension(*index, size, body, ty, block)?,
             ExprKind::Filter(node::For { index, size, body }) => self.filter(*index, size, body, ty, block)?,
@@ -509,6 +536,9 @@ impl Jvp {
 
     fn reduce(&mut self, reduce: &node::Reduce, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
         let node::Reduce { op, index, size, body } = reduce;
+        if matches!(op, ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod) && matches!(ty, Type::Tuple { .. }) {
+            return self.reduce_parts(reduce, ty, span, block);
+        }
         if matches!(op, ReduceOp::Max | ReduceOp::Min) {
             return self.extremum(reduce, ty, span, block);
         }
@@ -529,12 +559,6 @@ impl Jvp {
             }
             // The product rule, step by step: a fold of (product, tangent) from (1, 0).
             ReduceOp::Prod => {
-                let Type::Scalar(_) = ty else {
-                    return Err(syn::Error::new(
-                        span,
-                        "`#[jvp]` differentiates `prod` of single numbers only, not of tuples, yet",
-                    ));
-                };
                 let regular = free_vars(size).iter().all(|var| self.vars[var.0 as usize].kind == VarKind::Param);
                 if !regular {
                     return Err(syn::Error::new(
@@ -578,19 +602,35 @@ impl Jvp {
         }
     }
 
+    /// A `max`, `min` or `prod` of tuples, which reduces each scalar part on its own: one
+    /// reduction per part (of a copy of the body), each differentiated as a scalar one.
+    fn reduce_parts(&mut self, reduce: &node::Reduce, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
+        let node::Reduce { op, index, size, body } = reduce;
+        let mut duals = Vec::new();
+        for (position, part_ty) in part_types(ty).into_iter().enumerate() {
+            let part = parts((**body).clone(), ty).swap_remove(position);
+            let kind =
+                ExprKind::Reduce(node::Reduce { op: *op, index: *index, size: size.clone(), body: Box::new(part) });
+            let mut part = Expr::new(kind, part_ty, span);
+            rename_binders(&mut part, &mut self.vars);
+            duals.push(self.dual(&part, block)?);
+        }
+        let primal = rebuild(ty, &mut duals.iter().map(|dual| dual.primal.clone()));
+        if duals.iter().all(|dual| dual.tangent.is_none()) {
+            return Ok(Dual::constant(primal));
+        }
+        let tangents: Vec<Expr> =
+            duals.into_iter().map(|dual| dual.tangent.unwrap_or_else(|| zero_of(&dual.primal.ty, span))).collect();
+        Ok(Dual { primal, tangent: Some(rebuild(ty, &mut tangents.into_iter())) })
+    }
+
     /// `max`/`min`: the tangent of the chosen element, the first whose value is the extremum
     /// (none for an empty range). The extremum and the first position where the body reaches it
     /// are two parallel reductions of the primal body; the body's tangent is then evaluated
-    /// once, at that position (in a reduction of `min(size, 1)` steps, so never for an empty
-    /// range, where the body may not be evaluable).
+    /// once, at that position (in a reduction of one step, or none where no element reaches the
+    /// extremum: an empty range, where the body may not be evaluable, or only NaNs).
     fn extremum(&mut self, reduce: &node::Reduce, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
         let node::Reduce { op, index, size, body } = reduce;
-        if !matches!(ty, Type::Scalar(_)) {
-            return Err(syn::Error::new(
-                span,
-                "`#[jvp]` differentiates `max`/`min` of single numbers only, not of tuples, yet",
-            ));
-        }
         let reduction = |op: ReduceOp, index: VarId, size: Expr, body: Expr| {
             let ty = body.ty.clone();
             let kind = ExprKind::Reduce(node::Reduce { op, index, size: Box::new(size), body: Box::new(body) });
@@ -615,7 +655,10 @@ impl Jvp {
         let tangent = self.tangent_or_zero(&mut chosen, ty, &mut inner);
         let name = format!("{}once", crate::ir::SYNTHETIC_PREFIX);
         let once = declare(&mut self.vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span });
-        let steps = call(crate::ops::Func::Min, vec![(**size).clone(), int(1, span)]);
+        // One step if an element reaches the extremum (none does for an empty range, or when
+        // every element is NaN, which `max`/`min` ignore).
+        let reached = binary(BinaryOp::Lt, first.clone(), (**size).clone());
+        let steps = select(reached, int(1, span), int(0, span));
         let tangent = reduction(ReduceOp::Sum, once, steps, wrap(inner, tangent));
         Ok(Dual { primal: extremum, tangent: Some(self.atom(tangent, block)) })
     }
@@ -627,6 +670,18 @@ impl Jvp {
         let span = init.span;
         let state_ty = init.ty.clone();
         let init = self.dual(init, block)?;
+        if init.tangent.is_none() && !self.varies(body) {
+            // The state starts without a tangent and no step gives it one.
+            let node = node::Fold {
+                index: *index,
+                count: count.clone(),
+                acc: *acc,
+                init: Box::new(init.primal),
+                body: body.clone(),
+            };
+            let kind = if scan { ExprKind::Scan(node) } else { ExprKind::Fold(node) };
+            return Ok(Dual::constant(Expr::new(kind, ty.clone(), span)));
+        }
         let (init, packing) = self.pack(init, &state_ty, false, block);
         let pair_ty = packing.packed_type(&state_ty);
         let info = self.vars[acc.0 as usize].clone();

@@ -313,7 +313,8 @@ impl Checker {
             }
         }
         let ty: Type = self.declared_type(&declaration.ret)?;
-        Ok(Expr::new(ExprKind::Extern(node::Extern { name: name.clone(), args, site: None }), ty, span))
+        let derivative = declaration.derivative.clone();
+        Ok(Expr::new(ExprKind::Extern(node::Extern { name: name.clone(), args, site: None, derivative }), ty, span))
     }
 
     /// A call of a Rust function in the expression form (note [Rust calls of the expression
@@ -358,7 +359,7 @@ impl Checker {
             })
             .collect();
         self.rust_calls.push(crate::ir::RustCall { name: name.clone(), params, ret });
-        let kind = ExprKind::Extern(node::Extern { name: name.clone(), args, site: Some(site) });
+        let kind = ExprKind::Extern(node::Extern { name: name.clone(), args, site: Some(site), derivative: None });
         Ok(Expr::new(kind, Type::Scalar(ret), span))
     }
 }

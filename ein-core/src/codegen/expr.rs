@@ -60,7 +60,7 @@ impl Gen<'_> {
             ExprKind::Unary(node::Unary { op, operand }) => Ok(plain(self.unary(*op, operand, block)?)),
             ExprKind::Binary(node::Binary { op, lhs, rhs }) => Ok(plain(self.binary(*op, lhs, rhs, block)?)),
             ExprKind::Call(node::Call { func, args }) => Ok(plain(self.call(expr, *func, args, block)?)),
-            ExprKind::Extern(node::Extern { name, args, site }) => {
+            ExprKind::Extern(node::Extern { name, args, site, .. }) => {
                 // The user's function, called by the name they declared (resolved where the
                 // macro was called) or, in the expression form, through the closure made at
                 // their call; pure and infallible by the user's promise.

@@ -59,6 +59,21 @@ fn float_as(value: f64, like: &Datum) -> Datum {
     }
 }
 
+/// A float (or a tuple's floats) as a dual number with tangent 0: when differentiating, every
+/// float is one, constants included, so that `0 · ∞` in any term shows as NaN.
+pub(super) fn promote(datum: &Datum) -> Datum {
+    match datum {
+        Datum::F32(value) => Datum::Dual32(*value, 0.0),
+        Datum::F64(value) => Datum::Dual64(*value, 0.0),
+        Datum::Tuple(fields)
+            if fields.iter().any(|field| matches!(field, Datum::F32(_) | Datum::F64(_) | Datum::Tuple(_))) =>
+        {
+            Datum::Tuple(fields.iter().map(promote).collect::<Rc<[Datum]>>())
+        }
+        other => other.clone(),
+    }
+}
+
 /// The plain value of a datum: duals lose their tangent, inside tuples too.
 pub(super) fn primal(datum: &Datum) -> Datum {
     match datum {
@@ -88,9 +103,10 @@ pub(super) fn binary(op: BinaryOp, left: &Datum, right: &Datum) -> Option<Result
             right.kind_name()
         ))));
     };
-    // A plain operand's tangent is a structural zero: its terms are left out (so `inf * 2.0`
-    // has the tangent `dinf * 2.0`, not `dinf * 2.0 + inf * 0`), as in `ad`'s rules.
-    let (da, db) = (is_dual(left).then_some(da), is_dual(right).then_some(db));
+    // Textbook dual numbers: a plain operand is a dual with tangent 0, and its terms count (so
+    // `inf * 2.0` has the tangent `dinf * 2.0 + inf * 0`, NaN). Where `ad` leaves such a term
+    // out (a structural zero), its answer is finite where this one is NaN, never the reverse.
+    let (da, db) = (Some(da), Some(db));
     Some((|| {
         let value = scalar::binary(op, a.clone(), b.clone())?;
         if !matches!(value, Datum::F32(_) | Datum::F64(_)) {
@@ -157,9 +173,8 @@ pub(super) fn call(func: Func, args: &[Datum]) -> Option<Result<Datum>> {
             return Ok(value);
         }
         let x: Vec<f64> = args.iter().map(as_f64).collect();
-        // Plain arguments have structural-zero tangents (`None`): their terms are left out.
-        let dx: Vec<Option<f64>> =
-            args.iter().map(|arg| split(arg).filter(|_| is_dual(arg)).map(|(_, tangent)| as_f64(&tangent))).collect();
+        // Plain float arguments have tangent 0 (their terms count, as for arithmetic).
+        let dx: Vec<Option<f64>> = args.iter().map(|arg| split(arg).map(|(_, tangent)| as_f64(&tangent))).collect();
         match tangent_of(func, &x, &dx, as_f64(&value), args) {
             Some(tangent) => join(value.clone(), float_as(tangent, &value)),
             None => Ok(value),
@@ -167,8 +182,8 @@ pub(super) fn call(func: Func, args: &[Datum]) -> Option<Result<Datum>> {
     })())
 }
 
-/// The tangent of `func` at `x` (its result `y`) for argument tangents `dx`, computed in f64;
-/// `None` when it is a structural zero.
+/// The tangent of `func` at `x` (its result `y`) for argument tangents `dx` (`None` for an
+/// integer argument), computed in f64; `None` for a function with no float slope.
 fn tangent_of(func: Func, x: &[f64], dx: &[Option<f64>], y: f64, args: &[Datum]) -> Option<f64> {
     let a = x[0];
     let argument = |k: usize| x.get(k).copied().unwrap_or(f64::NAN);
@@ -261,6 +276,16 @@ pub(super) fn max_tangent(values: &[Datum], result: &Datum) -> Result<Datum> {
         matches!(scalar::binary(BinaryOp::Eq, value, result_value.clone()), Ok(Datum::Bool(true))).then_some(tangent)
     });
     join(result_value, chosen.unwrap_or(zero))
+}
+
+/// The tangents of an extern call's float arguments (0 for a plain one), if any argument is a
+/// dual number; `None` when none is.
+pub(super) fn tangents_of_arguments(arguments: &[Datum]) -> Option<Vec<super::value::Value>> {
+    if !arguments.iter().any(is_dual) {
+        return None;
+    }
+    let floats = arguments.iter().filter_map(split);
+    Some(floats.map(|(_, tangent)| tangent.to_value()).collect())
 }
 
 /// The tangent part of a result: each float's tangent (0 for a plain one), integers 0 and

@@ -25,11 +25,13 @@ pub(super) struct Interpreter<'p> {
     /// The current value of every variable, `None` while unbound.
     environment: Vec<Option<Datum>>,
     depth: usize,
+    /// Differentiating (`run_dual`): every float is a dual number (see `dual.rs`).
+    pub(super) duals: bool,
 }
 
 impl<'p> Interpreter<'p> {
     pub(super) fn new(program: &'p Program, type_args: &'p [Scalar], externs: &'p super::Externs) -> Interpreter<'p> {
-        Interpreter { program, externs, type_args, environment: vec![None; program.vars.len()], depth: 0 }
+        Interpreter { program, externs, type_args, environment: vec![None; program.vars.len()], depth: 0, duals: false }
     }
 
     pub(super) fn resolve(&self, ty: ScalarType) -> Result<Scalar> {
@@ -86,6 +88,9 @@ impl<'p> Interpreter<'p> {
         self.depth += 1;
         let result = self.eval_node(expr);
         self.depth -= 1;
+        if self.duals {
+            return result.map(|value| super::dual::promote(&value));
+        }
         result
     }
 
@@ -111,8 +116,8 @@ impl<'p> Interpreter<'p> {
             ExprKind::Unary(node::Unary { op, operand }) => self.eval_unary(*op, operand),
             ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.eval_binary(*op, lhs, rhs),
             ExprKind::Call(node::Call { func, args }) => self.eval_call(*func, args),
-            ExprKind::Extern(node::Extern { name, args, site }) => {
-                self.eval_extern(name, args, site.is_some(), &expr.ty)
+            ExprKind::Extern(node::Extern { name, args, site, derivative }) => {
+                self.eval_extern(name, args, site.is_some(), derivative.as_ref(), &expr.ty)
             }
             ExprKind::Cast(node::Cast { operand, to }) => self.eval_cast(operand, *to),
             ExprKind::Len(node::Len { array, axis }) => self.eval_len(array, *axis),
@@ -175,16 +180,44 @@ impl<'p> Interpreter<'p> {
     /// type (the compiled call is typed by rustc).
     /// A Rust function: an `extern fn` of the block, or (`rust_call`) one the expression form
     /// calls, both run as registered in [`super::Externs`].
-    fn eval_extern(&mut self, name: &proc_macro2::Ident, args: &[Expr], rust_call: bool, ty: &Type) -> Result<Datum> {
+    /// With dual-number arguments, the tangent comes from the declared `derivative`.
+    fn eval_extern(
+        &mut self,
+        name: &proc_macro2::Ident,
+        args: &[Expr],
+        rust_call: bool,
+        derivative: Option<&proc_macro2::Ident>,
+        ty: &Type,
+    ) -> Result<Datum> {
         let arguments = args.iter().map(|argument| self.eval(argument)).collect::<Result<Vec<Datum>>>()?;
+        let tangents = super::dual::tangents_of_arguments(&arguments);
         let arguments: Vec<_> = arguments.iter().map(Datum::to_value).collect();
+        if let Some(tangents) = tangents.filter(|_| super::has_float(ty)) {
+            let value = self.eval_extern_values(name, &arguments, rust_call, ty)?;
+            let Some(derivative) = derivative else {
+                return Err(RuntimeError::new(format!("`extern fn {name}` has no declared derivative")));
+            };
+            let with_tangents: Vec<_> = arguments.into_iter().chain(tangents).collect();
+            let tangent = self.eval_extern_values(derivative, &with_tangents, false, ty)?;
+            return super::dual::with_tangent(&value, &tangent);
+        }
+        self.eval_extern_values(name, &arguments, rust_call, ty)
+    }
+
+    fn eval_extern_values(
+        &mut self,
+        name: &proc_macro2::Ident,
+        arguments: &[super::Value],
+        rust_call: bool,
+        ty: &Type,
+    ) -> Result<Datum> {
         let described = if rust_call { format!("the Rust function `{name}`") } else { format!("`extern fn {name}`") };
         let Some(function) = self.externs.get(&name.to_string()) else {
             return Err(RuntimeError::new(format!(
                 "the interpreter was given no Rust function for {described} (see `interp::Externs`)"
             )));
         };
-        let result = Datum::from_value(function(&arguments))?;
+        let result = Datum::from_value(function(arguments))?;
         let wanted = self.scalar_type_of(ty)?;
         if result.scalar_type() != Some(wanted) {
             return Err(RuntimeError::new(format!(

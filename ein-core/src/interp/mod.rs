@@ -138,6 +138,7 @@ pub fn run_dual(
         )));
     }
     let mut interpreter = Interpreter::new(program, &[], externs);
+    interpreter.duals = true;
     let mut tangents = tangents.into_iter();
     for (&param, argument) in program.params.iter().zip(args) {
         let info = program
@@ -160,7 +161,7 @@ pub fn run_dual(
     Ok((result.to_value(), dual::tangent(&result).to_value()))
 }
 
-fn has_float(ty: &Type) -> bool {
+pub(super) fn has_float(ty: &Type) -> bool {
     match ty {
         Type::Scalar(crate::ir::ScalarType::Known(scalar)) => scalar.is_float(),
         Type::Scalar(_) => false,

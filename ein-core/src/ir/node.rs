@@ -113,6 +113,10 @@ pub struct Extern {
     /// `None` for an `extern fn` of the block, called by its name; `Some(k)` for a Rust
     /// function of the expression form, `Program::rust_calls[k]`.
     pub site: Option<usize>,
+    /// The Rust function the declaration names as its derivative (`with d = gamma_d`):
+    /// `gamma_d(args.., tangents..)`, one tangent per float argument, gives the tangent of the
+    /// result (see `crate::ad`).
+    pub derivative: Option<proc_macro2::Ident>,
 }
 
 /// The fields of [`super::ExprKind::Cast`].

@@ -21,6 +21,9 @@ pub struct ExternFunction {
     pub name: Ident,
     pub params: Vec<Param>,
     pub ret: TypeExpr,
+    /// `with d = name`: the Rust function giving the tangent of the result from the arguments
+    /// and one tangent per float argument (for `#[jvp]`).
+    pub derivative: Option<Ident>,
 }
 
 /// `#[attrs] #[into(name_into)] #[jvp(name_jvp)] pub fn name(params) -> ret { body }`

@@ -12,3 +12,16 @@ ein::ein! {
 }
 
 fn main() {}
+
+mod misspelt {
+    fn softplus(x: f64) -> f64 {
+        x
+    }
+
+    ein::ein! {
+        pub fn f(x: [f64]) -> [f64] {
+            for i { softplus(x[i]) }
+        }
+        extern fn softplus(x: f64) -> f64 with derivative = softplus_d;
+    }
+}

@@ -78,6 +78,7 @@ fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunc
             ));
         }
     }
+    let derivative = parse_derivative(input, &name)?;
     if input.peek(token::Brace) {
         return Err(syn::Error::new(
             input.span(),
@@ -88,7 +89,26 @@ fn parse_extern(input: ParseStream, context: &Context) -> syn::Result<ExternFunc
         return Err(expected(input, "`;` after the `extern fn` declaration"));
     }
     input.parse::<Token![;]>()?;
-    Ok(ExternFunction { name, params, ret })
+    Ok(ExternFunction { name, params, ret, derivative })
+}
+
+/// `with d = name` after an `extern fn`'s signature: its derivative, for `#[jvp]`.
+fn parse_derivative(input: ParseStream, name: &Ident) -> syn::Result<Option<Ident>> {
+    let usage = format!(
+        "write `extern fn {name}(..) -> T with d = {name}_d;`, naming a Rust function that takes the arguments, \
+         then one tangent per float argument, and returns the tangent of the result"
+    );
+    if !input.peek(syn::Ident) || !input.fork().parse::<Ident>().is_ok_and(|word| word == "with") {
+        return Ok(None);
+    }
+    input.parse::<Ident>()?;
+    let key: Ident = input.parse().map_err(|_| syn::Error::new(input.span(), usage.clone()))?;
+    if key != "d" || !input.peek(Token![=]) {
+        return Err(syn::Error::new(key.span(), usage));
+    }
+    input.parse::<Token![=]>()?;
+    let derivative: Ident = input.parse().map_err(|_| syn::Error::new(input.span(), usage))?;
+    Ok(Some(derivative))
 }
 
 fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function> {
