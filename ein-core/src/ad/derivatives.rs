@@ -4,7 +4,8 @@
 //! tangent of the argument they return (the first on ties), `floor`/`round`/`signum`/… have
 //! slope 0, `copysign` the sign it gives.
 
-use super::jvp::{add, binary, call as call_of, float_like, negate, select, Block, Dual, Jvp};
+use super::build::{add, binary, call as call_of, float_like, negate, select, Block};
+use super::jvp::{Dual, Jvp};
 use crate::ir::{BinaryOp, Expr, Type};
 use crate::ops::Func;
 use std::f64::consts::{LN_10, LN_2};
@@ -130,7 +131,7 @@ pub(super) fn call(jvp: &mut Jvp, func: Func, args: &[Expr], ty: &Type, block: &
 }
 
 fn is_float(expr: &Expr) -> bool {
-    super::jvp::has_float(&expr.ty)
+    super::build::has_float(&expr.ty)
 }
 
 /// `dx · n x^(n-1)` for an integer exponent `n` (`powi`'s `i32`, `pow`'s), 0 where `n = 0`.

@@ -12,15 +12,14 @@
 //! twice and no binder is duplicated. Tangents that are known to be zero are `None` and never
 //! built. Reads are re-proved in bounds at the end by the checker's own prover.
 
+use super::build::*;
 use super::derivatives;
-use crate::check::sizes;
 use crate::ir::node;
 use crate::ir::visit::{free_vars, rename_binders};
 use crate::ir::{
-    declare, BinaryOp, Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, SizeCheck, Type, UnaryOp,
-    UpdateOp, VarId, VarInfo, VarKind,
+    declare, BinaryOp, Bounds, Expr, ExprKind, Literal, Program, ReduceOp, SizeCheck, Type, UnaryOp, UpdateOp, VarId,
+    VarInfo, VarKind,
 };
-use crate::ops::Scalar;
 use proc_macro2::Span;
 use std::collections::HashMap;
 
@@ -97,28 +96,6 @@ fn same_shape_checks(primal: &Expr, tangent: &Expr, name: &str, tangent_name: &s
     }
 }
 
-/// Marks every read that the checker's prover can prove in bounds, and only those: tangent
-/// reads and the loops that pair and unpair values are built clamped, and the primal's own
-/// reads now sit in a different nest.
-fn prove_reads(program: &mut Program) {
-    fn forget(expr: &mut Expr) {
-        if let ExprKind::Index(node::Index { bounds, .. }) = &mut expr.kind {
-            *bounds = Bounds::Clamped;
-        }
-        expr.for_each_child_mut(forget);
-    }
-    fn collect(expr: &Expr, lets: &mut sizes::LetValues) {
-        if let ExprKind::Let(node::Let { var, value, .. }) = &expr.kind {
-            lets.insert(*var, (**value).clone());
-        }
-        expr.for_each_child(|child| collect(child, lets));
-    }
-    forget(&mut program.body);
-    let mut lets = sizes::LetValues::new();
-    collect(&program.body, &mut lets);
-    sizes::prove_bounds(program, &lets);
-}
-
 /// An expression's primal and tangent; `tangent: None` is a tangent known to be zero.
 pub(super) struct Dual {
     pub primal: Expr,
@@ -129,26 +106,6 @@ impl Dual {
     pub fn constant(primal: Expr) -> Dual {
         Dual { primal, tangent: None }
     }
-}
-
-/// What an expression needs evaluated before it, in order: `let`s and size checks.
-pub(super) type Block = Vec<Step>;
-
-pub(super) enum Step {
-    Let(VarId, Expr),
-    Assert(Vec<SizeCheck>),
-}
-
-/// `steps; body` as nested `let`s and size checks.
-fn wrap(block: Block, body: Expr) -> Expr {
-    block.into_iter().rev().fold(body, |body, step| {
-        let (ty, span) = (body.ty.clone(), body.span);
-        let kind = match step {
-            Step::Let(var, value) => ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }),
-            Step::Assert(checks) => ExprKind::Assert(node::Assert { checks, body: Box::new(body) }),
-        };
-        Expr::new(kind, ty, span)
-    })
 }
 
 pub(super) struct Jvp {
@@ -778,28 +735,6 @@ impl Jvp {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Types
-
-/// Whether a value of this type can have a nonzero tangent.
-pub(super) fn has_float(ty: &Type) -> bool {
-    match ty {
-        Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
-        // Type parameters exist only in the expression form, which has no companions.
-        Type::Scalar(ScalarType::Param(_)) => false,
-        Type::Array { elem, .. } => has_float(elem),
-        Type::Tuple { fields, .. } => fields.iter().any(has_float),
-    }
-}
-
-/// The parts of a type in order: its scalars and arrays, through tuples.
-fn part_types(ty: &Type) -> Vec<Type> {
-    match ty {
-        Type::Tuple { fields, .. } => fields.iter().flat_map(part_types).collect(),
-        other => vec![other.clone()],
-    }
-}
-
 /// How a value and its tangent are packed into one flat tuple: the parts of the value (its
 /// scalars and arrays, through tuples), then the parts of the tangent that are `kept` (the
 /// others are zero, left out).
@@ -841,37 +776,6 @@ impl Packing {
     }
 }
 
-/// The parts of `value` (an atom of type `ty`), as projections.
-fn parts(value: Expr, ty: &Type) -> Vec<Expr> {
-    if let ExprKind::Tuple(items) = value.kind {
-        // Every item is used once: no evaluation is dropped.
-        return items
-            .into_iter()
-            .flat_map(|item| {
-                let ty = item.ty.clone();
-                parts(item, &ty)
-            })
-            .collect();
-    }
-    match ty {
-        Type::Tuple { fields, .. } => {
-            (0..fields.len()).flat_map(|field| parts(project(value.clone(), field), &fields[field])).collect()
-        }
-        _ => vec![value],
-    }
-}
-
-/// A value of type `ty` from its parts, in order.
-fn rebuild(ty: &Type, parts: &mut impl Iterator<Item = Expr>) -> Expr {
-    match ty {
-        Type::Tuple { fields, .. } => {
-            let items = fields.iter().map(|field| rebuild(field, parts)).collect();
-            tuple(items, ty.clone())
-        }
-        _ => parts.next().unwrap_or_else(|| int(0, Span::call_site())),
-    }
-}
-
 /// A zero made by [`zero_scalar`]: a part of a tuple's tangent known to be zero.
 fn is_zero_literal(expr: &Expr) -> bool {
     matches!(expr.kind, ExprKind::Literal(Literal::Float(0.0) | Literal::Int(0) | Literal::Bool(false)))
@@ -899,104 +803,4 @@ fn is_trivial(expr: &Expr) -> bool {
         children
     }
     size(expr, &mut 8)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Builders (typed by their typing rules)
-
-pub(super) fn var(id: VarId, ty: &Type, span: Span) -> Expr {
-    Expr::new(ExprKind::Var(id), ty.clone(), span)
-}
-
-pub(super) fn int(value: i64, span: Span) -> Expr {
-    crate::ir::shape::int(value, span)
-}
-
-/// The float `value` at the scalar type of `like`.
-pub(super) fn float_like(value: f64, like: &Expr) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(value)), like.ty.clone(), like.span)
-}
-
-fn zero_scalar(scalar: ScalarType, span: Span) -> Expr {
-    let literal = match scalar {
-        ScalarType::Known(Scalar::Bool) => Literal::Bool(false),
-        ScalarType::Known(known) if known.is_float() => Literal::Float(0.0),
-        _ => Literal::Int(0),
-    };
-    Expr::new(ExprKind::Literal(literal), Type::Scalar(scalar), span)
-}
-
-/// A scalar zero of float type `ty`.
-fn zero_of(ty: &Type, span: Span) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(0.0)), ty.clone(), span)
-}
-
-fn one_of(ty: &Type, span: Span) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(1.0)), ty.clone(), span)
-}
-
-fn len(array: Expr, axis: usize) -> Expr {
-    crate::ir::shape::length(array, axis)
-}
-
-fn read(array: Expr, index: Expr, bounds: Bounds) -> Expr {
-    Expr::read_of(array, [(index, bounds)])
-}
-
-fn for_loop(index: VarId, size: Expr, body: Expr) -> Expr {
-    let (ty, span) = (body.ty.with_outer_axis(), size.span);
-    Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(body) }), ty, span)
-}
-
-pub(super) fn tuple(items: Vec<Expr>, ty: Type) -> Expr {
-    let span = items.first().map_or(Span::call_site(), |item| item.span);
-    Expr::new(ExprKind::Tuple(items), ty, span)
-}
-
-/// Field `field` of a tuple.
-pub(super) fn project(value: Expr, field: usize) -> Expr {
-    let ty = match &value.ty {
-        Type::Tuple { fields, .. } => fields.get(field).cloned(),
-        _ => None,
-    }
-    .unwrap_or_else(|| value.ty.clone());
-    let span = value.span;
-    Expr::new(ExprKind::Project(node::Project { tuple: Box::new(value), field }), ty, span)
-}
-
-pub(super) fn select(cond: Expr, then: Expr, otherwise: Expr) -> Expr {
-    let (ty, span) = (then.ty.clone(), then.span);
-    let kind =
-        ExprKind::Select(node::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) });
-    Expr::new(kind, ty, span)
-}
-
-pub(super) fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
-    let ty = if op.is_comparison() || matches!(op, BinaryOp::And | BinaryOp::Or) { Type::BOOL } else { lhs.ty.clone() };
-    let span = lhs.span;
-    Expr::new(ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }), ty, span)
-}
-
-pub(super) fn negate(operand: Expr) -> Expr {
-    let (ty, span) = (operand.ty.clone(), operand.span);
-    Expr::new(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(operand) }), ty, span)
-}
-
-pub(super) fn call(func: crate::ops::Func, args: Vec<Expr>) -> Expr {
-    let (ty, span) = (args[0].ty.clone(), args[0].span);
-    let ty = if matches!(func.output(), crate::ops::Output::Bool) { Type::BOOL } else { ty };
-    Expr::new(ExprKind::Call(node::Call { func, args }), ty, span)
-}
-
-fn cast(operand: Expr, to: ScalarType) -> Expr {
-    let span = operand.span;
-    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(operand), to }), Type::Scalar(to), span)
-}
-
-/// The sum of two tangents, either of which may be zero.
-pub(super) fn add(left: Option<Expr>, right: Option<Expr>) -> Option<Expr> {
-    match (left, right) {
-        (Some(left), Some(right)) => Some(binary(BinaryOp::Add, left, right)),
-        (left, right) => left.or(right),
-    }
 }

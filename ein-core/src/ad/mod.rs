@@ -6,6 +6,7 @@
 //! The interpreter's dual-number evaluation (`interp::run_dual`) is the independent oracle: it
 //! shares no code with this module.
 
+mod build;
 mod derivatives;
 mod jvp;
 
