@@ -36,19 +36,23 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
 }
 
-/// The checked units, each followed by the derivatives its attributes ask for (`#[jvp(..)]`),
+/// The checked units, each followed by the derivatives its attributes ask for (`#[jvp(..)]`,
+/// `#[vjp(..)]`, `#[grad(..)]`),
 /// which go through the passes and code generation like any function.
 fn with_companions(units: Vec<ir::Unit>) -> syn::Result<Vec<ir::Unit>> {
     let mut all = Vec::with_capacity(units.len());
     for unit in units {
-        let companion = match &unit.form {
-            ir::Form::Function(header @ ir::FunctionHeader { jvp: Some(name), .. }) => {
-                Some(ad::jvp_unit(&unit, header, name)?)
+        let mut companions = Vec::new();
+        if let ir::Form::Function(header) = &unit.form {
+            if let Some(name) = &header.jvp {
+                companions.push(ad::jvp_unit(&unit, header, name)?);
             }
-            _ => None,
-        };
+            if let Some(reverse) = &header.reverse {
+                companions.push(ad::vjp_unit(&unit, header, reverse)?);
+            }
+        }
         all.push(unit);
-        all.extend(companion);
+        all.extend(companions);
     }
     Ok(all)
 }

@@ -10,6 +10,7 @@ use proc_macro2::Span;
 /// What an expression needs evaluated before it, in order: `let`s and size checks.
 pub(super) type Block = Vec<Step>;
 
+#[derive(Clone)]
 pub(super) enum Step {
     Let(VarId, Expr),
     Assert(Vec<SizeCheck>),

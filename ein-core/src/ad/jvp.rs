@@ -72,7 +72,13 @@ pub fn jvp_program(primal: &Program) -> syn::Result<Program> {
 }
 
 /// A size check per axis of every array part of a parameter: its tangent has the same shape.
-fn same_shape_checks(primal: &Expr, tangent: &Expr, name: &str, tangent_name: &str, checks: &mut Vec<SizeCheck>) {
+pub(super) fn same_shape_checks(
+    primal: &Expr,
+    tangent: &Expr,
+    name: &str,
+    tangent_name: &str,
+    checks: &mut Vec<SizeCheck>,
+) {
     match &primal.ty {
         Type::Array { rank, .. } => {
             for axis in 0..*rank {
@@ -116,6 +122,17 @@ pub(super) struct Jvp {
 }
 
 impl Jvp {
+    /// A transformation over the variables `vars` in which `tangents` are the variables with a
+    /// tangent: for reverse mode, which takes a scalar function's tangent with the cotangent
+    /// as its argument's tangent.
+    pub fn with_vars(vars: Vec<VarInfo>, tangents: impl IntoIterator<Item = (VarId, Expr)>) -> Jvp {
+        Jvp { vars, tangents: tangents.into_iter().collect() }
+    }
+
+    pub fn into_vars(self) -> Vec<VarInfo> {
+        self.vars
+    }
+
     pub fn dual(&mut self, expr: &Expr, block: &mut Block) -> syn::Result<Dual> {
         if !has_float(&expr.ty) || !self.varies(expr) {
             // No float part, or nothing with a tangent in it: no tangent; every variable still

@@ -1,7 +1,7 @@
 //! Differentiation (DESIGN.md §1.2): companions of item-form functions built as checked IR from
 //! the checked primal, before the passes, so a derivative is fused, hoisted, parallel and
-//! vectorised exactly like user code. Forward mode (`#[jvp(name)]`) is here; reverse mode is
-//! planned in `docs/differentiation.md`.
+//! vectorised exactly like user code: forward mode (`#[jvp(name)]`, `jvp.rs`) and reverse mode
+//! (`#[vjp(name)]`, `#[grad(name)]`, `vjp.rs`); `docs/differentiation.md` is the design.
 //!
 //! The interpreter's dual-number evaluation (`interp::run_dual`) is the independent oracle: it
 //! shares no code with this module.
@@ -9,10 +9,12 @@
 mod build;
 mod derivatives;
 mod jvp;
+mod vjp;
 
 pub use jvp::jvp_program;
+pub use vjp::vjp_program;
 
-use crate::ir::{Form, FunctionHeader, Unit};
+use crate::ir::{Companion, CompanionKind, Form, FunctionHeader, Unit};
 
 /// The `#[jvp(name)]` companion of a checked unit: `name(params.., tangents..) -> (value,
 /// tangent)`, one tangent parameter per parameter with a float part, in order (see
@@ -26,7 +28,59 @@ pub fn jvp_unit(unit: &Unit, header: &FunctionHeader, name: &proc_macro2::Ident)
         name: name.clone(),
         into: None,
         jvp: None,
+        reverse: None,
         ret_span: header.ret_span,
     };
-    Ok(Unit { program, form: Form::Function(companion) })
+    Ok(Unit { program, form: Form::Function(Box::new(companion)) })
+}
+
+/// The reverse-mode companion of a checked unit: `#[vjp(name)]` gives `name(params..,
+/// cotangent) -> (value, d_p..)`, `#[grad(name)]` (a float scalar result only) `name(params..)
+/// -> (value, d_p..)`; one adjoint per parameter with a float part, or per parameter of
+/// `wrt(..)`, in order.
+pub fn vjp_unit(unit: &Unit, header: &FunctionHeader, companion: &Companion) -> syn::Result<Unit> {
+    let program = &unit.program;
+    let grad = companion.kind == CompanionKind::Grad;
+    if grad
+        && !matches!(&program.body.ty, crate::ir::Type::Scalar(scalar) if build::has_float(&crate::ir::Type::Scalar(*scalar)))
+    {
+        return Err(syn::Error::new(
+            header.ret_span,
+            format!(
+                "`#[grad({})]` needs a function returning one float (`f32` or `f64`); for other results use \
+                 `#[vjp(name)]`, which takes the result's cotangent",
+                companion.name
+            ),
+        ));
+    }
+    let mut wrt = Vec::new();
+    for name in &companion.wrt {
+        let found = program.params.iter().find(|param| *name == program.var(**param).name);
+        match found {
+            Some(param) if build::has_float(&program.var(*param).ty) => wrt.push(*param),
+            Some(_) => {
+                return Err(syn::Error::new(name.span(), format!("`{name}` has no float part: it has no derivative")));
+            }
+            None => {
+                return Err(syn::Error::new(name.span(), format!("`{name}` is not a parameter of `{}`", header.name)))
+            }
+        }
+    }
+    if companion.wrt.is_empty() {
+        wrt = program.params.iter().copied().filter(|param| build::has_float(&program.var(*param).ty)).collect();
+    }
+    let program = vjp_program(program, grad, &wrt)?;
+    let what = if grad { "gradient" } else { "reverse-mode derivative (vector–Jacobian product)" };
+    let doc =
+        format!(" The {what} of [`{}`]: its value and the adjoint of each differentiated parameter.", header.name);
+    let companion = FunctionHeader {
+        attrs: vec![syn::parse_quote!(#[doc = #doc])],
+        vis: header.vis.clone(),
+        name: companion.name.clone(),
+        into: None,
+        jvp: None,
+        reverse: None,
+        ret_span: header.ret_span,
+    };
+    Ok(Unit { program, form: Form::Function(Box::new(companion)) })
 }

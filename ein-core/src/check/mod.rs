@@ -89,7 +89,9 @@ fn check_function(library: &std::rc::Rc<inline::Library>, position: usize) -> sy
     checker.library = Some(library.clone());
     checker.call_stack.push(position);
     let emitted = library.is_emitted(position);
-    for companion in [&function.into, &function.jvp].into_iter().flatten().filter(|_| !emitted) {
+    let reverse = function.reverse.as_ref().map(|reverse| &reverse.name);
+    for companion in [function.into.as_ref(), function.jvp.as_ref(), reverse].into_iter().flatten().filter(|_| !emitted)
+    {
         let message = format!(
             "`{}` is a private helper of this block (other functions call it, and ein inlines it there), \
              so no Rust function `{companion}` is generated; make it `pub` (or `pub(crate)`) to have one",
@@ -132,13 +134,14 @@ fn check_function(library: &std::rc::Rc<inline::Library>, position: usize) -> sy
         name: function.name.clone(),
         into: function.into.clone(),
         jvp: function.jvp.clone(),
+        reverse: function.reverse.clone(),
         ret_span: function.ret.span(),
     };
     let declared = declared.ok();
     if checker.errors.is_empty() && checker.failed_callee {
         return Ok(None);
     }
-    checker.finish(params, body, Form::Function(header), declared).map(Some)
+    checker.finish(params, body, Form::Function(Box::new(header)), declared).map(Some)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

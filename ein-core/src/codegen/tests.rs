@@ -113,7 +113,7 @@ fn header(name: &str) -> Form {
 }
 
 fn header_into(name: &str, into: Option<&str>) -> Form {
-    Form::Function(FunctionHeader {
+    Form::Function(Box::new(FunctionHeader {
         // With `into`, attributes to pass through to both functions (or, `must_use`, not).
         attrs: match into {
             Some(_) => vec![syn::parse_quote!(#[must_use]), syn::parse_quote!(#[inline])],
@@ -123,8 +123,9 @@ fn header_into(name: &str, into: Option<&str>) -> Form {
         name: proc_macro2::Ident::new(name, span()),
         into: into.map(|into| proc_macro2::Ident::new(into, span())),
         jvp: None,
+        reverse: None,
         ret_span: span(),
-    })
+    }))
 }
 
 /// A function with `#[into(name_into)]`: the returning function and the writing one.

@@ -670,7 +670,7 @@ pub enum Form {
     Expression,
     /// `ein! { fn .. }`: a function taking the parameters in order (arrays by reference to any
     /// storage implementing `AsView`, scalars by value) and returning the result.
-    Function(FunctionHeader),
+    Function(Box<FunctionHeader>),
 }
 
 /// The parts of an item-form function that pass straight through to Rust.
@@ -683,8 +683,28 @@ pub struct FunctionHeader {
     pub into: Option<proc_macro2::Ident>,
     /// `#[jvp(name)]`: the name of the forward-mode derivative (see [`crate::ad`]).
     pub jvp: Option<proc_macro2::Ident>,
+    /// `#[vjp(name)]` or `#[grad(name, wrt(..))]`: the reverse-mode derivative.
+    pub reverse: Option<Companion>,
     /// Span of the declared return type, for errors about the result.
     pub ret_span: Span,
+}
+
+/// A reverse-mode companion a function asks for.
+#[derive(Clone, Debug)]
+pub struct Companion {
+    pub kind: CompanionKind,
+    pub name: proc_macro2::Ident,
+    /// `wrt(a, b)`: the parameters to differentiate with respect to (empty: every one with a
+    /// float part).
+    pub wrt: Vec<proc_macro2::Ident>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompanionKind {
+    /// `#[vjp(name)]`: takes the result's cotangent.
+    Vjp,
+    /// `#[grad(name)]`: a float scalar result, cotangent 1.
+    Grad,
 }
 
 /// One checked unit of an `ein!` invocation, ready for the passes and code generation.

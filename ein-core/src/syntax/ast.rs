@@ -37,6 +37,8 @@ pub struct Function {
     /// `#[jvp(name)]`: also generate `name(params.., tangents..) -> (value, tangent)`, the
     /// forward-mode derivative (see `crate::ad`).
     pub jvp: Option<Ident>,
+    /// `#[vjp(name)]` or `#[grad(name)]` (optionally with `wrt(..)`): the reverse-mode derivative.
+    pub reverse: Option<crate::ir::Companion>,
     pub vis: syn::Visibility,
     pub name: Ident,
     pub params: Vec<Param>,

@@ -6,8 +6,10 @@
 use super::primary::parse_body;
 use super::types::parse_type;
 use super::{expected, Context};
+use crate::ir::{Companion, CompanionKind};
 use crate::syntax::ast::{ExternFunction, Function, Input, Param, TypeExpr};
 use proc_macro2::Ident;
+use syn::parse::Parse;
 use syn::parse::ParseStream;
 use syn::{token, Token};
 
@@ -40,7 +42,13 @@ pub(super) fn parse_functions(input: ParseStream, context: &Context) -> syn::Res
     }
     // The companions (`#[into(..)]`, `#[jvp(..)]`) are Rust functions too: no name twice.
     let mut taken: Vec<Ident> = functions.iter().map(|function| function.name.clone()).collect();
-    for companion in functions.iter().flat_map(|function| [&function.into, &function.jvp]).flatten() {
+    for companion in functions
+        .iter()
+        .flat_map(|function| {
+            [function.into.as_ref(), function.jvp.as_ref(), function.reverse.as_ref().map(|reverse| &reverse.name)]
+        })
+        .flatten()
+    {
         if taken.contains(companion) {
             return Err(syn::Error::new(
                 companion.span(),
@@ -112,7 +120,7 @@ fn parse_derivative(input: ParseStream, name: &Ident) -> syn::Result<Option<Iden
 }
 
 fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function> {
-    let (attrs, into, jvp) = split_ein_attributes(syn::Attribute::parse_outer(input)?)?;
+    let (attrs, EinAttributes { into, jvp, reverse }) = split_ein_attributes(syn::Attribute::parse_outer(input)?)?;
     let vis: syn::Visibility = input.parse()?;
     if !input.peek(Token![fn]) {
         return Err(expected(input, "`fn`: an ein item is a function `fn name(params) -> type { body }`"));
@@ -132,14 +140,18 @@ fn parse_function(input: ParseStream, context: &Context) -> syn::Result<Function
         }
         only_arrays(&ret, into)?;
     }
-    if let Some(jvp) = jvp.as_ref().filter(|jvp| **jvp == name) {
-        return Err(syn::Error::new(
-            jvp.span(),
-            format!("`#[jvp({jvp})]` names the function itself; give the derivative its own name, e.g. `{name}_jvp`"),
-        ));
+    for (kind, companion) in [("jvp", jvp.as_ref()), ("vjp", reverse.as_ref().map(|reverse| &reverse.name))] {
+        if let Some(companion) = companion.filter(|companion| **companion == name) {
+            return Err(syn::Error::new(
+                companion.span(),
+                format!(
+                    "`{companion}` names the function itself; give the derivative its own name, e.g. `{name}_{kind}`"
+                ),
+            ));
+        }
     }
     let span = fn_token.span.join(braces.close()).unwrap_or(name.span());
-    Ok(Function { attrs, vis, name, params, ret, into, jvp, body: *body, span })
+    Ok(Function { attrs, vis, name, params, ret, into, jvp, reverse, body: *body, span })
 }
 
 /// `name(params) -> type` after `fn`; `what` names the item in errors ("an ein function"),
@@ -172,45 +184,81 @@ fn parse_signature(
     Ok((name, params, ret))
 }
 
+/// ein's own attributes of a function: its companions.
+struct EinAttributes {
+    into: Option<Ident>,
+    jvp: Option<Ident>,
+    reverse: Option<Companion>,
+}
+
 /// Takes ein's own attributes out of a function's attributes (the rest pass through):
-/// `#[into(name)]` and the differentiation companions `#[jvp(name)]`.
-fn split_ein_attributes(
-    attrs: Vec<syn::Attribute>,
-) -> syn::Result<(Vec<syn::Attribute>, Option<Ident>, Option<Ident>)> {
+/// `#[into(name)]` and the derivatives `#[jvp(name)]`, `#[vjp(name)]`, `#[grad(name)]` (the
+/// last two optionally `(name, wrt(a, b))`).
+fn split_ein_attributes(attrs: Vec<syn::Attribute>) -> syn::Result<(Vec<syn::Attribute>, EinAttributes)> {
     let mut kept = Vec::new();
-    let (mut into, mut jvp): (Option<Ident>, Option<Ident>) = (None, None);
+    let mut found = EinAttributes { into: None, jvp: None, reverse: None };
     for attr in attrs {
-        let slot = if attr.path().is_ident("into") {
-            &mut into
-        } else if attr.path().is_ident("jvp") {
-            &mut jvp
-        } else if attr.path().is_ident("vjp") || attr.path().is_ident("grad") {
-            return Err(syn::Error::new_spanned(
-                &attr,
-                "reverse-mode differentiation (`#[vjp(..)]`, `#[grad(..)]`) is not built yet; \
-                 forward mode is: `#[jvp(name)]` generates `name(params.., tangents..) -> (value, tangent)`",
-            ));
-        } else {
+        let Some(kind) = attr.path().get_ident().map(ToString::to_string) else {
             kept.push(attr);
             continue;
         };
-        let kind = attr.path().get_ident().map(ToString::to_string).unwrap_or_default();
         let usage = match kind.as_str() {
             "into" => "write `#[into(name)]`, naming the function to generate that writes the result into `out`",
-            _ => "write `#[jvp(name)]`, naming the function to generate that returns the value and its tangent",
+            "jvp" => "write `#[jvp(name)]`, naming the function to generate that returns the value and its tangent",
+            "vjp" => "write `#[vjp(name)]` or `#[vjp(name, wrt(a, b))]`, naming the function to generate that returns the value and the parameters' adjoints",
+            "grad" => "write `#[grad(name)]` or `#[grad(name, wrt(a, b))]`, naming the function to generate that returns the value and its gradient",
+            _ => {
+                kept.push(attr);
+                continue;
+            }
         };
-        let name = match &attr.meta {
-            syn::Meta::List(list) => list
-                .parse_args::<Ident>()
-                .map_err(|_| syn::Error::new_spanned(&list.tokens, format!("expected one function name: {usage}")))?,
-            _ => return Err(syn::Error::new_spanned(&attr, format!("`{kind}` needs a name: {usage}"))),
+        let syn::Meta::List(list) = &attr.meta else {
+            return Err(syn::Error::new_spanned(&attr, format!("`{kind}` needs a name: {usage}")));
         };
-        if slot.is_some() {
-            return Err(syn::Error::new_spanned(&attr, format!("a function takes at most one `#[{kind}(..)]`")));
+        let expected = || syn::Error::new_spanned(&list.tokens, format!("expected one function name: {usage}"));
+        let (name, wrt) = if kind == "vjp" || kind == "grad" {
+            list.parse_args_with(parse_reverse_arguments).map_err(|_| expected())?
+        } else {
+            (list.parse_args::<Ident>().map_err(|_| expected())?, Vec::new())
+        };
+        let duplicate = match kind.as_str() {
+            "into" => found.into.replace(name).is_some(),
+            "jvp" => found.jvp.replace(name).is_some(),
+            _ => {
+                let kind = if kind == "grad" { CompanionKind::Grad } else { CompanionKind::Vjp };
+                found.reverse.replace(Companion { kind, name, wrt }).is_some()
+            }
+        };
+        if duplicate {
+            let what = if kind == "vjp" || kind == "grad" {
+                "`#[vjp(..)]` or `#[grad(..)]`".to_string()
+            } else {
+                format!("`#[{kind}(..)]`")
+            };
+            return Err(syn::Error::new_spanned(&attr, format!("a function takes at most one {what}")));
         }
-        *slot = Some(name);
     }
-    Ok((kept, into, jvp))
+    Ok((kept, found))
+}
+
+/// `name` or `name, wrt(a, b, ..)`.
+fn parse_reverse_arguments(input: ParseStream) -> syn::Result<(Ident, Vec<Ident>)> {
+    let name: Ident = input.parse()?;
+    let mut wrt = Vec::new();
+    if input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+        let key: Ident = input.parse()?;
+        if key != "wrt" {
+            return Err(syn::Error::new(key.span(), "expected `wrt(..)`"));
+        }
+        let content;
+        syn::parenthesized!(content in input);
+        wrt = content.parse_terminated(Ident::parse, Token![,])?.into_iter().collect();
+    }
+    if !input.is_empty() {
+        return Err(input.error("unexpected tokens"));
+    }
+    Ok((name, wrt))
 }
 
 /// `#[into]` writes arrays into the caller's: every part of the result must be an array.

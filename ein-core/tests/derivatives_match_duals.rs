@@ -1,19 +1,22 @@
-//! Property test of forward-mode differentiation: for random programs of the property
-//! generator (`ein_testing::programs`, every construct of the language), the `#[jvp]`
-//! companion built by `ein_core::ad` must, run by the interpreter, give the value and tangent
-//! that the interpreter's dual numbers (`interp::run_dual`, which shares no code with `ad`) give
-//! for the primal, on random inputs and tangents. The companion must pass the IR validator, go
-//! through the whole optimiser, and keep its answer there.
+//! Property tests of differentiation: for random programs of the property generator
+//! (`ein_testing::programs`, every construct of the language), on random inputs and tangents:
 //!
-//! Programs the transformation refuses with a user-facing error (differentiating through an
-//! `extern fn`, `prod` over an irregular range, …) are counted and printed, never passed
-//! silently; an "internal error" is a failure. Tangents are compared where the dual numbers'
-//! value and tangent are finite (see [`tangents_agree`]).
+//! - the `#[jvp]` companion built by `ein_core::ad`, run by the interpreter, must give the value
+//!   and tangent that the interpreter's dual numbers (`interp::run_dual`, which shares no code
+//!   with `ad`) give for the primal;
+//! - the `#[vjp]` companion must be its transpose: for a random cotangent `ct` and tangents `t`,
+//!   ⟨vjp(ct), t⟩ = ⟨ct, dual tangent(t)⟩ to rounding, and its value must be the primal's.
 //!
-//! Environment: `EIN_JVP_CASES` (programs with a float parameter to test, default
-//! [`DEFAULT_CASES`]), `EIN_PROPERTY_SEED`, `EIN_JVP_CASE` (replay one case, printing it).
+//! Each companion must pass the IR validator, go through the whole optimiser, and keep its
+//! answer there. Programs a transformation refuses with a user-facing error (differentiating
+//! through an `extern fn`, constructs reverse mode does not handle yet, …) are counted and
+//! printed, never passed silently; an "internal error" is a failure. Tangents are compared
+//! where the dual numbers' value and tangent are finite (see [`tangents_agree`]).
+//!
+//! Environment: `EIN_AD_CASES` (programs with a float parameter to test per mode, default
+//! [`DEFAULT_CASES`]), `EIN_PROPERTY_SEED`, `EIN_AD_CASE` (replay one case, printing it).
 
-use ein_core::ad::jvp_program;
+use ein_core::ad::{jvp_program, vjp_program};
 use ein_core::interp::{self, ArrayValue, Value};
 use ein_core::ir::Program;
 use ein_core::passes::{run_pipeline, validate, validate_bounds};
@@ -35,18 +38,33 @@ const WORKER_STACK: usize = 32 << 20;
 
 #[test]
 fn jvp_agrees_with_dual_numbers() {
+    property(Mode::Jvp);
+}
+
+#[test]
+fn vjp_is_the_transpose_of_dual_numbers() {
+    property(Mode::Vjp);
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Jvp,
+    Vjp,
+}
+
+fn property(mode: Mode) {
     let seed = env_number("EIN_PROPERTY_SEED").unwrap_or(DEFAULT_SEED);
-    let wanted = env_number("EIN_JVP_CASES").map_or(DEFAULT_CASES, |cases| cases as usize);
-    let only = env_number("EIN_JVP_CASE");
+    let wanted = env_number("EIN_AD_CASES").map_or(DEFAULT_CASES, |cases| cases as usize);
+    let only = env_number("EIN_AD_CASE");
     let report = std::thread::Builder::new()
         .stack_size(WORKER_STACK)
-        .spawn(move || run(seed, wanted, only))
+        .spawn(move || run(mode, seed, wanted, only))
         .expect("spawn")
         .join()
         .expect("worker");
     eprintln!(
-        "jvp_matches_duals: seed {seed:#x}: {} programs with a float parameter differentiated, {} input runs agreed \
-         ({} both failed), {} refused by the transformation: {:?}",
+        "derivatives_match_duals ({mode:?}): seed {seed:#x}: {} programs with a float parameter differentiated, {} input \
+         runs agreed ({} both failed), {} refused by the transformation: {:?}",
         report.tested, report.agreed, report.both_failed, report.refused_total, report.refused
     );
     if !report.failures.is_empty() {
@@ -70,11 +88,11 @@ struct Report {
     failures: Vec<String>,
 }
 
-fn run(seed: u64, wanted: usize, only: Option<u64>) -> Report {
+fn run(mode: Mode, seed: u64, wanted: usize, only: Option<u64>) -> Report {
     let mut report = Report::default();
     let mut case = only.unwrap_or(0);
     while report.tested < wanted && case < 50 * wanted as u64 {
-        run_case(seed, case, &mut report, only.is_some());
+        run_case(mode, seed, case, &mut report, only.is_some());
         if only.is_some() {
             break;
         }
@@ -83,7 +101,7 @@ fn run(seed: u64, wanted: usize, only: Option<u64>) -> Report {
     report
 }
 
-fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
+fn run_case(mode: Mode, seed: u64, case: u64, report: &mut Report, verbose: bool) {
     let mut rng = Rng::for_case(seed, case);
     let generated = programs::generate(&mut rng);
     let Some(program) = check(&generated.source) else { return };
@@ -92,12 +110,17 @@ fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
     }
     let fail = |report: &mut Report, problem: String| {
         report.failures.push(format!(
-            "case {case} (replay: EIN_PROPERTY_SEED={seed:#x} EIN_JVP_CASE={case} cargo test -p ein-core --test jvp_matches_duals): \
+            "case {case} (replay: EIN_PROPERTY_SEED={seed:#x} EIN_AD_CASE={case} cargo test -p ein-core --test derivatives_match_duals {mode:?}): \
              {problem}\nsource:\n{}",
             generated.source
         ))
     };
-    let jvp = match panic::catch_unwind(AssertUnwindSafe(|| jvp_program(&program))) {
+    let wrt: Vec<_> = program.params.iter().copied().filter(|param| has_float(&program.var(*param).ty)).collect();
+    let transformed = panic::catch_unwind(AssertUnwindSafe(|| match mode {
+        Mode::Jvp => jvp_program(&program),
+        Mode::Vjp => vjp_program(&program, false, &wrt),
+    }));
+    let jvp = match transformed {
         Ok(Ok(jvp)) => jvp,
         Ok(Err(error)) if error.to_string().contains("internal error") => return fail(report, error.to_string()),
         Ok(Err(error)) => {
@@ -130,6 +153,16 @@ fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
             .map(|(_, arg)| random_tangent(arg, &mut rng))
             .collect();
         let expected = interp::run_dual(&program, args.clone(), tangents.clone(), &interp::Externs::default());
+        if let Mode::Vjp = mode {
+            match check_transpose(&program, &jvp, &optimised, &args, &tangents, &expected, &mut rng) {
+                Ok(true) => report.agreed += 1,
+                Ok(false) => report.both_failed += 1,
+                Err(problem) => {
+                    return fail(report, format!("{problem}\ninputs: {args:?}\ntangents: {tangents:?}\nIR:\n{jvp}"))
+                }
+            }
+            continue;
+        }
         let all_args: Vec<Value> = args.iter().cloned().chain(tangents.iter().cloned()).collect();
         for (what, companion) in [("companion", &jvp), ("optimised companion", &optimised)] {
             let got = panic::catch_unwind(AssertUnwindSafe(|| interp::run(companion, all_args.clone(), &[])));
@@ -163,6 +196,82 @@ fn run_case(seed: u64, case: u64, report: &mut Report, verbose: bool) {
             }
         }
     }
+}
+
+/// ⟨vjp(ct), t⟩ = ⟨ct, jvp(t)⟩ for a random cotangent `ct` of the result's shape, the
+/// right-hand side from dual numbers (`duals`); and the companion's value is the primal's, in
+/// the companion and the optimised companion. `Ok(false)`: both failed at run time (or the
+/// derivative is undefined there); `Err`: a disagreement.
+fn check_transpose(
+    primal: &Program,
+    companion: &Program,
+    optimised: &Program,
+    args: &[Value],
+    tangents: &[Value],
+    duals: &Result<(Value, Value), interp::RuntimeError>,
+    rng: &mut Rng,
+) -> Result<bool, String> {
+    let _ = primal;
+    let (value, tangent) = match duals {
+        Ok(pair) => pair,
+        Err(_) => {
+            // The primal fails: so must the companion (given any cotangent of the right type).
+            return Ok(false);
+        }
+    };
+    let cotangent = random_tangent(value, rng);
+    let expected = dot(&cotangent, tangent);
+    let all_args: Vec<Value> = args.iter().cloned().chain([cotangent.clone()]).collect();
+    for (what, program) in [("companion", companion), ("optimised companion", optimised)] {
+        let got = panic::catch_unwind(AssertUnwindSafe(|| interp::run(program, all_args.clone(), &[])))
+            .map_err(|payload| format!("the interpreter panicked: {}", panic_message(&*payload)))?;
+        let outputs = match got {
+            Ok(Value::Tuple(outputs)) if outputs.len() == tangents.len() + 1 => outputs,
+            other => return Err(format!("the {what} gives {other:?}; the primal succeeds with {value:?}")),
+        };
+        if !value.approx_eq(&outputs[0], TOLERANCE) {
+            return Err(format!("the {what}'s value {:?} is not the primal's {value:?}", outputs[0]));
+        }
+        let (Some(expected), Some(got)) = (expected, dot_all(&outputs[1..], tangents)) else { return Ok(false) };
+        let scale = expected.1.max(got.1).max(1.0);
+        if (expected.0 - got.0).abs() > TOLERANCE * scale {
+            return Err(format!(
+                "the {what} is not the transpose of dual numbers: ⟨vjp(ct), t⟩ = {} but ⟨ct, jvp(t)⟩ = {}\n\
+                 cotangent: {cotangent:?}\nadjoints: {:?}\ndual tangent: {tangent:?}",
+                got.0,
+                expected.0,
+                &outputs[1..]
+            ));
+        }
+    }
+    Ok(true)
+}
+
+/// ⟨a, b⟩ over the float leaves, with the sum of the terms' magnitudes (for the tolerance);
+/// `None` if any term is not finite.
+fn dot(a: &Value, b: &Value) -> Option<(f64, f64)> {
+    match (a, b) {
+        (Value::F64(x), Value::F64(y)) => finite_term(*x * *y),
+        (Value::F32(x), Value::F32(y)) => finite_term(f64::from(*x) * f64::from(*y)),
+        (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => dot_all(xs, ys),
+        (Value::Array(xs), Value::Array(ys)) if xs.shape == ys.shape => dot_all(&xs.elements, &ys.elements),
+        (Value::Array(_) | Value::Tuple(_), _) | (_, Value::Array(_) | Value::Tuple(_)) => None,
+        _ => Some((0.0, 0.0)),
+    }
+}
+
+fn dot_all(xs: &[Value], ys: &[Value]) -> Option<(f64, f64)> {
+    if xs.len() != ys.len() {
+        return None;
+    }
+    xs.iter().zip(ys).try_fold((0.0, 0.0), |(sum, size), (x, y)| {
+        let (term, magnitude) = dot(x, y)?;
+        Some((sum + term, size + magnitude))
+    })
+}
+
+fn finite_term(term: f64) -> Option<(f64, f64)> {
+    term.is_finite().then_some((term, term.abs()))
 }
 
 /// Tangents agree where the dual numbers' tangent and value are finite: at an infinite or NaN

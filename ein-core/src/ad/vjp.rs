@@ -1,0 +1,759 @@
+//! Reverse mode: the checked program `f(x..) -> y` becomes `f_vjp(x.., cotangent) -> (y, dx..)`
+//! (and `#[grad]`'s `f_grad(x..) -> (y, dx..)`, the cotangent 1), one IR program: the primal
+//! as written, then the backward sweep.
+//!
+//! How: the backward sweep walks a fresh copy of each primal expression from its result back,
+//! with the cotangent of the expression, and records *contributions* to the variables it reads:
+//! `x̄ += c`, or for an array, `x̄[p…] += c` at the positions read. A contribution made inside
+//! loops of the primal (a comprehension, a reduction, an element of an array used whole, the
+//! chosen element of a `max`, a branch of an `if`) remembers those loops as [`Frame`]s: their
+//! index and range, the `let`s that recompute the primal values the contribution needs there
+//! (nothing of a loop body is stored: it is recomputed, as Futhark does for maps), and a mask
+//! (the branch taken, the chosen element). When every use of a variable has been walked, its
+//! adjoint is *materialised* where it is bound: a scalar's contributions are summed over their
+//! frames (`sum i { sum k { … } }`), an array's are added into it by a deterministic `accum`
+//! (`accum x̄ = 0 { for i { for k { x̄[p] += … } } }`, one per contribution, chained), so the
+//! backward sweep is parallel wherever the primal was. Then the variable's own value is walked
+//! with that adjoint.
+//!
+//! Every copy a contribution carries is renamed ([`rename_binders`]) when it is made, so no
+//! variable is bound twice. Reads are re-proved in bounds at the end.
+
+use super::build::*;
+use super::derivatives;
+use super::jvp::{Dual, Jvp};
+use crate::ir::accum::update_tuple_type;
+use crate::ir::node;
+use crate::ir::visit::{free_vars, rename_binders};
+use crate::ir::{
+    declare, BinaryOp, Bounds, Expr, ExprKind, Literal, Program, ReduceOp, Type, UnaryOp, UpdateOp, VarId, VarInfo,
+    VarKind,
+};
+use crate::ops::Func;
+use proc_macro2::Span;
+use std::collections::HashMap;
+
+/// The reverse-mode companion of a checked program: its parameters, then (unless `grad`) the
+/// cotangent of the result (`cotangent`, of the result's type, checked to have its shape);
+/// its result is `(value, d_p…)`, one adjoint per parameter in `wrt` (each of its parameter's
+/// type). With `grad` the result must be a float scalar and the cotangent is 1.
+pub fn vjp_program(primal: &Program, grad: bool, wrt: &[VarId]) -> syn::Result<Program> {
+    let result_ty = primal.body.ty.clone();
+    let span = primal.body.span;
+    let mut vjp = Vjp {
+        vars: primal.vars.clone(),
+        frames: vec![Frame::root()],
+        contributions: HashMap::new(),
+        depth: HashMap::new(),
+    };
+    let mut params = primal.params.clone();
+    for &param in &primal.params {
+        vjp.depth.insert(param, 0);
+    }
+    let (root_steps, result) = linearize(&primal.body);
+    for step in &root_steps {
+        if let Step::Let(var, _) = step {
+            vjp.depth.insert(*var, 0);
+        }
+    }
+    let value = vjp.fresh_let("__ein_value", &result_ty, span);
+    let value_expr = var(value, &result_ty, span);
+    let cotangent = if grad {
+        float_like(1.0, &value_expr)
+    } else {
+        let taken: Vec<&str> = primal.params.iter().map(|param| primal.var(*param).name.as_str()).collect();
+        let mut name = "cotangent".to_string();
+        while taken.contains(&name.as_str()) {
+            name.push('_');
+        }
+        let info = VarInfo { name: name.clone(), ty: result_ty.clone(), kind: VarKind::Param, span };
+        let cotangent = declare(&mut vjp.vars, info);
+        params.push(cotangent);
+        let cotangent = var(cotangent, &result_ty, span);
+        let mut checks = Vec::new();
+        super::jvp::same_shape_checks(&value_expr, &cotangent, "the result", &name, &mut checks);
+        if !checks.is_empty() {
+            vjp.steps().push(Step::Assert(checks));
+        }
+        cotangent
+    };
+    let result_copy = vjp.fresh_clone(&result);
+    vjp.backprop(&result_copy, cotangent)?;
+    for step in root_steps.iter().rev() {
+        if let Step::Let(var, value) = step {
+            let ty = value.ty.clone();
+            if let Some(adjoint) = vjp.materialize(*var, &ty, value.span)? {
+                let value = vjp.fresh_clone(value);
+                vjp.backprop(&value, adjoint)?;
+            }
+        }
+    }
+    let mut outputs = vec![value_expr.clone()];
+    for &param in wrt {
+        let info = vjp.vars[param.0 as usize].clone();
+        let adjoint = match vjp.materialize(param, &info.ty, info.span)? {
+            Some(adjoint) => adjoint,
+            None => vjp.zeros(&info.ty, &var(param, &info.ty, info.span)),
+        };
+        outputs.push(adjoint);
+    }
+    let output_ty = Type::tuple(outputs.iter().map(|output| output.ty.clone()).collect());
+    let root = vjp.frames.pop().map(|frame| frame.steps).unwrap_or_default();
+    let mut backward = wrap(root, tuple(outputs, output_ty.clone()));
+    rename_binders(&mut backward, &mut vjp.vars);
+    let kind = ExprKind::Let(node::Let { var: value, value: Box::new(result), body: Box::new(backward) });
+    let body = wrap(root_steps, Expr::new(kind, output_ty, span));
+    let mut program = Program {
+        params,
+        vars: vjp.vars,
+        type_params: primal.type_params.clone(),
+        rust_calls: primal.rust_calls.clone(),
+        body,
+    };
+    prove_reads(&mut program);
+    Ok(program)
+}
+
+/// The `let`s and checks at the top of `expr`, and what follows them.
+fn linearize(expr: &Expr) -> (Block, Expr) {
+    let mut steps = Block::new();
+    let mut at = expr;
+    loop {
+        match &at.kind {
+            ExprKind::Let(node::Let { var, value, body }) => {
+                steps.push(Step::Let(*var, (**value).clone()));
+                at = body;
+            }
+            ExprKind::Assert(node::Assert { checks, body }) => {
+                steps.push(Step::Assert(checks.clone()));
+                at = body;
+            }
+            _ => return (steps, at.clone()),
+        }
+    }
+}
+
+/// A loop (or branch) of the primal around a contribution.
+#[derive(Clone)]
+struct Frame {
+    /// The loop's index and range; none for a branch of an `if`.
+    looped: Option<(VarId, Expr)>,
+    /// What recomputes, inside the loop, the primal values the contributions need, and the
+    /// adjoints made there.
+    steps: Block,
+    /// Contributions count only where this holds.
+    mask: Option<Expr>,
+}
+
+impl Frame {
+    fn root() -> Frame {
+        Frame { looped: None, steps: Block::new(), mask: None }
+    }
+}
+
+/// `x̄ += value` (at `positions`, for an element of an array; at `path`, for a part of a tuple),
+/// inside `frames`: those between the variable's binding and the contribution, outermost first.
+struct Contribution {
+    frames: Vec<Frame>,
+    positions: Vec<Expr>,
+    path: Vec<usize>,
+    value: Expr,
+}
+
+struct Vjp {
+    vars: Vec<VarInfo>,
+    /// The frames around the walk, the root first (the program's top level).
+    frames: Vec<Frame>,
+    contributions: HashMap<VarId, Vec<Contribution>>,
+    /// The frame each variable is bound in (its position in `frames`).
+    depth: HashMap<VarId, usize>,
+}
+
+fn unsupported(span: Span, what: &str) -> syn::Error {
+    syn::Error::new(span, format!("reverse-mode differentiation does not handle {what} yet"))
+}
+
+impl Vjp {
+    fn steps(&mut self) -> &mut Block {
+        &mut self.frames.last_mut().expect("the root frame").steps
+    }
+
+    fn fresh_let(&mut self, name: &str, ty: &Type, span: Span) -> VarId {
+        let name = format!("{name}{}", self.vars.len());
+        declare(&mut self.vars, VarInfo { name, ty: ty.clone(), kind: VarKind::Let, span })
+    }
+
+    /// A copy of `expr` with its own binders.
+    fn fresh_clone(&mut self, expr: &Expr) -> Expr {
+        let mut copy = expr.clone();
+        rename_binders(&mut copy, &mut self.vars);
+        copy
+    }
+
+    /// `expr` bound to a `let` of the current frame, unless a variable or a literal.
+    fn atom(&mut self, expr: Expr) -> Expr {
+        if matches!(expr.kind, ExprKind::Var(_) | ExprKind::Literal(_)) {
+            return expr;
+        }
+        self.bind(expr)
+    }
+
+    fn bind(&mut self, expr: Expr) -> Expr {
+        let (ty, span) = (expr.ty.clone(), expr.span);
+        let fresh = self.fresh_let(crate::ir::SYNTHETIC_PREFIX, &ty, span);
+        self.steps().push(Step::Let(fresh, expr));
+        var(fresh, &ty, span)
+    }
+
+    /// The primal value of `expr` (a fresh copy), bound in the current frame.
+    fn primal(&mut self, expr: &Expr) -> Expr {
+        let copy = self.fresh_clone(expr);
+        self.atom(copy)
+    }
+
+    fn open(&mut self, looped: Option<(VarId, Expr)>, mask: Option<Expr>) {
+        self.frames.push(Frame { looped, steps: Block::new(), mask });
+    }
+
+    fn close(&mut self) {
+        self.frames.pop();
+    }
+
+    /// Walks `expr` (a copy of the primal's that nothing else binds) with `cotangent` (an atom
+    /// of its type), recording contributions.
+    fn backprop(&mut self, expr: &Expr, cotangent: Expr) -> syn::Result<()> {
+        if !has_float(&expr.ty) {
+            return Ok(());
+        }
+        let span = expr.span;
+        match &expr.kind {
+            ExprKind::Literal(_) | ExprKind::Len(_) => Ok(()),
+            ExprKind::Var(var) => self.contribute(*var, Vec::new(), cotangent, &expr.ty),
+            ExprKind::Let(node::Let { var, value, body }) => {
+                let depth = self.frames.len() - 1;
+                self.depth.insert(*var, depth);
+                self.steps().push(Step::Let(*var, (**value).clone()));
+                self.backprop(body, cotangent)?;
+                let ty = value.ty.clone();
+                if let Some(adjoint) = self.materialize(*var, &ty, span)? {
+                    let value = self.fresh_clone(value);
+                    self.backprop(&value, adjoint)?;
+                }
+                Ok(())
+            }
+            ExprKind::Assert(node::Assert { checks, body }) => {
+                self.steps().push(Step::Assert(checks.clone()));
+                self.backprop(body, cotangent)
+            }
+            ExprKind::Tuple(items) => {
+                let cotangent = self.atom(cotangent);
+                for (field, item) in items.iter().enumerate() {
+                    let part = self.atom(project(cotangent.clone(), field));
+                    self.backprop(item, part)?;
+                }
+                Ok(())
+            }
+            ExprKind::Project(_) => {
+                let mut path = Vec::new();
+                let mut base = expr;
+                while let ExprKind::Project(node::Project { tuple, field }) = &base.kind {
+                    path.push(*field);
+                    base = tuple;
+                }
+                path.reverse();
+                match &base.kind {
+                    ExprKind::Var(var) => self.contribute(*var, path, cotangent, &expr.ty),
+                    _ => {
+                        let whole = self.tuple_cotangent(&base.ty, &path, cotangent, span)?;
+                        self.backprop(base, whole)
+                    }
+                }
+            }
+            ExprKind::Index(_) => self.read(expr, cotangent),
+            ExprKind::Select(node::Select { cond, then, otherwise }) => {
+                let cond = self.primal(cond);
+                let not = Expr::new(
+                    ExprKind::Unary(node::Unary { op: UnaryOp::Not, operand: Box::new(cond.clone()) }),
+                    Type::BOOL,
+                    span,
+                );
+                self.open(None, Some(cond));
+                self.backprop(then, cotangent.clone())?;
+                self.close();
+                self.open(None, None);
+                let not = self.atom(not);
+                self.frames.last_mut().expect("opened").mask = Some(not);
+                self.backprop(otherwise, cotangent)?;
+                self.close();
+                Ok(())
+            }
+            ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand }) => {
+                let negated = self.atom(negate(cotangent));
+                self.backprop(operand, negated)
+            }
+            ExprKind::Unary(_) => Ok(()),
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.binary(*op, lhs, rhs, cotangent),
+            ExprKind::Cast(node::Cast { operand, .. }) if has_float(&operand.ty) => {
+                let Type::Scalar(from) = operand.ty else { return Err(unsupported(span, "this cast")) };
+                let back = self.atom(cast(cotangent, from));
+                self.backprop(operand, back)
+            }
+            ExprKind::Cast(_) => Ok(()),
+            ExprKind::Call(node::Call { func, args }) => self.call(*func, args, cotangent, &expr.ty),
+            ExprKind::Extern(node::Extern { name, args, derivative, .. }) => {
+                self.extern_call(name, args, derivative.as_ref(), cotangent, &expr.ty)
+            }
+            ExprKind::For(node::For { index, size, body }) => {
+                self.open(Some((*index, (**size).clone())), None);
+                let element = read(cotangent, var(*index, &Type::I64, span), Bounds::Clamped);
+                let element = self.atom(element);
+                self.backprop(body, element)?;
+                self.close();
+                Ok(())
+            }
+            ExprKind::Reduce(reduce) => self.reduce(expr, reduce, cotangent),
+            ExprKind::Filter(_) => Err(unsupported(span, "filters (`for i where …`)")),
+            ExprKind::Fold(_) => Err(unsupported(span, "`fold`")),
+            ExprKind::Scan(_) => Err(unsupported(span, "`scan`")),
+            ExprKind::Accum(_) => Err(unsupported(span, "`accum`")),
+            ExprKind::Contract(_) => {
+                Err(syn::Error::new(span, "ein internal error: differentiation runs before contractions are made"))
+            }
+        }
+    }
+
+    /// The cotangent of a whole tuple of type `ty` whose part at `path` has cotangent
+    /// `cotangent`: zero elsewhere.
+    fn tuple_cotangent(&mut self, ty: &Type, path: &[usize], cotangent: Expr, span: Span) -> syn::Result<Expr> {
+        let Some((&field, rest)) = path.split_first() else { return Ok(cotangent) };
+        let Type::Tuple { fields, .. } = ty else { return Err(unsupported(span, "this projection")) };
+        let mut items = Vec::new();
+        for (position, field_ty) in fields.iter().enumerate() {
+            if position == field {
+                items.push(self.tuple_cotangent(field_ty, rest, cotangent.clone(), span)?);
+            } else {
+                let Type::Scalar(scalar) = field_ty else {
+                    return Err(unsupported(span, "a part of a computed tuple of arrays"));
+                };
+                items.push(zero_scalar(*scalar, span));
+            }
+        }
+        Ok(self.atom(tuple(items, ty.clone())))
+    }
+
+    /// `cotangent` for the variable `var`'s part at `path` (of type `ty`): an element
+    /// contribution per scalar, through arrays by opening a loop per axis.
+    fn contribute(&mut self, var: VarId, path: Vec<usize>, cotangent: Expr, ty: &Type) -> syn::Result<()> {
+        self.contribute_at(var, path, Vec::new(), cotangent, ty)
+    }
+
+    fn contribute_at(
+        &mut self,
+        target: VarId,
+        path: Vec<usize>,
+        positions: Vec<Expr>,
+        cotangent: Expr,
+        ty: &Type,
+    ) -> syn::Result<()> {
+        let span = cotangent.span;
+        match ty {
+            Type::Scalar(_) if !has_float(ty) => Ok(()),
+            Type::Scalar(_) => {
+                let depth = *self.depth.get(&target).ok_or_else(|| {
+                    syn::Error::new(span, "ein internal error: a variable of unknown binding in reverse mode")
+                })?;
+                let frames = self.frames[depth + 1..].to_vec();
+                let contribution = Contribution { frames, positions, path, value: cotangent };
+                self.contributions.entry(target).or_default().push(contribution);
+                Ok(())
+            }
+            Type::Tuple { fields, .. } => {
+                let cotangent = self.atom(cotangent);
+                for (field, field_ty) in fields.iter().enumerate() {
+                    let mut path = path.clone();
+                    path.push(field);
+                    let part = project(cotangent.clone(), field);
+                    self.contribute_at(target, path, positions.clone(), part, field_ty)?;
+                }
+                Ok(())
+            }
+            Type::Array { elem, rank } => {
+                if !matches!(**elem, Type::Scalar(_)) {
+                    return Err(unsupported(span, "arrays of tuples or records"));
+                }
+                // One loop per axis, over the array's whole length.
+                let whole = self.target_part(target, &path, span);
+                let mut indices = Vec::new();
+                for axis in 0..*rank {
+                    let index = self.fresh_index(span);
+                    let size = crate::ir::shape::simplify_lengths(len(whole.clone(), positions.len() + axis));
+                    self.open(Some((index, size)), None);
+                    indices.push(var(index, &Type::I64, span));
+                }
+                let element = Expr::read_of(cotangent, indices.iter().map(|index| (index.clone(), Bounds::Clamped)));
+                let element = self.atom(element);
+                let positions = positions.into_iter().chain(indices).collect();
+                let result = self.contribute_at(target, path, positions, element, elem);
+                for _ in 0..*rank {
+                    self.close();
+                }
+                result
+            }
+        }
+    }
+
+    fn fresh_index(&mut self, span: Span) -> VarId {
+        let name = format!("{}j{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
+        declare(&mut self.vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span })
+    }
+
+    /// The part at `path` of variable `target`.
+    fn target_part(&self, target: VarId, path: &[usize], span: Span) -> Expr {
+        let ty = self.vars[target.0 as usize].ty.clone();
+        path.iter().fold(var(target, &ty, span), |whole, field| project(whole, *field))
+    }
+
+    /// A read `a[p…]` (a scalar, or a sub-array) with `cotangent`: contributions to `a` at
+    /// the positions read, each clamped into range as the read clamps it.
+    fn read(&mut self, expr: &Expr, cotangent: Expr) -> syn::Result<()> {
+        let (base, reads) = expr.read_chain();
+        let ExprKind::Var(target) = base.kind else {
+            return Err(unsupported(
+                expr.span,
+                "a read of a computed array: bind the array with `let` first, then read the variable",
+            ));
+        };
+        let mut positions = Vec::new();
+        for (axis, (position, bounds)) in reads.into_iter().enumerate() {
+            let position = self.primal(position);
+            let position = match bounds {
+                Bounds::Proven => position,
+                Bounds::Clamped => {
+                    let last = binary(BinaryOp::Sub, len(base.clone(), axis), int(1, expr.span));
+                    let below = call(Func::Min, vec![position, last]);
+                    self.atom(call(Func::Max, vec![below, int(0, expr.span)]))
+                }
+            };
+            positions.push(position);
+        }
+        self.contribute_at(target, Vec::new(), positions, cotangent, &expr.ty)
+    }
+
+    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, cotangent: Expr) -> syn::Result<()> {
+        match op {
+            BinaryOp::Add => {
+                self.backprop(lhs, cotangent.clone())?;
+                self.backprop(rhs, cotangent)
+            }
+            BinaryOp::Sub => {
+                self.backprop(lhs, cotangent.clone())?;
+                let negated = self.atom(negate(cotangent));
+                self.backprop(rhs, negated)
+            }
+            BinaryOp::Mul => {
+                let (a, b) = (self.primal(lhs), self.primal(rhs));
+                let to_lhs = self.atom(binary(BinaryOp::Mul, cotangent.clone(), b));
+                self.backprop(lhs, to_lhs)?;
+                let to_rhs = self.atom(binary(BinaryOp::Mul, a, cotangent));
+                self.backprop(rhs, to_rhs)
+            }
+            // a / b: ā += c / b, b̄ -= c (a / b) / b.
+            BinaryOp::Div => {
+                let (a, b) = (self.primal(lhs), self.primal(rhs));
+                let to_lhs = self.atom(binary(BinaryOp::Div, cotangent.clone(), b.clone()));
+                self.backprop(lhs, to_lhs)?;
+                let quotient = binary(BinaryOp::Div, a, b.clone());
+                let to_rhs = negate(binary(BinaryOp::Div, binary(BinaryOp::Mul, cotangent, quotient), b));
+                let to_rhs = self.atom(to_rhs);
+                self.backprop(rhs, to_rhs)
+            }
+            // a % b = a - b trunc(a / b).
+            BinaryOp::Rem => {
+                let (a, b) = (self.primal(lhs), self.primal(rhs));
+                self.backprop(lhs, cotangent.clone())?;
+                let truncated = call(Func::Trunc, vec![binary(BinaryOp::Div, a, b)]);
+                let to_rhs = self.atom(negate(binary(BinaryOp::Mul, cotangent, truncated)));
+                self.backprop(rhs, to_rhs)
+            }
+            // Comparisons and logic have no float result.
+            _ => Ok(()),
+        }
+    }
+
+    /// A scalar function: each float argument's contribution is the function's tangent with
+    /// the cotangent as that argument's tangent (linear in it), from `derivatives`.
+    fn call(&mut self, func: Func, args: &[Expr], cotangent: Expr, ty: &Type) -> syn::Result<()> {
+        let atoms: Vec<Expr> = args
+            .iter()
+            .map(|arg| {
+                let copy = self.fresh_clone(arg);
+                self.bind(copy)
+            })
+            .collect();
+        for (position, arg) in args.iter().enumerate() {
+            if !has_float(&arg.ty) {
+                continue;
+            }
+            let ExprKind::Var(id) = atoms[position].kind else { continue };
+            let mut jvp = Jvp::with_vars(std::mem::take(&mut self.vars), [(id, cotangent.clone())]);
+            let mut steps = std::mem::take(self.steps());
+            let dual: syn::Result<Dual> = derivatives::call(&mut jvp, func, &atoms, ty, &mut steps);
+            *self.steps() = steps;
+            self.vars = jvp.into_vars();
+            if let Some(tangent) = dual?.tangent {
+                let tangent = self.atom(tangent);
+                self.backprop(arg, tangent)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn extern_call(
+        &mut self,
+        name: &proc_macro2::Ident,
+        args: &[Expr],
+        derivative: Option<&proc_macro2::Ident>,
+        cotangent: Expr,
+        ty: &Type,
+    ) -> syn::Result<()> {
+        if !args.iter().any(|arg| has_float(&arg.ty)) {
+            return Ok(());
+        }
+        let Some(derivative) = derivative else {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "reverse mode cannot differentiate through `extern fn {name}`: declare its derivative, \
+                     `extern fn {name}(..) -> T with d = {name}_d;`"
+                ),
+            ));
+        };
+        let atoms: Vec<Expr> = args.iter().map(|arg| self.primal(arg)).collect();
+        let floats: Vec<usize> = (0..args.len()).filter(|&k| has_float(&args[k].ty)).collect();
+        for (slot, &position) in floats.iter().enumerate() {
+            // The derivative is linear in the tangents: this argument's cotangent is the
+            // derivative with the result's cotangent as its tangent, zero for the others.
+            let tangents = floats.iter().enumerate().map(|(other, &at)| {
+                if other == slot {
+                    cast_like(cotangent.clone(), &args[at].ty)
+                } else {
+                    zero_of(&args[at].ty, cotangent.span)
+                }
+            });
+            let call_args = atoms.iter().cloned().chain(tangents).collect();
+            let kind = ExprKind::Extern(node::Extern {
+                name: derivative.clone(),
+                args: call_args,
+                site: None,
+                derivative: None,
+            });
+            let back = self.atom(Expr::new(kind, ty.clone(), cotangent.span));
+            self.backprop(&args[position], back)?;
+        }
+        Ok(())
+    }
+
+    fn reduce(&mut self, expr: &Expr, reduce: &node::Reduce, cotangent: Expr) -> syn::Result<()> {
+        let node::Reduce { op, index, size, body } = reduce;
+        let span = expr.span;
+        match op {
+            ReduceOp::Sum => {
+                self.open(Some((*index, (**size).clone())), None);
+                self.backprop(body, cotangent)?;
+                self.close();
+                Ok(())
+            }
+            ReduceOp::Max | ReduceOp::Min if matches!(expr.ty, Type::Tuple { .. }) => {
+                // Each part reduces on its own.
+                let cotangent = self.atom(cotangent);
+                for position in 0..part_types(&expr.ty).len() {
+                    let part = parts((**body).clone(), &expr.ty).swap_remove(position);
+                    let part_ty = part.ty.clone();
+                    let kind = ExprKind::Reduce(node::Reduce {
+                        op: *op,
+                        index: *index,
+                        size: size.clone(),
+                        body: Box::new(part),
+                    });
+                    let part_reduce = self.fresh_clone(&Expr::new(kind, part_ty, span));
+                    let part_cotangent = parts(cotangent.clone(), &expr.ty).swap_remove(position);
+                    self.backprop(&part_reduce, part_cotangent)?;
+                }
+                Ok(())
+            }
+            // The chosen element: the first that reaches the extremum.
+            ReduceOp::Max | ReduceOp::Min => {
+                let extremum = self.primal(expr);
+                let at = var(*index, &Type::I64, span);
+                let reached = binary(BinaryOp::Eq, (**body).clone(), extremum);
+                let position = select(reached, at.clone(), int(i64::MAX, span));
+                let kind = ExprKind::Reduce(node::Reduce {
+                    op: ReduceOp::Min,
+                    index: *index,
+                    size: size.clone(),
+                    body: Box::new(position),
+                });
+                let first = self.primal(&Expr::new(kind, Type::I64, span));
+                self.open(Some((*index, (**size).clone())), None);
+                let chosen = self.atom(binary(BinaryOp::Eq, at, first));
+                self.frames.last_mut().expect("opened").mask = Some(chosen);
+                self.backprop(body, cotangent)?;
+                self.close();
+                Ok(())
+            }
+            ReduceOp::Prod => Err(unsupported(span, "`prod`")),
+            ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => Ok(()),
+        }
+    }
+
+    /// The adjoint of `target` (of type `ty`) from its contributions, bound in the current
+    /// frame (where `target` is bound); `None` when nothing contributed.
+    fn materialize(&mut self, target: VarId, ty: &Type, span: Span) -> syn::Result<Option<Expr>> {
+        let Some(contributions) = self.contributions.remove(&target) else { return Ok(None) };
+        let like = var(target, ty, span);
+        let mut leaves = Vec::new();
+        for (path, leaf_ty) in leaf_paths(ty) {
+            let here: Vec<&Contribution> = contributions.iter().filter(|c| c.path == path).collect();
+            let whole = path.iter().fold(like.clone(), |whole, field| project(whole, *field));
+            let leaf = match &leaf_ty {
+                Type::Array { .. } => {
+                    let mut adjoint = self.zeros(&leaf_ty, &whole);
+                    for contribution in here {
+                        adjoint = self.accumulate(adjoint, &whole, contribution)?;
+                    }
+                    adjoint
+                }
+                _ => {
+                    // Each term carries its own copy of its frames: binders renamed term by term.
+                    let terms: Vec<Expr> = here
+                        .iter()
+                        .map(|contribution| {
+                            let mut term = sum_over(contribution, &leaf_ty);
+                            rename_binders(&mut term, &mut self.vars);
+                            term
+                        })
+                        .collect();
+                    terms.into_iter().reduce(|sum, term| binary(BinaryOp::Add, sum, term)).unwrap_or_else(|| {
+                        match leaf_ty {
+                            Type::Scalar(scalar) => zero_scalar(scalar, span),
+                            _ => zero_of(&leaf_ty, span),
+                        }
+                    })
+                }
+            };
+            leaves.push(leaf);
+        }
+        let mut adjoint = rebuild(ty, &mut leaves.into_iter());
+        rename_binders(&mut adjoint, &mut self.vars);
+        Ok(Some(self.bind(adjoint)))
+    }
+
+    /// `accum a = adjoint { loops… { a[p…] += value } }` for one contribution to an array.
+    fn accumulate(&mut self, adjoint: Expr, whole: &Expr, contribution: &Contribution) -> syn::Result<Expr> {
+        let span = contribution.value.span;
+        let Type::Array { elem, rank } = &whole.ty else { return Ok(adjoint) };
+        for frame in &contribution.frames {
+            if let Some((_, size)) = &frame.looped {
+                let irregular = free_vars(size).iter().any(|var| self.depth.get(var).map_or(true, |depth| *depth > 0));
+                if irregular {
+                    return Err(unsupported(
+                        span,
+                        "a reduction whose range depends on an enclosing loop, around a read of an array",
+                    ));
+                }
+            }
+        }
+        let masks: Vec<Expr> = contribution.frames.iter().filter_map(|frame| frame.mask.clone()).collect();
+        let cond = masks
+            .into_iter()
+            .reduce(|all, mask| binary(BinaryOp::And, all, mask))
+            .unwrap_or_else(|| Expr::new(ExprKind::Literal(Literal::Bool(true)), Type::BOOL, span));
+        let leaf_ty = update_tuple_type(elem, *rank, 1);
+        let items =
+            std::iter::once(cond).chain(contribution.positions.iter().cloned()).chain([contribution.value.clone()]);
+        let mut nest = tuple(items.collect(), leaf_ty);
+        for frame in contribution.frames.iter().rev() {
+            nest = wrap(frame.steps.clone(), nest);
+            if let Some((index, size)) = &frame.looped {
+                nest = for_loop(*index, size.clone(), nest);
+            }
+        }
+        let accum = node::Accum {
+            target: "the adjoint".to_string(),
+            init: Box::new(adjoint),
+            updates: Box::new(nest),
+            ops: vec![UpdateOp::Add],
+        };
+        let mut accum = Expr::new(ExprKind::Accum(accum), whole.ty.clone(), span);
+        rename_binders(&mut accum, &mut self.vars);
+        Ok(accum)
+    }
+
+    /// Zeros of type `ty` with the shape of `like`.
+    fn zeros(&mut self, ty: &Type, like: &Expr) -> Expr {
+        match ty {
+            Type::Scalar(scalar) => zero_scalar(*scalar, like.span),
+            Type::Tuple { fields, .. } => {
+                let items = (0..fields.len()).map(|field| self.zeros(&fields[field], &project(like.clone(), field)));
+                tuple(items.collect(), ty.clone())
+            }
+            Type::Array { elem, rank } => {
+                let mut element = self.zeros(elem, like);
+                for axis in (0..*rank).rev() {
+                    let index = self.fresh_index(like.span);
+                    let size = crate::ir::shape::simplify_lengths(len(like.clone(), axis));
+                    element = for_loop(index, size, element);
+                }
+                element
+            }
+        }
+    }
+}
+
+/// The sum of a scalar contribution over its frames: `sum i { steps; sum k { …; value } }`,
+/// masked where a frame has a mask.
+fn sum_over(contribution: &Contribution, ty: &Type) -> Expr {
+    let span = contribution.value.span;
+    let mut inner = contribution.value.clone();
+    for frame in contribution.frames.iter().rev() {
+        if let Some(mask) = &frame.mask {
+            inner = select(mask.clone(), inner, zero_of(ty, span));
+        }
+        inner = wrap(frame.steps.clone(), inner);
+        if let Some((index, size)) = &frame.looped {
+            let kind = ExprKind::Reduce(node::Reduce {
+                op: ReduceOp::Sum,
+                index: *index,
+                size: Box::new(size.clone()),
+                body: Box::new(inner),
+            });
+            inner = Expr::new(kind, ty.clone(), span);
+        }
+    }
+    inner
+}
+
+/// The scalars and arrays of a type through tuples, with their paths.
+fn leaf_paths(ty: &Type) -> Vec<(Vec<usize>, Type)> {
+    match ty {
+        Type::Tuple { fields, .. } => fields
+            .iter()
+            .enumerate()
+            .flat_map(|(field, field_ty)| {
+                leaf_paths(field_ty).into_iter().map(move |(mut path, leaf)| {
+                    path.insert(0, field);
+                    (path, leaf)
+                })
+            })
+            .collect(),
+        other => vec![(Vec::new(), other.clone())],
+    }
+}
+
+/// `value` (a float) as the float type `ty`.
+fn cast_like(value: Expr, ty: &Type) -> Expr {
+    match ty {
+        Type::Scalar(scalar) if value.ty != *ty => cast(value, *scalar),
+        _ => value,
+    }
+}
