@@ -56,6 +56,13 @@ impl Hoister<'_> {
                 **body = self.expr(body.take());
                 self.enclosing_sizes.pop();
             }
+            // An accum's update loops are hoisted from as loops, but what leaves them is never
+            // one of its own loops (see `nest`).
+            ExprKind::Accum(accum) => {
+                *accum.init = self.expr(accum.init.take());
+                *accum.updates = self.nest(accum.updates.take());
+                return expr;
+            }
             _ => expr.rewrite_children(|child| self.expr(child)),
         }
         let mut lifted = Vec::new();
@@ -74,6 +81,39 @@ impl Hoister<'_> {
             let (ty, span) = (inner.ty.clone(), value.span);
             Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
         })
+    }
+
+    /// [`Hoister::expr`] for an accum's update nest: each loop of the nest is hoisted from with
+    /// [`Hoister::extract_nest`], so its `let`s and loops stay a nest with the updates at the
+    /// bottom (an invariant inner loop of the nest is not an array to lift).
+    fn nest(&mut self, mut expr: Expr) -> Expr {
+        match &mut expr.kind {
+            ExprKind::For(node::For { size, body, .. }) => {
+                **size = self.expr(size.take());
+                self.enclosing_sizes.push(alpha_key(size));
+                **body = self.nest(body.take());
+                let mut lifted = Vec::new();
+                let mut blocked: BTreeSet<VarId> = expr.binders().collect();
+                if let ExprKind::For(node::For { body, .. }) = &mut expr.kind {
+                    **body = self.extract_nest(body.take(), &mut blocked, &mut lifted);
+                }
+                self.enclosing_sizes.pop();
+                lifted.into_iter().rev().fold(expr, |inner, Lifted { var, value }| {
+                    let (ty, span) = (inner.ty.clone(), value.span);
+                    Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
+                })
+            }
+            ExprKind::Let(node::Let { value, body, .. }) => {
+                **value = self.expr(value.take());
+                **body = self.nest(body.take());
+                expr
+            }
+            ExprKind::Assert(node::Assert { body, .. }) => {
+                **body = self.nest(body.take());
+                expr
+            }
+            _ => self.expr(expr),
+        }
     }
 
     /// Walks a loop body in evaluation order, replacing invariant parts by variables bound in

@@ -474,3 +474,25 @@ fn share_steps_leaves_comprehension_sizes_alone() {
         panic!("{error}");
     }
 }
+
+#[test]
+fn hoist_keeps_an_accums_update_nest_a_nest() {
+    // The inner update loop does not depend on the outer one, but it is part of the accum, not
+    // an array to lift out (found by the vjp property test, seed 0x5eed0fe1a5 case 1045).
+    let repeated = optimised(
+        "fn f(x: [f64], n: usize) -> [f64] {
+            accum h = for b in 0..x.len() { 0.0 } { for j in 0..n { for m in 0..n { for i { h[i] += x[i] } } } }
+        }",
+    );
+    let args = vec![
+        crate::interp::Value::Array(crate::interp::ArrayValue::vector(vec![
+            crate::interp::Value::F64(1.5),
+            crate::interp::Value::F64(-2.0),
+        ])),
+        crate::interp::Value::Usize(3),
+    ];
+    let result = crate::interp::run(&repeated, args, &[]).unwrap_or_else(|error| panic!("{error}\n{repeated}"));
+    let expected =
+        crate::interp::ArrayValue::vector(vec![crate::interp::Value::F64(13.5), crate::interp::Value::F64(-18.0)]);
+    assert_eq!(result, crate::interp::Value::Array(expected), "{repeated}");
+}
