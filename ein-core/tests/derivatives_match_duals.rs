@@ -219,7 +219,8 @@ fn check_transpose(
             return Ok(false);
         }
     };
-    let cotangent = random_tangent(value, rng);
+    // No cotangent where the value is not finite: there is no derivative there.
+    let cotangent = random_cotangent(value, rng);
     let expected = dot(&cotangent, tangent);
     let all_args: Vec<Value> = args.iter().cloned().chain([cotangent.clone()]).collect();
     for (what, program) in [("companion", companion), ("optimised companion", optimised)] {
@@ -320,6 +321,21 @@ fn has_float(ty: &ein_core::ir::Type) -> bool {
         Type::Scalar(_) => false,
         Type::Array { elem, .. } => has_float(elem),
         Type::Tuple { fields, .. } => fields.iter().any(has_float),
+    }
+}
+
+/// A cotangent of `value`'s type and shape: random floats in [-1, 1], 0 where the value is not
+/// finite, other scalars as they are.
+fn random_cotangent(value: &Value, rng: &mut Rng) -> Value {
+    match value {
+        Value::F64(value) if !value.is_finite() => Value::F64(0.0),
+        Value::F32(value) if !value.is_finite() => Value::F32(0.0),
+        Value::Tuple(fields) => Value::Tuple(fields.iter().map(|field| random_cotangent(field, rng)).collect()),
+        Value::Array(array) => Value::Array(ArrayValue {
+            shape: array.shape.clone(),
+            elements: array.elements.iter().map(|element| random_cotangent(element, rng)).collect(),
+        }),
+        other => random_tangent(other, rng),
     }
 }
 
