@@ -418,10 +418,12 @@ impl Vjp {
     fn read(&mut self, expr: &Expr, cotangent: Expr) -> syn::Result<()> {
         let (base, reads) = expr.read_chain();
         let ExprKind::Var(target) = base.kind else {
-            return Err(unsupported(
-                expr.span,
-                "a read of a computed array: bind the array with `let` first, then read the variable",
-            ));
+            // A read of a computed array: as if the array were bound first, `let t = array; t[…]`.
+            let fresh = self.fresh_let(crate::ir::SYNTHETIC_PREFIX, &base.ty, base.span);
+            let positions = reads.into_iter().map(|(position, bounds)| (position.clone(), bounds));
+            let read = Expr::read_of(var(fresh, &base.ty, base.span), positions);
+            let kind = ExprKind::Let(node::Let { var: fresh, value: Box::new(base.clone()), body: Box::new(read) });
+            return self.backprop(&Expr::new(kind, expr.ty.clone(), expr.span), cotangent);
         };
         let mut positions = Vec::new();
         for (axis, (position, bounds)) in reads.into_iter().enumerate() {
@@ -563,7 +565,7 @@ impl Vjp {
                 self.close();
                 Ok(())
             }
-            ReduceOp::Max | ReduceOp::Min if matches!(expr.ty, Type::Tuple { .. }) => {
+            ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod if matches!(expr.ty, Type::Tuple { .. }) => {
                 // Each part reduces on its own.
                 let cotangent = self.atom(cotangent);
                 for position in 0..part_types(&expr.ty).len() {
@@ -601,7 +603,57 @@ impl Vjp {
                 self.close();
                 Ok(())
             }
-            ReduceOp::Prod => Err(unsupported(span, "`prod`")),
+            // ∂P/∂x_k is the product of the others: P / x_k when no element is zero; with one
+            // zero, the product of the nonzero elements for that element and 0 for the others;
+            // with more, 0. Three primal reductions, then one pass.
+            ReduceOp::Prod => {
+                let ty = &expr.ty;
+                let product = self.primal(expr);
+                let element = |this: &mut Self| {
+                    let copy = this.fresh_clone(body);
+                    let bound = this.fresh_let(crate::ir::SYNTHETIC_PREFIX, ty, span);
+                    (copy, var(bound, ty, span), bound)
+                };
+                let (copy, value, bound) = element(self);
+                let is_zero = binary(BinaryOp::Eq, value.clone(), zero_of(ty, span));
+                let count = select(is_zero, int(1, span), int(0, span));
+                let kind = ExprKind::Let(node::Let { var: bound, value: Box::new(copy), body: Box::new(count) });
+                let kind = ExprKind::Reduce(node::Reduce {
+                    op: ReduceOp::Sum,
+                    index: *index,
+                    size: size.clone(),
+                    body: Box::new(Expr::new(kind, Type::I64, span)),
+                });
+                let zeros = self.primal(&Expr::new(kind, Type::I64, span));
+                let (copy, value, bound) = element(self);
+                let is_zero = binary(BinaryOp::Eq, value.clone(), zero_of(ty, span));
+                let nonzero = select(is_zero, float_like(1.0, &value), value);
+                let kind = ExprKind::Let(node::Let { var: bound, value: Box::new(copy), body: Box::new(nonzero) });
+                let kind = ExprKind::Reduce(node::Reduce {
+                    op: ReduceOp::Prod,
+                    index: *index,
+                    size: size.clone(),
+                    body: Box::new(Expr::new(kind, ty.clone(), span)),
+                });
+                let nonzero_product = self.primal(&Expr::new(kind, ty.clone(), span));
+                self.open(Some((*index, (**size).clone())), None);
+                let value = self.primal(body);
+                let no_zero = binary(BinaryOp::Eq, zeros.clone(), int(0, span));
+                let this_zero = binary(
+                    BinaryOp::And,
+                    binary(BinaryOp::Eq, zeros, int(1, span)),
+                    binary(BinaryOp::Eq, value.clone(), zero_of(ty, span)),
+                );
+                let others = select(
+                    no_zero,
+                    binary(BinaryOp::Div, product, value),
+                    select(this_zero, nonzero_product, zero_of(ty, span)),
+                );
+                let back = self.atom(binary(BinaryOp::Mul, cotangent, others));
+                self.backprop(body, back)?;
+                self.close();
+                Ok(())
+            }
             ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => Ok(()),
         }
     }
