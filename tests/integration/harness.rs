@@ -786,9 +786,10 @@ pub struct Oracle {
     test: &'static str,
     source: String,
     program: Program,
-    /// For a `#[jvp]` companion ([`Oracle::jvp`]): the primal program, whose dual numbers
-    /// (`interp::run_dual`) the companion's interpreted answer must also equal.
-    primal: Option<Program>,
+    /// For a derivative companion ([`Oracle::jvp`], [`Oracle::vjp`]): the primal program,
+    /// whose dual numbers (`interp::run_dual`) the companion's interpreted answer must agree
+    /// with, and which companion it is.
+    primal: Option<(Program, Derivative)>,
     /// The Rust functions of the program's `extern fn`s, for the interpreter.
     externs: interp::Externs,
     /// Relative tolerance for floats: loose when any f32 is involved (the compiled code
@@ -839,7 +840,23 @@ impl Oracle {
             Ok(companion) => companion,
             Err(error) => panic!("test `{}`: the program cannot be differentiated: {error}", self.test),
         };
-        self.primal = Some(std::mem::replace(&mut self.program, companion));
+        self.primal = Some((std::mem::replace(&mut self.program, companion), Derivative::Jvp));
+        self
+    }
+
+    /// The oracle of the program's reverse-mode companion (`#[vjp]`, or with `grad` the
+    /// `#[grad]` one), built by `ein_core::ad` as the macro builds it: its parameters are the
+    /// program's then (for `vjp`) the cotangent of the result; it returns the value and one
+    /// adjoint per parameter with a float part. Every run also checks it is the transpose of
+    /// the primal's dual numbers: ⟨adjoints, t⟩ = ⟨cotangent, tangent(t)⟩ for random `t`.
+    pub fn vjp(mut self, grad: bool) -> Oracle {
+        let wrt: Vec<_> =
+            self.program.params.iter().copied().filter(|param| has_float(&self.program.var(*param).ty)).collect();
+        let companion = match ein_core::ad::vjp_program(&self.program, grad, &wrt) {
+            Ok(companion) => companion,
+            Err(error) => panic!("test `{}`: the program cannot be differentiated: {error}", self.test),
+        };
+        self.primal = Some((std::mem::replace(&mut self.program, companion), Derivative::Vjp { grad }));
         self
     }
 
@@ -929,6 +946,59 @@ fn tangents_agree(value: &Value, expected: &Value, got: &Value, rel_tol: f64) ->
     }
 }
 
+/// Which derivative companion an oracle checks.
+#[derive(Clone, Copy, Debug)]
+pub enum Derivative {
+    Jvp,
+    Vjp { grad: bool },
+}
+
+fn has_float(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(scalar) => matches!(scalar, ScalarType::Known(Scalar::F32 | Scalar::F64)),
+        Type::Array { elem, .. } => has_float(elem),
+        Type::Tuple { fields, .. } => fields.iter().any(has_float),
+    }
+}
+
+/// A value of `like`'s type and shape with random floats in [-1, 1] (other scalars kept).
+fn random_like(like: &Value, rng: &mut Rng) -> Value {
+    match like {
+        Value::F64(_) => Value::F64(rng.uniform(-1.0, 1.0)),
+        Value::F32(_) => Value::F32(rng.uniform(-1.0, 1.0) as f32),
+        Value::Tuple(fields) => Value::Tuple(fields.iter().map(|field| random_like(field, rng)).collect()),
+        Value::Array(array) => Value::Array(ArrayValue {
+            shape: array.shape.clone(),
+            elements: array.elements.iter().map(|element| random_like(element, rng)).collect(),
+        }),
+        other => other.clone(),
+    }
+}
+
+/// ⟨a, b⟩ over float leaves with the sum of the terms' magnitudes; `None` if a term is not
+/// finite.
+fn inner_product(a: &Value, b: &Value) -> Option<(f64, f64)> {
+    let term = |x: f64| x.is_finite().then_some((x, x.abs()));
+    match (a, b) {
+        (Value::F64(x), Value::F64(y)) => term(x * y),
+        (Value::F32(x), Value::F32(y)) => term(f64::from(*x) * f64::from(*y)),
+        (Value::Tuple(xs), Value::Tuple(ys)) => inner_products(xs, ys),
+        (Value::Array(xs), Value::Array(ys)) if xs.shape == ys.shape => inner_products(&xs.elements, &ys.elements),
+        (Value::Array(_) | Value::Tuple(_), _) | (_, Value::Array(_) | Value::Tuple(_)) => None,
+        _ => Some((0.0, 0.0)),
+    }
+}
+
+fn inner_products(xs: &[Value], ys: &[Value]) -> Option<(f64, f64)> {
+    if xs.len() != ys.len() {
+        return None;
+    }
+    xs.iter().zip(ys).try_fold((0.0, 0.0), |(sum, size), (x, y)| {
+        let (term, magnitude) = inner_product(x, y)?;
+        Some((sum + term, size + magnitude))
+    })
+}
+
 fn mentions_f32(ty: &Type) -> bool {
     match ty {
         Type::Scalar(scalar) => *scalar == ScalarType::Known(Scalar::F32),
@@ -983,9 +1053,7 @@ impl Run<'_> {
                 let expected = Value::Tuple(vec![value, tangent]);
                 if !agree {
                     self.fail(&format!(
-                        "the companion disagrees with dual numbers: {}
-duals:     {}
-companion: {}",
+                        "the companion disagrees with dual numbers: {}\nduals:     {}\ncompanion: {}",
                         first_difference(&expected, &pair, rel_tol),
                         abbreviate(&expected),
                         abbreviate(&pair)
@@ -994,6 +1062,47 @@ companion: {}",
             }
             (Err(_), Err(_)) => {}
             (duals, companion) => self.fail(&format!("dual numbers give {duals:?}, the companion {companion:?}")),
+        }
+    }
+
+    /// The reverse-mode companion (interpreted) is the transpose of the primal's dual numbers:
+    /// `args` are the primal's arguments then (unless `grad`) the cotangent.
+    fn check_transpose(&self, primal: &Program, args: &[Value], grad: bool) {
+        let primal_args = &args[..primal.params.len()];
+        let companion = interp::run_with_externs(&self.oracle.program, args.to_vec(), &[], &self.oracle.externs);
+        let Ok(Value::Tuple(outputs)) = companion else { return };
+        let mut rng = Rng::new(self.seed ^ 0x7A11_5E5E);
+        let tangents: Vec<Value> = primal
+            .params
+            .iter()
+            .zip(primal_args)
+            .filter(|(param, _)| has_float(&primal.var(**param).ty))
+            .map(|(_, arg)| random_like(arg, &mut rng))
+            .collect();
+        let Ok((value, tangent)) =
+            interp::run_dual(primal, primal_args.to_vec(), tangents.clone(), &self.oracle.externs)
+        else {
+            self.fail("the companion succeeds where the primal's dual numbers fail");
+        };
+        let cotangent = if grad { Value::F64(1.0) } else { args[args.len() - 1].clone() };
+        let cotangent = match (&value, cotangent) {
+            (Value::F32(_), Value::F64(one)) => Value::F32(one as f32),
+            (_, cotangent) => cotangent,
+        };
+        let (Some(right), Some(left)) = (inner_product(&cotangent, &tangent), inner_products(&outputs[1..], &tangents))
+        else {
+            return; // an infinite or NaN term: no derivative to compare
+        };
+        let rel_tol = self.oracle.tolerance().max(1e-7) * 10.0;
+        let scale = right.1.max(left.1).max(1.0);
+        if (left.0 - right.0).abs() > rel_tol * scale {
+            self.fail(&format!(
+                "the companion is not the transpose of dual numbers: ⟨adjoints, t⟩ = {} but ⟨cotangent, jvp(t)⟩ = {}\n\
+                 adjoints: {}\ntangents: {tangents:?}",
+                left.0,
+                right.0,
+                abbreviate(&Value::Tuple(outputs[1..].to_vec()))
+            ));
         }
     }
 
@@ -1056,8 +1165,10 @@ companion: {}",
                 None => self.fail(&format!("no argument `{name}` decides a type parameter")),
             }
         }
-        if let Some(primal) = &self.oracle.primal {
-            self.check_against_duals(primal, &args);
+        match &self.oracle.primal {
+            Some((primal, Derivative::Jvp)) => self.check_against_duals(primal, &args),
+            Some((primal, Derivative::Vjp { grad })) => self.check_transpose(primal, &args, *grad),
+            None => {}
         }
         let expected = interp::run_with_externs(program, args, &type_args, &self.oracle.externs);
         // The expression form's element types are rustc's: an f32 input makes them f32.

@@ -18,6 +18,8 @@
 //!   disagreement fails a run).
 //! - `jvp`: `#[jvp]` companions (forward-mode derivatives), compiled against the interpreted
 //!   companion and the primal's dual numbers ([`differential_jvp!`]).
+//! - `vjp`: `#[vjp]` and `#[grad]` companions (reverse mode), compiled against the interpreted
+//!   companion, which must be the transpose of the primal's dual numbers ([`differential_vjp!`]).
 //! - `ui`: trybuild compile-fail tests of the diagnostics.
 //!
 //! A test states its program once, with [`differential!`] (item form) or
@@ -243,6 +245,65 @@ macro_rules! differential_jvp {
     };
 }
 
+/// [`differential!`] for the `#[vjp(run_vjp)]` companion (or, starting with `grad`, the
+/// `#[grad(run_vjp)]` one): compiled `run_vjp` against the interpreted companion, which must also
+/// be the transpose of the primal's dual numbers ([`harness::Oracle::vjp`]); `args` list the
+/// primal's arguments then (for `vjp`) `cotangent`.
+macro_rules! differential_vjp {
+    (
+        $(#[$attr:meta])*
+        $kind:ident $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
+        differential_vjp! {
+            $(#[$attr])*
+            $kind $name: fn ($($params)*) -> $ret $body
+            with {}
+            cases [$($size),+] in [$($case),+];
+            args ($($arg = $spec),*);
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        $kind:ident $name:ident: fn ( $($params:tt)* ) -> $ret:tt $body:tt
+        with { $($items:tt)* }
+        $(externs ($($extern:expr),* $(,)?);)?
+        cases [$($size:ident),+ $(,)?] in [$($case:expr),+ $(,)?];
+        args ($($arg:ident = $spec:expr),* $(,)?);
+    ) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            ::ein::ein! { #[$kind(run_vjp)] fn run($($params)*) -> $ret $body $($items)* }
+            let register = |externs: ::ein_core::interp::Externs| {
+                $($(let externs = ($extern)(externs);)*)?
+                externs
+            };
+            let oracle = $crate::harness::Oracle::new(
+                stringify!($name),
+                stringify!(fn run($($params)*) -> $ret $body $($items)*),
+                $crate::harness::Form::Item,
+            )
+            .with_externs(register)
+            .vjp(stringify!($kind) == "grad");
+            let cases = [$($case),+];
+            for (case_index, case) in cases.iter().enumerate() {
+                let [$($size),+] = *case;
+                let sizes = [$((stringify!($size), $size)),+];
+                for plan in $crate::harness::LayoutPlan::all(case_index) {
+                    let mut trial = oracle.start(case_index, &sizes, plan);
+                    $(let $arg = ($spec).instantiate(&mut trial, stringify!($arg));)*
+                    $(let $arg = $arg.arg();)*
+                    let outcome = trial.compiled(|| run_vjp($($arg.pass()),*));
+                    trial.check(outcome, vec![$($arg.input()),*]);
+                }
+            }
+            oracle.finish(3);
+        }
+    };
+}
+
 /// Compiles a program with `ein!` as `$module::run` and keeps its tokens for the interpreter as
 /// `$module::SOURCE`: for tests that call one program by hand on chosen inputs.
 macro_rules! program {
@@ -284,3 +345,4 @@ mod hygiene;
 mod into;
 mod jvp;
 mod ui;
+mod vjp;

@@ -427,7 +427,11 @@ impl Vjp {
         };
         let mut positions = Vec::new();
         for (axis, (position, bounds)) in reads.into_iter().enumerate() {
-            let position = self.primal(position);
+            let mut position = self.primal(position);
+            // An accum's target positions are `i64` (a read's may be any integer type).
+            if position.ty != Type::I64 {
+                position = self.atom(cast(position, crate::ir::ScalarType::I64));
+            }
             let position = match bounds {
                 Bounds::Proven => position,
                 Bounds::Clamped => {

@@ -1,0 +1,74 @@
+//! Differential tests of `#[vjp]` and `#[grad]` companions (reverse-mode derivatives): each
+//! program is compiled with `#[vjp(run_vjp)]` or `#[grad(run_vjp)]`, and `run_vjp` must give what
+//! the interpreter gives for the companion, which must be the transpose of the primal's dual
+//! numbers (⟨adjoints, t⟩ = ⟨cotangent, tangent(t)⟩ for random tangents `t`), in every layout.
+
+use crate::harness::{array, scalar};
+
+differential_vjp! {
+    /// The loss of a logistic regression and its gradient: a matrix–vector product both ways.
+    grad logistic_loss: fn(x: [[f64]], y: [f64], w: [f64], lambda: f64) -> f64 {
+        let p = for i { 1.0 / (1.0 + exp(-sum k { x[i, k] * w[k] })) };
+        -sum i { y[i] * ln(p[i]) + (1.0 - y[i]) * ln(1.0 - p[i]) } / (y.len() as f64)
+            + lambda * sum k { w[k] * w[k] }
+    }
+    cases [n, d] in [[1, 1], [5, 3], [300, 8]];
+    args (x = array([n, d]), y = array([n]).within(0.0, 1.0), w = array([d]), lambda = scalar(0.1));
+}
+
+differential_vjp! {
+    vjp softmax: fn(x: [[f64]]) -> [[f64]] {
+        for i, j {
+            let m = max k { x[i, k] };
+            exp(x[i, j] - m) / sum k { exp(x[i, k] - m) }
+        }
+    }
+    cases [m, n] in [[0, 3], [1, 1], [3, 0], [4, 7], [33, 70]];
+    args (x = array([m, n]), cotangent = array([m, n]));
+}
+
+differential_vjp! {
+    vjp matmul_f32: fn(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[i, k] * b[k, j] } } }
+    cases [m, k, n] in [[0, 2, 3], [1, 1, 1], [3, 4, 5], [40, 30, 20]];
+    args (a = array([m, k]), b = array([k, n]), cotangent = array([m, n]));
+}
+
+differential_vjp! {
+    /// Clamped reads at the edges send the adjoint to the element actually read.
+    vjp blur: fn(img: [[f64]]) -> [[f64]] {
+        for i, j { (img[i - 1, j] + img[i + 1, j] + img[i, j - 1] + img[i, j + 1] + 4.0 * img[i, j]) / 8.0 }
+    }
+    cases [h, w] in [[1, 1], [2, 5], [9, 7], [64, 40]];
+    args (img = array([h, w]), cotangent = array([h, w]));
+}
+
+differential_vjp! {
+    /// A two-layer network's loss: a gather through labels, `tanh`, a softmax cross-entropy.
+    grad mlp_loss: fn(x: [[f64]], labels: [usize], w1: [[f64]], w2: [[f64]]) -> f64 {
+        let h = for b, j { tanh(sum k { x[b, k] * w1[k, j] }) };
+        let logits = for b, c { sum j { h[b, j] * w2[j, c] } };
+        sum b {
+            let m = max c { logits[b, c] };
+            m + ln(sum c { exp(logits[b, c] - m) }) - logits[b, labels[b]]
+        }
+    }
+    cases [n, d, hidden, classes] in [[1, 1, 1, 2], [4, 3, 5, 3], [32, 10, 8, 4]];
+    args (
+        x = array([n, d]),
+        labels = array([n]).within(0.0, classes as f64 - 1.0),
+        w1 = array([d, hidden]),
+        w2 = array([hidden, classes]),
+    );
+}
+
+differential_vjp! {
+    /// Records, `if`, `min`, `prod` and a gather through an argmax.
+    grad records_and_choices: fn(x: [f64], y: [f64]) -> f64 {
+        let best = argmax i { x[i] * y[i] };
+        let r = { lo: min i { x[i] - y[i] }, hi: prod i { 1.0 + 0.1 * x[i] } };
+        let s = for i { if x[i] > 0.0 { tanh(x[i]) * y[i] } else { sin(y[i]) / (1.0 + x[i] * x[i]) } };
+        r.lo * r.hi + sum i { s[i] * s[i] } + x[best] * sqrt(abs(y[best]) + 1.0)
+    }
+    cases [n] in [[1], [2], [9], [1000]];
+    args (x = array([n]), y = array([n]));
+}

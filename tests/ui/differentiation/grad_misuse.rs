@@ -1,0 +1,30 @@
+// `#[grad]` needs a float scalar result; `wrt` names float parameters of the function.
+ein::ein! {
+    #[grad(scale_grad)]
+    pub fn scale(x: [f64]) -> [f64] {
+        for i { 2.0 * x[i] }
+    }
+}
+
+ein::ein! {
+    #[grad(norm_grad, wrt(y))]
+    pub fn norm(x: [f64]) -> f64 {
+        sum i { x[i] * x[i] }
+    }
+}
+
+ein::ein! {
+    #[grad(pick_grad, wrt(k))]
+    pub fn pick(x: [f64], k: usize) -> f64 {
+        x[k]
+    }
+}
+
+ein::ein! {
+    #[vjp(run_vjp)]
+    pub fn run(x: [f64]) -> f64 {
+        fold t in 0..3, acc = 0.0 { acc + x[t] }
+    }
+}
+
+fn main() {}
