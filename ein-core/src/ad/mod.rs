@@ -23,7 +23,8 @@ pub fn jvp_unit(unit: &Unit, header: &FunctionHeader, name: &proc_macro2::Ident)
     let program = jvp_program(&unit.program)?;
     let doc = format!(" The forward-mode derivative of [`{}`]: its value and the tangent of the result.", header.name);
     let companion = FunctionHeader {
-        attrs: vec![syn::parse_quote!(#[doc = #doc])],
+        // The tangents double the parameters: that many is ein's doing, not the user's.
+        attrs: vec![syn::parse_quote!(#[doc = #doc]), syn::parse_quote!(#[allow(clippy::too_many_arguments)])],
         vis: header.vis.clone(),
         name: name.clone(),
         into: None,
@@ -74,7 +75,8 @@ pub fn vjp_unit(unit: &Unit, header: &FunctionHeader, companion: &Companion) -> 
     let doc =
         format!(" The {what} of [`{}`]: its value and the adjoint of each differentiated parameter.", header.name);
     let companion = FunctionHeader {
-        attrs: vec![syn::parse_quote!(#[doc = #doc])],
+        // The tangents double the parameters: that many is ein's doing, not the user's.
+        attrs: vec![syn::parse_quote!(#[doc = #doc]), syn::parse_quote!(#[allow(clippy::too_many_arguments)])],
         vis: header.vis.clone(),
         name: companion.name.clone(),
         into: None,
