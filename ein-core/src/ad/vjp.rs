@@ -24,7 +24,7 @@ use super::derivatives;
 use super::jvp::{Dual, Jvp};
 use crate::ir::accum::update_tuple_type;
 use crate::ir::node;
-use crate::ir::visit::{free_vars, rename_binders};
+use crate::ir::visit::{alpha_key, free_vars, rename_binders};
 use crate::ir::{
     declare, BinaryOp, Bounds, Expr, ExprKind, Literal, Program, ReduceOp, Type, UnaryOp, UpdateOp, VarId, VarInfo,
     VarKind,
@@ -143,11 +143,13 @@ struct Frame {
     steps: Block,
     /// Contributions count only where this holds.
     mask: Option<Expr>,
+    /// The primal values recomputed in `steps`, by alpha key: asked for again, reused.
+    computed: HashMap<String, Expr>,
 }
 
 impl Frame {
     fn root() -> Frame {
-        Frame { looped: None, steps: Block::new(), mask: None }
+        Frame { looped: None, steps: Block::new(), mask: None, computed: HashMap::new() }
     }
 }
 
@@ -206,13 +208,36 @@ impl Vjp {
     }
 
     /// The primal value of `expr` (a fresh copy), bound in the current frame.
+    /// Computed once per frame: a value already recomputed here or in an enclosing frame is
+    /// reused (the rules ask for the same operand more than once, `1 + exp(-s)` and `-s`).
     fn primal(&mut self, expr: &Expr) -> Expr {
-        let copy = self.fresh_clone(expr);
-        self.atom(copy)
+        if matches!(expr.kind, ExprKind::Var(_) | ExprKind::Literal(_)) {
+            return expr.clone();
+        }
+        // The key names the type too: an alpha key does not (`0` of two integer types).
+        let key = format!("{:?} {}", expr.ty, alpha_key(expr));
+        if let Some(known) = self.frames.iter().rev().find_map(|frame| frame.computed.get(&key)) {
+            return known.clone();
+        }
+        // Part by part, so that a part two values share is computed once.
+        let copy = if expr.binders().next().is_some() || matches!(expr.kind, ExprKind::Assert(_)) {
+            self.fresh_clone(expr)
+        } else {
+            let mut children = Vec::new();
+            expr.for_each_child(|child| children.push(child.clone()));
+            let children: Vec<Expr> = children.iter().map(|child| self.primal(child)).collect();
+            let mut copy = expr.clone();
+            let mut children = children.into_iter();
+            copy.for_each_child_mut(|child| *child = children.next().unwrap_or_else(|| child.clone()));
+            copy
+        };
+        let atom = self.atom(copy);
+        self.frames.last_mut().expect("the root frame").computed.insert(key, atom.clone());
+        atom
     }
 
     fn open(&mut self, looped: Option<(VarId, Expr)>, mask: Option<Expr>) {
-        self.frames.push(Frame { looped, steps: Block::new(), mask });
+        self.frames.push(Frame { looped, steps: Block::new(), mask, computed: HashMap::new() });
     }
 
     fn close(&mut self) {
@@ -427,19 +452,24 @@ impl Vjp {
         };
         let mut positions = Vec::new();
         for (axis, (position, bounds)) in reads.into_iter().enumerate() {
-            let mut position = self.primal(position);
-            // An accum's target positions are `i64` (a read's may be any integer type).
-            if position.ty != Type::I64 {
-                position = self.atom(cast(position, crate::ir::ScalarType::I64));
-            }
+            let position = self.primal(position);
+            let Type::Scalar(index_ty) = position.ty.clone() else {
+                return Err(syn::Error::new(expr.span, "ein internal error: an index that is not a number"));
+            };
+            let span = expr.span;
+            // Clamped as the read clamps, in the index's own type (a huge unsigned index reads
+            // the last element), then as the `i64` an accum's position is.
             let position = match bounds {
                 Bounds::Proven => position,
                 Bounds::Clamped => {
-                    let last = binary(BinaryOp::Sub, len(base.clone(), axis), int(1, expr.span));
+                    let last = cast(binary(BinaryOp::Sub, len(base.clone(), axis), int(1, span)), index_ty);
                     let below = call(Func::Min, vec![position, last]);
-                    self.atom(call(Func::Max, vec![below, int(0, expr.span)]))
+                    let zero = cast(int(0, span), index_ty);
+                    self.atom(call(Func::Max, vec![below, zero]))
                 }
             };
+            let position =
+                if position.ty == Type::I64 { position } else { self.atom(cast(position, crate::ir::ScalarType::I64)) };
             positions.push(position);
         }
         self.contribute_at(target, Vec::new(), positions, cotangent, &expr.ty)
