@@ -33,6 +33,8 @@ mod harness;
 
 #[path = "kernels/compute.rs"]
 mod compute;
+#[path = "kernels/derivatives.rs"]
+mod derivatives;
 #[path = "kernels/linear_algebra.rs"]
 mod linear_algebra;
 #[path = "kernels/programs.rs"]
@@ -58,6 +60,7 @@ fn suite() -> Vec<KernelSpec> {
     kernels.extend(stencils::kernels());
     kernels.extend(compute::kernels());
     kernels.extend(programs::kernels());
+    kernels.extend(derivatives::kernels());
     kernels
 }
 
@@ -151,6 +154,9 @@ fn main() -> ExitCode {
         println!("wide copy: not judged on --quick timings (too short to tell)");
     } else if slower.is_empty() {
         println!("wide copy: never slower than the portable copy (ein vs ein-portable)");
+    }
+    for line in derivatives::gradient_costs(&report.results) {
+        println!("{line}");
     }
     for (kernel, ratio) in &slower {
         println!("WIDE COPY SLOWER: {kernel}: ein takes {ratio:.2}× the time of ein-portable");

@@ -16,8 +16,16 @@ pub(super) enum Step {
     Assert(Vec<SizeCheck>),
 }
 
-/// `steps; body` as nested `let`s and size checks.
-pub(super) fn wrap(block: Block, body: Expr) -> Expr {
+/// `steps; body` as nested `let`s and size checks; `let x = e; x` is `e` (what the
+/// contraction pass looks for is the product itself at the end of a sum).
+pub(super) fn wrap(mut block: Block, mut body: Expr) -> Expr {
+    if let (ExprKind::Var(result), Some(Step::Let(last, _))) = (&body.kind, block.last()) {
+        if result == last {
+            if let Some(Step::Let(_, value)) = block.pop() {
+                body = value;
+            }
+        }
+    }
     block.into_iter().rev().fold(body, |body, step| {
         let (ty, span) = (body.ty.clone(), body.span);
         let kind = match step {
@@ -26,6 +34,35 @@ pub(super) fn wrap(block: Block, body: Expr) -> Expr {
         };
         Expr::new(kind, ty, span)
     })
+}
+
+/// Replaces each `let r = a[i]` that names a sub-array of a variable at atom positions (a
+/// view: nothing to compute) with the read itself where `r` is used, so that an element read
+/// `a[i][j]` shows whole (the contraction pass matches whole reads).
+pub(super) fn inline_views(expr: &mut Expr) {
+    expr.for_each_child_mut(inline_views);
+    let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind else { return };
+    let (base, positions) = value.read_chain();
+    let atoms = positions.iter().all(|(position, _)| matches!(position.kind, ExprKind::Var(_) | ExprKind::Literal(_)));
+    if value.ty.rank() == 0 || positions.is_empty() || !matches!(base.kind, ExprKind::Var(_)) || !atoms {
+        return;
+    }
+    let (var, value) = (*var, (**value).clone());
+    let mut body =
+        std::mem::replace(&mut **body, Expr::new(ExprKind::Tuple(Vec::new()), Type::tuple(Vec::new()), value.span));
+    crate::ir::visit::substitute(&mut body, var, &value);
+    simplify_all_lengths(&mut body);
+    *expr = body;
+}
+
+/// `len(a[i], 0)` is `len(a, 1)`: no size may mention an index.
+fn simplify_all_lengths(expr: &mut Expr) {
+    if let ExprKind::Len(_) = expr.kind {
+        let taken = std::mem::replace(expr, int(0, expr.span));
+        *expr = crate::ir::shape::simplify_lengths(taken);
+        return;
+    }
+    expr.for_each_child_mut(simplify_all_lengths);
 }
 
 /// Marks every read that the checker's prover can prove in bounds, and only those: tangent

@@ -9,6 +9,7 @@
 mod build;
 mod derivatives;
 mod jvp;
+mod lift;
 mod vjp;
 
 pub use jvp::jvp_program;
@@ -86,3 +87,6 @@ pub fn vjp_unit(unit: &Unit, header: &FunctionHeader, companion: &Companion) -> 
     };
     Ok(Unit { program, form: Form::Function(Box::new(companion)) })
 }
+
+#[cfg(test)]
+mod tests;

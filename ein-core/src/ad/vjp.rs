@@ -11,10 +11,15 @@
 //! (nothing of a loop body is stored: it is recomputed, as Futhark does for maps), and a mask
 //! (the branch taken, the chosen element). When every use of a variable has been walked, its
 //! adjoint is *materialised* where it is bound: a scalar's contributions are summed over their
-//! frames (`sum i { sum k { … } }`), an array's are added into it by a deterministic `accum`
-//! (`accum x̄ = 0 { for i { for k { x̄[p] += … } } }`, one per contribution, chained), so the
-//! backward sweep is parallel wherever the primal was. Then the variable's own value is walked
-//! with that adjoint.
+//! frames (`sum i { sum k { … } }`). An array's contributions made at plain indices over whole
+//! axes (`w[k, j]` in `for b, j { sum k { x[b, k] * w[k, j] } }`) are transposed into one
+//! comprehension over the array's positions summing over the other loops
+//! (`for k, j { sum b { x[b, k] * c[b, j] } }`: no contention, and a contraction for the
+//! optimiser to hand to the GEMM); the others (shifted, clamped, gathered positions) are added
+//! in by deterministic `accum`s (`accum x̄ = … { for i { for k { x̄[p] += … } } }`, chained). So
+//! the backward sweep is parallel wherever the primal was. Then the variable's own value is
+//! walked with that adjoint. Reductions inside comprehensions are lifted into arrays of their
+//! own first (`lift`), so that the sweep reads them instead of recomputing them.
 //!
 //! Every copy a contribution carries is renamed ([`rename_binders`]) when it is made, so no
 //! variable is bound twice. Reads are re-proved in bounds at the end.
@@ -38,6 +43,9 @@ use std::collections::HashMap;
 /// its result is `(value, d_p…)`, one adjoint per parameter in `wrt` (each of its parameter's
 /// type). With `grad` the result must be a float scalar and the cotangent is 1.
 pub fn vjp_program(primal: &Program, grad: bool, wrt: &[VarId]) -> syn::Result<Program> {
+    let mut lifted = primal.clone();
+    super::lift::lift_reductions(&mut lifted.body, &mut lifted.vars);
+    let primal = &lifted;
     let result_ty = primal.body.ty.clone();
     let span = primal.body.span;
     let mut vjp = Vjp {
@@ -45,6 +53,7 @@ pub fn vjp_program(primal: &Program, grad: bool, wrt: &[VarId]) -> syn::Result<P
         frames: vec![Frame::root()],
         contributions: HashMap::new(),
         depth: HashMap::new(),
+        lets: Default::default(),
     };
     let mut params = primal.params.clone();
     for &param in &primal.params {
@@ -52,8 +61,9 @@ pub fn vjp_program(primal: &Program, grad: bool, wrt: &[VarId]) -> syn::Result<P
     }
     let (root_steps, result) = linearize(&primal.body);
     for step in &root_steps {
-        if let Step::Let(var, _) = step {
+        if let Step::Let(var, value) = step {
             vjp.depth.insert(*var, 0);
+            vjp.lets.insert(*var, value.clone());
         }
     }
     let value = vjp.fresh_let("__ein_value", &result_ty, span);
@@ -100,6 +110,7 @@ pub fn vjp_program(primal: &Program, grad: bool, wrt: &[VarId]) -> syn::Result<P
     let output_ty = Type::tuple(outputs.iter().map(|output| output.ty.clone()).collect());
     let root = vjp.frames.pop().map(|frame| frame.steps).unwrap_or_default();
     let mut backward = wrap(root, tuple(outputs, output_ty.clone()));
+    inline_views(&mut backward);
     rename_binders(&mut backward, &mut vjp.vars);
     let kind = ExprKind::Let(node::Let { var: value, value: Box::new(result), body: Box::new(backward) });
     let body = wrap(root_steps, Expr::new(kind, output_ty, span));
@@ -121,7 +132,11 @@ fn linearize(expr: &Expr) -> (Block, Expr) {
     loop {
         match &at.kind {
             ExprKind::Let(node::Let { var, value, body }) => {
-                steps.push(Step::Let(*var, (**value).clone()));
+                // `let p = { let s = …; e }` is `let s = …; let p = e` (binders are unique):
+                // so a value lifted out of `p` is computed once, not recomputed with `p`.
+                let (inner, value) = linearize(value);
+                steps.extend(inner);
+                steps.push(Step::Let(*var, value));
                 at = body;
             }
             ExprKind::Assert(node::Assert { checks, body }) => {
@@ -160,6 +175,18 @@ struct Contribution {
     positions: Vec<Expr>,
     path: Vec<usize>,
     value: Expr,
+    /// When every position is the index of a distinct loop of `frames` that runs over the
+    /// whole axis it reads: those indices, one per axis. Then the adjoint is a comprehension
+    /// over the array's positions summing over the other loops (the transpose of a plain
+    /// read, with no contention), not an accumulation.
+    transposed: Option<Vec<VarId>>,
+}
+
+/// A position an array is read or used at, and whether it is a loop index over the whole axis.
+#[derive(Clone)]
+struct Position {
+    at: Expr,
+    whole_axis: bool,
 }
 
 struct Vjp {
@@ -169,6 +196,8 @@ struct Vjp {
     contributions: HashMap<VarId, Vec<Contribution>>,
     /// The frame each variable is bound in (its position in `frames`).
     depth: HashMap<VarId, usize>,
+    /// The value of every `let` the sweep has placed, to see sizes through them.
+    lets: crate::check::sizes::LetValues,
 }
 
 fn unsupported(span: Span, what: &str) -> syn::Error {
@@ -203,6 +232,7 @@ impl Vjp {
     fn bind(&mut self, expr: Expr) -> Expr {
         let (ty, span) = (expr.ty.clone(), expr.span);
         let fresh = self.fresh_let(crate::ir::SYNTHETIC_PREFIX, &ty, span);
+        self.lets.insert(fresh, expr.clone());
         self.steps().push(Step::Let(fresh, expr));
         var(fresh, &ty, span)
     }
@@ -219,9 +249,17 @@ impl Vjp {
         if let Some(known) = self.frames.iter().rev().find_map(|frame| frame.computed.get(&key)) {
             return known.clone();
         }
-        // Part by part, so that a part two values share is computed once.
+        // Part by part, so that a part two values share is computed once; a read whole, with
+        // its positions computed (a read of a row, then of its element, would hide the
+        // element's read from the contraction pass).
         let copy = if expr.binders().next().is_some() || matches!(expr.kind, ExprKind::Assert(_)) {
             self.fresh_clone(expr)
+        } else if let ExprKind::Index(_) = expr.kind {
+            let (base, reads) = expr.read_chain();
+            let base = self.primal(base);
+            let positions: Vec<(Expr, Bounds)> =
+                reads.into_iter().map(|(position, bounds)| (self.primal(position), bounds)).collect();
+            Expr::read_of(base, positions)
         } else {
             let mut children = Vec::new();
             expr.for_each_child(|child| children.push(child.clone()));
@@ -257,6 +295,7 @@ impl Vjp {
             ExprKind::Let(node::Let { var, value, body }) => {
                 let depth = self.frames.len() - 1;
                 self.depth.insert(*var, depth);
+                self.lets.insert(*var, (**value).clone());
                 self.steps().push(Step::Let(*var, (**value).clone()));
                 self.backprop(body, cotangent)?;
                 let ty = value.ty.clone();
@@ -376,7 +415,7 @@ impl Vjp {
         &mut self,
         target: VarId,
         path: Vec<usize>,
-        positions: Vec<Expr>,
+        positions: Vec<Position>,
         cotangent: Expr,
         ty: &Type,
     ) -> syn::Result<()> {
@@ -388,7 +427,9 @@ impl Vjp {
                     syn::Error::new(span, "ein internal error: a variable of unknown binding in reverse mode")
                 })?;
                 let frames = self.frames[depth + 1..].to_vec();
-                let contribution = Contribution { frames, positions, path, value: cotangent };
+                let transposed = transposed_indices(&frames, &positions);
+                let positions = positions.into_iter().map(|position| position.at).collect();
+                let contribution = Contribution { frames, positions, path, value: cotangent, transposed };
                 self.contributions.entry(target).or_default().push(contribution);
                 Ok(())
             }
@@ -417,7 +458,8 @@ impl Vjp {
                 }
                 let element = Expr::read_of(cotangent, indices.iter().map(|index| (index.clone(), Bounds::Clamped)));
                 let element = self.atom(element);
-                let positions = positions.into_iter().chain(indices).collect();
+                let whole = indices.into_iter().map(|at| Position { at, whole_axis: true });
+                let positions = positions.into_iter().chain(whole).collect();
                 let result = self.contribute_at(target, path, positions, element, elem);
                 for _ in 0..*rank {
                     self.close();
@@ -425,6 +467,23 @@ impl Vjp {
                 result
             }
         }
+    }
+
+    /// Whether `position`, read with bounds proven, is a loop index whose range is the whole
+    /// axis: a proven read `a[i]` has `i`'s range equal to the axis unless the range is
+    /// shortened, `0..n - d` (see `check::sizes::prove_bounds`).
+    fn runs_whole_axis(&self, position: &Expr) -> bool {
+        let ExprKind::Var(index) = position.kind else { return false };
+        let Some((_, size)) = self.frames.iter().find_map(|frame| frame.looped.as_ref().filter(|(i, _)| *i == index))
+        else {
+            return false;
+        };
+        let range = crate::check::sizes::canonical(size, &self.lets);
+        let shortened = matches!(
+            &range.kind,
+            ExprKind::Binary(node::Binary { op: BinaryOp::Sub, rhs, .. }) if matches!(rhs.kind, ExprKind::Literal(_))
+        );
+        !shortened
     }
 
     fn fresh_index(&mut self, span: Span) -> VarId {
@@ -452,6 +511,7 @@ impl Vjp {
         };
         let mut positions = Vec::new();
         for (axis, (position, bounds)) in reads.into_iter().enumerate() {
+            let whole_axis = bounds == Bounds::Proven && self.runs_whole_axis(position);
             let position = self.primal(position);
             let Type::Scalar(index_ty) = position.ty.clone() else {
                 return Err(syn::Error::new(expr.span, "ein internal error: an index that is not a number"));
@@ -470,7 +530,7 @@ impl Vjp {
             };
             let position =
                 if position.ty == Type::I64 { position } else { self.atom(cast(position, crate::ir::ScalarType::I64)) };
-            positions.push(position);
+            positions.push(Position { at: position, whole_axis });
         }
         self.contribute_at(target, Vec::new(), positions, cotangent, &expr.ty)
     }
@@ -703,8 +763,14 @@ impl Vjp {
             let whole = path.iter().fold(like.clone(), |whole, field| project(whole, *field));
             let leaf = match &leaf_ty {
                 Type::Array { .. } => {
-                    let mut adjoint = self.zeros(&leaf_ty, &whole);
-                    for contribution in here {
+                    let (plain, scattered): (Vec<&Contribution>, Vec<&Contribution>) =
+                        here.into_iter().partition(|contribution| contribution.transposed.is_some());
+                    let mut adjoint = if plain.is_empty() {
+                        self.zeros(&leaf_ty, &whole)
+                    } else {
+                        self.transpose(&plain, &leaf_ty, &whole)
+                    };
+                    for contribution in scattered {
                         adjoint = self.accumulate(adjoint, &whole, contribution)?;
                     }
                     adjoint
@@ -714,7 +780,7 @@ impl Vjp {
                     let terms: Vec<Expr> = here
                         .iter()
                         .map(|contribution| {
-                            let mut term = sum_over(contribution, &leaf_ty);
+                            let mut term = sum_over(contribution, &leaf_ty, &[]);
                             rename_binders(&mut term, &mut self.vars);
                             term
                         })
@@ -732,6 +798,31 @@ impl Vjp {
         let mut adjoint = rebuild(ty, &mut leaves.into_iter());
         rename_binders(&mut adjoint, &mut self.vars);
         Ok(Some(self.bind(adjoint)))
+    }
+
+    /// `for p… { Σ terms }`: the contributions whose positions are loop indices over whole
+    /// axes (see [`Contribution::transposed`]), each summed over its other loops, as one
+    /// comprehension over the positions of `whole` (of type `ty`).
+    fn transpose(&mut self, contributions: &[&Contribution], ty: &Type, whole: &Expr) -> Expr {
+        let span = whole.span;
+        let Type::Array { elem, rank } = ty else { return self.zeros(ty, whole) };
+        let indices: Vec<VarId> = (0..*rank).map(|_| self.fresh_index(span)).collect();
+        let mut body = None;
+        for contribution in contributions {
+            let positions = contribution.transposed.as_deref().unwrap_or_default();
+            let mut term = sum_over(contribution, elem, positions);
+            rename_binders(&mut term, &mut self.vars);
+            for (position, index) in positions.iter().zip(&indices) {
+                crate::ir::visit::substitute(&mut term, *position, &var(*index, &Type::I64, span));
+            }
+            body = add(body, Some(term));
+        }
+        let mut body = body.unwrap_or_else(|| zero_of(elem, span));
+        for (axis, index) in indices.iter().enumerate().rev() {
+            let size = crate::ir::shape::simplify_lengths(len(whole.clone(), axis));
+            body = for_loop(*index, size, body);
+        }
+        body
     }
 
     /// `accum a = adjoint { loops… { a[p…] += value } }` for one contribution to an array.
@@ -797,8 +888,8 @@ impl Vjp {
 }
 
 /// The sum of a scalar contribution over its frames: `sum i { steps; sum k { …; value } }`,
-/// masked where a frame has a mask.
-fn sum_over(contribution: &Contribution, ty: &Type) -> Expr {
+/// masked where a frame has a mask; the loops of `kept` are left open (their indices free).
+fn sum_over(contribution: &Contribution, ty: &Type, kept: &[VarId]) -> Expr {
     let span = contribution.value.span;
     let mut inner = contribution.value.clone();
     for frame in contribution.frames.iter().rev() {
@@ -806,7 +897,7 @@ fn sum_over(contribution: &Contribution, ty: &Type) -> Expr {
             inner = select(mask.clone(), inner, zero_of(ty, span));
         }
         inner = wrap(frame.steps.clone(), inner);
-        if let Some((index, size)) = &frame.looped {
+        if let Some((index, size)) = frame.looped.as_ref().filter(|(index, _)| !kept.contains(index)) {
             let kind = ExprKind::Reduce(node::Reduce {
                 op: ReduceOp::Sum,
                 index: *index,
@@ -817,6 +908,40 @@ fn sum_over(contribution: &Contribution, ty: &Type) -> Expr {
         }
     }
     inner
+}
+
+/// The loop indices a contribution's positions are, when it can be transposed (see
+/// [`Contribution::transposed`]): each position a distinct loop of `frames` over the whole
+/// axis it reads, and nothing recomputed more often for it. The position loops move outside
+/// the summed ones, so the steps of a frame inside a summed loop and outside a position loop
+/// run once per position of the latter: they must hold no loop.
+fn transposed_indices(frames: &[Frame], positions: &[Position]) -> Option<Vec<VarId>> {
+    let loops = |frame: &Frame| frame.looped.as_ref().map(|(index, _)| *index);
+    let mut indices = Vec::new();
+    for position in positions {
+        let ExprKind::Var(index) = position.at.kind else { return None };
+        if !position.whole_axis || indices.contains(&index) || !frames.iter().any(|frame| loops(frame) == Some(index)) {
+            return None;
+        }
+        indices.push(index);
+    }
+    let mut summed_outside = false;
+    for (at, frame) in frames.iter().enumerate() {
+        summed_outside |= loops(frame).is_some_and(|index| !indices.contains(&index));
+        let position_inside =
+            frames[at + 1..].iter().any(|inner| loops(inner).is_some_and(|index| indices.contains(&index)));
+        if summed_outside && position_inside && frame.steps.iter().any(step_has_loop) {
+            return None;
+        }
+    }
+    (!indices.is_empty()).then_some(indices)
+}
+
+fn step_has_loop(step: &Step) -> bool {
+    match step {
+        Step::Let(_, value) => crate::passes::purity::has_loop(value),
+        Step::Assert(_) => false,
+    }
 }
 
 /// The scalars and arrays of a type through tuples, with their paths.

@@ -1,0 +1,75 @@
+//! Structure tests of reverse mode: what the optimiser makes of a gradient. (Its values are
+//! checked against dual numbers by `tests/derivatives_match_duals.rs` and the integration
+//! suite's `vjp` tests.)
+
+use crate::ir::{Expr, ExprKind, Program};
+
+fn checked(source: &str) -> Program {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
+    let input = crate::syntax::parse_input(tokens).expect("parses");
+    let mut units = crate::check::check_input(input).expect("checks");
+    units.remove(0).program
+}
+
+/// The optimised gradient of the first function of `source`, by every float parameter.
+fn gradient(source: &str) -> Program {
+    let primal = checked(source);
+    let wrt: Vec<_> =
+        primal.params.iter().copied().filter(|param| super::build::has_float(&primal.var(*param).ty)).collect();
+    let program = super::vjp::vjp_program(&primal, true, &wrt).expect("differentiates");
+    crate::passes::run_pipeline(program, "test").expect("pipeline")
+}
+
+fn count(expr: &Expr, what: &impl Fn(&Expr) -> bool) -> usize {
+    let mut found = usize::from(what(expr));
+    expr.for_each_child(|child| found += count(child, what));
+    found
+}
+
+fn contractions(program: &Program) -> usize {
+    count(&program.body, &|expr| matches!(expr.kind, ExprKind::Contract(_)))
+}
+
+fn accums(program: &Program) -> usize {
+    count(&program.body, &|expr| matches!(expr.kind, ExprKind::Accum(_)))
+}
+
+#[test]
+fn matrix_gradients_of_a_network_are_contractions() {
+    // Forward: two products. Backward: the hidden layer's adjoint and both weights' gradients.
+    let program = gradient(
+        "fn loss(x: [[f32]], labels: [usize], w1: [[f32]], w2: [[f32]]) -> f32 {
+            let h = for b, j { tanh(sum k { x[b, k] * w1[k, j] }) };
+            let logits = for b, c { sum j { h[b, j] * w2[j, c] } };
+            sum b {
+                let m = max c { logits[b, c] };
+                m + ln(sum c { exp(logits[b, c] - m) }) - logits[b, labels[b]]
+            }
+        }",
+    );
+    // x's adjoint is a product too (x is a float parameter): six in all.
+    assert_eq!(contractions(&program), 6, "{program}");
+    // The only scattered adjoint is the gather through the labels.
+    assert_eq!(accums(&program), 1, "{program}");
+}
+
+#[test]
+fn a_matrix_vector_product_is_computed_once_and_transposed_once() {
+    let program = gradient(
+        "fn loss(x: [[f64]], w: [f64]) -> f64 {
+            let p = for i { 1.0 / (1.0 + exp(-sum k { x[i, k] * w[k] })) };
+            sum i { ln(p[i]) }
+        }",
+    );
+    // x w forward, then xᵀ s̄ for w (x's adjoint, s̄ wᵀ, is an outer product: no sum).
+    assert_eq!(contractions(&program), 2, "{program}");
+    assert_eq!(accums(&program), 0, "{program}");
+}
+
+#[test]
+fn reads_of_part_of_an_axis_are_accumulated() {
+    // Neither `a[i + 1]` nor `a[i]` reads the whole axis (`i` stops one short): both adjoints
+    // are scattered, by accumulations.
+    let program = gradient("fn f(a: [f64]) -> f64 { sum i in 0..a.len() - 1 { a[i + 1] * a[i] } }");
+    assert_eq!(accums(&program), 2, "{program}");
+}
