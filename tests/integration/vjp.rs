@@ -72,3 +72,34 @@ differential_vjp! {
     cases [n] in [[1], [2], [9], [1000]];
     args (x = array([n]), y = array([n]));
 }
+
+differential_vjp! {
+    /// Exponential smoothing as a scan: its states' cotangents flow back through every step.
+    vjp smoothing_scan: fn(x: [f64], alpha: f64) -> [f64] {
+        scan t in 0..x.len(), s = x[0] { alpha * s + (1.0 - alpha) * x[t] }
+    }
+    cases [n] in [[1], [2], [7], [300]];
+    args (x = array([n]), alpha = scalar(0.8), cotangent = array([n]));
+}
+
+differential_vjp! {
+    /// A fold with a tuple state (a complex recurrence), differentiated by both parameters.
+    grad complex_recurrence: fn(cr: f64, ci: f64, steps: usize) -> f64 {
+        let z = fold t in 0..steps, (re, im) = (0.0, 0.0) {
+            (0.5 * (re * re - im * im) + cr, re * im + ci)
+        };
+        z.0 * z.0 + z.1 * z.1
+    }
+    cases [steps] in [[0], [1], [3], [20]];
+    args (cr = scalar(0.3), ci = scalar(-0.2), steps = scalar(steps));
+}
+
+differential_vjp! {
+    /// A fold per element, reading a weight per step: the weights' adjoints come from every
+    /// element's every step.
+    vjp fold_per_element: fn(x: [f64], w: [f64]) -> [f64] {
+        for i { fold t in 0..w.len(), y = x[i] { y - 0.1 * sin(y) * w[t] } }
+    }
+    cases [n, k] in [[0, 3], [1, 1], [4, 0], [5, 6], [200, 9]];
+    args (x = array([n]), w = array([k]), cotangent = array([n]));
+}

@@ -232,6 +232,7 @@ impl Vjp {
     fn bind(&mut self, expr: Expr) -> Expr {
         let (ty, span) = (expr.ty.clone(), expr.span);
         let fresh = self.fresh_let(crate::ir::SYNTHETIC_PREFIX, &ty, span);
+        self.depth.insert(fresh, self.frames.len() - 1);
         self.lets.insert(fresh, expr.clone());
         self.steps().push(Step::Let(fresh, expr));
         var(fresh, &ty, span)
@@ -377,13 +378,163 @@ impl Vjp {
             }
             ExprKind::Reduce(reduce) => self.reduce(expr, reduce, cotangent),
             ExprKind::Filter(_) => Err(unsupported(span, "filters (`for i where …`)")),
-            ExprKind::Fold(_) => Err(unsupported(span, "`fold`")),
-            ExprKind::Scan(_) => Err(unsupported(span, "`scan`")),
+            ExprKind::Fold(fold) => self.fold(expr, fold, cotangent, false),
+            ExprKind::Scan(scan) => self.fold(expr, scan, cotangent, true),
             ExprKind::Accum(_) => Err(unsupported(span, "`accum`")),
             ExprKind::Contract(_) => {
                 Err(syn::Error::new(span, "ein internal error: differentiation runs before contractions are made"))
             }
         }
+    }
+
+    /// A fold (or scan, `scanned`) run backwards over its saved states. With `s_0 = init`,
+    /// `s_{t+1} = body(s_t, t)`:
+    ///
+    /// 1. the states `s_1 … s_n`, saved by a scan of the same step (the scan's own value, for a
+    ///    scan), so `s_t` is `init` or `states[t - 1]`;
+    /// 2. the adjoints, by a scan backwards over the steps: the adjoint of `s_{t+1}` (the
+    ///    cotangent for a fold's last state, zero for a scan's; plus, for a scan, the cotangent
+    ///    of its element `t`) goes through the step at `s_t` to the adjoint of `s_t`, the body
+    ///    walked by a walker of its own whose contributions to anything but the state are
+    ///    dropped; the last is `init`'s;
+    /// 3. what the steps read from outside (parameters, enclosing `let`s), in parallel: one
+    ///    loop over the steps, where the body is walked again with its step's saved state and
+    ///    incoming adjoint (its contributions to the state dropped, step 2 made them).
+    ///
+    /// The tape holds `n` states: for a state of `k` scalars, `n × k` numbers.
+    fn fold(&mut self, expr: &Expr, fold: &node::Fold, cotangent: Expr, scanned: bool) -> syn::Result<()> {
+        let span = expr.span;
+        let ty = fold.init.ty.clone();
+        if ty.has_array() {
+            return Err(unsupported(span, "a `fold` or `scan` whose state holds an array"));
+        }
+        let count = self.primal(&fold.count);
+        let init = self.primal(&fold.init);
+        let states = if scanned {
+            self.primal(expr)
+        } else {
+            let node = node::Fold {
+                index: fold.index,
+                count: fold.count.clone(),
+                acc: fold.acc,
+                init: fold.init.clone(),
+                body: fold.body.clone(),
+            };
+            let scan = Expr::new(ExprKind::Scan(node), Type::array(ty.clone(), 1), span);
+            self.primal(&scan)
+        };
+        let cotangent = self.atom(cotangent);
+        let start = if scanned { self.zeros(&ty, &init) } else { cotangent.clone() };
+        let start = self.atom(start);
+        let one = int(1, span);
+        // `s_t`, and the adjoint flowing into step `t` (of `s_{t+1}`), from the adjoints scan.
+        let state_at = |t: &Expr| {
+            let before = read(states.clone(), binary(BinaryOp::Sub, t.clone(), one.clone()), Bounds::Clamped);
+            select(binary(BinaryOp::Eq, t.clone(), int(0, span)), init.clone(), before)
+        };
+        let last = binary(BinaryOp::Sub, count.clone(), one.clone());
+        let incoming = |t: &Expr, later: Expr| {
+            if scanned {
+                let element = read(cotangent.clone(), t.clone(), Bounds::Clamped);
+                add_parts(later, element, &ty)
+            } else {
+                later
+            }
+        };
+
+        // 2. The adjoints of `s_{n-1}, …, s_0`, one per backward step.
+        let step = self.fresh_index(span);
+        let name = format!("{}adjoint{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
+        let adjoint_acc = declare(&mut self.vars, VarInfo { name, ty: ty.clone(), kind: VarKind::Accumulator, span });
+        let mut walker = Vjp {
+            vars: std::mem::take(&mut self.vars),
+            frames: vec![Frame::root()],
+            contributions: HashMap::new(),
+            depth: self.depth.keys().map(|var| (*var, 0)).collect(),
+            lets: self.lets.clone(),
+        };
+        let (t, state, body) = walker.step_copy(expr)?;
+        let backwards = binary(BinaryOp::Sub, last.clone(), var(step, &Type::I64, span));
+        walker.let_step(t, backwards);
+        let t_expr = var(t, &Type::I64, span);
+        walker.let_step(state, state_at(&t_expr));
+        let total = incoming(&t_expr, var(adjoint_acc, &ty, span));
+        let total = walker.atom(total);
+        walker.backprop(&body, total)?;
+        let adjoint = match walker.materialize(state, &ty, span)? {
+            Some(adjoint) => adjoint,
+            None => walker.zeros(&ty, &init),
+        };
+        let root = walker.frames.pop().map(|frame| frame.steps).unwrap_or_default();
+        self.vars = walker.vars;
+        let node = node::Fold {
+            index: step,
+            count: Box::new(count.clone()),
+            acc: adjoint_acc,
+            init: Box::new(start.clone()),
+            body: Box::new(wrap(root, adjoint)),
+        };
+        let adjoints = self.bind(Expr::new(ExprKind::Scan(node), Type::array(ty.clone(), 1), span));
+        // The last adjoint, or `start` when there are no steps: a fold that keeps the element
+        // it reads (no read of an empty tape).
+        let (position, kept) = (self.fresh_index(span), self.fresh_index(span));
+        self.vars[kept.0 as usize].kind = VarKind::Accumulator;
+        self.vars[kept.0 as usize].ty = ty.clone();
+        let node = node::Fold {
+            index: position,
+            count: Box::new(count.clone()),
+            acc: kept,
+            init: Box::new(start.clone()),
+            body: Box::new(read(adjoints.clone(), var(position, &Type::I64, span), Bounds::Clamped)),
+        };
+        let to_init = self.bind(Expr::new(ExprKind::Fold(node), ty.clone(), span));
+        self.backprop(&fold.init, to_init)?;
+
+        // 3. What each step reads from outside.
+        let outside = free_vars(&fold.body)
+            .into_iter()
+            .any(|free| free != fold.index && free != fold.acc && has_float(&self.vars[free.0 as usize].ty));
+        if !outside {
+            return Ok(());
+        }
+        // The loop's range as written (`len(w, 0)`), so that it is seen to be the same for
+        // every element of an enclosing loop (an accumulation needs that).
+        let at = self.fresh_index(span);
+        let range = self.fresh_clone(&fold.count);
+        self.open(Some((at, range)), None);
+        let (t, state, body) = self.step_copy(expr)?;
+        let at_expr = var(at, &Type::I64, span);
+        self.let_step(t, at_expr.clone());
+        self.let_step(state, state_at(&at_expr));
+        let after = binary(BinaryOp::Sub, binary(BinaryOp::Sub, count.clone(), int(2, span)), at_expr.clone());
+        let later = select(binary(BinaryOp::Eq, at_expr.clone(), last), start, read(adjoints, after, Bounds::Clamped));
+        let total = incoming(&at_expr, later);
+        let total = self.atom(total);
+        let result = self.backprop(&body, total);
+        self.contributions.remove(&state);
+        self.close();
+        result
+    }
+
+    /// A copy of a fold's step: its index and accumulator as `let`s to bind, and its body.
+    fn step_copy(&mut self, expr: &Expr) -> syn::Result<(VarId, VarId, Expr)> {
+        let copy = self.fresh_clone(expr);
+        let (ExprKind::Fold(node::Fold { index, acc, body, .. }) | ExprKind::Scan(node::Fold { index, acc, body, .. })) =
+            copy.kind
+        else {
+            return Err(syn::Error::new(expr.span, "ein internal error: a fold's copy is not a fold"));
+        };
+        for bound in [index, acc] {
+            self.vars[bound.0 as usize].kind = VarKind::Let;
+        }
+        Ok((index, acc, *body))
+    }
+
+    /// `let var = value` in the current frame.
+    fn let_step(&mut self, var: VarId, value: Expr) {
+        self.depth.insert(var, self.frames.len() - 1);
+        self.lets.insert(var, value.clone());
+        self.steps().push(Step::Let(var, value));
     }
 
     /// The cotangent of a whole tuple of type `ty` whose part at `path` has cotangent
@@ -959,6 +1110,20 @@ fn leaf_paths(ty: &Type) -> Vec<(Vec<usize>, Type)> {
             .collect(),
         other => vec![(Vec::new(), other.clone())],
     }
+}
+
+/// `a + b` for values of type `ty` (scalars or tuples of them): float parts added, the others
+/// `a`'s.
+fn add_parts(a: Expr, b: Expr, ty: &Type) -> Expr {
+    if !matches!(ty, Type::Tuple { .. }) {
+        return if has_float(ty) { binary(BinaryOp::Add, a, b) } else { a };
+    }
+    let sums: Vec<Expr> = parts(a, ty)
+        .into_iter()
+        .zip(parts(b, ty))
+        .map(|(a, b)| if has_float(&a.ty) { binary(BinaryOp::Add, a, b) } else { a })
+        .collect();
+    rebuild(ty, &mut sums.into_iter())
 }
 
 /// `value` (a float) as the float type `ty`.
