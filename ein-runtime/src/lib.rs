@@ -30,6 +30,7 @@ mod memory;
 mod reduce;
 mod scalar;
 mod scan;
+mod tape;
 mod view;
 mod view_mut;
 

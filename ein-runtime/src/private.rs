@@ -23,5 +23,6 @@ pub use crate::scalar::{
     zero, CastTo, Element, Float, Int, Num, Signed,
 };
 pub use crate::scan::{scan, SCAN_BLOCK};
+pub use crate::tape::Tape;
 pub use crate::view::View;
 pub use crate::view_mut::ViewMut;

@@ -103,3 +103,25 @@ differential_vjp! {
     cases [n, k] in [[0, 3], [1, 1], [4, 0], [5, 6], [200, 9]];
     args (x = array([n]), w = array([k]), cotangent = array([n]));
 }
+
+differential_vjp! {
+    /// Heat diffusion on a grid, hotspot's stencil as a fold: the adjoint runs backwards over
+    /// the saved grids (clamped neighbours at the edges), and the power map's gradient sums
+    /// every step's.
+    vjp diffusion_fold: fn(temp: [[f64]], power: [[f64]], steps: usize, k: f64) -> [[f64]] {
+        fold t in 0..steps, g = temp {
+            for i, j {
+                let c = g[i, j];
+                c + k * (power[i, j] + g[i + 1, j] + g[i - 1, j] + g[i, j + 1] + g[i, j - 1] - 4.0 * c)
+            }
+        }
+    }
+    cases [h, w, steps] in [[1, 1, 1], [0, 3, 2], [3, 4, 0], [5, 6, 3], [40, 30, 5]];
+    args (
+        temp = array([h, w]),
+        power = array([h, w]),
+        steps = scalar(steps),
+        k = scalar(0.1),
+        cotangent = array([h, w]),
+    );
+}

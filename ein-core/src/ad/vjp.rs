@@ -405,8 +405,9 @@ impl Vjp {
     fn fold(&mut self, expr: &Expr, fold: &node::Fold, cotangent: Expr, scanned: bool) -> syn::Result<()> {
         let span = expr.span;
         let ty = fold.init.ty.clone();
-        if ty.has_array() {
-            return Err(unsupported(span, "a `fold` or `scan` whose state holds an array"));
+        let array_of_scalars = matches!(&ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
+        if ty.has_array() && !array_of_scalars {
+            return Err(unsupported(span, "a `fold` whose state is a tuple holding an array, or an array of tuples"));
         }
         let count = self.primal(&fold.count);
         let init = self.primal(&fold.init);
@@ -420,7 +421,7 @@ impl Vjp {
                 init: fold.init.clone(),
                 body: fold.body.clone(),
             };
-            let scan = Expr::new(ExprKind::Scan(node), Type::array(ty.clone(), 1), span);
+            let scan = Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span);
             self.primal(&scan)
         };
         let cotangent = self.atom(cotangent);
@@ -453,7 +454,8 @@ impl Vjp {
             depth: self.depth.keys().map(|var| (*var, 0)).collect(),
             lets: self.lets.clone(),
         };
-        let (t, state, body) = walker.step_copy(expr)?;
+        let (t, state, mut body) = walker.step_copy(expr)?;
+        same_lengths_as(&mut body, state, &init);
         let backwards = binary(BinaryOp::Sub, last.clone(), var(step, &Type::I64, span));
         walker.let_step(t, backwards);
         let t_expr = var(t, &Type::I64, span);
@@ -474,18 +476,18 @@ impl Vjp {
             init: Box::new(start.clone()),
             body: Box::new(wrap(root, adjoint)),
         };
-        let adjoints = self.bind(Expr::new(ExprKind::Scan(node), Type::array(ty.clone(), 1), span));
-        // The last adjoint, or `start` when there are no steps: a fold that keeps the element
-        // it reads (no read of an empty tape).
+        let adjoints = self.bind(Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span));
+        // The last adjoint, or `start` when there are no steps: a fold of at most one step
+        // (no read of an empty tape).
         let (position, kept) = (self.fresh_index(span), self.fresh_index(span));
         self.vars[kept.0 as usize].kind = VarKind::Accumulator;
         self.vars[kept.0 as usize].ty = ty.clone();
         let node = node::Fold {
             index: position,
-            count: Box::new(count.clone()),
+            count: Box::new(call(Func::Min, vec![count.clone(), one.clone()])),
             acc: kept,
             init: Box::new(start.clone()),
-            body: Box::new(read(adjoints.clone(), var(position, &Type::I64, span), Bounds::Clamped)),
+            body: Box::new(read(adjoints.clone(), last.clone(), Bounds::Clamped)),
         };
         let to_init = self.bind(Expr::new(ExprKind::Fold(node), ty.clone(), span));
         self.backprop(&fold.init, to_init)?;
@@ -502,7 +504,8 @@ impl Vjp {
         let at = self.fresh_index(span);
         let range = self.fresh_clone(&fold.count);
         self.open(Some((at, range)), None);
-        let (t, state, body) = self.step_copy(expr)?;
+        let (t, state, mut body) = self.step_copy(expr)?;
+        same_lengths_as(&mut body, state, &init);
         let at_expr = var(at, &Type::I64, span);
         self.let_step(t, at_expr.clone());
         self.let_step(state, state_at(&at_expr));
@@ -1110,6 +1113,19 @@ fn leaf_paths(ty: &Type) -> Vec<(Vec<usize>, Type)> {
             .collect(),
         other => vec![(Vec::new(), other.clone())],
     }
+}
+
+/// Every `len(state, k)` in `body` becomes `len(init, k)`: a saved state has the initial
+/// state's shape (the tape checks it), and a length of the initial state is the same at every
+/// step (so an accumulation through the step's loops is regular).
+fn same_lengths_as(body: &mut Expr, state: VarId, init: &Expr) {
+    if let ExprKind::Len(node::Len { array, .. }) = &mut body.kind {
+        if matches!(array.kind, ExprKind::Var(var) if var == state) {
+            **array = init.clone();
+        }
+        return;
+    }
+    body.for_each_child_mut(|child| same_lengths_as(child, state, init));
 }
 
 /// `a + b` for values of type `ty` (scalars or tuples of them): float parts added, the others

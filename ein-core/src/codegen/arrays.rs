@@ -512,7 +512,7 @@ impl Gen<'_> {
                 self.write_elements(body, block)
             }
             // A row that is a scan: its states straight into the outs, no array of its own.
-            ExprKind::Scan(scan) => {
+            ExprKind::Scan(scan) if !has_array(&scan.init.ty) => {
                 let (len, initial) = self.scan_start(scan, block)?;
                 self.scan_states(scan, &len, &initial, block)
             }

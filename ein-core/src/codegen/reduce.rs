@@ -774,9 +774,22 @@ impl<'p> Gen<'p> {
     /// `let mut acc = init; for t in 0..count { acc = body; }`, with an owned store for an
     /// accumulator that holds arrays.
     pub(super) fn fold(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Value> {
-        let ExprKind::Fold(node::Fold { index, count, acc, init, body }) = &expr.kind else {
+        let ExprKind::Fold(fold) = &expr.kind else {
             return Err(internal(expr.span, "not a fold"));
         };
+        self.fold_states(fold, false, block, hint)
+    }
+
+    /// A fold, or with `saved` a scan whose state holds an array: the same loop, each state
+    /// then copied onto a [`Tape`](ein_runtime's `Tape`), which becomes the scan's array.
+    pub(super) fn fold_states(
+        &mut self,
+        fold: &node::Fold,
+        saved: bool,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Value> {
+        let node::Fold { index, count, acc, init, body } = fold;
         let (index, acc) = (*index, *acc);
         let what = self.program.var(index).name.clone();
         let mut end = self.size_end(count, &what, block)?;
@@ -789,7 +802,7 @@ impl<'p> Gen<'p> {
         let index_name = self.names.var(index).clone();
         let acc_name = self.names.var(acc).clone();
         let ty = init.ty.clone();
-        if !has_array(&ty) {
+        if !has_array(&ty) && !saved {
             let initial = self.scalar(init, block)?;
             let exit = self.analysis.fixed_point(index);
             let (loop_block, assigns) = self.nested(true, |generator, loop_block| {
@@ -810,12 +823,18 @@ impl<'p> Gen<'p> {
             return Ok(Value::Plain(Code::name(&acc_name)));
         }
 
+        let saved_array = match &ty {
+            Type::Array { elem, rank } if saved => Some(((**elem).clone(), *rank)),
+            _ if saved => return Err(internal(init.span, "the saved states of a fold whose state is not an array")),
+            _ => None,
+        };
         let initial = self.value(init, block)?;
         // A store reached through a variable may still be read after the fold starts (by its
         // body, or after it), so only a value computed by `init` itself is moved.
         let stores = if names_a_variable(init) { Stores::Copy } else { Stores::MayMove };
         let initial = self.owned_as(&initial, &ty, init.span, block, stores)?;
         let state = self.names.fresh(&format!("{acc_name}_state"));
+        let tape = if saved { Some((self.names.fresh("tape"), self.site(init.span))) } else { None };
         let acc_read = self.names.is_referenced(acc);
         // An array accumulator built by a comprehension each step is built in the allocation
         // of the accumulator of the step before (two allocations in all, not one per step).
@@ -845,17 +864,33 @@ impl<'p> Gen<'p> {
             } else {
                 loop_block.push(quote!(#state = #owned;));
             }
+            if let Some((tape, site)) = &tape {
+                let view = views_of_state(&ty, &state.to_token_stream());
+                loop_block.push(quote!(#tape.push(&#view, &#site);));
+            }
             Ok(recycled)
         });
         self.recycle = outer_recycle;
         let (loop_block, recycled) = result?;
         let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
         let spare_binding = recycled.then(|| quote!(let mut #spare = ::core::option::Option::None;));
+        let tape_binding = tape.as_ref().map(|(tape, _)| {
+            let view = views_of_state(&ty, &state.to_token_stream());
+            quote!(let mut #tape = ::ein::__private::Tape::new(&#view, (#end) as usize);)
+        });
         block.push(quote! {
             let mut #state = #initial;
+            #tape_binding
             #spare_binding
             for #index_name in 0..#end { #body_tokens }
         });
+        if let (Some((tape, _)), Some((elem, rank))) = (tape, saved_array) {
+            let elem = &elem;
+            let store = self.names.fresh("store");
+            let rank = proc_macro2::Literal::usize_unsuffixed(rank + 1);
+            block.push_let(store.clone(), Code::expr(quote!(#tape.finish::<#rank>()), Prec::Atom));
+            return Ok(Value::Array(self.views_of_store(elem, store, hint, block)));
+        }
         let name = hint.unwrap_or(acc_name);
         let read = block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()), None);
         Ok(self.stored_value(&ty, &name.to_token_stream(), Some(&name), &read, &state, Vec::new()))

@@ -20,6 +20,9 @@ impl<'p> Gen<'p> {
         let ExprKind::Scan(scan) = &expr.kind else {
             return Err(internal(expr.span, "not a scan"));
         };
+        if has_array(&scan.init.ty) {
+            return self.fold_states(scan, true, block, hint);
+        }
         let Type::Array { elem, .. } = &expr.ty else {
             return Err(internal(expr.span, "a scan that is not an array"));
         };

@@ -458,6 +458,7 @@ impl<'p> Interpreter<'p> {
         let (index, acc) = (*index, *acc);
         let count = self.eval_size(count, index)?;
         let mut accumulator = self.eval(init)?;
+        let initial = accumulator.clone();
         let previous_index = self.bind(index, Datum::i64(0))?;
         let previous_accumulator = self.bind(acc, accumulator.clone())?;
         let mut states = Vec::with_capacity(count.min(1 << 20));
@@ -504,7 +505,27 @@ impl<'p> Interpreter<'p> {
         }
         self.restore(index, previous_index);
         self.restore(acc, previous_accumulator);
-        Ok(Datum::Array(ArrayView::new(vec![count], states)?))
+        let Datum::Array(first) = &initial else {
+            return Ok(Datum::Array(ArrayView::new(vec![count], states)?));
+        };
+        // A state that is an array (reverse mode's tape of a fold over arrays): the states
+        // stacked on a new first axis, each of the initial state's shape.
+        let shape = first.shape().to_vec();
+        let mut elements = Vec::new();
+        for state in states {
+            match state {
+                Datum::Array(view) if view.shape() == shape.as_slice() => elements.extend_from_slice(view.elements()),
+                Datum::Array(view) => {
+                    return Err(RuntimeError::new(format!(
+                        "a fold's state changed shape from {shape:?} to {:?}; reverse mode saves its states, which \
+                         must keep the shape of its initial value",
+                        view.shape()
+                    )))
+                }
+                _ => return Err(RuntimeError::internal("a scan of arrays with a state that is not one")),
+            }
+        }
+        Ok(Datum::Array(ArrayView::new(std::iter::once(count).chain(shape).collect(), elements)?))
     }
 
     fn eval_index(&mut self, array_expr: &Expr, index_expr: &Expr, bounds: Bounds) -> Result<Datum> {

@@ -297,7 +297,9 @@ pub enum ExprKind {
     Fold(node::Fold),
     /// `acc = init; for index in 0..count { acc = body; out[index] = acc }; out`: the state
     /// after every step (an inclusive scan). Type: `[init.ty]` (init's = body's, a scalar or a
-    /// tuple of scalars: never an array). When the step is associative
+    /// tuple of scalars; or, made only by reverse mode to save a fold's states, an array of
+    /// scalars that every step keeps the shape of, the states stacked on a new first axis,
+    /// checked at run time). When the step is associative
     /// ([`scan::associative_step`]) the states are grouped in blocks; see [`scan`].
     Scan(node::Scan),
     /// `accum h = init { updates }`: a copy of `init` with every update of the nest applied

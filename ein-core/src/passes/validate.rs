@@ -228,8 +228,13 @@ impl Validator<'_> {
             }
             ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 self.size(count, "a scan count")?;
+                // An array state (reverse mode's tape of a fold) is an array of scalars.
+                let state = match &init.ty {
+                    Type::Array { elem, .. } => matches!(**elem, Type::Scalar(_)),
+                    other => !other.has_array(),
+                };
                 expect(
-                    !init.ty.has_array() && body.ty == init.ty && expr.ty == init.ty.with_outer_axis(),
+                    state && body.ty == init.ty && expr.ty == init.ty.with_outer_axis(),
                     "scan body and init agree, and the scan is [init]",
                 )
             }
