@@ -1,6 +1,7 @@
 //! Derivatives: a loss and its `#[grad]` companion, each timed against a hand-written gradient
-//! (rayon; ndarray `dot` for the matrix products). The run ends by printing what the gradient
-//! costs next to the loss alone, for ein and for the hand-written code (`gradient_costs`).
+//! (rayon; ndarray `dot` for the matrix products; for hotspot, the adjoint stencil run
+//! backwards). The run ends by printing what the gradient costs next to the loss alone, for
+//! ein and for the hand-written code (`gradient_costs`).
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 
 use crate::harness::{data, Check, IntoOutput, Kernel, KernelResult, KernelSpec, Output, Work, EIN, REFERENCE};
+use crate::stencils::{hotspot_hand, hotspot_step, Hotspot};
 
 ein! {
     /// The mean log-loss of a logistic regression with an L2 penalty.
@@ -29,6 +31,32 @@ ein! {
             m + ln(sum c { exp(logits[b, c] - m) }) - logits[b, labels[b]]
         } / (labels.len() as f32)
     }
+
+    /// How far hotspot's temperatures after `iterations` steps are from a target map.
+    #[grad(hotspot_misfit_grad, wrt(temp))]
+    #[allow(clippy::too_many_arguments)]
+    pub fn hotspot_misfit(
+        temp: [[f32]],
+        power: [[f32]],
+        target: [[f32]],
+        iterations: usize,
+        step_div_cap: f32,
+        rx_1: f32,
+        ry_1: f32,
+        rz_1: f32,
+        ambient: f32,
+    ) -> f32 {
+        let out = fold t in 0..iterations, tmp = temp {
+            for i, j {
+                let c = tmp[i, j];
+                c + step_div_cap * (power[i, j]
+                    + (tmp[i + 1, j] + tmp[i - 1, j] - 2.0 * c) * ry_1
+                    + (tmp[i, j + 1] + tmp[i, j - 1] - 2.0 * c) * rx_1
+                    + (ambient - c) * rz_1)
+            }
+        };
+        sum i, j { (out[i, j] - target[i, j]) * (out[i, j] - target[i, j]) }
+    }
 }
 
 pub fn kernels() -> Vec<KernelSpec> {
@@ -37,11 +65,14 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "logistic-grad", build: logreg_grad_kernel },
         KernelSpec { name: "mlp-loss", build: mlp_loss_kernel },
         KernelSpec { name: "mlp-grad", build: mlp_grad_kernel },
+        KernelSpec { name: "hotspot-loss", build: hotspot_loss_kernel },
+        KernelSpec { name: "hotspot-grad", build: hotspot_grad_kernel },
     ]
 }
 
 /// The gradient kernels and the loss each is judged against.
-const PAIRS: [(&str, &str); 2] = [("logistic-grad", "logistic-loss"), ("mlp-grad", "mlp-loss")];
+const PAIRS: [(&str, &str); 3] =
+    [("logistic-grad", "logistic-loss"), ("mlp-grad", "mlp-loss"), ("hotspot-grad", "hotspot-loss")];
 
 /// For each gradient kernel whose loss ran too: the gradient's median over the loss's, for
 /// ein and for the hand-written code, as report lines.
@@ -279,4 +310,90 @@ fn mlp_grad_kernel(quick: bool) -> Kernel {
             Output::Tuple(vec![loss.into_output(), w1.into_output(), b1.into_output(), w2.into_output(), b2.into_output()])
         })
         .variant("hand", move || mlp_grad_hand(&second))
+}
+
+struct Misfit {
+    temp: Vec<f32>,
+    power: Vec<f32>,
+    target: Vec<f32>,
+    n: usize,
+    iterations: usize,
+    constants: Hotspot,
+}
+
+impl Misfit {
+    fn new(quick: bool) -> Misfit {
+        let (n, iterations) = if quick { (128, 5) } else { (1024, 20) };
+        Misfit {
+            temp: data::uniform_f32(31, n * n, 320.0, 340.0),
+            power: data::uniform_f32(32, n * n, 0.0, 0.005),
+            target: data::uniform_f32(33, n * n, 320.0, 340.0),
+            n,
+            iterations,
+            constants: Hotspot::new(n, n),
+        }
+    }
+
+    fn size(&self) -> String {
+        format!("{}² f32 × {} it", self.n, self.iterations)
+    }
+
+    fn ein(&self, gradient: bool) -> Output {
+        let shape = (self.n, self.n);
+        let (temp, power, target) =
+            (data::view(&self.temp, shape), data::view(&self.power, shape), data::view(&self.target, shape));
+        let Hotspot { step_div_cap, rx_1, ry_1, rz_1, ambient } = self.constants;
+        let args = (step_div_cap, rx_1, ry_1, rz_1, ambient);
+        if gradient {
+            let (misfit, d_temp) =
+                hotspot_misfit_grad(&temp, &power, &target, self.iterations, args.0, args.1, args.2, args.3, args.4);
+            (misfit, d_temp).into_output()
+        } else {
+            hotspot_misfit(&temp, &power, &target, self.iterations, args.0, args.1, args.2, args.3, args.4)
+                .into_output()
+        }
+    }
+
+    /// The final grid and the misfit, by the suite's hand-written hotspot.
+    fn forward(&self) -> (Vec<f32>, f32) {
+        let out = hotspot_hand(&self.constants, &self.temp, &self.power, self.n, self.n, self.iterations);
+        let misfit = out.par_iter().zip(&self.target).map(|(o, t)| (o - t) * (o - t)).sum();
+        (out, misfit)
+    }
+
+    /// The step is affine in the grid and its clamped 5-point stencil is its own transpose, so
+    /// the adjoint step is the same stencil without the power and ambient terms: the misfit's
+    /// gradient is the forward run, then `iterations` adjoint steps from `2 (out - target)`.
+    fn gradient(&self) -> (f32, Vec<f32>) {
+        let (out, misfit) = self.forward();
+        let mut adjoint: Vec<f32> = out.par_iter().zip(&self.target).map(|(o, t)| 2.0 * (o - t)).collect();
+        let linear = Hotspot { ambient: 0.0, ..self.constants };
+        let no_power = vec![0.0; adjoint.len()];
+        let mut next = vec![0.0; adjoint.len()];
+        for _ in 0..self.iterations {
+            hotspot_step(&linear, &adjoint, &no_power, &mut next, self.n, self.n);
+            std::mem::swap(&mut adjoint, &mut next);
+        }
+        (misfit, adjoint)
+    }
+}
+
+fn hotspot_loss_kernel(quick: bool) -> Kernel {
+    let input = Arc::new(Misfit::new(quick));
+    let (first, second) = (Arc::clone(&input), Arc::clone(&input));
+    let bytes = 12.0 * (input.n * input.n * input.iterations) as f64;
+    Kernel::new("hotspot-loss", input.size(), Work::Bytes(bytes), Check::Close(1e-4))
+        .note("the misfit Σ (out - target)² of hotspot's final grid, the baseline of hotspot-grad; hand: the suite's hotspot")
+        .variant("ein", move || first.ein(false))
+        .variant("hand", move || second.forward().1)
+}
+
+fn hotspot_grad_kernel(quick: bool) -> Kernel {
+    let input = Arc::new(Misfit::new(quick));
+    let (first, second) = (Arc::clone(&input), Arc::clone(&input));
+    let bytes = 24.0 * (input.n * input.n * input.iterations) as f64;
+    Kernel::new("hotspot-grad", input.size(), Work::Bytes(bytes), Check::Close(1e-3))
+        .note("the misfit and its gradient by the initial grid (#[grad(.., wrt(temp))]): ein saves every step's grid, then runs the fold backwards; hand: the adjoint stencil (the clamped stencil is self-adjoint), no saved states; rate: the forward's and the backward's traffic")
+        .variant("ein", move || first.ein(true))
+        .variant("hand", move || second.gradient())
 }

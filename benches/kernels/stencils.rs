@@ -65,16 +65,16 @@ pub fn kernels() -> Vec<KernelSpec> {
 /// Rodinia hotspot's physical constants (hotspot.c), for a 16 mm × 16 mm chip 0.5 mm thick
 /// on a `rows × columns` grid.
 #[derive(Clone, Copy)]
-struct Hotspot {
-    step_div_cap: f32,
-    rx_1: f32,
-    ry_1: f32,
-    rz_1: f32,
-    ambient: f32,
+pub struct Hotspot {
+    pub step_div_cap: f32,
+    pub rx_1: f32,
+    pub ry_1: f32,
+    pub rz_1: f32,
+    pub ambient: f32,
 }
 
 impl Hotspot {
-    fn new(rows: usize, columns: usize) -> Hotspot {
+    pub fn new(rows: usize, columns: usize) -> Hotspot {
         const MAX_PD: f64 = 3.0e6;
         const PRECISION: f64 = 0.001;
         const SPEC_HEAT_SI: f64 = 1.75e6;
@@ -112,7 +112,14 @@ impl Hotspot {
 }
 
 /// One hotspot step into `next`, rows in parallel, the interior of each row vectorised.
-fn hotspot_step(constants: &Hotspot, current: &[f32], power: &[f32], next: &mut [f32], rows: usize, columns: usize) {
+pub fn hotspot_step(
+    constants: &Hotspot,
+    current: &[f32],
+    power: &[f32],
+    next: &mut [f32],
+    rows: usize,
+    columns: usize,
+) {
     next.par_chunks_mut(columns).enumerate().for_each(|(i, out)| {
         let row = |r: usize| &current[r * columns..(r + 1) * columns];
         let (north, center, south) = (row(i.saturating_sub(1)), row(i), row((i + 1).min(rows - 1)));
@@ -137,7 +144,7 @@ fn hotspot_step(constants: &Hotspot, current: &[f32], power: &[f32], next: &mut 
     });
 }
 
-fn hotspot_hand(
+pub fn hotspot_hand(
     constants: &Hotspot,
     temp: &[f32],
     power: &[f32],

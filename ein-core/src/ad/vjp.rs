@@ -36,7 +36,7 @@ use crate::ir::{
 };
 use crate::ops::Func;
 use proc_macro2::Span;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The reverse-mode companion of a checked program: its parameters, then (unless `grad`) the
 /// cotangent of the result (`cotangent`, of the result's type, checked to have its shape);
@@ -54,6 +54,7 @@ pub fn vjp_program(primal: &Program, grad: bool, wrt: &[VarId]) -> syn::Result<P
         contributions: HashMap::new(),
         depth: HashMap::new(),
         lets: Default::default(),
+        inactive: primal.params.iter().copied().filter(|param| !wrt.contains(param)).collect(),
     };
     let mut params = primal.params.clone();
     for &param in &primal.params {
@@ -198,6 +199,9 @@ struct Vjp {
     depth: HashMap<VarId, usize>,
     /// The value of every `let` the sweep has placed, to see sizes through them.
     lets: crate::check::sizes::LetValues,
+    /// The parameters whose adjoints nobody asked for (not in `wrt`): nothing contributes to
+    /// them, and what only they would need is not computed.
+    inactive: HashSet<VarId>,
 }
 
 fn unsupported(span: Span, what: &str) -> syn::Error {
@@ -207,6 +211,15 @@ fn unsupported(span: Span, what: &str) -> syn::Error {
 impl Vjp {
     fn steps(&mut self) -> &mut Block {
         &mut self.frames.last_mut().expect("the root frame").steps
+    }
+
+    /// Whether walking `expr` can contribute to anything: it has a float value and reads a
+    /// float variable that is not an inactive parameter.
+    fn needs(&self, expr: &Expr) -> bool {
+        has_float(&expr.ty)
+            && free_vars(expr).iter().any(|var| {
+                !self.inactive.contains(var) && self.vars.get(var.0 as usize).is_some_and(|info| has_float(&info.ty))
+            })
     }
 
     fn fresh_let(&mut self, name: &str, ty: &Type, span: Span) -> VarId {
@@ -286,7 +299,7 @@ impl Vjp {
     /// Walks `expr` (a copy of the primal's that nothing else binds) with `cotangent` (an atom
     /// of its type), recording contributions.
     fn backprop(&mut self, expr: &Expr, cotangent: Expr) -> syn::Result<()> {
-        if !has_float(&expr.ty) {
+        if !self.needs(expr) {
             return Ok(());
         }
         let span = expr.span;
@@ -453,6 +466,7 @@ impl Vjp {
             contributions: HashMap::new(),
             depth: self.depth.keys().map(|var| (*var, 0)).collect(),
             lets: self.lets.clone(),
+            inactive: self.inactive.clone(),
         };
         let (t, state, mut body) = walker.step_copy(expr)?;
         same_lengths_as(&mut body, state, &init);
@@ -700,30 +714,45 @@ impl Vjp {
                 let negated = self.atom(negate(cotangent));
                 self.backprop(rhs, negated)
             }
+            // Each side's primal value only where the other side needs it.
             BinaryOp::Mul => {
-                let (a, b) = (self.primal(lhs), self.primal(rhs));
-                let to_lhs = self.atom(binary(BinaryOp::Mul, cotangent.clone(), b));
-                self.backprop(lhs, to_lhs)?;
-                let to_rhs = self.atom(binary(BinaryOp::Mul, a, cotangent));
-                self.backprop(rhs, to_rhs)
+                if self.needs(lhs) {
+                    let b = self.primal(rhs);
+                    let to_lhs = self.atom(binary(BinaryOp::Mul, cotangent.clone(), b));
+                    self.backprop(lhs, to_lhs)?;
+                }
+                if self.needs(rhs) {
+                    let a = self.primal(lhs);
+                    let to_rhs = self.atom(binary(BinaryOp::Mul, a, cotangent));
+                    self.backprop(rhs, to_rhs)?;
+                }
+                Ok(())
             }
             // a / b: ā += c / b, b̄ -= c (a / b) / b.
             BinaryOp::Div => {
-                let (a, b) = (self.primal(lhs), self.primal(rhs));
-                let to_lhs = self.atom(binary(BinaryOp::Div, cotangent.clone(), b.clone()));
-                self.backprop(lhs, to_lhs)?;
-                let quotient = binary(BinaryOp::Div, a, b.clone());
-                let to_rhs = negate(binary(BinaryOp::Div, binary(BinaryOp::Mul, cotangent, quotient), b));
-                let to_rhs = self.atom(to_rhs);
-                self.backprop(rhs, to_rhs)
+                let b = self.primal(rhs);
+                if self.needs(lhs) {
+                    let to_lhs = self.atom(binary(BinaryOp::Div, cotangent.clone(), b.clone()));
+                    self.backprop(lhs, to_lhs)?;
+                }
+                if self.needs(rhs) {
+                    let quotient = binary(BinaryOp::Div, self.primal(lhs), b.clone());
+                    let to_rhs = negate(binary(BinaryOp::Div, binary(BinaryOp::Mul, cotangent, quotient), b));
+                    let to_rhs = self.atom(to_rhs);
+                    self.backprop(rhs, to_rhs)?;
+                }
+                Ok(())
             }
             // a % b = a - b trunc(a / b).
             BinaryOp::Rem => {
-                let (a, b) = (self.primal(lhs), self.primal(rhs));
                 self.backprop(lhs, cotangent.clone())?;
-                let truncated = call(Func::Trunc, vec![binary(BinaryOp::Div, a, b)]);
-                let to_rhs = self.atom(negate(binary(BinaryOp::Mul, cotangent, truncated)));
-                self.backprop(rhs, to_rhs)
+                if self.needs(rhs) {
+                    let (a, b) = (self.primal(lhs), self.primal(rhs));
+                    let truncated = call(Func::Trunc, vec![binary(BinaryOp::Div, a, b)]);
+                    let to_rhs = self.atom(negate(binary(BinaryOp::Mul, cotangent, truncated)));
+                    self.backprop(rhs, to_rhs)?;
+                }
+                Ok(())
             }
             // Comparisons and logic have no float result.
             _ => Ok(()),
