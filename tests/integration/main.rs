@@ -19,7 +19,9 @@
 //! - `jvp`: `#[jvp]` companions (forward-mode derivatives), compiled against the interpreted
 //!   companion and the primal's dual numbers ([`differential_jvp!`]).
 //! - `vjp`: `#[vjp]` and `#[grad]` companions (reverse mode), compiled against the interpreted
-//!   companion, which must be the transpose of the primal's dual numbers ([`differential_vjp!`]).
+//!   companion, which must be the transpose of the primal's dual numbers ([`differential_vjp!`]);
+//!   `finite_differences`: compiled `#[grad]`s against central differences of the compiled
+//!   primal, in f64.
 //! - `ui`: trybuild compile-fail tests of the diagnostics.
 //!
 //! A test states its program once, with [`differential!`] (item form) or
@@ -325,6 +327,7 @@ mod edge_cases;
 mod errors;
 mod expression_form;
 mod filter;
+mod finite_differences;
 mod functions;
 mod harness_checks;
 mod inference;
