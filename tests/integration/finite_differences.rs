@@ -141,3 +141,36 @@ fn scan_recurrence_gradient_matches_central_differences() {
     let (_, dx, da) = recurrence_grad(&params[0], params[1][0]);
     check("recurrence", &params, &[flat(dx), vec![da]], value);
 }
+
+ein::ein! {
+    #[grad(loss_grad, wrt(w))]
+    pub fn loss(x: [[f64]], y: [f64], w: [f64]) -> f64 {
+        let p = for i { 1.0 / (1.0 + exp(-sum k { x[i, k] * w[k] })) };
+        -sum i { y[i] * ln(p[i]) + (1.0 - y[i]) * ln(1.0 - p[i]) } / (y.len() as f64)
+    }
+}
+
+/// The README's gradient-descent example, as written there: it must fit separable data.
+#[test]
+fn readme_gradient_descent_fits_a_model() {
+    let (n, d) = (200, 3);
+    let mut rng = Rng::new(5);
+    let x = ndarray::Array2::from_shape_vec((n, d), uniform(&mut rng, n * d, -1.0, 1.0)).expect("shape");
+    let truth = [1.5, -2.0, 0.5];
+    let y: Vec<f64> =
+        x.rows().into_iter().map(|row| if row.dot(&ndarray::arr1(&truth)) > 0.0 { 1.0 } else { 0.0 }).collect();
+    let initial = loss(&x, &y, &vec![0.0; d]);
+
+    let mut w = vec![0.0; x.ncols()];
+    for _ in 0..200 {
+        let (_value, dw) = loss_grad(&x, &y, &w); // the loss, and its gradient by w
+        for (w, g) in w.iter_mut().zip(dw.as_slice()) {
+            *w -= 0.5 * g;
+        }
+    }
+
+    let fitted = loss(&x, &y, &w);
+    assert!(fitted < 0.5 * initial, "the loss went from {initial} to {fitted}");
+    let agree = x.rows().into_iter().zip(&y).filter(|(row, &y)| (row.dot(&ndarray::arr1(&w)) > 0.0) == (y > 0.5));
+    assert!(agree.count() >= n * 9 / 10, "the fitted weights {w:?} classify the data");
+}
