@@ -125,3 +125,20 @@ differential_vjp! {
         cotangent = array([h, w]),
     );
 }
+
+differential_vjp! {
+    /// A sparse matrix–vector product (COO) by `accum`: the values' adjoints are the cotangent
+    /// gathered at their rows times `x` at their columns, `x`'s and the target's come through.
+    vjp coo_matvec: fn(rows: [i64], cols: [i64], values: [f64], x: [f64], y0: [f64]) -> [f64] {
+        accum y = y0 { for k { if values[k] != 0.0 { y[rows[k]] += values[k] * x[cols[k]] } } }
+    }
+    cases [nnz, m, n] in [[0, 0, 3], [0, 3, 2], [1, 1, 1], [40, 6, 5], [3000, 200, 100]];
+    args (
+        rows = array([nnz]).within(0.0, m.max(1) as f64 - 1.0),
+        cols = array([nnz]).within(0.0, n.max(1) as f64 - 1.0),
+        values = array([nnz]),
+        x = array([n]),
+        y0 = array([m]),
+        cotangent = array([m]),
+    );
+}

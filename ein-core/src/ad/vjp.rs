@@ -266,7 +266,8 @@ impl Vjp {
         // Part by part, so that a part two values share is computed once; a read whole, with
         // its positions computed (a read of a row, then of its element, would hide the
         // element's read from the contraction pass).
-        let copy = if expr.binders().next().is_some() || matches!(expr.kind, ExprKind::Assert(_)) {
+        // An accum's updates are a nest, not a value: the accum is copied whole.
+        let copy = if expr.binders().next().is_some() || matches!(expr.kind, ExprKind::Assert(_) | ExprKind::Accum(_)) {
             self.fresh_clone(expr)
         } else if let ExprKind::Index(_) = expr.kind {
             let (base, reads) = expr.read_chain();
@@ -393,7 +394,7 @@ impl Vjp {
             ExprKind::Filter(_) => Err(unsupported(span, "filters (`for i where …`)")),
             ExprKind::Fold(fold) => self.fold(expr, fold, cotangent, false),
             ExprKind::Scan(scan) => self.fold(expr, scan, cotangent, true),
-            ExprKind::Accum(_) => Err(unsupported(span, "`accum`")),
+            ExprKind::Accum(accum) => self.accum(accum, cotangent),
             ExprKind::Contract(_) => {
                 Err(syn::Error::new(span, "ein internal error: differentiation runs before contractions are made"))
             }
@@ -531,6 +532,77 @@ impl Vjp {
         self.contributions.remove(&state);
         self.close();
         result
+    }
+
+    /// `accum h = init { … h[p] += v … }` is `init` plus each `v` at its `p`: `init` gets the
+    /// whole cotangent, each `v` the cotangent's element at its `p` where its condition holds.
+    /// (`*=` is refused; `|=` and `&=` are on booleans.)
+    fn accum(&mut self, accum: &node::Accum, cotangent: Expr) -> syn::Result<()> {
+        if accum.ops.contains(&UpdateOp::Mul) {
+            return Err(unsupported(accum.init.span, "`*=` updates of an `accum`"));
+        }
+        let cotangent = self.atom(cotangent);
+        self.backprop(&accum.init, cotangent.clone())?;
+        let updates = self.fresh_clone(&accum.updates);
+        self.accum_updates(&updates, &cotangent, &accum.ops)
+    }
+
+    /// The loops, `let`s and checks of an accum's updates as frames and steps, then each
+    /// update's value walked with its element of `cotangent`.
+    fn accum_updates(&mut self, nest: &Expr, cotangent: &Expr, ops: &[UpdateOp]) -> syn::Result<()> {
+        match &nest.kind {
+            ExprKind::For(node::For { index, size, body }) => {
+                self.open(Some((*index, (**size).clone())), None);
+                let result = self.accum_updates(body, cotangent, ops);
+                self.close();
+                result
+            }
+            ExprKind::Let(node::Let { var, value, body }) => {
+                self.let_step(*var, (**value).clone());
+                self.accum_updates(body, cotangent, ops)?;
+                let ty = value.ty.clone();
+                if let Some(adjoint) = self.materialize(*var, &ty, value.span)? {
+                    let value = self.fresh_clone(value);
+                    self.backprop(&value, adjoint)?;
+                }
+                Ok(())
+            }
+            ExprKind::Assert(node::Assert { checks, body }) => {
+                self.steps().push(Step::Assert(checks.clone()));
+                self.accum_updates(body, cotangent, ops)
+            }
+            ExprKind::Tuple(items) => {
+                let width = items.len() / ops.len().max(1);
+                for (group, op) in items.chunks(width.max(1)).zip(ops) {
+                    let (Some((cond, rest)), UpdateOp::Add) = (group.split_first(), op) else { continue };
+                    let Some((value, positions)) = rest.split_last() else { continue };
+                    if !self.needs(value) {
+                        continue;
+                    }
+                    let cond = self.primal(cond);
+                    let positions: Vec<(Expr, Bounds)> =
+                        positions.iter().map(|position| (self.primal(position), Bounds::Clamped)).collect();
+                    // The element only where the update happens: an update whose condition
+                    // fails may name a position outside the (possibly empty) array.
+                    self.open(None, Some(cond.clone()));
+                    let once = self.fresh_index(value.span);
+                    let read = Expr::read_of(cotangent.clone(), positions);
+                    let times = select(cond, int(1, value.span), int(0, value.span));
+                    let kind = ExprKind::Reduce(node::Reduce {
+                        op: ReduceOp::Sum,
+                        index: once,
+                        size: Box::new(times),
+                        body: Box::new(read),
+                    });
+                    let element = self.atom(Expr::new(kind, value.ty.clone(), value.span));
+                    let result = self.backprop(value, element);
+                    self.close();
+                    result?;
+                }
+                Ok(())
+            }
+            _ => Err(syn::Error::new(nest.span, "ein internal error: an accum's updates end in no tuple")),
+        }
     }
 
     /// A copy of a fold's step: its index and accumulator as `let`s to bind, and its body.

@@ -1,4 +1,5 @@
-// `#[grad]` needs a float scalar result; `wrt` names float parameters of the function.
+// `#[grad]` needs a float scalar result; `wrt` names float parameters of the function; what
+// reverse mode does not handle yet (a filter) is an error at its token.
 ein::ein! {
     #[grad(scale_grad)]
     pub fn scale(x: [f64]) -> [f64] {
@@ -22,8 +23,8 @@ ein::ein! {
 
 ein::ein! {
     #[vjp(run_vjp)]
-    pub fn run(x: [f64]) -> f64 {
-        fold t in 0..3, acc = 0.0 { acc + x[t] }
+    pub fn run(x: [f64]) -> [f64] {
+        for i where x[i] > 0.0 { 2.0 * x[i] }
     }
 }
 
