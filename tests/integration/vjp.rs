@@ -142,3 +142,14 @@ differential_vjp! {
         cotangent = array([m]),
     );
 }
+
+differential_vjp! {
+    /// A filter's kept elements get the cotangent at their rank among the kept; the dropped
+    /// ones nothing. (The condition is on the index so that the cotangent's length is known
+    /// here; the property test has filters on values.)
+    vjp filter_even: fn(x: [f64], w: [f64]) -> [f64] {
+        for i where i % 2 == 0 { x[i] * w[i] + sin(w[i]) }
+    }
+    cases [n] in [[0], [1], [9], [5000]];
+    args (x = array([n]), w = array([n]), cotangent = array([(n + 1) / 2]));
+}

@@ -391,10 +391,10 @@ impl Vjp {
                 Ok(())
             }
             ExprKind::Reduce(reduce) => self.reduce(expr, reduce, cotangent),
-            ExprKind::Filter(_) => Err(unsupported(span, "filters (`for i where …`)")),
+            ExprKind::Filter(_) => self.filter(expr, cotangent),
             ExprKind::Fold(fold) => self.fold(expr, fold, cotangent, false),
             ExprKind::Scan(scan) => self.fold(expr, scan, cotangent, true),
-            ExprKind::Accum(accum) => self.accum(accum, cotangent),
+            ExprKind::Accum(accum) => self.accum(accum, cotangent, span),
             ExprKind::Contract(_) => {
                 Err(syn::Error::new(span, "ein internal error: differentiation runs before contractions are made"))
             }
@@ -537,9 +537,9 @@ impl Vjp {
     /// `accum h = init { … h[p] += v … }` is `init` plus each `v` at its `p`: `init` gets the
     /// whole cotangent, each `v` the cotangent's element at its `p` where its condition holds.
     /// (`*=` is refused; `|=` and `&=` are on booleans.)
-    fn accum(&mut self, accum: &node::Accum, cotangent: Expr) -> syn::Result<()> {
+    fn accum(&mut self, accum: &node::Accum, cotangent: Expr, span: Span) -> syn::Result<()> {
         if accum.ops.contains(&UpdateOp::Mul) {
-            return Err(unsupported(accum.init.span, "`*=` updates of an `accum`"));
+            return Err(unsupported(span, "`*=` updates of an `accum`"));
         }
         let cotangent = self.atom(cotangent);
         self.backprop(&accum.init, cotangent.clone())?;
@@ -603,6 +603,72 @@ impl Vjp {
             }
             _ => Err(syn::Error::new(nest.span, "ein internal error: an accum's updates end in no tuple")),
         }
+    }
+
+    /// `for i where c { e }`: element `m` of the result is the `e` of the `m`-th index kept, so
+    /// a kept `e` gets the cotangent's element at its rank among the kept (an inclusive count
+    /// of the kept, by a scan, minus one).
+    fn filter(&mut self, expr: &Expr, cotangent: Expr) -> syn::Result<()> {
+        let span = expr.span;
+        let cotangent = self.atom(cotangent);
+        let parts = |this: &mut Self| -> syn::Result<(VarId, Expr, Expr)> {
+            let copy = this.fresh_clone(expr);
+            let ExprKind::Filter(node::For { index, size, body }) = copy.kind else {
+                return Err(syn::Error::new(span, "ein internal error: a filter's copy is not a filter"));
+            };
+            Ok((index, *size, *body))
+        };
+        // The ranks: how many indices up to each are kept.
+        let (index, size, body) = parts(self)?;
+        self.vars[index.0 as usize].kind = VarKind::Let;
+        let step = self.fresh_index(span);
+        let name = format!("{}kept{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
+        let count = declare(&mut self.vars, VarInfo { name, ty: Type::I64, kind: VarKind::Accumulator, span });
+        let name = format!("{}pair{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
+        let pair = declare(&mut self.vars, VarInfo { name, ty: body.ty.clone(), kind: VarKind::Let, span });
+        let kept = select(project(var(pair, &body.ty, span), 0), int(1, span), int(0, span));
+        let step_body = wrap(
+            vec![Step::Let(index, var(step, &Type::I64, span)), Step::Let(pair, body)],
+            binary(BinaryOp::Add, var(count, &Type::I64, span), kept),
+        );
+        let node = node::Fold {
+            index: step,
+            count: Box::new(size),
+            acc: count,
+            init: Box::new(int(0, span)),
+            body: Box::new(step_body),
+        };
+        let ranks = self.bind(Expr::new(ExprKind::Scan(node), Type::array(Type::I64, 1), span));
+
+        // Each kept element's cotangent, read only where it is kept (the cotangent may be empty).
+        let (index, size, body) = parts(self)?;
+        self.open(Some((index, size)), None);
+        let pair = self.primal(&body);
+        let cond = self.atom(project(pair, 0));
+        let rank = binary(BinaryOp::Sub, read(ranks, var(index, &Type::I64, span), Bounds::Clamped), int(1, span));
+        let element_ty = match &body.ty {
+            Type::Tuple { fields, .. } if fields.len() == 2 => fields[1].clone(),
+            _ => return Err(syn::Error::new(span, "ein internal error: a filter's body is not a pair")),
+        };
+        if !matches!(element_ty, Type::Scalar(_)) {
+            self.close();
+            return Err(unsupported(span, "a filter whose elements are tuples or records"));
+        }
+        let once = self.fresh_index(span);
+        let kind = ExprKind::Reduce(node::Reduce {
+            op: ReduceOp::Sum,
+            index: once,
+            size: Box::new(select(cond.clone(), int(1, span), int(0, span))),
+            body: Box::new(read(cotangent, rank, Bounds::Clamped)),
+        });
+        let element = self.atom(Expr::new(kind, element_ty, span));
+        let no = Expr::new(ExprKind::Literal(Literal::Bool(false)), Type::BOOL, span);
+        let pair_cotangent = self.atom(tuple(vec![no, element], body.ty.clone()));
+        self.open(None, Some(cond));
+        let result = self.backprop(&body, pair_cotangent);
+        self.close();
+        self.close();
+        result
     }
 
     /// A copy of a fold's step: its index and accumulator as `let`s to bind, and its body.
