@@ -151,5 +151,5 @@ differential_vjp! {
         for i where i % 2 == 0 { x[i] * w[i] + sin(w[i]) }
     }
     cases [n] in [[0], [1], [9], [5000]];
-    args (x = array([n]), w = array([n]), cotangent = array([(n + 1) / 2]));
+    args (x = array([n]), w = array([n]), cotangent = array([n.div_ceil(2)]));
 }

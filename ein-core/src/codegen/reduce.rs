@@ -928,6 +928,12 @@ impl<'p> Gen<'p> {
         body: &Expr,
         block: &mut Block,
     ) -> syn::Result<bool> {
+        // The step's `let`s first, so that `let …; acc + x` is `acc += x` too.
+        let mut body = body;
+        while let ExprKind::Let(node::Let { var, value, body: rest }) = &body.kind {
+            self.bind_let(*var, value, block)?;
+            body = rest;
+        }
         // `acc = acc + x` on floats is written `acc += x`.
         if let ExprKind::Binary(node::Binary { op, lhs, rhs }) = &body.kind {
             let float = match body.ty {
