@@ -781,7 +781,7 @@ impl<'p> Gen<'p> {
     }
 
     /// A fold, or with `saved` a scan whose state holds an array: the same loop, each state
-    /// then copied onto a [`Tape`](ein_runtime's `Tape`), which becomes the scan's array.
+    /// then copied onto the runtime's `Tape`, which becomes the scan's array.
     pub(super) fn fold_states(
         &mut self,
         fold: &node::Fold,
