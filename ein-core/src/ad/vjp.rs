@@ -245,9 +245,7 @@ impl Vjp {
     fn bind(&mut self, expr: Expr) -> Expr {
         let (ty, span) = (expr.ty.clone(), expr.span);
         let fresh = self.fresh_let(crate::ir::SYNTHETIC_PREFIX, &ty, span);
-        self.depth.insert(fresh, self.frames.len() - 1);
-        self.lets.insert(fresh, expr.clone());
-        self.steps().push(Step::Let(fresh, expr));
+        self.let_step(fresh, expr);
         var(fresh, &ty, span)
     }
 
@@ -308,10 +306,7 @@ impl Vjp {
             ExprKind::Literal(_) | ExprKind::Len(_) => Ok(()),
             ExprKind::Var(var) => self.contribute(*var, Vec::new(), cotangent, &expr.ty),
             ExprKind::Let(node::Let { var, value, body }) => {
-                let depth = self.frames.len() - 1;
-                self.depth.insert(*var, depth);
-                self.lets.insert(*var, (**value).clone());
-                self.steps().push(Step::Let(*var, (**value).clone()));
+                self.let_step(*var, (**value).clone());
                 self.backprop(body, cotangent)?;
                 let ty = value.ty.clone();
                 if let Some(adjoint) = self.materialize(*var, &ty, span)? {
@@ -585,16 +580,7 @@ impl Vjp {
                     // The element only where the update happens: an update whose condition
                     // fails may name a position outside the (possibly empty) array.
                     self.open(None, Some(cond.clone()));
-                    let once = self.fresh_index(value.span);
-                    let read = Expr::read_of(cotangent.clone(), positions);
-                    let times = select(cond, int(1, value.span), int(0, value.span));
-                    let kind = ExprKind::Reduce(node::Reduce {
-                        op: ReduceOp::Sum,
-                        index: once,
-                        size: Box::new(times),
-                        body: Box::new(read),
-                    });
-                    let element = self.atom(Expr::new(kind, value.ty.clone(), value.span));
+                    let element = self.read_where(cond, Expr::read_of(cotangent.clone(), positions), &value.ty);
                     let result = self.backprop(value, element);
                     self.close();
                     result?;
@@ -654,14 +640,7 @@ impl Vjp {
             self.close();
             return Err(unsupported(span, "a filter whose elements are tuples or records"));
         }
-        let once = self.fresh_index(span);
-        let kind = ExprKind::Reduce(node::Reduce {
-            op: ReduceOp::Sum,
-            index: once,
-            size: Box::new(select(cond.clone(), int(1, span), int(0, span))),
-            body: Box::new(read(cotangent, rank, Bounds::Clamped)),
-        });
-        let element = self.atom(Expr::new(kind, element_ty, span));
+        let element = self.read_where(cond.clone(), read(cotangent, rank, Bounds::Clamped), &element_ty);
         let no = Expr::new(ExprKind::Literal(Literal::Bool(false)), Type::BOOL, span);
         let pair_cotangent = self.atom(tuple(vec![no, element], body.ty.clone()));
         self.open(None, Some(cond));
@@ -683,6 +662,20 @@ impl Vjp {
             self.vars[bound.0 as usize].kind = VarKind::Let;
         }
         Ok((index, acc, *body))
+    }
+
+    /// `read` (a scalar of type `ty`) evaluated only where `cond` holds, else 0: a sum over
+    /// `0..(cond ? 1 : 0)`, since both sides of a select are evaluated and the read may be of
+    /// an empty array where `cond` fails.
+    fn read_where(&mut self, cond: Expr, read: Expr, ty: &Type) -> Expr {
+        let span = read.span;
+        let kind = ExprKind::Reduce(node::Reduce {
+            op: ReduceOp::Sum,
+            index: self.fresh_index(span),
+            size: Box::new(select(cond, int(1, span), int(0, span))),
+            body: Box::new(read),
+        });
+        self.atom(Expr::new(kind, ty.clone(), span))
     }
 
     /// `let var = value` in the current frame.
