@@ -136,6 +136,21 @@ differential! {
 }
 
 differential! {
+    /// Every wrapping remainder form (`j + 1`, `n - 1 + j`, `j + n`, `j`) beside a clamped read
+    /// in one loop: the interior where none wraps or clamps runs without compares, the edges
+    /// keep them; the remainders are results too, not only read positions.
+    wraps_beside_a_clamp: fn(a: [i64]) -> [(i64, i64)] {
+        let n = a.len();
+        for j {
+            let (left, right) = ((n - 1 + j) % n, (j + 1) % n);
+            (a[left] * 3 + a[right] * 5 + a[j + 2] * 7 + a[(j + n) % n], left * 11 + right + j % n)
+        }
+    }
+    cases [n] in [[0], [1], [2], [3], [4], [9], [100]];
+    args (a = array([n]).within(-1000.0, 1000.0));
+}
+
+differential! {
     /// A wrapped read whose divisor is another array's length: a remainder by zero is an error
     /// in both, a length other than the axis keeps the clamp.
     wrapped_by_another_length: fn(a: [f64], b: [f64]) -> [f64] {

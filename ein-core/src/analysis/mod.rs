@@ -32,6 +32,8 @@ pub struct Analysis<'p> {
     nodes: Vec<Facts>,
     /// Per comprehension index: the clamped reads in its body that its interior keeps in range.
     interior_reads: BTreeMap<VarId, Vec<Interior>>,
+    /// Per comprehension index: the remainders in its body that wrap at most once around it.
+    interior_wraps: BTreeMap<VarId, Vec<Wrap<'p>>>,
     /// Per reduction index: the reduction's size.
     reduction_sizes: BTreeMap<VarId, &'p Expr>,
     /// Per comprehension or reduction index: its size (the index is in `0..size`).
@@ -85,6 +87,17 @@ pub struct Interior {
     pub axis: usize,
     pub offset: i64,
     pub window: Option<VarId>,
+}
+
+/// A remainder `(index + c) % modulus` that wraps at most once ([`Analysis::wrap`]). Where
+/// `0 <= index + shift < modulus` (a loop's interior, like a clamped read shifted by `shift`)
+/// it is `index + c`, less `modulus` when `subtracts`: no compare.
+#[derive(Clone, Copy, Debug)]
+pub struct Wrap<'e> {
+    pub index: VarId,
+    pub modulus: &'e Expr,
+    pub shift: i64,
+    pub subtracts: bool,
 }
 
 /// The terms of a sum of `+` and `-` nodes, each with its sign (`true` for added).
@@ -215,6 +228,7 @@ impl<'p> Analysis<'p> {
             program,
             nodes: Vec::new(),
             interior_reads: BTreeMap::new(),
+            interior_wraps: BTreeMap::new(),
             reduction_sizes: BTreeMap::new(),
             index_sizes: BTreeMap::new(),
             tiled: BTreeSet::new(),
@@ -315,6 +329,12 @@ impl<'p> Analysis<'p> {
     /// the loop's interior (each once).
     pub fn interior_reads(&self, index: VarId) -> &[Interior] {
         self.interior_reads.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The remainders in the body of the comprehension over `index` that wrap at most once
+    /// around it (each modulus and shift once): in the loop's interior they need no compare.
+    pub fn interior_wraps(&self, index: VarId) -> &[Wrap<'p>] {
+        self.interior_wraps.get(&index).map_or(&[], Vec::as_slice)
     }
 
     /// Whether the two-axis comprehension whose outer index is `outer` is written tile by tile:
@@ -451,36 +471,44 @@ impl<'p> Analysis<'p> {
         along
     }
 
-    /// Whether the integer remainder `lhs % rhs` wraps at most once: `lhs` is `v + c` (in any
+    /// The integer remainder `lhs % rhs` when it wraps at most once: `lhs` is `v + c` (in any
     /// order of terms) for the index `v` of a loop over `0..rhs` it is evaluated in, and `c`
     /// is `0`, `1`, `rhs - 1` or `rhs`, so `0 <= lhs < 2 * rhs`: the remainder is then
     /// `lhs - rhs` when `lhs >= rhs`, else `lhs`, a compare and a select instead of a division
     /// (the torus reads `(i + n - 1) % n` and `(i + 1) % n`).
-    pub fn remainder_wraps_once(&self, lhs: &Expr, rhs: &Expr) -> bool {
+    pub fn wrap<'e>(&self, lhs: &Expr, rhs: &'e Expr) -> Option<Wrap<'e>> {
         let modulus = crate::ir::visit::alpha_key(rhs);
         let mut terms = Vec::new();
         signed_terms(lhs, true, &mut terms);
-        let is_index = |term: &Expr| match &term.kind {
-            ExprKind::Var(var) => {
-                self.index_sizes.get(var).is_some_and(|size| crate::ir::visit::alpha_key(size) == modulus)
-            }
-            _ => false,
+        let index_of = |term: &Expr| match &term.kind {
+            ExprKind::Var(var) => self
+                .index_sizes
+                .get(var)
+                .is_some_and(|size| crate::ir::visit::alpha_key(size) == modulus)
+                .then_some(*var),
+            _ => None,
         };
-        let Some(position) = terms.iter().position(|(positive, term)| *positive && is_index(term)) else {
-            return false;
-        };
+        let (position, index) = terms
+            .iter()
+            .enumerate()
+            .find_map(|(at, (positive, term))| Some((at, index_of(term).filter(|_| *positive)?)))?;
         terms.remove(position);
         let is_modulus = |term: &Expr| crate::ir::visit::alpha_key(term) == modulus;
         let literal =
             |term: &Expr, value: i64| matches!(term.kind, ExprKind::Literal(Literal::Int(found)) if found == value);
-        match terms.as_slice() {
-            [] => true,
-            [(true, one)] => literal(one, 1) || literal(one, 0) || is_modulus(one),
-            [(true, first), (false, second)] | [(false, second), (true, first)] => {
-                is_modulus(first) && literal(second, 1)
+        let (shift, subtracts) = match terms.as_slice() {
+            [] => (0, false),
+            [(true, one)] if literal(one, 0) => (0, false),
+            [(true, one)] if literal(one, 1) => (1, false),
+            [(true, one)] if is_modulus(one) => (0, true),
+            [(true, first), (false, second)] | [(false, second), (true, first)]
+                if is_modulus(first) && literal(second, 1) =>
+            {
+                (-1, true)
             }
-            _ => false,
-        }
+            _ => return None,
+        };
+        Some(Wrap { index, modulus: rhs, shift, subtracts })
     }
 
     fn facts(&self, expr: &Expr) -> Facts {
@@ -587,6 +615,11 @@ impl<'p> Analysis<'p> {
                 self.collect_interior_reads(*index, body, &inside, &mut reads);
                 if !reads.is_empty() {
                     self.interior_reads.insert(*index, reads);
+                }
+                let mut wraps = Vec::new();
+                self.collect_interior_wraps(*index, body, &inside, &mut wraps);
+                if !wraps.is_empty() {
+                    self.interior_wraps.insert(*index, wraps);
                 }
                 if !nested {
                     self.record_comprehension(expr);
@@ -730,6 +763,30 @@ impl<'p> Analysis<'p> {
             return;
         }
         body.for_each_child(|child| self.collect_interior_reads(index, child, inside, found));
+    }
+
+    /// The remainders in `body` that wrap at most once around `index` ([`Analysis::wrap`]),
+    /// by a modulus bound outside `body` (so computable before the loop), each shift once.
+    fn collect_interior_wraps(
+        &self,
+        index: VarId,
+        body: &'p Expr,
+        inside: &BTreeSet<VarId>,
+        found: &mut Vec<Wrap<'p>>,
+    ) {
+        if let ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) = &body.kind {
+            let wrap = self.wrap(lhs, rhs).filter(|wrap| wrap.index == index && free_vars(rhs).is_disjoint(inside));
+            if let Some(wrap) = wrap {
+                let key = crate::ir::visit::alpha_key(rhs);
+                let known = found
+                    .iter()
+                    .any(|other| other.shift == wrap.shift && crate::ir::visit::alpha_key(other.modulus) == key);
+                if !known {
+                    found.push(wrap);
+                }
+            }
+        }
+        body.for_each_child(|child| self.collect_interior_wraps(index, child, inside, found));
     }
 
     fn record_reduction_sizes(&mut self, expr: &'p Expr) {

@@ -211,7 +211,7 @@ fn remainders_that_wrap_at_most_once_are_recognised() {
             .into_iter()
             .filter_map(|node| match &node.kind {
                 ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) => {
-                    Some(analysis.remainder_wraps_once(lhs, rhs))
+                    Some(analysis.wrap(lhs, rhs).is_some())
                 }
                 _ => None,
             })

@@ -344,8 +344,8 @@ impl Gen<'_> {
         body: &Expr,
         block: &mut Block,
     ) -> syn::Result<()> {
-        let reads = self.analysis.interior_reads(index);
-        if reads.is_empty() {
+        let (reads, wraps) = (self.analysis.interior_reads(index), self.analysis.interior_wraps(index));
+        if reads.is_empty() && wraps.is_empty() {
             return self.fill_run(index, count.tokens.clone(), offset, body, block);
         }
         // Clamped reads of `array[.., index + shift, ..]`: split the loop into its edges, where
@@ -353,7 +353,14 @@ impl Gen<'_> {
         // Elements are still computed in order, so failures happen exactly where they did.
         // A window read `index + w + shift`, `w` in `0..size`, needs both extremes in range:
         // `shift` and `shift + size - 1` (with no steps, `size <= 0`, nothing is read).
+        // A wrapping remainder `(index + c) % n` is known not to wrap, or to wrap, where
+        // `index + shift` is in `0..n`, as a read shifted by `shift` of an axis of length `n`.
         let mut shifts = Vec::new();
+        for wrap in wraps {
+            let modulus = self.scalar(wrap.modulus, block)?.tokens;
+            let shift = wrap.shift;
+            shifts.push(quote!((::ein::__private::size_or_zero(#modulus), #shift)));
+        }
         for read in reads {
             let view = match self.env.get(&read.array) {
                 Some(Value::Array(array)) => array.views().first().cloned(),
@@ -388,7 +395,9 @@ impl Gen<'_> {
         self.fill_run(index, low.to_token_stream(), offset.clone(), body, block)?;
         let outer = self.interior.len();
         self.interior.extend(reads.iter().copied());
+        self.wrap_interior.push(index);
         let interior = self.fill_run(index, quote!(#high - #low), Some(shifted(&low)), body, block);
+        self.wrap_interior.pop();
         self.interior.truncate(outer);
         interior?;
         self.fill_run(index, quote!(#count - #high), Some(shifted(&high)), body, block)

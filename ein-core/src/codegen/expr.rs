@@ -209,7 +209,12 @@ impl Gen<'_> {
                     ExprKind::Literal(literal) => Const::of(literal, scalar).is_some_and(|value| !value.is_zero()),
                     _ => false,
                 };
-                if op == BinaryOp::Rem && self.analysis.remainder_wraps_once(lhs, rhs) {
+                let wrap = if op == BinaryOp::Rem { self.analysis.wrap(lhs, rhs) } else { None };
+                if let Some(wrap) = wrap.filter(|wrap| self.wrap_interior.contains(&wrap.index)) {
+                    // In the loop's interior, whether it wraps is known.
+                    return Ok(if wrap.subtracts { method(left, "wrapping_sub", &[right]) } else { left.clone() });
+                }
+                if wrap.is_some() {
                     // `0 <= left < 2 * right`: one compare and a select, no division.
                     let (value, modulus) = (self.names.fresh("wrapped"), self.names.fresh("modulus"));
                     let (left_tokens, right_tokens) = (&left.tokens, &right.tokens);

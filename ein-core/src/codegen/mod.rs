@@ -152,6 +152,9 @@ struct Gen<'p> {
     /// Clamped reads known in range here: the interior of an innermost loop (see
     /// `Gen::fill_loop`), where `array[.., index + offset, ..]` (at `axis`) needs no clamp.
     interior: Vec<analysis::Interior>,
+    /// The indices whose loop interior this is for their wrapping remainders
+    /// ([`analysis::Wrap`]): there `(index + c) % n` is `index + c`, or that less `n`.
+    wrap_interior: Vec<VarId>,
     /// A fold's spare array (`Option<Array>`, the accumulator of the step before) and the
     /// comprehension that should build the next accumulator in its allocation; set to `None`
     /// by that comprehension when it does.
@@ -197,6 +200,7 @@ impl<'p> Gen<'p> {
             in_versioned: false,
             no_versioning: std::env::var_os("EIN_NO_VERSIONING").is_some(),
             interior: Vec::new(),
+            wrap_interior: Vec::new(),
             recycle: None,
             destination: None,
             captured,

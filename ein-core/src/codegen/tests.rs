@@ -992,6 +992,25 @@ fn a_window_read_clamps_only_at_the_edges_of_its_window() {
     assert_eq!(interior.matches("clamp_index").count(), 1, "{interior}");
 }
 
+#[test]
+fn wrapping_remainders_compare_only_at_the_edges() {
+    // `(j + w - 1) % w` wraps where `j - 1` leaves `0..w`, `(j + 1) % w` where `j + 1` does: the
+    // loop over `j` splits like one with reads shifted by -1 and 1; in its interior the
+    // remainders are sums, with no compare and select.
+    let source = "fn f(g: [[u8]]) -> [[u8]] { let w = g.shape(1); for i, j in 0..w { g[i, (j + w - 1) % w] + g[i, (j + 1) % w] } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let split = squeeze(
+        "::ein::__private::interior(0, __ein_size_j, &[(::ein::__private::size_or_zero(g.size(1)), -1i64), \
+         (::ein::__private::size_or_zero(g.size(1)), 1i64)]);",
+    );
+    assert!(items.contains(&split), "{items}");
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert!(!interior.contains("__ein_wrapped"), "{interior}");
+    let edge = items.split("__ein_high-__ein_low").next().expect("the first edge");
+    assert!(edge.contains("__ein_wrapped"), "{edge}");
+}
+
 /// The generated code of the item-form `source`, as text.
 fn compiled_text(source: &str) -> String {
     let tokens: TokenStream = source.parse().expect("test source tokenises");
