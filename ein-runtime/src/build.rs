@@ -737,6 +737,13 @@ pub trait CopyInto<O> {
     fn copy_into(&self, outs: &mut O);
 }
 
+impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for crate::view::UnitView<'_, T, N> {
+    #[inline]
+    fn copy_into(&self, outs: &mut Out<'a, T>) {
+        self.view().copy_into(outs);
+    }
+}
+
 impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for View<'_, T, N> {
     #[inline]
     fn copy_into(&self, outs: &mut Out<'a, T>) {

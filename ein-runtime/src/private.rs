@@ -24,5 +24,5 @@ pub use crate::scalar::{
 };
 pub use crate::scan::{scan, SCAN_BLOCK};
 pub use crate::tape::Tape;
-pub use crate::view::View;
+pub use crate::view::{UnitView, View};
 pub use crate::view_mut::ViewMut;

@@ -317,12 +317,14 @@ fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
     let matrix = Array3::from_shape_vec((2, 3, 4), data).unwrap();
     let contiguous = AsView::<i32, 3>::as_view(&matrix);
     let unit = contiguous.unit_inner().expect("a contiguous view");
-    check_view(unit, matrix.view().into_dyn());
+    check_view(unit.view(), matrix.view().into_dyn());
+    check_unit_reads(unit);
     // Only the last axis matters: a transposed outer pair keeps it contiguous.
     let swapped = matrix.view().permuted_axes([1, 0, 2]);
     let unit = AsView::<i32, 3>::as_view(&swapped).unit_inner().expect("last axis still contiguous");
     assert_eq!(unit.strides()[2], 1);
-    check_view(unit, swapped.view().into_dyn());
+    check_view(unit.view(), swapped.view().into_dyn());
+    check_unit_reads(unit);
     // Strided, reversed and broadcast last axes are rejected...
     let stepped = matrix.slice(s![.., .., ..;2]);
     assert!(AsView::<i32, 3>::as_view(&stepped).unit_inner().is_none());
@@ -335,13 +337,36 @@ fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
     let single = matrix.slice(s![.., .., 1..2;2]);
     let unit = AsView::<i32, 3>::as_view(&single).unit_inner().expect("length 1");
     assert_eq!(unit.strides()[2], 1);
-    check_view(unit, single.view().into_dyn());
+    check_view(unit.view(), single.view().into_dyn());
+    check_unit_reads(unit);
     let empty = matrix.slice(s![.., .., 0..0;3]);
     let unit = AsView::<i32, 3>::as_view(&empty).unit_inner().expect("length 0");
-    check_view(unit, empty.view().into_dyn());
+    check_view(unit.view(), empty.view().into_dyn());
     let scalar = arr0(9);
     let unit = AsView::<i32, 0>::as_view(&scalar).unit_inner().expect("rank 0");
     assert_eq!(unit.get([]), Some(9));
+    // SAFETY: a rank-0 view has its one element at `[]`.
+    let element = unsafe { unit.get_unchecked([]) };
+    assert_eq!(element, 9);
+}
+
+/// A [`UnitView`]'s own reads (the last index unscaled), element by element and through its
+/// rows, agree with the plain view's.
+fn check_unit_reads(unit: crate::view::UnitView<'_, i32, 3>) {
+    let [planes, rows, columns] = unit.shape();
+    for p in 0..planes {
+        for r in 0..rows {
+            // SAFETY: in range.
+            let row = unsafe { unit.sub_unchecked::<2, 1>([p, r]) };
+            for c in 0..columns {
+                let expected = unit.view().get([p, r, c]);
+                // SAFETY: in range.
+                let (element, in_row) = unsafe { (unit.get_unchecked([p, r, c]), row.get_unchecked([c])) };
+                assert_eq!(Some(element), expected);
+                assert_eq!(Some(in_row), expected);
+            }
+        }
+    }
 }
 
 /// Checks a mutable view against `before`, a copy of the elements it should address (read

@@ -246,14 +246,14 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         View { ptr, shape, strides, _marker: PhantomData }
     }
 
-    /// The same view with the stride of its last axis spelled as the constant 1, if that axis
-    /// is contiguous (stride 1, or length at most 1, where the stride is never used); `None`
-    /// otherwise. Generated code runs a copy of a loop nest over such views, where LLVM sees
-    /// unit-stride reads it can vectorise, and keeps the general copy for other layouts.
+    /// The same view as a [`UnitView`], whose type says its last axis is contiguous, if it is
+    /// (stride 1, or length at most 1, where the stride is never used); `None` otherwise.
+    /// Generated code runs a copy of a loop nest over such views, where LLVM sees unit-stride
+    /// reads it can vectorise, and keeps the general copy for other layouts.
     #[inline]
-    pub fn unit_inner(self) -> Option<Self> {
+    pub fn unit_inner(self) -> Option<UnitView<'a, T, N>> {
         let Some(last) = N.checked_sub(1) else {
-            return Some(self);
+            return Some(UnitView(self));
         };
         if self.strides[last] != 1 && self.shape[last] > 1 {
             return None;
@@ -262,7 +262,7 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         // Unchanged for stride 1; for a length of 0 or 1 no in-range index multiplies it by
         // anything but 0, so every in-range index still addresses the same element.
         strides[last] = 1;
-        Some(View { ptr: self.ptr, shape: self.shape, strides, _marker: PhantomData })
+        Some(UnitView(View { ptr: self.ptr, shape: self.shape, strides, _marker: PhantomData }))
     }
 
     /// The elements as a slice, if they lie contiguously in row-major order.
@@ -445,5 +445,79 @@ impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for View<'_, T, N> {
             .field("strides", &self.strides)
             .field("elements", &Nested::new(self))
             .finish()
+    }
+}
+
+/// A [`View`] whose last axis has stride 1 (see [`View::unit_inner`]), known by its type:
+/// reads add the last index unscaled, so LLVM sees unit-stride reads even where the view is
+/// kept in memory that escapes (a closure the optimiser leaves outlined captures it), which a
+/// stride stored in a field does not survive. Everything else goes through [`Deref`] to the
+/// view.
+///
+/// [`Deref`]: std::ops::Deref
+pub struct UnitView<'a, T, const N: usize>(View<'a, T, N>);
+
+impl<T, const N: usize> Clone for UnitView<'_, T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, const N: usize> Copy for UnitView<'_, T, N> {}
+
+impl<'a, T, const N: usize> std::ops::Deref for UnitView<'a, T, N> {
+    type Target = View<'a, T, N>;
+
+    #[inline]
+    fn deref(&self) -> &View<'a, T, N> {
+        &self.0
+    }
+}
+
+impl<'a, T, const N: usize> UnitView<'a, T, N> {
+    /// The plain view.
+    #[inline]
+    pub fn view(self) -> View<'a, T, N> {
+        self.0
+    }
+
+    /// [`View::sub_unchecked`], still contiguous along its last axis (the same axis, when the
+    /// sub-view has any).
+    ///
+    /// # Safety
+    /// As for [`View::sub_unchecked`].
+    #[inline]
+    #[cfg_attr(ein_checked, track_caller)]
+    pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> UnitView<'a, T, M> {
+        // SAFETY: the caller's promise.
+        UnitView(unsafe { self.0.sub_unchecked(index) })
+    }
+}
+
+impl<T: Copy, const N: usize> UnitView<'_, T, N> {
+    /// [`View::get_unchecked`], the last index added with the constant stride 1.
+    ///
+    /// # Safety
+    /// As for [`View::get_unchecked`].
+    #[inline]
+    #[cfg_attr(ein_checked, track_caller)]
+    pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
+        let view = &self.0;
+        #[cfg(ein_checked)]
+        if !(0..N).all(|axis| index[axis] < view.shape[axis]) {
+            checked_build_out_of_range("index", &index, &view.shape);
+        }
+        debug_assert!(
+            (0..N).all(|axis| index[axis] < view.shape[axis]),
+            "ein: internal error: index {index:?} out of range for shape {:?}",
+            view.shape
+        );
+        let mut strides = view.strides;
+        if let Some(last) = strides.last_mut() {
+            *last = 1;
+        }
+        // SAFETY: in-range indices address valid elements (the caller's promise); the last
+        // axis's stride is 1 or never multiplies a non-zero index (`unit_inner`).
+        unsafe { *view.ptr.offset(offset_of(index, &strides)) }
     }
 }

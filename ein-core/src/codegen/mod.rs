@@ -700,8 +700,10 @@ impl<'p> Gen<'p> {
 
     /// A loop nest in two copies: one over the `candidates` it reads (those among the locals
     /// of `inside`, see [`Gen::nest_locals`]), each rebound to `View::unit_inner()` — the same
-    /// view with its last axis's stride spelled as the constant 1, so that LLVM sees
-    /// contiguous reads it can vectorise — run when every one of them is contiguous along its
+    /// view as a `UnitView`, whose reads add the last index unscaled, so that LLVM sees
+    /// contiguous reads it can vectorise even where the view's memory escapes into an outlined
+    /// closure (a stride of 1 stored in a field did not survive that: the conv kernels read
+    /// element by element) — run when every one of them is contiguous along its
     /// last axis; the other, unchanged, for every other layout. Both copies compute exactly
     /// the same values: only what LLVM knows about the strides differs. Returns the tokens and
     /// whether they were versioned (some candidate is read).
