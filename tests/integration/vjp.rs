@@ -43,6 +43,19 @@ differential_vjp! {
 }
 
 differential_vjp! {
+    /// Shifted clamped reads along either axis, by more than some axes' lengths: the adjoint
+    /// gathers at `p - c` and adds the steps that clamped at the edge apart. The term of
+    /// `a[i - 1, j]` holds an integer division, so it is evaluated at a step the primal took.
+    vjp shifted_gathers: fn(a: [[f64]], k: [i64]) -> [[f64]] {
+        for i, j {
+            a[i + 2, j] * 3.0 + a[i, j - 3] * a[i, j] + a[i - 1, j] * ((k[j] / (k[j] * k[j] + 1)) as f64 + 0.5)
+        }
+    }
+    cases [h, w] in [[0, 3], [3, 0], [1, 1], [2, 5], [3, 2], [9, 7], [40, 33]];
+    args (a = array([h, w]), k = array([w]).within(-3.0, 3.0), cotangent = array([h, w]));
+}
+
+differential_vjp! {
     /// A two-layer network's loss: a gather through labels, `tanh`, a softmax cross-entropy.
     grad mlp_loss: fn(x: [[f64]], labels: [usize], w1: [[f64]], w2: [[f64]]) -> f64 {
         let h = for b, j { tanh(sum k { x[b, k] * w1[k, j] }) };

@@ -177,17 +177,21 @@ struct Contribution {
     path: Vec<usize>,
     value: Expr,
     /// When every position is the index of a distinct loop of `frames` that runs over the
-    /// whole axis it reads: those indices, one per axis. Then the adjoint is a comprehension
-    /// over the array's positions summing over the other loops (the transpose of a plain
-    /// read, with no contention), not an accumulation.
-    transposed: Option<Vec<VarId>>,
+    /// whole axis it reads, at most one of them shifted (a clamped `i + c`): those indices
+    /// with their shifts, one per axis. Then the adjoint is a comprehension over the array's
+    /// positions `p` summing over the other loops, the shifted index at `p - c` where that is
+    /// in range (the transpose of a plain read, with no contention), not an accumulation;
+    /// the few steps a shifted read clamps are added by a short accumulation of their own.
+    transposed: Option<Vec<(VarId, i64)>>,
 }
 
-/// A position an array is read or used at, and whether it is a loop index over the whole axis.
+/// A position an array is read or used at, and whether it is a loop index over the whole
+/// axis; `shifted` when it is such an index `i` plus a literal `c`, read clamped: `(i, c)`.
 #[derive(Clone)]
 struct Position {
     at: Expr,
     whole_axis: bool,
+    shifted: Option<(VarId, i64)>,
 }
 
 struct Vjp {
@@ -757,7 +761,7 @@ impl Vjp {
                 }
                 let element = Expr::read_of(cotangent, indices.iter().map(|index| (index.clone(), Bounds::Clamped)));
                 let element = self.atom(element);
-                let whole = indices.into_iter().map(|at| Position { at, whole_axis: true });
+                let whole = indices.into_iter().map(|at| Position { at, whole_axis: true, shifted: None });
                 let positions = positions.into_iter().chain(whole).collect();
                 let result = self.contribute_at(target, path, positions, element, elem);
                 for _ in 0..*rank {
@@ -810,6 +814,10 @@ impl Vjp {
         };
         let mut positions = Vec::new();
         for (axis, (position, bounds)) in reads.into_iter().enumerate() {
+            let shifted = match bounds {
+                Bounds::Proven => None,
+                Bounds::Clamped => self.shifted_over_axis(position, base, axis),
+            };
             let whole_axis = bounds == Bounds::Proven && self.runs_whole_axis(position);
             let position = self.primal(position);
             let Type::Scalar(index_ty) = position.ty.clone() else {
@@ -829,9 +837,38 @@ impl Vjp {
             };
             let position =
                 if position.ty == Type::I64 { position } else { self.atom(cast(position, crate::ir::ScalarType::I64)) };
-            positions.push(Position { at: position, whole_axis });
+            positions.push(Position { at: position, whole_axis, shifted });
         }
         self.contribute_at(target, Vec::new(), positions, cotangent, &expr.ty)
+    }
+
+    /// `(i, c)` when `position` is `i + c` or `i - c` (`c` a literal, any order) for the index
+    /// `i` of a loop of the walk over the whole axis `axis` of `array` (its range that axis's
+    /// length): a clamped read whose transpose is a shifted gather ([`Contribution::transposed`]).
+    fn shifted_over_axis(&self, position: &Expr, array: &Expr, axis: usize) -> Option<(VarId, i64)> {
+        let (index, shift) = match &position.kind {
+            ExprKind::Var(index) => (*index, 0),
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => {
+                let literal = |expr: &Expr| match expr.kind {
+                    ExprKind::Literal(Literal::Int(value)) if value.unsigned_abs() <= 1 << 20 => Some(value),
+                    _ => None,
+                };
+                match (op, &lhs.kind, &rhs.kind) {
+                    (BinaryOp::Add, ExprKind::Var(index), _) => (*index, literal(rhs)?),
+                    (BinaryOp::Add, _, ExprKind::Var(index)) => (*index, literal(lhs)?),
+                    (BinaryOp::Sub, ExprKind::Var(index), _) => (*index, -literal(rhs)?),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        if position.ty != Type::I64 {
+            return None;
+        }
+        let (_, size) = self.frames.iter().find_map(|frame| frame.looped.as_ref().filter(|(i, _)| *i == index))?;
+        let range = crate::check::sizes::canonical(size, &self.lets);
+        let length = crate::check::sizes::canonical(&len(array.clone(), axis), &self.lets);
+        (alpha_key(&range) == alpha_key(&length)).then_some((index, shift))
     }
 
     fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, cotangent: Expr) -> syn::Result<()> {
@@ -1084,6 +1121,11 @@ impl Vjp {
                     } else {
                         self.transpose(&plain, &leaf_ty, &whole)
                     };
+                    for contribution in plain {
+                        if let Some(edge) = clamped_steps(contribution) {
+                            adjoint = self.accumulate(adjoint, &whole, &edge)?;
+                        }
+                    }
                     for contribution in scattered {
                         adjoint = self.accumulate(adjoint, &whole, contribution)?;
                     }
@@ -1124,10 +1166,34 @@ impl Vjp {
         let mut body = None;
         for contribution in contributions {
             let positions = contribution.transposed.as_deref().unwrap_or_default();
-            let mut term = sum_over(contribution, elem, positions);
+            let kept: Vec<VarId> = positions.iter().map(|(index, _)| *index).collect();
+            let mut term = sum_over(contribution, elem, &kept);
             rename_binders(&mut term, &mut self.vars);
-            for (position, index) in positions.iter().zip(&indices) {
-                crate::ir::visit::substitute(&mut term, *position, &var(*index, &Type::I64, span));
+            for (axis, (&(position, shift), index)) in positions.iter().zip(&indices).enumerate() {
+                let at = var(*index, &Type::I64, span);
+                if shift == 0 {
+                    crate::ir::visit::substitute(&mut term, position, &at);
+                    continue;
+                }
+                // The step that read position `p` unclamped is `p - c`, if there is one. Both
+                // sides of the select are evaluated: where the term can fail other than by a
+                // read (which clamps), it is evaluated at `p - c` clamped into the loop's range,
+                // a step the primal took.
+                let size = crate::ir::shape::simplify_lengths(len(whole.clone(), axis));
+                let step = binary(BinaryOp::Sub, at, int(shift, span));
+                let evaluated_at = if fails_only_by_reads(&term) {
+                    step.clone()
+                } else {
+                    let last = binary(BinaryOp::Sub, size.clone(), int(1, span));
+                    call(Func::Max, vec![call(Func::Min, vec![step.clone(), last]), int(0, span)])
+                };
+                crate::ir::visit::substitute(&mut term, position, &evaluated_at);
+                let in_range = binary(
+                    BinaryOp::And,
+                    binary(BinaryOp::Ge, step.clone(), int(0, span)),
+                    binary(BinaryOp::Lt, step, size),
+                );
+                term = select(in_range, term, zero_of(elem, span));
             }
             body = add(body, Some(term));
         }
@@ -1229,15 +1295,24 @@ fn sum_over(contribution: &Contribution, ty: &Type, kept: &[VarId]) -> Expr {
 /// axis it reads, and nothing recomputed more often for it. The position loops move outside
 /// the summed ones, so the steps of a frame inside a summed loop and outside a position loop
 /// run once per position of the latter: they must hold no loop.
-fn transposed_indices(frames: &[Frame], positions: &[Position]) -> Option<Vec<VarId>> {
+fn transposed_indices(frames: &[Frame], positions: &[Position]) -> Option<Vec<(VarId, i64)>> {
     let loops = |frame: &Frame| frame.looped.as_ref().map(|(index, _)| *index);
     let mut indices = Vec::new();
+    let mut shifts = Vec::new();
     for position in positions {
-        let ExprKind::Var(index) = position.at.kind else { return None };
-        if !position.whole_axis || indices.contains(&index) || !frames.iter().any(|frame| loops(frame) == Some(index)) {
+        let (index, shift) = match (position.shifted, &position.at.kind) {
+            (Some(shifted), _) => shifted,
+            (None, ExprKind::Var(index)) if position.whole_axis => (*index, 0),
+            _ => return None,
+        };
+        if indices.contains(&index) || !frames.iter().any(|frame| loops(frame) == Some(index)) {
             return None;
         }
         indices.push(index);
+        shifts.push(shift);
+    }
+    if shifts.iter().filter(|shift| **shift != 0).count() > 1 {
+        return None;
     }
     let mut summed_outside = false;
     for (at, frame) in frames.iter().enumerate() {
@@ -1248,7 +1323,67 @@ fn transposed_indices(frames: &[Frame], positions: &[Position]) -> Option<Vec<Va
             return None;
         }
     }
-    (!indices.is_empty()).then_some(indices)
+    (!indices.is_empty()).then(|| indices.into_iter().zip(shifts).collect())
+}
+
+/// For a transposed contribution read at a shifted index `i + c` (clamped), the steps whose
+/// read clamped, which the gather at `p - c` leaves out: the contribution with `i`'s loop
+/// over `0..n` replaced by one over the `min(|c|, n)` steps at the edge, `i = max(n - c, 0) + t`
+/// for `c > 0` (they read `n - 1`), `i = t` for `c < 0` (they read `0`). `None` when no
+/// position is shifted.
+fn clamped_steps(contribution: &Contribution) -> Option<Contribution> {
+    let &(index, shift) = contribution.transposed.as_ref()?.iter().find(|(_, shift)| *shift != 0)?;
+    let mut edge = Contribution {
+        frames: contribution.frames.clone(),
+        positions: contribution.positions.clone(),
+        path: contribution.path.clone(),
+        value: contribution.value.clone(),
+        transposed: None,
+    };
+    let at = edge.frames.iter().position(|frame| frame.looped.as_ref().is_some_and(|(i, _)| *i == index))?;
+    let (_, size) = edge.frames[at].looped.clone()?;
+    let span = size.span;
+    let count = call(Func::Min, vec![int(shift.abs(), span), size.clone()]);
+    // The loop keeps its index variable, now `t`; the steps read at `i` in terms of it.
+    let t = var(index, &Type::I64, span);
+    let i = if shift > 0 {
+        let start = call(Func::Max, vec![binary(BinaryOp::Sub, size, int(shift, span)), int(0, span)]);
+        binary(BinaryOp::Add, start, t)
+    } else {
+        t
+    };
+    let substitute = |expr: &mut Expr| crate::ir::visit::substitute(expr, index, &i);
+    for frame in &mut edge.frames[at..] {
+        for step in &mut frame.steps {
+            match step {
+                Step::Let(_, value) => substitute(value),
+                Step::Assert(checks) => {
+                    for check in checks {
+                        substitute(&mut check.left);
+                        substitute(&mut check.right);
+                    }
+                }
+            }
+        }
+        if let Some(mask) = &mut frame.mask {
+            substitute(mask);
+        }
+        if let Some((_, size)) = &mut frame.looped {
+            substitute(size);
+        }
+    }
+    edge.positions.iter_mut().for_each(substitute);
+    substitute(&mut edge.value);
+    edge.frames[at].looped = Some((index, count));
+    Some(edge)
+}
+
+/// Whether the only run-time errors `expr` can raise are those of array reads (which the
+/// sweep's reads, re-proved at the end, clamp: they fail only on an empty axis).
+fn fails_only_by_reads(expr: &Expr) -> bool {
+    let mut only = matches!(expr.kind, ExprKind::Index(_)) || !crate::passes::purity::fails_here(expr);
+    expr.for_each_child(|child| only &= fails_only_by_reads(child));
+    only
 }
 
 fn step_has_loop(step: &Step) -> bool {
