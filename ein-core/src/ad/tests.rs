@@ -73,3 +73,32 @@ fn reads_of_part_of_an_axis_are_accumulated() {
     let program = gradient("fn f(a: [f64]) -> f64 { sum i in 0..a.len() - 1 { a[i + 1] * a[i] } }");
     assert_eq!(accums(&program), 2, "{program}");
 }
+
+fn scans(program: &Program) -> usize {
+    count(&program.body, &|expr| matches!(expr.kind, ExprKind::Scan(_)))
+}
+
+#[test]
+fn a_stencil_fold_runs_backwards_without_a_tape() {
+    // The step is affine in the state: its adjoint reads no state, so no states are saved and
+    // only the last adjoint is kept (a fold, no scan). Each shifted read's adjoint is a gather
+    // in the one backward comprehension, plus a short accumulation of the steps that clamped.
+    let program = gradient(
+        "fn f(g: [[f64]], n: usize) -> f64 {
+            let out = fold t in 0..n, s = g {
+                for i, j { s[i, j] + 0.1 * (s[i + 1, j] + s[i - 1, j] + s[i, j + 1] + s[i, j - 1] - 4.0 * s[i, j]) }
+            };
+            sum i, j { out[i, j] * out[i, j] }
+        }",
+    );
+    assert_eq!(scans(&program), 0, "{program}");
+    assert_eq!(accums(&program), 4, "{program}");
+    // A step that multiplies states needs them: one scan saves them (the tape).
+    let program = gradient(
+        "fn f(g: [f64], n: usize) -> f64 {
+            let out = fold t in 0..n, s = g { for i { s[i] * s[i + 1] } };
+            sum i { out[i] }
+        }",
+    );
+    assert_eq!(scans(&program), 1, "{program}");
+}

@@ -404,7 +404,8 @@ impl Vjp {
     /// `s_{t+1} = body(s_t, t)`:
     ///
     /// 1. the states `s_1 … s_n`, saved by a scan of the same step (the scan's own value, for a
-    ///    scan), so `s_t` is `init` or `states[t - 1]`;
+    ///    scan), so `s_t` is `init` or `states[t - 1]` — only if the backward steps or step 3
+    ///    read them: an affine step's adjoint (a stencil's) does not, and keeps no tape;
     /// 2. the adjoints, by a scan backwards over the steps: the adjoint of `s_{t+1}` (the
     ///    cotangent for a fold's last state, zero for a scan's; plus, for a scan, the cotangent
     ///    of its element `t`) goes through the step at `s_t` to the adjoint of `s_t`, the body
@@ -412,7 +413,8 @@ impl Vjp {
     ///    dropped; the last is `init`'s;
     /// 3. what the steps read from outside (parameters, enclosing `let`s), in parallel: one
     ///    loop over the steps, where the body is walked again with its step's saved state and
-    ///    incoming adjoint (its contributions to the state dropped, step 2 made them).
+    ///    incoming adjoint (its contributions to the state dropped, step 2 made them). With
+    ///    nothing differentiated read from outside, step 2 is a fold (only the last adjoint).
     ///
     /// The tape holds `n` states: for a state of `k` scalars, `n × k` numbers.
     fn fold(&mut self, expr: &Expr, fold: &node::Fold, cotangent: Expr, scanned: bool) -> syn::Result<()> {
@@ -424,19 +426,11 @@ impl Vjp {
         }
         let count = self.primal(&fold.count);
         let init = self.primal(&fold.init);
-        let states = if scanned {
-            self.primal(expr)
-        } else {
-            let node = node::Fold {
-                index: fold.index,
-                count: fold.count.clone(),
-                acc: fold.acc,
-                init: fold.init.clone(),
-                body: fold.body.clone(),
-            };
-            let scan = Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span);
-            self.primal(&scan)
-        };
+        // The states `s_1, …, s_n` (a scan of the step), bound below only if the backward
+        // steps read them: an affine step's adjoint does not (a stencil's), and a fold then
+        // keeps no tape.
+        let states_var = self.fresh_let("__ein_states", &ty.with_outer_axis(), span);
+        let states = var(states_var, &ty.with_outer_axis(), span);
         let cotangent = self.atom(cotangent);
         let start = if scanned { self.zeros(&ty, &init) } else { cotangent.clone() };
         let start = self.atom(start);
@@ -483,13 +477,44 @@ impl Vjp {
         };
         let root = walker.frames.pop().map(|frame| frame.steps).unwrap_or_default();
         self.vars = walker.vars;
+        let mut backward_step = wrap(root, adjoint);
+        same_lengths_as(&mut backward_step, state, &init);
+        drop_unused_recomputations(&mut backward_step);
+        // 3 (below) walks the step again for what it reads from outside.
+        let outside = free_vars(&without_lengths(&fold.body)).into_iter().any(|free| {
+            free != fold.index
+                && free != fold.acc
+                && !self.inactive.contains(&free)
+                && has_float(&self.vars[free.0 as usize].ty)
+        });
+        if scanned || outside || crate::ir::visit::mentions(&backward_step, states_var) {
+            let scanned_states = if scanned {
+                self.primal(expr)
+            } else {
+                let node = node::Fold {
+                    index: fold.index,
+                    count: fold.count.clone(),
+                    acc: fold.acc,
+                    init: fold.init.clone(),
+                    body: fold.body.clone(),
+                };
+                let scan = Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span);
+                self.primal(&scan)
+            };
+            self.let_step(states_var, scanned_states);
+        }
         let node = node::Fold {
             index: step,
             count: Box::new(count.clone()),
             acc: adjoint_acc,
             init: Box::new(start.clone()),
-            body: Box::new(wrap(root, adjoint)),
+            body: Box::new(backward_step),
         };
+        if !outside {
+            // Only the last adjoint is needed: a fold, no tape of adjoints.
+            let to_init = self.bind(Expr::new(ExprKind::Fold(node), ty.clone(), span));
+            return self.backprop(&fold.init, to_init);
+        }
         let adjoints = self.bind(Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span));
         // The last adjoint, or `start` when there are no steps: a fold of at most one step
         // (no read of an empty tape).
@@ -507,12 +532,6 @@ impl Vjp {
         self.backprop(&fold.init, to_init)?;
 
         // 3. What each step reads from outside.
-        let outside = free_vars(&fold.body)
-            .into_iter()
-            .any(|free| free != fold.index && free != fold.acc && has_float(&self.vars[free.0 as usize].ty));
-        if !outside {
-            return Ok(());
-        }
         // The loop's range as written (`len(w, 0)`), so that it is seen to be the same for
         // every element of an enclosing loop (an accumulation needs that).
         let at = self.fresh_index(span);
@@ -1376,6 +1395,35 @@ fn clamped_steps(contribution: &Contribution) -> Option<Contribution> {
     substitute(&mut edge.value);
     edge.frames[at].looped = Some((index, count));
     Some(edge)
+}
+
+/// `expr` with every array length replaced by `0`: what it reads of values, not of shapes
+/// (a fold's shape checks name the initial state, whose elements the step need not read).
+fn without_lengths(expr: &Expr) -> Expr {
+    let mut copy = expr.clone();
+    fn replace(expr: &mut Expr) {
+        if let ExprKind::Len(_) = expr.kind {
+            *expr = int(0, expr.span);
+            return;
+        }
+        expr.for_each_child_mut(replace);
+    }
+    replace(&mut copy);
+    copy
+}
+
+/// Removes the `let`s of `expr` whose variable is never used and whose value can fail only by
+/// a read: in the sweep those recompute primal values (the state a linear step's adjoint does
+/// not need), at steps the primal took, where its reads did not fail.
+fn drop_unused_recomputations(expr: &mut Expr) {
+    expr.for_each_child_mut(drop_unused_recomputations);
+    while let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind {
+        if crate::ir::visit::mentions(body, *var) || !fails_only_by_reads(value) {
+            return;
+        }
+        let body = std::mem::replace(&mut **body, int(0, value.span));
+        *expr = body;
+    }
 }
 
 /// Whether the only run-time errors `expr` can raise are those of array reads (which the
