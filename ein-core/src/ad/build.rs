@@ -36,14 +36,21 @@ pub(super) fn wrap(mut block: Block, mut body: Expr) -> Expr {
     })
 }
 
-/// Replaces each `let r = a[i]` that names a sub-array of a variable at atom positions (a
-/// view: nothing to compute) with the read itself where `r` is used, so that an element read
-/// `a[i][j]` shows whole (the contraction pass matches whole reads).
+/// Replaces each `let r = a[i]` that names a sub-array of a variable at atom positions, or an
+/// atom plus or minus a literal (a view: nothing to compute) with the read itself where `r`
+/// is used, so that an element read `a[i][j]` shows whole (the contraction pass matches whole
+/// reads; code generation sees `a[p - 1][j]` read along `j`).
 pub(super) fn inline_views(expr: &mut Expr) {
     expr.for_each_child_mut(inline_views);
     let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind else { return };
     let (base, positions) = value.read_chain();
-    let atoms = positions.iter().all(|(position, _)| matches!(position.kind, ExprKind::Var(_) | ExprKind::Literal(_)));
+    let atom = |expr: &Expr| matches!(expr.kind, ExprKind::Var(_) | ExprKind::Literal(_));
+    let atoms = positions.iter().all(|(position, _)| match &position.kind {
+        ExprKind::Binary(node::Binary { op: BinaryOp::Add | BinaryOp::Sub, lhs, rhs }) => {
+            atom(lhs) && matches!(rhs.kind, ExprKind::Literal(_))
+        }
+        _ => atom(position),
+    });
     if value.ty.rank() == 0 || positions.is_empty() || !matches!(base.kind, ExprKind::Var(_)) || !atoms {
         return;
     }

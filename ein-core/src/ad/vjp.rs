@@ -1199,7 +1199,11 @@ impl Vjp {
                 // read (which clamps), it is evaluated at `p - c` clamped into the loop's range,
                 // a step the primal took.
                 let size = crate::ir::shape::simplify_lengths(len(whole.clone(), axis));
-                let step = binary(BinaryOp::Sub, at, int(shift, span));
+                let step = if shift > 0 {
+                    binary(BinaryOp::Sub, at, int(shift, span))
+                } else {
+                    binary(BinaryOp::Add, at, int(-shift, span))
+                };
                 let evaluated_at = if fails_only_by_reads(&term) {
                     step.clone()
                 } else {
