@@ -35,6 +35,18 @@ differential! {
 }
 
 differential! {
+    /// A fold whose step is an accumulation into a comprehension of the state: the
+    /// comprehension builds in the array of the step before last, moved through the accum.
+    fold_of_scatters: fn(idx: [i64], v: [f64], h: [f64], steps: usize) -> [f64] {
+        fold t in 0..steps, s = h {
+            accum y = for j in 0..h.len() { 0.5 * s[j] + s[j + 1] } { for i { y[idx[i]] += v[i] * s[idx[i]] } }
+        }
+    }
+    cases [n, m, steps] in [[0, 3, 2], [4, 1, 3], [17, 5, 4], [3000, 700, 5]];
+    args (idx = array([n]).within(0.0, m as f64 - 1.0), v = array([n]), h = array([m]), steps = scalar(steps));
+}
+
+differential! {
     /// f32 elements, the target a parameter (copied, never changed).
     scatter_into_parameter: fn(idx: [i64], v: [f32], y: [f32]) -> [f32] {
         accum z = y { for i { z[idx[i]] += v[i] } }

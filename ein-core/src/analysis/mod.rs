@@ -629,7 +629,12 @@ impl<'p> Analysis<'p> {
                 if let Some(exit) = FixedPoint::of(self, body, *acc, *index) {
                     self.fixed_points.insert(*index, exit);
                 }
-                let tail = tail_of(body);
+                // An accum moves its computed initial array: the comprehension that builds it
+                // (under accums chained like a gradient's) can build in the spare too.
+                let mut tail = tail_of(body);
+                while let ExprKind::Accum(accum) = &tail.kind {
+                    tail = tail_of(&accum.init);
+                }
                 let array_of_scalars =
                     matches!(&init.ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
                 if array_of_scalars && matches!(tail.kind, ExprKind::For(_)) {
