@@ -129,6 +129,22 @@ pub(crate) fn offset_of<const K: usize, const N: usize>(index: [usize; K], strid
     })
 }
 
+/// The promise of the unchecked accessors, checked where it can be: `index` (of the first `K`
+/// axes) in range of `shape` — a panic at the caller in the checked build, an internal error
+/// in a debug build, nothing otherwise.
+#[inline]
+#[cfg_attr(ein_checked, track_caller)]
+fn check_in_range<const K: usize, const N: usize>(what: &str, index: &[usize; K], shape: &[usize; N]) {
+    #[cfg(ein_checked)]
+    if !(0..K).all(|axis| index[axis] < shape[axis]) {
+        checked_build_out_of_range(what, index, shape);
+    }
+    debug_assert!(
+        (0..K).all(|axis| index[axis] < shape[axis]),
+        "ein: internal error: {what} {index:?} out of range for shape {shape:?}"
+    );
+}
+
 /// Panics (in the checked build, `--cfg ein_checked`) for an index out of range of `shape`.
 #[cfg(ein_checked)]
 #[cold]
@@ -226,15 +242,7 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         if K + M != N {
             internal_error(format_args!("sub-view of rank {M} taken at {K} axes of a view of rank {N}"));
         }
-        #[cfg(ein_checked)]
-        if !(0..K).all(|axis| index[axis] < self.shape[axis]) {
-            checked_build_out_of_range("sub-view index", &index, &self.shape);
-        }
-        debug_assert!(
-            (0..K).all(|axis| index[axis] < self.shape[axis]),
-            "ein: internal error: sub-view index {index:?} out of range for shape {:?}",
-            self.shape
-        );
+        check_in_range("sub-view index", &index, &self.shape);
         let mut shape = [0usize; M];
         let mut strides = [0isize; M];
         shape.copy_from_slice(&self.shape[K..]);
@@ -284,15 +292,7 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
-        #[cfg(ein_checked)]
-        if !(0..N).all(|axis| index[axis] < self.shape[axis]) {
-            checked_build_out_of_range("index", &index, &self.shape);
-        }
-        debug_assert!(
-            (0..N).all(|axis| index[axis] < self.shape[axis]),
-            "ein: internal error: index {index:?} out of range for shape {:?}",
-            self.shape
-        );
+        check_in_range("index", &index, &self.shape);
         // SAFETY: in-range indices address valid elements (the caller's promise).
         unsafe { *self.ptr.offset(self.offset_of(index)) }
     }
@@ -503,15 +503,7 @@ impl<T: Copy, const N: usize> UnitView<'_, T, N> {
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
         let view = &self.0;
-        #[cfg(ein_checked)]
-        if !(0..N).all(|axis| index[axis] < view.shape[axis]) {
-            checked_build_out_of_range("index", &index, &view.shape);
-        }
-        debug_assert!(
-            (0..N).all(|axis| index[axis] < view.shape[axis]),
-            "ein: internal error: index {index:?} out of range for shape {:?}",
-            view.shape
-        );
+        check_in_range("index", &index, &view.shape);
         let mut strides = view.strides;
         if let Some(last) = strides.last_mut() {
             *last = 1;
