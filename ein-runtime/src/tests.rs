@@ -852,3 +852,27 @@ fn the_checked_build_checks_unchecked_reads() {
     // SAFETY: in range: no panic.
     assert_eq!(unsafe { view.get_unchecked([1, 2]) }, 6);
 }
+
+#[test]
+fn a_tape_keeps_its_states_in_order_and_refuses_a_changed_shape() {
+    let site = crate::errors::Site { file: "tape.ein", line: 3, column: 7 };
+    let first = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let initial = View::from_slice(&first, [2, 3]);
+    let mut tape = crate::tape::Tape::new(&initial, 2);
+    tape.push(&initial, &site);
+    // A transposed (strided) state of the same shape is copied row-major.
+    let second = [10.0f32, 40.0, 20.0, 50.0, 30.0, 60.0];
+    let columns = View::from_slice(&second, [3, 2]);
+    // SAFETY: the transpose of a 3 × 2 row-major view addresses the same six elements.
+    let transposed = unsafe { View::from_raw_parts(second.as_ptr(), [2, 3], [1, 2]) };
+    assert_eq!(columns.element_count(), transposed.element_count());
+    tape.push(&transposed, &site);
+    let states = tape.finish::<3>();
+    assert_eq!(states.shape(), [2, 2, 3]);
+    assert_eq!(states.as_slice(), &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+    // A state of another shape: a panic naming both shapes and the site.
+    let mut tape = crate::tape::Tape::new(&initial, 2);
+    let message = expect_panic(|| tape.push(&columns, &site));
+    assert!(message.contains("changed shape from [2, 3] to [3, 2]"), "{message}");
+    assert!(message.contains("tape.ein:3:7"), "{message}");
+}
