@@ -356,11 +356,11 @@ fn check_unit_reads(unit: crate::view::UnitView<'_, i32, 3>) {
     let [planes, rows, columns] = unit.shape();
     for p in 0..planes {
         for r in 0..rows {
-            // SAFETY: in range.
+            // SAFETY: p < planes and r < rows, the view's first two lengths.
             let row = unsafe { unit.sub_unchecked::<2, 1>([p, r]) };
             for c in 0..columns {
                 let expected = unit.view().get([p, r, c]);
-                // SAFETY: in range.
+                // SAFETY: p, r, c are below the view's lengths, and c below the row's.
                 let (element, in_row) = unsafe { (unit.get_unchecked([p, r, c]), row.get_unchecked([c])) };
                 assert_eq!(Some(element), expected);
                 assert_eq!(Some(in_row), expected);

@@ -485,11 +485,13 @@ impl<'a, T, const N: usize> UnitView<'a, T, N> {
     /// sub-view has any).
     ///
     /// # Safety
-    /// As for [`View::sub_unchecked`].
+    /// Every index must be in range, `index[k] < self.shape()[k]` (the promise of
+    /// [`View::sub_unchecked`], which this passes on). The sub-view's last axis is this view's
+    /// last axis, stride 1 or length at most 1, so wrapping it keeps `UnitView`'s invariant.
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> UnitView<'a, T, M> {
-        // SAFETY: the caller's promise.
+        // SAFETY: the indices are in range (the caller's promise), all `sub_unchecked` asks.
         UnitView(unsafe { self.0.sub_unchecked(index) })
     }
 }
@@ -498,7 +500,9 @@ impl<T: Copy, const N: usize> UnitView<'_, T, N> {
     /// [`View::get_unchecked`], the last index added with the constant stride 1.
     ///
     /// # Safety
-    /// As for [`View::get_unchecked`].
+    /// Every index must be in range, `index[k] < self.shape()[k]`: then the address is the
+    /// plain view's for the same index (its last stride is 1, or its last length at most 1 so
+    /// the only in-range last index is 0), an element valid to read for `'a`.
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {

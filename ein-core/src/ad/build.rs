@@ -44,12 +44,8 @@ pub(super) fn inline_views(expr: &mut Expr) {
     expr.for_each_child_mut(inline_views);
     let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind else { return };
     let (base, positions) = value.read_chain();
-    let atom = |expr: &Expr| matches!(expr.kind, ExprKind::Var(_) | ExprKind::Literal(_));
-    let atoms = positions.iter().all(|(position, _)| match &position.kind {
-        ExprKind::Binary(node::Binary { op: BinaryOp::Add | BinaryOp::Sub, lhs, rhs }) => {
-            atom(lhs) && matches!(rhs.kind, ExprKind::Literal(_))
-        }
-        _ => atom(position),
+    let atoms = positions.iter().all(|(position, _)| {
+        matches!(position.kind, ExprKind::Literal(_)) || crate::ir::shape::var_plus_literal(position).is_some()
     });
     if value.ty.rank() == 0 || positions.is_empty() || !matches!(base.kind, ExprKind::Var(_)) || !atoms {
         return;

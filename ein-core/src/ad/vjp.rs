@@ -171,6 +171,7 @@ impl Frame {
 
 /// `x̄ += value` (at `positions`, for an element of an array; at `path`, for a part of a tuple),
 /// inside `frames`: those between the variable's binding and the contribution, outermost first.
+#[derive(Clone)]
 struct Contribution {
     frames: Vec<Frame>,
     positions: Vec<Expr>,
@@ -865,22 +866,7 @@ impl Vjp {
     /// `i` of a loop of the walk over the whole axis `axis` of `array` (its range that axis's
     /// length): a clamped read whose transpose is a shifted gather ([`Contribution::transposed`]).
     fn shifted_over_axis(&self, position: &Expr, array: &Expr, axis: usize) -> Option<(VarId, i64)> {
-        let (index, shift) = match &position.kind {
-            ExprKind::Var(index) => (*index, 0),
-            ExprKind::Binary(node::Binary { op, lhs, rhs }) => {
-                let literal = |expr: &Expr| match expr.kind {
-                    ExprKind::Literal(Literal::Int(value)) if value.unsigned_abs() <= 1 << 20 => Some(value),
-                    _ => None,
-                };
-                match (op, &lhs.kind, &rhs.kind) {
-                    (BinaryOp::Add, ExprKind::Var(index), _) => (*index, literal(rhs)?),
-                    (BinaryOp::Add, _, ExprKind::Var(index)) => (*index, literal(lhs)?),
-                    (BinaryOp::Sub, ExprKind::Var(index), _) => (*index, -literal(rhs)?),
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
+        let (index, shift) = crate::ir::shape::var_plus_literal(position)?;
         if position.ty != Type::I64 {
             return None;
         }
@@ -1204,7 +1190,7 @@ impl Vjp {
                 } else {
                     binary(BinaryOp::Add, at, int(-shift, span))
                 };
-                let evaluated_at = if fails_only_by_reads(&term) {
+                let evaluated_at = if crate::passes::purity::fails_only_on_empty_axes(&term) {
                     step.clone()
                 } else {
                     let last = binary(BinaryOp::Sub, size.clone(), int(1, span));
@@ -1356,13 +1342,7 @@ fn transposed_indices(frames: &[Frame], positions: &[Position]) -> Option<Vec<(V
 /// position is shifted.
 fn clamped_steps(contribution: &Contribution) -> Option<Contribution> {
     let &(index, shift) = contribution.transposed.as_ref()?.iter().find(|(_, shift)| *shift != 0)?;
-    let mut edge = Contribution {
-        frames: contribution.frames.clone(),
-        positions: contribution.positions.clone(),
-        path: contribution.path.clone(),
-        value: contribution.value.clone(),
-        transposed: None,
-    };
+    let mut edge = Contribution { transposed: None, ..contribution.clone() };
     let at = edge.frames.iter().position(|frame| frame.looped.as_ref().is_some_and(|(i, _)| *i == index))?;
     let (_, size) = edge.frames[at].looped.clone()?;
     let span = size.span;
@@ -1422,20 +1402,12 @@ fn without_lengths(expr: &Expr) -> Expr {
 fn drop_unused_recomputations(expr: &mut Expr) {
     expr.for_each_child_mut(drop_unused_recomputations);
     while let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind {
-        if crate::ir::visit::mentions(body, *var) || !fails_only_by_reads(value) {
+        if crate::ir::visit::mentions(body, *var) || !crate::passes::purity::fails_only_on_empty_axes(value) {
             return;
         }
         let body = std::mem::replace(&mut **body, int(0, value.span));
         *expr = body;
     }
-}
-
-/// Whether the only run-time errors `expr` can raise are those of array reads (which the
-/// sweep's reads, re-proved at the end, clamp: they fail only on an empty axis).
-fn fails_only_by_reads(expr: &Expr) -> bool {
-    let mut only = matches!(expr.kind, ExprKind::Index(_)) || !crate::passes::purity::fails_here(expr);
-    expr.for_each_child(|child| only &= fails_only_by_reads(child));
-    only
 }
 
 fn step_has_loop(step: &Step) -> bool {

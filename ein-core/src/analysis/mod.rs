@@ -115,16 +115,6 @@ fn signed_terms<'e>(expr: &'e Expr, positive: bool, terms: &mut Vec<(bool, &'e E
     }
 }
 
-/// Whether the only failures `expr` can raise are clamped reads of an empty axis. Those do
-/// not depend on the index read, so every evaluation of the read fails alike: the first one,
-/// which any order of evaluation starting from the same first element shares, reports it.
-fn fails_only_on_empty_axes(expr: &Expr) -> bool {
-    let clamped = matches!(&expr.kind, ExprKind::Index(index) if index.bounds == Bounds::Clamped);
-    let mut only = clamped || !purity::fails_here(expr);
-    expr.for_each_child(|child| only &= fails_only_on_empty_axes(child));
-    only
-}
-
 /// A loop body computed for several consecutive iterations side by side (see
 /// [`Analysis::jam`]): `levels`, outermost first, are the nested reductions from `root`,
 /// `leaf` their innermost term. A step of each reduction is taken for every element before the next, a
@@ -426,7 +416,7 @@ impl<'p> Analysis<'p> {
         let jammable = !levels.is_empty()
             && free_vars(root).is_disjoint(&bound_vars(body))
             && !self.facts(node).has_loop
-            && fails_only_on_empty_axes(body)
+            && purity::fails_only_on_empty_axes(body)
             && self.reads_along_or_across(node, index, &mut across);
         let epilogue_reads_index = mentions_outside(body, root, index);
         let jam = Jam { root, levels, leaf: node, epilogue_reads_index, transposed: BTreeMap::new() };

@@ -50,6 +50,15 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
     }
 }
 
+/// Whether the only run-time errors `expr` can raise are those of clamped reads, which fail
+/// only on an empty axis (a proven read cannot fail). Such a failure does not depend on the
+/// index read: every evaluation of the read fails alike.
+pub fn fails_only_on_empty_axes(expr: &Expr) -> bool {
+    let mut only = matches!(expr.kind, ExprKind::Index(_)) || !fails_here(expr);
+    expr.for_each_child(|child| only &= fails_only_on_empty_axes(child));
+    only
+}
+
 fn is_nonzero_literal(expr: &Expr) -> bool {
     matches!(expr.kind, ExprKind::Literal(Literal::Int(value)) if value != 0)
 }
