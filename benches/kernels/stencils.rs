@@ -196,7 +196,7 @@ fn hotspot_kernel(quick: bool) -> Kernel {
     let (t2, p2) = (Arc::clone(&temp), Arc::clone(&power));
     let Hotspot { step_div_cap, rx_1, ry_1, rz_1, ambient } = constants;
     Kernel::new("hotspot", format!("{n}² f32 × {iterations} it"), Work::Bytes(12.0 * (n * n * iterations) as f64), Check::Close(1e-5))
-        .note("ein is a `fold` over the iterations with the grid as accumulator (a new grid per step); hand and ndarray ping-pong two buffers; ndarray is `Zip::indexed(..).par_for_each` with indexed neighbour reads; the working set (three 1024² f32 grids, 12 MB) fits in a large L3, so the share of STREAM can pass 100%")
+        .note("ein is a `fold` over the iterations with the grid as accumulator (each step writes into the grid of the step before last: two buffers, as ping-pong); hand and ndarray ping-pong two buffers; ndarray is `Zip::indexed(..).par_for_each` with indexed neighbour reads; the working set (three 1024² f32 grids, 12 MB) fits in a large L3, so the share of STREAM can pass 100%")
         .variant("ein", move || hotspot(&data::view(&t1, shape), &data::view(&p1, shape), iterations, step_div_cap, rx_1, ry_1, rz_1, ambient))
         .variant("hand", move || hotspot_hand(&constants, &t2, &p2, n, n, iterations))
         .variant("ndarray", move || hotspot_ndarray(&constants, data::view(&temp, shape), data::view(&power, shape), iterations))

@@ -11,28 +11,26 @@
 //!   usually do); an operand whose strides do not allow it is packed into a contiguous copy,
 //!   and an output whose axes interleave the groups is computed in a scratch array and then
 //!   copied into place;
-//! - the GEMM itself is [`gemm`] on raw strided matrices, the one door to the kernel
-//!   (matrixmultiply's `sgemm`/`dgemm`, which take any strides for A and B, including zero
-//!   and negative ones); batches of small GEMMs run side by side on rayon's threads;
+//! - the GEMM itself is [`fn@gemm`] on raw strided matrices, the one door to the kernel (the
+//!   `gemm` crate, the kernels under faer, which take any strides for A, B and C, including
+//!   zero and negative ones, and pick AVX-512, AVX2+FMA or SSE kernels at run time); batches of
+//!   small GEMMs run side by side on rayon's threads;
 //! - matrix–vector products, vector–matrix products and dot products take [`gemv`] instead,
 //!   vectorised dot products (eight independent accumulators) over rows, also over rayon;
 //! - element types other than f32 and f64 run as plain loops; small contractions (under
 //!   [`SMALL_CONTRACTION`] multiply–adds) do not come here at all: generated code runs their
 //!   original loop nest, which beats any GEMM's set-up at that size.
 //!
-//! GEMM threads: a large GEMM runs on matrixmultiply's own thread pool (its `threading`
-//! feature, which this crate turns on): `MATMUL_NUM_THREADS` threads, by default one per
-//! physical core, at most 4. It is not also split over rayon. Splitting it into row blocks
-//! over rayon would follow rayon's thread count and scale past 4 cores, and is as fast where
-//! matrixmultiply is single-threaded (1024³ on 2 cores: 167 GFLOP/s f32 and 82 f64, against
-//! 172 and 80 for one threaded call), but any crate in a build can switch matrixmultiply's
-//! threading on (ndarray's `matrixmultiply-threading` does, and Cargo unifies features), and
-//! then every block starts threads of its own: two pools on the same cores, measured 30%
-//! slower. Turning the feature on here makes the behaviour the same in every build.
+//! GEMM threads: a large GEMM is split over the current rayon pool by the `gemm` crate itself,
+//! so contractions follow the same thread count as every other loop of ein (the pool a user
+//! installs, or rayon's global one) and scale to every core. matrixmultiply, the kernel before
+//! it, kept its own pool of at most 4 threads: on 16 cores a 1024³ f32 product ran at 4.7–5.8×
+//! the time of faer's (README, "Which GEMM").
 //!
 //! Rounding: each output element is a sum of the same products as the loop nest it replaces,
-//! added in another order (blocked by the GEMM kernel, or in eight interleaved partial sums),
-//! then multiplied by `scale`; an empty sum is `scale * 0`.
+//! added in another order (blocked by the GEMM kernel, with fused multiply–adds where the CPU
+//! has them, or in eight interleaved partial sums), then multiplied by `scale`; an empty sum is
+//! `scale * 0`. The order does not depend on the thread count (threads split M and N, never K).
 //!
 //! Sizes: the output's element count is checked before anything is allocated (the output
 //! labels come from two operands, so their product can exceed memory even when each operand's
@@ -58,7 +56,7 @@ use crate::view::{element_count, View};
 /// (generated code asks [`contraction_is_small`]): below it, a GEMM's set-up costs more than
 /// it saves. Measured on f32 matmuls from 2³ to 32³ (2 threads): generated loops take 0.05 µs
 /// at 2³, 0.3 µs at 8³ and 0.8 µs at 12³; this module's path about 0.7–0.9 µs from 8³ to 16³
-/// (matrixmultiply's packing and call), where the loops fall to 1 GFLOP/s.
+/// (a GEMM's packing and call), where the loops fall to 1 GFLOP/s.
 pub const SMALL_CONTRACTION: usize = 1 << 11;
 
 /// Whether a contraction with these label sizes (output and summed) is small enough to run as
@@ -221,66 +219,12 @@ fn product_of(sizes: impl IntoIterator<Item = usize>) -> usize {
     product
 }
 
-/// The element types with a GEMM kernel.
-pub trait GemmFloat: Num {
-    /// `C = alpha * A B` for `A: m × k`, `B: k × n`, `C: m × n` with the given row and column
-    /// strides (in elements).
-    ///
-    /// # Safety
-    /// Every element of A and B addressed by the sizes and strides must be readable, every
-    /// element of C writable, and no two elements of C may share an address.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm_serial(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: Self,
-        a: *const Self,
-        a_strides: [isize; 2],
-        b: *const Self,
-        b_strides: [isize; 2],
-        c: *mut Self,
-        c_strides: [isize; 2],
-    );
-}
+/// The element types with a GEMM kernel (the `gemm` crate's, for f32 and f64).
+pub trait GemmFloat: Num {}
 
-impl GemmFloat for f32 {
-    unsafe fn gemm_serial(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: f32,
-        a: *const f32,
-        [rsa, csa]: [isize; 2],
-        b: *const f32,
-        [rsb, csb]: [isize; 2],
-        c: *mut f32,
-        [rsc, csc]: [isize; 2],
-    ) {
-        // SAFETY: the caller's promise, which is matrixmultiply's (readable A and B, writable C
-        // with distinct elements, at these sizes and strides); beta = 0, so C is only written.
-        unsafe { matrixmultiply::sgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
-    }
-}
+impl GemmFloat for f32 {}
 
-impl GemmFloat for f64 {
-    unsafe fn gemm_serial(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: f64,
-        a: *const f64,
-        [rsa, csa]: [isize; 2],
-        b: *const f64,
-        [rsb, csb]: [isize; 2],
-        c: *mut f64,
-        [rsc, csc]: [isize; 2],
-    ) {
-        // SAFETY: the caller's promise, which is matrixmultiply's (readable A and B, writable C
-        // with distinct elements, at these sizes and strides); beta = 0, so C is only written.
-        unsafe { matrixmultiply::dgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
-    }
-}
+impl GemmFloat for f64 {}
 
 /// A pointer to elements that threads only read, which may cross threads like the `&T` it
 /// stands for.
@@ -312,6 +256,14 @@ impl<T> Clone for WritePointer<T> {
 
 impl<T> Copy for WritePointer<T> {}
 
+impl<T> WritePointer<T> {
+    /// The pointer. A closure that calls this captures the whole `WritePointer` (which may
+    /// cross threads), where one that names the field would capture the raw pointer alone.
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
 // SAFETY: the blocks that share a WritePointer write disjoint elements, as disjoint `&mut [T]`
 // chunks of one slice would, and `&mut [T]` is Send when T: Send.
 unsafe impl<T: Send> Send for WritePointer<T> {}
@@ -319,13 +271,16 @@ unsafe impl<T: Send> Send for WritePointer<T> {}
 // elements (as above), so sharing it is sending a disjoint `&mut [T]` to each thread.
 unsafe impl<T: Send> Sync for WritePointer<T> {}
 
-/// The GEMM behind every contraction: `C = alpha * A B` on strided matrices.
+/// The GEMM behind every contraction: `C = alpha * A B` for `A: m × k`, `B: k × n`,
+/// `C: m × n`, with the given row and column strides (in elements; any sign, zero for A and B).
 ///
-/// Threads (see "GEMM threads" in the module docs): one call to matrixmultiply, which splits a
-/// large product over its own pool; it is never split over rayon as well.
+/// Threads: with `parallel`, the `gemm` crate splits the product over the current rayon pool
+/// (`Rayon(0)`: all its threads; it runs small products on one thread by its own threshold);
+/// without, it runs on the calling thread, for batches that are already spread over the pool.
 ///
 /// # Safety
-/// As [`GemmFloat::gemm_serial`].
+/// Every element of A and B addressed by the sizes and strides must be readable, every element
+/// of C writable, and no two elements of C may share an address.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gemm<F: GemmFloat>(
     m: usize,
@@ -338,22 +293,64 @@ pub(crate) unsafe fn gemm<F: GemmFloat>(
     b_strides: [isize; 2],
     c: *mut F,
     c_strides: [isize; 2],
+    parallel: bool,
 ) {
-    // SAFETY: the caller's promise, which is gemm_serial's.
-    unsafe { F::gemm_serial(m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) }
+    let [rsa, csa] = a_strides;
+    let [rsb, csb] = b_strides;
+    let [rsc, csc] = c_strides;
+    let parallelism = if parallel { ::gemm::Parallelism::Rayon(0) } else { ::gemm::Parallelism::None };
+    // SAFETY: the caller's promise, which is the `gemm` crate's (readable A and B, writable C
+    // with distinct elements, at these sizes and strides). With `read_dst` false the crate
+    // writes `beta * A B` (its `beta` is our `alpha`) without reading C; its own `alpha` scales
+    // the old C, which is not read.
+    unsafe {
+        ::gemm::gemm(
+            m,
+            n,
+            k,
+            c,
+            csc,
+            rsc,
+            false,
+            a,
+            csa,
+            rsa,
+            b,
+            csb,
+            rsb,
+            F::ZERO,
+            alpha,
+            false,
+            false,
+            false,
+            parallelism,
+        )
+    }
 }
 
-/// matrixmultiply runs a product on one thread when `m k + k n` is below this (its own
-/// heuristic, in `threading.rs` of matrixmultiply 0.3): such GEMMs may run side by side on
-/// rayon's threads without oversubscribing the cores.
-const SINGLE_THREADED_GEMM: usize = 2 << 14;
+/// Batches whose products have at most this many multiply–adds each run side by side on
+/// rayon's threads, each product on one thread; larger products run one after another, each
+/// split over the pool. 128³ products (2 M multiply–adds) are the former: at 16 threads one
+/// product split sixteen ways leaves each thread too little to amortise the packing.
+const SINGLE_THREADED_GEMM: usize = 1 << 22;
 
 /// The fewest rows a parallel chunk of a column-major GEMV takes.
 const COLUMN_RUN: usize = 256;
 
+/// A GEMV with fewer rows than this and at least two blocks of [`GEMV_BLOCK`] summed steps is
+/// split along the sum instead of the rows: a tall-and-thin transposed product (`Xᵀ r`, the
+/// gradient of a linear model) has too few rows to keep every thread busy.
+const SPLIT_SUM_ROWS: usize = 256;
+
+/// The summed steps of one block of a GEMV split along the sum: fixed, so that the grouping of
+/// the sum (and so its rounding) depends on the sizes only, never on the thread count.
+const GEMV_BLOCK: usize = 4096;
+
 /// `y[i] = alpha * Σ_k A[i, k] x[k]` for `A: m × k`: dot products over rows (vectorised when
-/// the rows and `x` are contiguous), or, for a column-major A, column updates; rows are spread
-/// over rayon's threads when there are at least [`PARALLEL_CONTRACTION`] multiply–adds.
+/// the rows and `x` are contiguous), or, for a column-major A, column updates. With at least
+/// [`PARALLEL_CONTRACTION`] multiply–adds the work is spread over rayon's threads: by rows,
+/// or, with fewer than [`SPLIT_SUM_ROWS`] rows, by blocks of [`GEMV_BLOCK`] summed steps whose
+/// partial sums are then added in block order.
 ///
 /// # Safety
 /// Every element of A and x addressed by the sizes and strides must be readable, and `y` must
@@ -364,54 +361,59 @@ pub(crate) unsafe fn gemv<T: Num>(
     k: usize,
     alpha: Option<T>,
     a: *const T,
-    [rsa, csa]: [isize; 2],
+    a_strides: [isize; 2],
     x: *const T,
     x_stride: isize,
     y: *mut T,
     y_stride: isize,
 ) {
     let (a, x, y) = (ReadPointer(a), ReadPointer(x), WritePointer(y));
+    let [rsa, csa] = a_strides;
     // Offsets of in-range elements fit in isize (they lie in one allocation), so the wrapping
-    // products and sums below are the true offsets.
+    // products below are the true offsets.
     let at = |index: usize, stride: isize| (index as isize).wrapping_mul(stride);
-    let rows = |range: std::ops::Range<usize>| {
-        let (a, x, y) = (a, x, y);
-        if rsa == 1 && csa != 1 && range.len() > 1 {
-            // Column-major: accumulate whole columns (contiguous) into the rows' sums. At most
-            // `m` of them, the length of an output that already exists.
-            let mut sums = crate::memory::filled_vec(range.len(), T::ZERO);
-            for step in 0..k {
-                // SAFETY: rows `range` (below m) of column `step < k` are contiguous (`rsa == 1`)
-                // and readable (the caller's promise), so they form a slice; as a slice, LLVM
-                // knows they do not overlap `sums` and vectorises.
-                let column = unsafe {
-                    std::slice::from_raw_parts(
-                        a.0.wrapping_offset(at(step, csa).wrapping_add(range.start as isize)),
-                        range.len(),
-                    )
-                };
-                // SAFETY: element `step < k` of x is readable (the caller's promise).
-                let factor = unsafe { *x.0.wrapping_offset(at(step, x_stride)) };
-                for (sum, &value) in sums.iter_mut().zip(column) {
-                    *sum = sum.add(value.mul(factor));
-                }
-            }
-            for (row, sum) in range.clone().zip(sums) {
-                // SAFETY: element `row < m` of y is writable, and written by this range alone
-                // (ranges are disjoint; the caller promises distinct addresses).
-                unsafe { *y.0.wrapping_offset(at(row, y_stride)) = scaled(alpha, sum) };
-            }
-        } else {
-            for row in range {
-                // SAFETY: row `row < m` of A has `k` readable elements at stride `csa`, and x
-                // has `k` at `x_stride` (the caller's promise).
-                let sum = unsafe { dot(k, a.0.wrapping_offset(at(row, rsa)), csa, x.0, x_stride) };
-                // SAFETY: as above, for y.
-                unsafe { *y.0.wrapping_offset(at(row, y_stride)) = scaled(alpha, sum) };
-            }
+    let write = |rows: std::ops::Range<usize>, sums: &[T]| {
+        for (row, &sum) in rows.zip(sums) {
+            // SAFETY: element `row < m` of y is writable, and written by this range alone
+            // (ranges are disjoint; the caller promises distinct addresses).
+            unsafe { *y.get().wrapping_offset(at(row, y_stride)) = scaled(alpha, sum) };
         }
     };
+    // The sums start from the additive identity, `-0.0` for floats, so that a one-term sum
+    // keeps the sign of its zero.
+    let identity = T::ZERO.neg();
     let work = m.saturating_mul(k);
+    // Decided by the sizes alone (not the thread count), so that the grouping is too.
+    if work >= PARALLEL_CONTRACTION && m < SPLIT_SUM_ROWS && k >= 2 * GEMV_BLOCK {
+        let blocks = k.div_ceil(GEMV_BLOCK);
+        let partials: Vec<Vec<T>> = (0..blocks)
+            .into_par_iter()
+            .map(|block| {
+                let (a, x) = (a, x);
+                let steps = block * GEMV_BLOCK..Ord::min(k, (block + 1) * GEMV_BLOCK);
+                let mut sums = crate::memory::filled_vec(m, identity);
+                // SAFETY: rows 0..m and steps below k are in range (the caller's promise).
+                unsafe { partial_sums(0..m, steps, a.0, a_strides, x.0, x_stride, &mut sums) };
+                sums
+            })
+            .collect();
+        let mut sums = crate::memory::filled_vec(m, identity);
+        for partial in &partials {
+            for (sum, &value) in sums.iter_mut().zip(partial) {
+                *sum = sum.add(value);
+            }
+        }
+        write(0..m, &sums);
+        return;
+    }
+    let rows = |range: std::ops::Range<usize>| {
+        let (a, x) = (a, x);
+        // At most `m` sums, the length of an output that already exists.
+        let mut sums = crate::memory::filled_vec(range.len(), identity);
+        // SAFETY: rows `range` (below m) and steps below k are in range (the caller's promise).
+        unsafe { partial_sums(range.clone(), 0..k, a.0, a_strides, x.0, x_stride, &mut sums) };
+        write(range, &sums);
+    };
     if work >= PARALLEL_CONTRACTION && m >= 2 && rayon::current_num_threads() > 1 {
         // Column-major: a chunk reads a run of every column, so runs of at least a few cache
         // lines (a chunk of 4 rows read 16 bytes of every 64-byte line: 4x the traffic).
@@ -424,6 +426,59 @@ pub(crate) unsafe fn gemv<T: Num>(
             .for_each(|position| rows(position * chunk..Ord::min(m, (position + 1).saturating_mul(chunk))));
     } else {
         rows(0..m);
+    }
+}
+
+/// Adds `Σ_{s ∈ steps} A[i, s] x[s]` to `sums[i - rows.start]` for every row `i` of `rows`: whole
+/// columns at a time for a column-major A (contiguous runs, which vectorise), else a dot
+/// product per row.
+///
+/// # Safety
+/// The rows and steps must be in range of A and x (their elements readable at these strides),
+/// and `sums` must have `rows.len()` elements.
+unsafe fn partial_sums<T: Num>(
+    rows: std::ops::Range<usize>,
+    steps: std::ops::Range<usize>,
+    a: *const T,
+    [rsa, csa]: [isize; 2],
+    x: *const T,
+    x_stride: isize,
+    sums: &mut [T],
+) {
+    let at = |index: usize, stride: isize| (index as isize).wrapping_mul(stride);
+    if rsa == 1 && csa != 1 && rows.len() > 1 {
+        for step in steps {
+            // SAFETY: rows `rows` of column `step` are contiguous (`rsa == 1`) and readable
+            // (the caller's promise), so they form a slice; as a slice, LLVM knows they do not
+            // overlap `sums` and vectorises.
+            let column = unsafe {
+                std::slice::from_raw_parts(
+                    a.wrapping_offset(at(step, csa).wrapping_add(rows.start as isize)),
+                    rows.len(),
+                )
+            };
+            // SAFETY: element `step` of x is readable (the caller's promise).
+            let factor = unsafe { *x.wrapping_offset(at(step, x_stride)) };
+            for (sum, &value) in sums.iter_mut().zip(column) {
+                *sum = sum.add(value.mul(factor));
+            }
+        }
+    } else {
+        let (start, length) = (steps.start, steps.len());
+        for (row, sum) in rows.zip(sums) {
+            // SAFETY: row `row` of A has the steps `steps` readable at stride `csa`, and x has
+            // them at `x_stride` (the caller's promise).
+            let dot = unsafe {
+                dot(
+                    length,
+                    a.wrapping_offset(at(row, rsa).wrapping_add(at(start, csa))),
+                    csa,
+                    x.wrapping_offset(at(start, x_stride)),
+                    x_stride,
+                )
+            };
+            *sum = sum.add(dot);
+        }
     }
 }
 
@@ -1009,6 +1064,14 @@ impl<F: GemmFloat> Plan<F> {
         let (left_ptr, right_ptr, target) = (ReadPointer(left.ptr), ReadPointer(right.ptr), WritePointer(target));
 
         let batches = self.product(&batch);
+        // Small products of a large batch run side by side, each on one thread; others one
+        // after another, each split over the pool (GEMVs split their rows themselves).
+        let work = count.saturating_mul(k.length);
+        let single_threaded = n.length == 1
+            || m.length == 1
+            || m.length.saturating_mul(k.length).saturating_mul(n.length) <= SINGLE_THREADED_GEMM;
+        let side_by_side =
+            batches > 1 && single_threaded && work >= PARALLEL_CONTRACTION && rayon::current_num_threads() > 1;
         let one = |position: usize| {
             let (left_ptr, right_ptr, target) = (left_ptr, right_ptr, target);
             let (mut a, mut b, mut c) = (0isize, 0isize, 0isize);
@@ -1051,16 +1114,12 @@ impl<F: GemmFloat> Plan<F> {
                         [k.strides[1], n.strides[0]],
                         c,
                         [m.strides[1], n.strides[1]],
+                        !side_by_side,
                     );
                 }
             }
         };
-        let work = count.saturating_mul(k.length);
-        let single_threaded = n.length == 1
-            || m.length == 1
-            || m.length.saturating_mul(k.length).saturating_add(k.length.saturating_mul(n.length))
-                < SINGLE_THREADED_GEMM;
-        if batches > 1 && single_threaded && work >= PARALLEL_CONTRACTION && rayon::current_num_threads() > 1 {
+        if side_by_side {
             (0..batches).into_par_iter().for_each(one);
         } else {
             (0..batches).for_each(one);
@@ -1121,7 +1180,7 @@ mod tests {
 
     #[test]
     fn matmul_in_every_layout_on_one_and_two_threads() {
-        // Large enough for matrixmultiply to use its threads (a square-ish and a wide product).
+        // Large enough for the GEMM to use its threads (a square-ish and a wide product).
         let shapes = [(size(150, 40), size(130, 30), size(140, 30)), (size(70, 40), size(120, 30), size(260, 45))];
         for (m, k, n) in shapes {
             let a = matrix(m, k, 1);
@@ -1138,6 +1197,22 @@ mod tests {
                     check_matmul(a_stepped, b_reversed, Some(-2.0), "stepped and reversed");
                 });
             }
+        }
+    }
+
+    #[test]
+    fn the_result_does_not_depend_on_the_thread_count() {
+        let (m, k, n) = (size(300, 40), size(500, 40), size(200, 40));
+        let (a, b) = (matrix(m, k, 21), matrix(k, n, 22));
+        let product = |threads| {
+            in_pool(threads, || {
+                contract(&MATMUL, [m, n], &[k], None, AsView::<f64, 2>::as_view(&a), AsView::<f64, 2>::as_view(&b))
+            })
+        };
+        let one = product(1);
+        for threads in [2, 3, 8] {
+            let bits = |values: &[f64]| values.iter().map(|value| value.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(product(threads).as_slice()), bits(one.as_slice()), "{threads} threads");
         }
     }
 
@@ -1189,6 +1264,31 @@ mod tests {
 
     /// `out[p, i, j] = Σ_k a[i, p, k] b[k, p, j]` (batch in the middle), and the same with the
     /// output's axes in another order (`out[i, p, j]`).
+    #[test]
+    fn a_tall_thin_transposed_product_splits_its_sum_the_same_way_on_any_thread_count() {
+        // Xᵀ r with few columns and many rows (each layout of X): long sums, few outputs.
+        let (rows, columns) = (size(3 * GEMV_BLOCK + 123, 2 * GEMV_BLOCK + 1), size(100, 3));
+        let x = matrix(rows, columns, 23);
+        let x_column_major = x.t().to_owned();
+        let x_column_major = x_column_major.t();
+        let r: Vec<f64> = numbers(rows, 24);
+        let expected: Vec<f64> = (0..columns).map(|j| (0..rows).map(|i| x[[i, j]] * r[i]).sum()).collect();
+        let transposed = ContractionSpec { outputs: 1, left: &[1, 0], right: &[1] };
+        for (layout, x) in [("row-major", x.view()), ("column-major", x_column_major)] {
+            let product = |threads| {
+                in_pool(threads, || {
+                    contract(&transposed, [columns], &[rows], None, AsView::<f64, 2>::as_view(&x), r.as_view())
+                })
+            };
+            let one = product(1);
+            assert_close(one.as_slice(), &expected, layout);
+            for threads in [2, 3] {
+                let bits = |values: &[f64]| values.iter().map(|value| value.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(product(threads).as_slice()), bits(one.as_slice()), "{layout}, {threads} threads");
+            }
+        }
+    }
+
     #[test]
     fn batches_and_interleaved_outputs() {
         let (batch, m, k, n) = (size(5, 2), size(40, 12), size(50, 13), size(45, 14));

@@ -1,7 +1,8 @@
 //! Differential tests of reductions of tuples and records (`sum k { (x[k], x[k] * x[k]) }`):
 //! every op, nested tuples, records, mixed element types per component, in comprehensions, at
 //! the top level over more than two parallel chunks, in the expression form; and each float
-//! component bit for bit the scalar reduction of that component alone, on any thread count.
+//! component bit for bit the scalar reduction of that component alone, on any thread count;
+//! sibling reductions the optimiser fuses into one.
 
 use crate::harness::{array, scalar};
 
@@ -68,6 +69,24 @@ differential! {
     }
     cases [n, divisor] in [[0, 1], [1, 0], [40, 3], [300, 0], [200, 5]];
     args (x = array([n]), d = scalar(divisor as i64));
+}
+
+differential! {
+    /// Sibling reductions written apart that share their steps' terms (MRI-Q's shape): the
+    /// optimiser fuses them into one reduction of a tuple, and every part keeps its bits; a
+    /// third over another range and a `max` stay apart.
+    fused_siblings: fn(x: [f32], k: [f32], phi: [f32]) -> [{ re: f32, im: f32, top: f32, first: f32 }] {
+        for i {
+            {
+                re: sum j { phi[j] * cos(6.2831855 * k[j] * x[i]) },
+                im: sum j { phi[j] * sin(6.2831855 * k[j] * x[i]) },
+                top: max j { phi[j] * sin(6.2831855 * k[j] * x[i]) },
+                first: sum j in 0..x.len() { x[j] * x[i] }
+            }
+        }
+    }
+    cases [n, m] in [[0, 5], [3, 0], [1, 1], [7, 31], [40, 33], [5, 1000]];
+    args (x = array([n]), k = array([m]), phi = array([m]));
 }
 
 differential_expr! {

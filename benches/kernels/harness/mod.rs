@@ -19,6 +19,7 @@ pub use output::{Check, Element, IntoOutput, Output};
 pub use report::{Ceiling, Report};
 pub use timing::{run_kernel, KernelResult, Settings};
 
+use ein::__private::SimdCopy;
 use std::rc::Rc;
 
 /// A kernel in the suite, before its inputs exist: a name for `--filter` and a builder that
@@ -77,46 +78,60 @@ impl Kernel {
         self
     }
 
-    /// Adds `ein-portable`, the `ein` variant forced onto the portable copy of every `ein!`
-    /// function, where the CPU would run the AVX2+FMA copy: the wide copy must never be the
-    /// slower one (see [`wide_slower_than_portable`]).
-    pub fn with_portable_copy(mut self) -> Self {
-        if !ein::__private::wide_simd() {
-            return self;
-        }
+    /// Adds the `ein` variant on every other copy of its functions the CPU can run
+    /// (`ein-avx512`, `ein-avx2`, `ein-portable`): the copy taken by default must never be
+    /// slower than a narrower one (see [`wide_slower_than_narrower`]), and the AVX-512 copy's
+    /// figures say whether it should be the default.
+    pub fn with_other_copies(mut self) -> Self {
+        let default = ein::__private::simd_copy();
         let Some(ein) = self.variants.iter().find(|variant| variant.name == EIN) else { return self };
         let (run, read_back) = (Rc::clone(&ein.run), ein.read_back.clone());
-        let portable = move || {
-            ein::__private::prefer_portable(true);
-            let output = run();
-            ein::__private::prefer_portable(false);
-            output
-        };
-        self.variants.push(Variant { name: EIN_PORTABLE, run: Rc::new(portable), read_back });
+        let mut others = Vec::new();
+        for (name, copy) in OTHER_COPIES {
+            if copy == default || copy > ein::__private::widest_on_this_cpu() {
+                continue;
+            }
+            let run = Rc::clone(&run);
+            let forced = move || {
+                ein::__private::choose_simd(copy);
+                let output = run();
+                ein::__private::choose_simd(default);
+                output
+            };
+            others.push(Variant { name, run: Rc::new(forced), read_back: read_back.clone() });
+        }
+        self.variants.extend(others);
         self
     }
 }
 
-/// The variant written with `ein!`, and its copy forced onto the portable code.
+/// The variant written with `ein!`, on the copy of its functions taken by default.
 pub const EIN: &str = "ein";
-pub const EIN_PORTABLE: &str = "ein-portable";
 
-/// How much slower than `ein-portable` the `ein` median may be before the report flags it
+/// The `ein` variant on each copy, named as in the report.
+pub const OTHER_COPIES: [(&str, SimdCopy); 3] =
+    [("ein-avx512", SimdCopy::Avx512), ("ein-avx2", SimdCopy::Avx2), ("ein-portable", SimdCopy::Portable)];
+
+/// How much slower than a narrower copy the `ein` median may be before the report flags it
 /// (timing noise on a shared machine).
 const WIDE_TOLERANCE: f64 = 1.05;
 
-/// `(kernel, wide / portable median)` for every kernel whose wide copy was slower than its
-/// portable copy by more than the tolerance.
-pub fn wide_slower_than_portable(results: &[KernelResult]) -> Vec<(&'static str, f64)> {
-    results
-        .iter()
-        .filter_map(|kernel| {
-            let wide = kernel.variant(EIN)?.summary?.median;
-            let portable = kernel.variant(EIN_PORTABLE)?.summary?.median;
-            let ratio = wide / portable;
-            (ratio > WIDE_TOLERANCE).then_some((kernel.name, ratio))
-        })
-        .collect()
+/// `(kernel, narrower variant, ein / narrower median)` for every kernel whose default copy was
+/// slower than a narrower copy by more than the tolerance.
+pub fn wide_slower_than_narrower(results: &[KernelResult]) -> Vec<(&'static str, &'static str, f64)> {
+    let default = ein::__private::simd_copy();
+    let mut slower = Vec::new();
+    for kernel in results {
+        let Some(wide) = kernel.variant(EIN).and_then(|variant| variant.summary) else { continue };
+        for (name, copy) in OTHER_COPIES {
+            let Some(narrower) = kernel.variant(name).and_then(|variant| variant.summary) else { continue };
+            let ratio = wide.median / narrower.median;
+            if copy < default && ratio > WIDE_TOLERANCE {
+                slower.push((kernel.name, name, ratio));
+            }
+        }
+    }
+    slower
 }
 
 /// One way of computing a kernel.

@@ -1220,7 +1220,7 @@ impl Vjp {
         let Type::Array { elem, rank } = &whole.ty else { return Ok(adjoint) };
         for frame in &contribution.frames {
             if let Some((_, size)) = &frame.looped {
-                let irregular = free_vars(size).iter().any(|var| self.depth.get(var).map_or(true, |depth| *depth > 0));
+                let irregular = free_vars(size).iter().any(|var| self.depth.get(var).is_none_or(|depth| *depth > 0));
                 if irregular {
                     return Err(unsupported(
                         span,

@@ -317,8 +317,8 @@ impl<'p> Gen<'p> {
         }
     }
 
-    /// The generated function `name`, in two copies (portable, and AVX2+FMA chosen at run
-    /// time): its `generics` (`<…>` or nothing), the parameters (after `leading` ones such as
+    /// The generated function `name`, in three copies (portable, AVX2+FMA and AVX-512, one
+    /// chosen at run time): its `generics` (`<…>` or nothing), the parameters (after `leading` ones such as
     /// `out`), their views, the sites, then `body`.
     #[allow(clippy::too_many_arguments)]
     fn item(
@@ -359,28 +359,38 @@ impl<'p> Gen<'p> {
             #(#sites)*
             #body
         };
-        // The same body again, compiled for AVX2 and FMA and taken when the CPU has them (see
-        // `ein-runtime/src/dispatch.rs`); not needed when the whole crate is built for them.
-        // SAFETY (of the generated `unsafe fn` and its call): its only precondition is the CPU
-        // features, which `wide_simd` checked; its body is the portable copy's, which holds no
-        // user expression (ein's language has none), so making it an unsafe context hides no
-        // user operation from rustc.
-        let wide = self.names.fresh("wide");
+        // The same body twice more, compiled for AVX-512 and for AVX2 and FMA, one of them
+        // taken when the CPU has its features and the run-time choice names it (see
+        // `ein-runtime/src/dispatch.rs`); a copy is left out when the whole crate is built for
+        // its features already.
+        // SAFETY (of each generated `unsafe fn` and its call): its only precondition is the CPU
+        // features, which `widest_simd` / `wide_simd` checked; its body is the portable copy's,
+        // which holds no user expression (ein's language has none), so making it an unsafe
+        // context hides no user operation from rustc.
+        let copies = WIDE_COPIES.iter().map(|&(copy_name, features, choice)| {
+            let copy = self.names.fresh(copy_name);
+            let enable = features.join(",");
+            let choice = Ident::new(choice, Span::call_site());
+            quote! {
+                #[cfg(all(target_arch = "x86_64", not(all(#(target_feature = #features),*))))]
+                {
+                    #[target_feature(enable = #enable)]
+                    #[allow(clippy::too_many_arguments)]
+                    unsafe fn #copy #generics (#(#params),*) #ret {
+                        #inner
+                    }
+                    if ::ein::__private::#choice() {
+                        // SAFETY: the run-time choice checked that this CPU has these features.
+                        return unsafe { #copy(#(#args),*) };
+                    }
+                }
+            }
+        });
+        let copies: Vec<TokenStream> = copies.collect();
         Ok(quote! {
             #(#attrs)*
             #vis fn #name #generics (#(#params),*) #ret {
-                #[cfg(all(target_arch = "x86_64", not(all(target_feature = "avx2", target_feature = "fma"))))]
-                {
-                    #[target_feature(enable = "avx2,fma")]
-                    #[allow(clippy::too_many_arguments)]
-                    unsafe fn #wide #generics (#(#params),*) #ret {
-                        #inner
-                    }
-                    if ::ein::__private::wide_simd() {
-                        // SAFETY: `wide_simd` checked that this CPU has AVX2 and FMA.
-                        return unsafe { #wide(#(#args),*) };
-                    }
-                }
+                #(#copies)*
                 #inner
             }
         })
@@ -1007,3 +1017,10 @@ fn map_array_columns(
         _ => path.clone(),
     }
 }
+
+/// The wide copies of every generated function, widest first: the name of the copy, its target
+/// features, and the runtime's function that says whether to take it (it checks the CPU).
+const WIDE_COPIES: [(&str, &[&str], &str); 2] = [
+    ("widest", &["avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd", "avx2", "fma"], "widest_simd"),
+    ("wide", &["avx2", "fma"], "wide_simd"),
+];

@@ -145,7 +145,7 @@ fn with_into(name: &'static str, program: Program) -> (Sample, Sample) {
 /// One generated sample: its Rust text and how to wrap it into a complete item.
 struct Sample {
     name: &'static str,
-    /// What the tests read: for a function, without its AVX2 copy (see [`portable_copy`]).
+    /// What the tests read: for a function, without its wide copies (see [`portable_copy`]).
     tokens: TokenStream,
     /// Everything generated.
     full: TokenStream,
@@ -159,40 +159,49 @@ fn function(name: &'static str, program: Program) -> Sample {
     Sample { name, tokens, full, wrapper: None }
 }
 
-/// A generated function without its AVX2+FMA copy, after checking that the copy is there
-/// and is the same body as the portable one (the first statement of the function is
-/// `#[cfg(…)] { #[target_feature(…)] unsafe fn wide(same parameters) { body } if … }`).
+/// A generated function without its AVX-512 and AVX2+FMA copies, after checking that the
+/// copies are there and are the same body as the portable one (the first two statements of the
+/// function are `#[cfg(…)] { #[target_feature(…)] unsafe fn copy(same parameters) { body }
+/// if … }`, the AVX-512 copy first).
 pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> {
     let file: syn::File = syn::parse2(tokens).map_err(|error| format!("not items ({error})"))?;
     let mut functions = file.items.into_iter().filter(|item| !is_settings_tracker(item));
     let (Some(syn::Item::Fn(mut item)), None) = (functions.next(), functions.next()) else {
         return Err("not one function item (expected `fn`)".into());
     };
-    if item.block.stmts.is_empty() {
-        return Err("an empty function".into());
-    }
-    let syn::Stmt::Expr(syn::Expr::Block(dispatch), None) = item.block.stmts.remove(0) else {
-        return Err("the first statement is not the dispatch block".into());
-    };
-    let has_cfg = dispatch.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
-    let wide = dispatch.block.stmts.iter().find_map(|stmt| match stmt {
-        syn::Stmt::Item(syn::Item::Fn(wide)) => Some(wide),
-        _ => None,
-    });
-    let Some(wide) = wide.filter(|_| has_cfg) else { return Err("no `#[cfg]` block with the wide copy".into()) };
     let text = |tokens: &dyn ToTokens| tokens.to_token_stream().to_string();
-    let feature = wide.attrs.iter().find(|attr| attr.path().is_ident("target_feature"));
-    if feature.map(|attr| text(attr)).as_deref() != Some("# [target_feature (enable = \"avx2,fma\")]") {
-        return Err("the copy is not compiled for AVX2 and FMA".into());
+    let mut copies = Vec::new();
+    for features in ["avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,fma", "avx2,fma"] {
+        if item.block.stmts.is_empty() {
+            return Err("an empty function".into());
+        }
+        let syn::Stmt::Expr(syn::Expr::Block(dispatch), None) = item.block.stmts.remove(0) else {
+            return Err(format!("no dispatch block for the {features} copy"));
+        };
+        let has_cfg = dispatch.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
+        let copy = dispatch.block.stmts.iter().find_map(|stmt| match stmt {
+            syn::Stmt::Item(syn::Item::Fn(copy)) => Some(copy.clone()),
+            _ => None,
+        });
+        let Some(copy) = copy.filter(|_| has_cfg) else {
+            return Err(format!("no `#[cfg]` block with the {features} copy"));
+        };
+        let feature = copy.attrs.iter().find(|attr| attr.path().is_ident("target_feature"));
+        if feature.map(|attr| text(attr)) != Some(format!("# [target_feature (enable = \"{features}\")]")) {
+            return Err(format!("the copy is not compiled for {features}"));
+        }
+        copies.push(copy);
     }
-    let same_signature =
-        text(&wide.sig.inputs) == text(&item.sig.inputs) && text(&wide.sig.output) == text(&item.sig.output);
-    if !same_signature || wide.sig.unsafety.is_none() {
-        return Err("the copy's signature differs".into());
-    }
-    let portable = syn::Block { brace_token: item.block.brace_token, stmts: item.block.stmts.clone() };
-    if text(&wide.block) != text(&portable) {
-        return Err("the copy's body differs from the portable body".into());
+    for copy in copies {
+        let same_signature =
+            text(&copy.sig.inputs) == text(&item.sig.inputs) && text(&copy.sig.output) == text(&item.sig.output);
+        if !same_signature || copy.sig.unsafety.is_none() {
+            return Err("a copy's signature differs".into());
+        }
+        let portable = syn::Block { brace_token: item.block.brace_token, stmts: item.block.stmts.clone() };
+        if text(&copy.block) != text(&portable) {
+            return Err("a copy's body differs from the portable body".into());
+        }
     }
     Ok(item.to_token_stream())
 }
@@ -851,7 +860,7 @@ fn chunk_closures_copy_locals_but_not_literals() {
     assert!(!text.contains("let(true"), "{generated}");
 }
 
-/// The generated function for `source`, without its AVX2 copy, whitespace removed.
+/// The generated function for `source`, without its wide copies, whitespace removed.
 fn compiled(source: &str) -> String {
     let tokens: TokenStream = source.parse().expect("test source tokenises");
     squeeze(&portable_copy(crate::compile(tokens).expect("compiles")).expect("one function").to_string())
@@ -1022,8 +1031,8 @@ fn an_accum_is_one_runtime_call_with_its_loops_in_a_closure_and_checked_updates(
     let text = compiled_text(
         "pub fn scatter(idx: [i64], v: [f64], s: f64) -> [f64] { accum y = for j in 0..10 { 0.0 } { for i { y[idx[i]] += v[i] * (s * 2.0) } } }",
     );
-    // Once in the portable copy and once in the AVX2 one.
-    assert_eq!(text.matches(":: ein :: __private :: accum (").count(), 2, "{text}");
+    // Once in each copy: portable, AVX2 and AVX-512.
+    assert_eq!(text.matches(":: ein :: __private :: accum (").count(), 3, "{text}");
     assert!(text.contains(":: ein :: __private :: accum_position ("), "{text}");
     // A float `+=` on a known type, after the index is checked; the identity `-0.0` for the
     // other groups; the update is not inside an `unsafe` block.

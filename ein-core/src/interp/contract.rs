@@ -31,7 +31,7 @@ impl Factor {
         let mut steps = vec![0; labels];
         let mut step = 1usize;
         for (&length, &label) in shape.iter().zip(axes).rev() {
-            if sizes.get(label).map_or(true, |&size| length < size) {
+            if sizes.get(label).is_none_or(|&size| length < size) {
                 return Err(RuntimeError::internal(format!(
                     "a contraction operand axis of length {length} is shorter than its label's range"
                 )));

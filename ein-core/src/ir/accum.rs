@@ -40,7 +40,7 @@ pub fn uniform_op(accum: &node::Accum) -> Option<UpdateOp> {
 /// The type of the tuple an accum's updates give per iteration: `(bool, i64 × rank, elem)`
 /// per update.
 pub fn update_tuple_type(elem: &Type, rank: usize, updates: usize) -> Type {
-    let group = std::iter::once(Type::BOOL).chain(std::iter::repeat(Type::I64).take(rank)).chain([elem.clone()]);
+    let group = std::iter::once(Type::BOOL).chain(std::iter::repeat_n(Type::I64, rank)).chain([elem.clone()]);
     let group: Vec<Type> = group.collect();
     Type::tuple(group.iter().cloned().cycle().take(group.len() * updates).collect())
 }

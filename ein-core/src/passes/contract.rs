@@ -123,7 +123,7 @@ fn split_consumer(program: &mut Program, nest: &mut Expr) -> Option<Expr> {
         Expr::new(kind, ty, span)
     });
     // The element is each `for`'s second child (after its size), `chain.len()` times down.
-    let full_path: Vec<usize> = std::iter::repeat(1).take(chain.len()).chain(path).collect();
+    let full_path: Vec<usize> = std::iter::repeat_n(1, chain.len()).chain(path).collect();
     replace_at(nest, &full_path, read);
     let consumer = rewrite(program, nest.take());
     let ty = consumer.ty.clone();

@@ -7,6 +7,7 @@
 
 mod contract;
 mod cse;
+mod fuse_reductions;
 mod hoist;
 mod inline;
 pub(crate) mod purity;
@@ -44,6 +45,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "share-rows", run: share_rows::share_rows },
     Pass { name: "contract", run: contract::contract },
     Pass { name: "transpose", run: transpose::transpose_across },
+    Pass { name: "fuse-reductions", run: fuse_reductions::fuse_reductions },
 ];
 
 /// Whether `EIN_DUMP` asks for dumps.

@@ -84,8 +84,8 @@ fn fold_integer(op: BinaryOp, lhs: &Expr, rhs: &Expr, ty: &Type) -> Option<Expr>
 /// time (where it wraps in the type's own width).
 fn in_range(scalar: Scalar, value: i64) -> Option<i64> {
     let value_128 = i128::from(value);
-    let fits = scalar.int_range().map_or(true, |(low, high)| (low..=high).contains(&value_128));
+    let fits = scalar.int_range().is_none_or(|(low, high)| (low..=high).contains(&value_128));
     // `isize`/`usize` values are folded only where 32-bit targets hold them too.
-    let every_target = scalar.wrap_on_every_target(value_128).map_or(true, |wrapped| wrapped == value_128);
+    let every_target = scalar.wrap_on_every_target(value_128).is_none_or(|wrapped| wrapped == value_128);
     (fits && every_target).then_some(value)
 }

@@ -496,3 +496,26 @@ fn hoist_keeps_an_accums_update_nest_a_nest() {
         crate::interp::ArrayValue::vector(vec![crate::interp::Value::F64(13.5), crate::interp::Value::F64(-18.0)]);
     assert_eq!(result, crate::interp::Value::Array(expected), "{repeated}");
 }
+
+#[test]
+fn sibling_reductions_that_share_a_term_run_as_one() {
+    // MRI-Q's two parts share the argument of their sine and cosine: one reduction of a pair.
+    let mri = optimised(
+        "fn q(x: [f32], k: [f32], phi: [f32]) -> [{re: f32, im: f32}] {
+            for i { { re: sum j { phi[j] * cos(k[j] * x[i]) }, im: sum j { phi[j] * sin(k[j] * x[i]) } } }
+        }",
+    );
+    assert_eq!(reductions_inside(&mri, "i"), 1, "{mri}");
+    // Two moments of one row: they share the read, so one pass.
+    let moments =
+        optimised("fn m(x: [f64]) -> (f64, f64, f64) { (sum k { x[k] }, sum k { x[k] * x[k] }, max k { x[k] }) }");
+    assert_eq!(reductions(&moments), 2, "{moments}");
+    // Nothing shared, a step that can fail: left alone.
+    for source in [
+        "fn a(x: [f64], y: [f64]) -> (f64, f64) { (sum k { x[k] }, sum k { y[k] }) }",
+        "fn c(x: [i64], d: i64) -> (i64, i64) { (sum k { x[k] }, sum k { x[k] / d }) }",
+    ] {
+        let program = optimised(source);
+        assert_eq!(reductions(&program), 2, "{source}: {program}");
+    }
+}

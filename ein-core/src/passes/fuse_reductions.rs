@@ -1,0 +1,152 @@
+//! Sibling reductions fused (horizontal fusion by computing together): the fields of a tuple or
+//! record that are reductions with the same operator over the same range, and whose steps read
+//! a common term, become one reduction of a tuple. The case it is for is Parboil's MRI-Q
+//!
+//! ```text
+//! { re: sum k { phi[k] * cos(arg(k)) }, im: sum k { phi[k] * sin(arg(k)) } }
+//! ```
+//!
+//! which, as two reductions, runs the loop twice and computes the argument, its range
+//! reduction and the sine–cosine polynomial pair twice per term; after this pass
+//!
+//! ```text
+//! let t = sum k' { (phi[k'] * cos(arg(k')), phi[k'] * sin(arg(k'))) }
+//! { re: t.0, im: t.1 }
+//! ```
+//!
+//! one loop reads each `k` once, and LLVM computes the shared argument (and ein's `sin` and
+//! `cos`, which share their reduction and polynomials) once.
+//!
+//! Meaning, exactly: a reduction of a tuple reduces each component on its own, as if alone, with
+//! the same accumulators and grouping (README, "Reductions of tuples and records"), so every
+//! component has the bits it had. Fused steps and their range may not fail (which error a
+//! program reports must not change when the steps interleave), and only `sum`, `prod`, `max`
+//! and `min` of scalars are fused (the operators a tuple reduction has). The fused reduction is
+//! bound before the tuple; it cannot fail, so nothing the tuple's other fields report changes.
+//! Contractions are fused no more: the pass runs after `contract`, which has already handed
+//! them to the GEMM.
+
+use super::purity::may_fail;
+use crate::ir::node;
+use crate::ir::visit::{alpha_key, mentions, substitute};
+use crate::ir::{Expr, ExprKind, Program, ReduceOp, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
+use proc_macro2::Span;
+use std::collections::BTreeSet;
+
+pub fn fuse_reductions(mut program: Program) -> Program {
+    let mut vars = std::mem::take(&mut program.vars);
+    program.body = rewrite(program.body.take(), &mut vars);
+    program.vars = vars;
+    program
+}
+
+/// Bottom-up: a tuple's fields are rewritten before the tuple.
+fn rewrite(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
+    expr.rewrite_children(|child| rewrite(child, vars));
+    let span = expr.span;
+    let mut lets = Vec::new();
+    while let ExprKind::Tuple(fields) = &mut expr.kind {
+        let Some(group) = fusable_group(fields) else { break };
+        lets.push(fuse(fields, &group, span, vars));
+    }
+    lets.into_iter().rev().fold(expr, |inner, (var, value)| {
+        let (ty, span) = (inner.ty.clone(), inner.span);
+        Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
+    })
+}
+
+/// The operator and the range's key of a reduction that may be fused.
+fn fusion_key(expr: &Expr) -> Option<(ReduceOp, String)> {
+    let ExprKind::Reduce(node::Reduce { op, size, body, .. }) = &expr.kind else { return None };
+    let fusable_op = matches!(op, ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min);
+    let scalar = body.ty.as_scalar().is_some();
+    (fusable_op && scalar && !may_fail(body) && !may_fail(size)).then(|| (*op, alpha_key(size)))
+}
+
+/// The positions of the first set of at least two fields with one [`fusion_key`] whose steps
+/// each share a term with another of the set.
+fn fusable_group(fields: &[Expr]) -> Option<Vec<usize>> {
+    let keys: Vec<Option<(ReduceOp, String)>> = fields.iter().map(fusion_key).collect();
+    for (first, key) in keys.iter().enumerate() {
+        let Some(key) = key else { continue };
+        let same: Vec<usize> = (first..fields.len()).filter(|&other| keys[other].as_ref() == Some(key)).collect();
+        if same.len() < 2 {
+            continue;
+        }
+        // Each step's terms that vary with the step, the index written as the first one's.
+        let ExprKind::Reduce(node::Reduce { index, .. }) = &fields[first].kind else { continue };
+        let terms: Vec<BTreeSet<String>> =
+            same.iter().map(|&position| varying_terms(&fields[position], *index)).collect();
+        let shares = |at: usize| (0..terms.len()).any(|other| other != at && !terms[other].is_disjoint(&terms[at]));
+        let sharing: Vec<usize> = (0..same.len()).filter(|&at| shares(at)).map(|at| same[at]).collect();
+        if sharing.len() >= 2 {
+            return Some(sharing);
+        }
+    }
+    None
+}
+
+/// A new index variable for the fused reduction, named after the first one's.
+fn fresh_index(vars: &mut Vec<VarInfo>, index: VarId) -> VarId {
+    let info = vars[index.0 as usize].clone();
+    crate::ir::declare(vars, VarInfo { name: format!("{SYNTHETIC_PREFIX}{}", info.name), ..info })
+}
+
+/// The keys of the terms of `reduction`'s step that read its index (the index alone excluded),
+/// the index written as `index`.
+fn varying_terms(reduction: &Expr, index: VarId) -> BTreeSet<String> {
+    let ExprKind::Reduce(node::Reduce { index: own, body, .. }) = &reduction.kind else { return BTreeSet::new() };
+    let step = step_over(body, *own, index);
+    let mut terms = BTreeSet::new();
+    collect_varying(&step, index, &mut terms);
+    terms
+}
+
+/// A reduction's step `body` over its index `own`, written over `index` instead.
+fn step_over(body: &Expr, own: VarId, index: VarId) -> Expr {
+    let mut step = body.clone();
+    substitute(&mut step, own, &Expr::new(ExprKind::Var(index), Type::I64, body.span));
+    step
+}
+
+fn collect_varying(expr: &Expr, index: VarId, terms: &mut BTreeSet<String>) {
+    if !matches!(expr.kind, ExprKind::Var(_)) && mentions(expr, index) {
+        terms.insert(alpha_key(expr));
+    }
+    expr.for_each_child(|child| collect_varying(child, index, terms));
+}
+
+/// In `(…, sum k { a }, …, sum j { b }, …)`, the reductions at `group` replaced by `t.0`, `t.1`;
+/// returns `t` and its value `sum k' { (a, b) }`.
+fn fuse(fields: &mut [Expr], group: &[usize], span: Span, vars: &mut Vec<VarInfo>) -> (VarId, Expr) {
+    let mut reductions = Vec::new();
+    for &position in group {
+        match &fields[position].kind {
+            ExprKind::Reduce(reduction) => reductions.push(reduction.clone()),
+            _ => unreachable!("fusion groups are reductions"),
+        }
+    }
+    let index = fresh_index(vars, reductions[0].index);
+    let (op, size) = (reductions[0].op, reductions[0].size.clone());
+    let steps: Vec<Expr> =
+        reductions.into_iter().map(|reduction| step_over(&reduction.body, reduction.index, index)).collect();
+    let step_types: Vec<Type> = steps.iter().map(|step| step.ty.clone()).collect();
+    let fused_type = Type::Tuple { fields: step_types.clone(), names: Vec::new() };
+    let name = format!("{SYNTHETIC_PREFIX}fused");
+    let fused = crate::ir::declare(vars, VarInfo { name, ty: fused_type.clone(), kind: VarKind::Let, span });
+    let step_tuple = Expr::new(ExprKind::Tuple(steps), fused_type.clone(), span);
+    let reduction = Expr::new(
+        ExprKind::Reduce(node::Reduce { op, index, size, body: Box::new(step_tuple) }),
+        fused_type.clone(),
+        span,
+    );
+    for (field, &position) in group.iter().enumerate() {
+        let read = Expr::new(ExprKind::Var(fused), fused_type.clone(), span);
+        fields[position] = Expr::new(
+            ExprKind::Project(node::Project { tuple: Box::new(read), field }),
+            step_types[field].clone(),
+            fields[position].span,
+        );
+    }
+    (fused, reduction)
+}
