@@ -11,9 +11,11 @@
 //! order (a reduction's accumulators are explicit, whatever the vector width).
 //!
 //! Which copy runs: `EIN_SIMD=portable`, `EIN_SIMD=avx2` or `EIN_SIMD=avx512` in the
-//! environment, read once before the first call, names one (narrowed to what the CPU has: a
-//! copy the CPU lacks never runs); `EIN_PORTABLE` (set to anything) is `EIN_SIMD=portable`;
-//! without either, [`DEFAULT_COPY`] (AVX2, whose reasons it gives).
+//! environment, read once before the first call, names one for every function (narrowed to
+//! what the CPU has: a copy the CPU lacks never runs); `EIN_PORTABLE` (set to anything) is
+//! `EIN_SIMD=portable`. Without either, the macro's own choice per function: AVX-512 for a
+//! function whose loops call ein's polynomial math functions ([`DEFAULT_MATH_COPY`]), AVX2 for
+//! others ([`DEFAULT_COPY`]), each narrowed to the CPU; the constants say why.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -49,68 +51,96 @@ impl SimdCopy {
 
 const UNDECIDED: u8 = 0;
 
-/// The copy generated code runs, once decided (`UNDECIDED` before).
-static CHOICE: AtomicU8 = AtomicU8::new(UNDECIDED);
+/// The copy a function whose loops call none of ein's polynomial math functions runs, and the
+/// copy one that calls them runs, once decided (`UNDECIDED` before).
+static PLAIN_COPY: AtomicU8 = AtomicU8::new(UNDECIDED);
+static MATH_COPY: AtomicU8 = AtomicU8::new(UNDECIDED);
 
-/// The copy taken when the environment names none: AVX2, even on CPUs with AVX-512. The
-/// AVX-512 copy is faster on compute-bound loops (MRI-Q's sines and cosines 1.55× on a
-/// 16-core Xeon) but slower where LLVM vectorises a strided read into gather instructions,
-/// which it does freely once AVX-512 is on (nearest-neighbour distances 1.3–1.9× slower on
-/// that Xeon and on an AMD EPYC): README, "Wide vector units without flags".
+/// The copy taken when the environment names none, for a function that calls none of ein's
+/// polynomial math functions (`exp`, `ln`, `sin`, `cos`, `tanh`, …): AVX2, even on CPUs with
+/// AVX-512. Once AVX-512 is on, LLVM vectorises strided reads into gather instructions, slow
+/// on current Intel and AMD cores (nearest-neighbour distances 1.3–2× slower on a 16-core Xeon
+/// and on an AMD EPYC): README, "Wide vector units without flags".
 pub const DEFAULT_COPY: SimdCopy = SimdCopy::Avx2;
 
+/// The copy taken when the environment names none, for a function that calls ein's polynomial
+/// math functions: AVX-512 where the CPU has it. Those functions are compute-bound and their
+/// polynomials run twice as wide (MRI-Q's sines and cosines 1.5× faster, softmax 1.2× on the
+/// Xeon).
+pub const DEFAULT_MATH_COPY: SimdCopy = SimdCopy::Avx512;
+
 /// The copy generated code runs: the one the environment names (see the module
-/// documentation), else [`DEFAULT_COPY`], narrowed to what the CPU has; or the one
+/// documentation), else [`DEFAULT_MATH_COPY`] for a function that calls ein's polynomial math
+/// (`math`) and [`DEFAULT_COPY`] for others, narrowed to what the CPU has; or the one
 /// [`choose_simd`] chose. Decided once, then one relaxed load.
 #[inline]
-pub fn simd_copy() -> SimdCopy {
-    match SimdCopy::from_u8(CHOICE.load(Ordering::Relaxed)) {
+pub fn simd_copy(math: bool) -> SimdCopy {
+    let decided = if math { &MATH_COPY } else { &PLAIN_COPY };
+    match SimdCopy::from_u8(decided.load(Ordering::Relaxed)) {
         Some(copy) => copy,
-        None => decide(),
+        None => decide(math),
     }
 }
 
-/// Whether generated code should run its AVX2+FMA copy or a wider one.
+/// Whether generated code should run its AVX2+FMA copy or a wider one (`math`: see
+/// [`simd_copy`]).
 #[inline]
-pub fn wide_simd() -> bool {
-    simd_copy() >= SimdCopy::Avx2
+pub fn wide_simd(math: bool) -> bool {
+    simd_copy(math) >= SimdCopy::Avx2
 }
 
-/// Whether generated code should run its AVX-512 copy.
+/// Whether generated code should run its AVX-512 copy (`math`: see [`simd_copy`]).
 #[inline]
-pub fn widest_simd() -> bool {
-    simd_copy() == SimdCopy::Avx512
+pub fn widest_simd(math: bool) -> bool {
+    simd_copy(math) == SimdCopy::Avx512
 }
 
 /// For benchmarks and tests that compare the copies in one process: from the next call on,
-/// generated code runs `copy`, or the widest narrower one the CPU has (never a copy the CPU
-/// lacks). Returns the copy now chosen.
+/// every generated function runs `copy`, or the widest narrower one the CPU has (never a copy
+/// the CPU lacks). Returns the copy now chosen. [`reset_simd`] goes back to the defaults.
 pub fn choose_simd(copy: SimdCopy) -> SimdCopy {
     let copy = Ord::min(copy, widest_on_this_cpu());
-    CHOICE.store(copy as u8, Ordering::Relaxed);
+    PLAIN_COPY.store(copy as u8, Ordering::Relaxed);
+    MATH_COPY.store(copy as u8, Ordering::Relaxed);
     copy
 }
 
-#[cold]
-fn decide() -> SimdCopy {
-    choose_simd(environment_choice())
+/// Undoes [`choose_simd`]: the copies are chosen afresh, as on the first call.
+pub fn reset_simd() {
+    decide(false);
+    decide(true);
 }
 
-/// The copy `EIN_SIMD` or `EIN_PORTABLE` names, else [`DEFAULT_COPY`]. An `EIN_SIMD` value
-/// that names no copy is an error the user should see, not a silent default.
-fn environment_choice() -> SimdCopy {
-    if std::env::var_os("EIN_PORTABLE").is_some() {
-        return SimdCopy::Portable;
+#[cold]
+fn decide(math: bool) -> SimdCopy {
+    let named = environment_choice().unwrap_or(if math { DEFAULT_MATH_COPY } else { DEFAULT_COPY });
+    let copy = Ord::min(named, widest_on_this_cpu());
+    let decided = if math { &MATH_COPY } else { &PLAIN_COPY };
+    decided.store(copy as u8, Ordering::Relaxed);
+    copy
+}
+
+/// The copy `EIN_SIMD` or `EIN_PORTABLE` names, if any. An `EIN_SIMD` value that names no copy
+/// is an error the user should see, not a silent default.
+fn environment_choice() -> Option<SimdCopy> {
+    let simd = std::env::var_os("EIN_SIMD");
+    match choice_named(std::env::var_os("EIN_PORTABLE").is_some(), simd.as_deref()) {
+        Ok(copy) => copy,
+        Err(message) => panic!("{message}"),
     }
-    let unknown =
-        |name: &dyn std::fmt::Debug| -> ! { panic!("ein: EIN_SIMD is {name:?}; it takes portable, avx2 or avx512") };
-    match std::env::var("EIN_SIMD") {
-        Err(std::env::VarError::NotPresent) => DEFAULT_COPY,
-        Ok(name) => match SimdCopy::ALL.into_iter().find(|copy| copy.name() == name.trim()) {
-            Some(copy) => copy,
-            None => unknown(&name),
-        },
-        Err(std::env::VarError::NotUnicode(name)) => unknown(&name),
+}
+
+/// The copy the two variables name (`EIN_PORTABLE` set, `EIN_SIMD`'s value), `None` for
+/// neither, or the message for a value that names no copy.
+fn choice_named(portable: bool, simd: Option<&std::ffi::OsStr>) -> Result<Option<SimdCopy>, String> {
+    if portable {
+        return Ok(Some(SimdCopy::Portable));
+    }
+    let Some(value) = simd else { return Ok(None) };
+    let named = value.to_str().and_then(|name| SimdCopy::ALL.into_iter().find(|copy| copy.name() == name.trim()));
+    match named {
+        Some(copy) => Ok(Some(copy)),
+        None => Err(format!("ein: EIN_SIMD is {value:?}; it takes portable, avx2 or avx512")),
     }
 }
 
@@ -142,20 +172,33 @@ mod tests {
     // One test, not several: the choice is process-wide, and tests run in parallel.
     #[test]
     fn the_choice_is_stable_follows_the_cpu_and_can_be_changed_for_benchmarks() {
-        let first = simd_copy();
-        assert_eq!(simd_copy(), first);
-        assert!(first <= widest_on_this_cpu(), "{first:?} was chosen on a CPU whose widest copy is narrower");
+        let (plain, math) = (simd_copy(false), simd_copy(true));
+        assert_eq!((simd_copy(false), simd_copy(true)), (plain, math));
+        assert!(plain <= widest_on_this_cpu() && math <= widest_on_this_cpu());
         if std::env::var_os("EIN_SIMD").is_none() && std::env::var_os("EIN_PORTABLE").is_none() {
-            assert_eq!(first, Ord::min(DEFAULT_COPY, widest_on_this_cpu()));
+            assert_eq!(plain, Ord::min(DEFAULT_COPY, widest_on_this_cpu()));
+            assert_eq!(math, Ord::min(DEFAULT_MATH_COPY, widest_on_this_cpu()));
         }
         for copy in SimdCopy::ALL {
             let chosen = choose_simd(copy);
-            assert_eq!(simd_copy(), chosen);
+            assert_eq!((simd_copy(false), simd_copy(true)), (chosen, chosen));
             assert!(chosen <= copy && chosen <= widest_on_this_cpu());
             assert_eq!(chosen == copy, copy <= widest_on_this_cpu());
-            assert_eq!(wide_simd(), chosen >= SimdCopy::Avx2);
-            assert_eq!(widest_simd(), chosen == SimdCopy::Avx512);
+            assert_eq!(wide_simd(false), chosen >= SimdCopy::Avx2);
+            assert_eq!(widest_simd(true), chosen == SimdCopy::Avx512);
         }
-        assert_eq!(choose_simd(first), first);
+        reset_simd();
+        assert_eq!((simd_copy(false), simd_copy(true)), (plain, math));
+    }
+
+    #[test]
+    fn the_environment_names_a_copy_or_is_refused_with_the_values_it_takes() {
+        let simd = |value: &str| choice_named(false, Some(std::ffi::OsStr::new(value)));
+        assert_eq!(choice_named(false, None), Ok(None));
+        assert_eq!(simd("avx512"), Ok(Some(SimdCopy::Avx512)));
+        assert_eq!(simd(" avx2\n"), Ok(Some(SimdCopy::Avx2)));
+        assert_eq!(simd("portable"), Ok(Some(SimdCopy::Portable)));
+        assert_eq!(choice_named(true, Some(std::ffi::OsStr::new("avx512"))), Ok(Some(SimdCopy::Portable)));
+        assert_eq!(simd("AVX-512"), Err("ein: EIN_SIMD is \"AVX-512\"; it takes portable, avx2 or avx512".to_string()));
     }
 }

@@ -10,7 +10,10 @@ pub use crate::build::{
     check_out, fill_chunks, write_into, Buffer, Columns, CopyInto, Destination, Fill, Out, Push, Slot, GRAIN, TILE,
 };
 pub use crate::chain::{contract_chain, ChainSpec};
-pub use crate::dispatch::{choose_simd, simd_copy, wide_simd, widest_on_this_cpu, widest_simd, SimdCopy, DEFAULT_COPY};
+pub use crate::dispatch::{
+    choose_simd, reset_simd, simd_copy, wide_simd, widest_on_this_cpu, widest_simd, SimdCopy, DEFAULT_COPY,
+    DEFAULT_MATH_COPY,
+};
 pub use crate::errors::{
     check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero, IntoSize, Site,
 };

@@ -78,24 +78,23 @@ impl Kernel {
         self
     }
 
-    /// Adds the `ein` variant on every other copy of its functions the CPU can run
-    /// (`ein-avx512`, `ein-avx2`, `ein-portable`): the copy taken by default must never be
-    /// slower than a narrower one (see [`wide_slower_than_narrower`]), and the AVX-512 copy's
-    /// figures say whether it should be the default.
+    /// Adds the `ein` variant forced onto each copy of its functions the CPU can run
+    /// (`ein-avx512`, `ein-avx2`, `ein-portable`): the copies taken by default must never be
+    /// slower than the AVX2 or the portable copy (see [`default_slower_than_forced`]), and the
+    /// AVX-512 figures say whether more functions should take it.
     pub fn with_other_copies(mut self) -> Self {
-        let default = ein::__private::simd_copy();
         let Some(ein) = self.variants.iter().find(|variant| variant.name == EIN) else { return self };
         let (run, read_back) = (Rc::clone(&ein.run), ein.read_back.clone());
         let mut others = Vec::new();
-        for (name, copy) in OTHER_COPIES {
-            if copy == default || copy > ein::__private::widest_on_this_cpu() {
+        for (name, copy) in FORCED_COPIES {
+            if copy > ein::__private::widest_on_this_cpu() {
                 continue;
             }
             let run = Rc::clone(&run);
             let forced = move || {
                 ein::__private::choose_simd(copy);
                 let output = run();
-                ein::__private::choose_simd(default);
+                ein::__private::reset_simd();
                 output
             };
             others.push(Variant { name, run: Rc::new(forced), read_back: read_back.clone() });
@@ -105,28 +104,27 @@ impl Kernel {
     }
 }
 
-/// The variant written with `ein!`, on the copy of its functions taken by default.
+/// The variant written with `ein!`, on the copies of its functions taken by default.
 pub const EIN: &str = "ein";
 
-/// The `ein` variant on each copy, named as in the report.
-pub const OTHER_COPIES: [(&str, SimdCopy); 3] =
+/// The `ein` variant forced onto each copy, named as in the report.
+pub const FORCED_COPIES: [(&str, SimdCopy); 3] =
     [("ein-avx512", SimdCopy::Avx512), ("ein-avx2", SimdCopy::Avx2), ("ein-portable", SimdCopy::Portable)];
 
-/// How much slower than a narrower copy the `ein` median may be before the report flags it
+/// How much slower than a forced copy the `ein` median may be before the report flags it
 /// (timing noise on a shared machine).
 const WIDE_TOLERANCE: f64 = 1.05;
 
-/// `(kernel, narrower variant, ein / narrower median)` for every kernel whose default copy was
-/// slower than a narrower copy by more than the tolerance.
-pub fn wide_slower_than_narrower(results: &[KernelResult]) -> Vec<(&'static str, &'static str, f64)> {
-    let default = ein::__private::simd_copy();
+/// `(kernel, forced variant, ein / forced median)` for every kernel whose default copies were
+/// slower than the AVX2 or the portable copy by more than the tolerance.
+pub fn default_slower_than_forced(results: &[KernelResult]) -> Vec<(&'static str, &'static str, f64)> {
     let mut slower = Vec::new();
     for kernel in results {
-        let Some(wide) = kernel.variant(EIN).and_then(|variant| variant.summary) else { continue };
-        for (name, copy) in OTHER_COPIES {
-            let Some(narrower) = kernel.variant(name).and_then(|variant| variant.summary) else { continue };
-            let ratio = wide.median / narrower.median;
-            if copy < default && ratio > WIDE_TOLERANCE {
+        let Some(default) = kernel.variant(EIN).and_then(|variant| variant.summary) else { continue };
+        for (name, copy) in FORCED_COPIES {
+            let Some(forced) = kernel.variant(name).and_then(|variant| variant.summary) else { continue };
+            let ratio = default.median / forced.median;
+            if copy <= SimdCopy::Avx2 && ratio > WIDE_TOLERANCE {
                 slower.push((kernel.name, name, ratio));
             }
         }

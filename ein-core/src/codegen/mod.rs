@@ -367,6 +367,9 @@ impl<'p> Gen<'p> {
         // features, which `widest_simd` / `wide_simd` checked; its body is the portable copy's,
         // which holds no user expression (ein's language has none), so making it an unsafe
         // context hides no user operation from rustc.
+        // Whether the loops call ein's polynomial math: such a function takes the AVX-512 copy
+        // by default (see `DEFAULT_MATH_COPY` in the runtime's dispatch).
+        let math = calls_polynomial_math(&self.program.body);
         let copies = WIDE_COPIES.iter().map(|&(copy_name, features, choice)| {
             let copy = self.names.fresh(copy_name);
             let enable = features.join(",");
@@ -379,7 +382,7 @@ impl<'p> Gen<'p> {
                     unsafe fn #copy #generics (#(#params),*) #ret {
                         #inner
                     }
-                    if ::ein::__private::#choice() {
+                    if ::ein::__private::#choice(#math) {
                         // SAFETY: the run-time choice checked that this CPU has these features.
                         return unsafe { #copy(#(#args),*) };
                     }
@@ -1024,3 +1027,12 @@ const WIDE_COPIES: [(&str, &[&str], &str); 2] = [
     ("widest", &["avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd", "avx2", "fma"], "widest_simd"),
     ("wide", &["avx2", "fma"], "wide_simd"),
 ];
+
+/// Whether `expr` calls one of ein's polynomial math functions (`exp`, `ln`, `sin`, …).
+fn calls_polynomial_math(expr: &crate::ir::Expr) -> bool {
+    let own =
+        matches!(&expr.kind, crate::ir::ExprKind::Call(call) if call.func.cost() == crate::ops::Cost::Transcendental);
+    let mut inside = false;
+    expr.for_each_child(|child| inside = inside || calls_polynomial_math(child));
+    own || inside
+}

@@ -1061,3 +1061,13 @@ fn tuple_reductions_feed_one_lane_set_per_component_in_one_pass() {
     assert!(!nested.contains("::ein::__private::reduce("), "{nested}");
     assert_eq!(nested.matches("::ein::__private::Lanes::new(").count(), 4, "{nested}");
 }
+
+#[test]
+fn a_function_calling_polynomial_math_asks_for_the_avx512_copy() {
+    let math = compiled_text("pub fn f(x: [f32]) -> [f32] { for i { exp(x[i]) } }");
+    assert!(math.contains(":: ein :: __private :: widest_simd (true)"), "{math}");
+    assert!(math.contains(":: ein :: __private :: wide_simd (true)"), "{math}");
+    let plain = compiled_text("pub fn g(x: [f32]) -> [f32] { for i { sqrt(x[i]) * 2.0 } }");
+    assert!(plain.contains(":: ein :: __private :: widest_simd (false)"), "{plain}");
+    assert!(!plain.contains("(true)"), "{plain}");
+}
