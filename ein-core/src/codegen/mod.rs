@@ -1028,10 +1028,12 @@ const WIDE_COPIES: [(&str, &[&str], &str); 2] = [
     ("wide", &["avx2", "fma"], "wide_simd"),
 ];
 
-/// Whether `expr` calls one of ein's polynomial math functions (`exp`, `ln`, `sin`, …).
+/// Whether `expr` calls one of ein's own polynomial math functions (`exp`, `ln`, `sin`, `cos`,
+/// `tanh`: vectorisable, compute-bound), not a libm call such as `pow`, which no copy widens.
 fn calls_polynomial_math(expr: &crate::ir::Expr) -> bool {
-    let own =
-        matches!(&expr.kind, crate::ir::ExprKind::Call(call) if call.func.cost() == crate::ops::Cost::Transcendental);
+    use crate::ops::Func;
+    let own = matches!(&expr.kind, crate::ir::ExprKind::Call(call)
+        if matches!(call.func, Func::Exp | Func::Ln | Func::Sin | Func::Cos | Func::Tanh));
     let mut inside = false;
     expr.for_each_child(|child| inside = inside || calls_polynomial_math(child));
     own || inside
