@@ -51,13 +51,14 @@ impl SimdCopy {
 
 const UNDECIDED: u8 = 0;
 
-/// The copy a function whose loops call none of ein's polynomial math functions runs, and the
-/// copy one that calls them runs, once decided (`UNDECIDED` before).
+/// The copy a function whose loops call none of ein's polynomial math functions runs, once
+/// decided (`UNDECIDED` before).
 static PLAIN_COPY: AtomicU8 = AtomicU8::new(UNDECIDED);
+/// The copy a function whose loops call them runs, once decided (`UNDECIDED` before).
 static MATH_COPY: AtomicU8 = AtomicU8::new(UNDECIDED);
 
 /// The copy taken when the environment names none, for a function that calls none of ein's
-/// polynomial math functions (`exp`, `ln`, `sin`, `cos`, `tanh`, …): AVX2, even on CPUs with
+/// polynomial math functions (`exp`, `ln`, `sin`, `cos`, `tanh`): AVX2, even on CPUs with
 /// AVX-512. Once AVX-512 is on, LLVM vectorises strided reads into gather instructions, slow
 /// on current Intel and AMD cores (nearest-neighbour distances 1.3–2× slower on a 16-core Xeon
 /// and on an AMD EPYC): README, "Wide vector units without flags".

@@ -318,8 +318,8 @@ impl<'p> Gen<'p> {
     }
 
     /// The generated function `name`, in three copies (portable, AVX2+FMA and AVX-512, one
-    /// chosen at run time): its `generics` (`<…>` or nothing), the parameters (after `leading` ones such as
-    /// `out`), their views, the sites, then `body`.
+    /// chosen at run time): its `generics` (`<…>` or nothing), the parameters (after `leading`
+    /// ones such as `out`), their views, the sites, then `body`.
     #[allow(clippy::too_many_arguments)]
     fn item(
         &mut self,
