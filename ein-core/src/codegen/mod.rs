@@ -377,6 +377,8 @@ impl<'p> Gen<'p> {
             quote! {
                 #[cfg(all(target_arch = "x86_64", not(all(#(target_feature = #features),*))))]
                 {
+                    // SAFETY (of this `unsafe fn`): it is unsafe only because of its target
+                    // features, which the run-time choice below checks before calling it.
                     #[target_feature(enable = #enable)]
                     #[allow(clippy::too_many_arguments)]
                     unsafe fn #copy #generics (#(#params),*) #ret {

@@ -33,11 +33,8 @@ use crate::ir::{Expr, ExprKind, Program, ReduceOp, Type, VarId, VarInfo, VarKind
 use proc_macro2::Span;
 use std::collections::BTreeSet;
 
-pub fn fuse_reductions(mut program: Program) -> Program {
-    let mut vars = std::mem::take(&mut program.vars);
-    program.body = rewrite(program.body.take(), &mut vars);
-    program.vars = vars;
-    program
+pub fn fuse_reductions(program: Program) -> Program {
+    super::rewrite_body(program, rewrite)
 }
 
 /// Bottom-up: a tuple's fields are rewritten before the tuple.

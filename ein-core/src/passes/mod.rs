@@ -17,7 +17,7 @@ mod simplify;
 mod transpose;
 mod validate;
 
-use crate::ir::Program;
+use crate::ir::{Expr, Program, VarInfo};
 pub use transpose::transposition_of;
 pub use validate::{validate, validate_bounds};
 
@@ -49,6 +49,15 @@ pub const PIPELINE: &[Pass] = &[
 ];
 
 /// Whether `EIN_DUMP` asks for dumps.
+/// Runs `rewrite` on the program's body with its variable table, which it may extend (the
+/// passes that declare variables of their own).
+fn rewrite_body(mut program: Program, rewrite: impl FnOnce(Expr, &mut Vec<VarInfo>) -> Expr) -> Program {
+    let mut vars = std::mem::take(&mut program.vars);
+    program.body = rewrite(program.body.take(), &mut vars);
+    program.vars = vars;
+    program
+}
+
 pub fn dump_enabled() -> bool {
     std::env::var_os("EIN_DUMP").is_some_and(|value| !value.is_empty() && value != "0")
 }

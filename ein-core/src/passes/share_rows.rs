@@ -35,11 +35,11 @@ use crate::ir::visit::{alpha_key, bound_vars, free_vars, mentions, substitute};
 use crate::ir::{Bounds, Expr, ExprKind, Program, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
 use crate::ops::Cost;
 
-pub fn share_rows(mut program: Program) -> Program {
-    let mut vars = std::mem::take(&mut program.vars);
-    rewrite(&mut program.body, &mut vars);
-    program.vars = vars;
-    program
+pub fn share_rows(program: Program) -> Program {
+    super::rewrite_body(program, |mut body, vars| {
+        rewrite(&mut body, vars);
+        body
+    })
 }
 
 fn rewrite(expr: &mut Expr, vars: &mut Vec<VarInfo>) {

@@ -50,11 +50,8 @@ use crate::ir::{
 use crate::ops::{BinaryOp, Cost, Func};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub fn share_steps(mut program: Program) -> Program {
-    let mut vars = std::mem::take(&mut program.vars);
-    program.body = rewrite(program.body.take(), &mut vars);
-    program.vars = vars;
-    program
+pub fn share_steps(program: Program) -> Program {
+    super::rewrite_body(program, rewrite)
 }
 
 /// Top-down, so that an array rises to the outermost comprehension it is invariant of.
