@@ -153,3 +153,28 @@ differential_jvp! {
     cases [n] in [[0], [1], [9], [2000]];
     args (x = array([n]), d_x = array([n]));
 }
+
+differential_jvp! {
+    /// Conditional products by `*=`, a third of the factors zero: each factor's tangent times
+    /// the product of the others, added by an accum of `+=` where the condition holds.
+    scattered_products: fn(idx: [usize], v: [f64], h0: [f64]) -> [f64] {
+        accum h = h0 { for k { if v[k] > -0.5 { h[idx[k]] *= if k % 3 == 0 { 0.0 } else { 1.0 + v[k] } } } }
+    }
+    cases [nnz, m] in [[0, 3], [1, 1], [7, 2], [40, 6], [3000, 200]];
+    args (
+        idx = array([nnz]).within(0.0, m as f64 - 1.0),
+        v = array([nnz]),
+        h0 = array([m]),
+        d_v = array([nnz]),
+        d_h0 = array([m]),
+    );
+}
+
+differential_jvp! {
+    /// Running products: `prod` over a range that depends on the enclosing index.
+    running_products: fn(x: [f64]) -> [f64] {
+        for i in 0..x.len() { prod k in 0..i + 1 { if k % 4 == 1 { 0.0 } else { 1.0 + 0.1 * x[k] } } }
+    }
+    cases [n] in [[0], [1], [6], [300]];
+    args (x = array([n]), d_x = array([n]));
+}

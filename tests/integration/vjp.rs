@@ -166,3 +166,77 @@ differential_vjp! {
     cases [n] in [[0], [1], [9], [5000]];
     args (x = array([n]), w = array([n]), cotangent = array([n.div_ceil(2)]));
 }
+
+differential_vjp! {
+    /// Prefix sums of weighted gathers: a reduction whose range depends on the enclosing index
+    /// around a gather, so the adjoints are accumulated by loops whose length changes with `i`.
+    vjp prefix_gather: fn(x: [f64], w: [f64], idx: [usize]) -> [f64] {
+        for i in 0..w.len() { sum k in 0..i + 1 { w[k] * x[idx[k]] } }
+    }
+    cases [n, m] in [[0, 3], [1, 1], [5, 3], [300, 40]];
+    args (
+        x = array([m]),
+        w = array([n]),
+        idx = array([n]).within(0.0, m as f64 - 1.0),
+        cotangent = array([n]),
+    );
+}
+
+differential_vjp! {
+    /// A sparse matrix–vector product in CSR form (the row starts a prefix sum of the row
+    /// lengths): `x`'s adjoint scatters through the columns of rows of varying length.
+    vjp csr_matvec: fn(counts: [usize], cols: [usize], values: [f64], x: [f64]) -> [f64] {
+        let ends = scan t, e = 0 { e + counts[t] };
+        for i {
+            let start = ends[i] - counts[i];
+            sum k in 0..counts[i] { values[start + k as usize] * x[cols[start + k as usize]] }
+        }
+    }
+    cases [rows, nnz, n] in [[0, 1, 2], [1, 1, 1], [6, 12, 5], [200, 500, 90]];
+    args (
+        counts = array([rows]).within(0.0, 4.0),
+        cols = array([nnz]).within(0.0, n as f64 - 1.0),
+        values = array([nnz]),
+        x = array([n]),
+        cotangent = array([rows]),
+    );
+}
+
+differential_vjp! {
+    /// An array of records (points from polar coordinates) read at each index and its
+    /// neighbour: its adjoint is built field by field and read back by the comprehension.
+    vjp shoelace_terms: fn(r: [f64], theta: [f64]) -> [f64] {
+        let p = for i { { x: r[i] * cos(theta[i]), y: r[i] * sin(theta[i]) } };
+        for i {
+            let q = p[(i + 1) % p.len()];
+            p[i].x * q.y - p[i].y * q.x
+        }
+    }
+    cases [n] in [[1], [2], [7], [500]];
+    args (r = array([n]), theta = array([n]), cotangent = array([n]));
+}
+
+differential_vjp! {
+    /// A filter whose elements are tuples: each kept pair's parts get their cotangents.
+    grad filtered_pairs: fn(x: [f64], w: [f64]) -> f64 {
+        let kept = for i where x[i] > 0.0 { (x[i] * w[i], exp(w[i] * 0.5)) };
+        sum k { kept[k].0 * kept[k].1 }
+    }
+    cases [n] in [[0], [1], [9], [2000]];
+    args (x = array([n]), w = array([n]));
+}
+
+differential_vjp! {
+    /// Products by `*=`, a third of the factors zero (so elements with one zero factor and with
+    /// several): each factor's adjoint is the cotangent times the product of the others.
+    vjp scattered_products: fn(idx: [usize], v: [f64], h0: [f64]) -> [f64] {
+        accum h = h0 { for k { h[idx[k]] *= if k % 3 == 0 { 0.0 * v[k] } else { v[k] } } }
+    }
+    cases [nnz, m] in [[0, 3], [1, 1], [7, 2], [40, 6], [3000, 200]];
+    args (
+        idx = array([nnz]).within(0.0, m as f64 - 1.0),
+        v = array([nnz]),
+        h0 = array([m]),
+        cotangent = array([m]),
+    );
+}

@@ -239,3 +239,155 @@ pub(super) fn add(left: Option<Expr>, right: Option<Expr>) -> Option<Expr> {
         (left, right) => left.or(right),
     }
 }
+
+/// A fresh index variable (`i64`).
+pub(super) fn fresh_index(vars: &mut Vec<crate::ir::VarInfo>, span: Span) -> VarId {
+    let name = format!("{}j{}", crate::ir::SYNTHETIC_PREFIX, vars.len());
+    crate::ir::declare(vars, crate::ir::VarInfo { name, ty: Type::I64, kind: crate::ir::VarKind::Index, span })
+}
+
+/// `value` (a scalar) where `cond` holds, else 0: a sum over `0..(cond ? 1 : 0)`, since both
+/// sides of a select are evaluated and `value` may read outside an array (an empty one) where
+/// `cond` fails.
+pub(super) fn only_where(cond: Expr, value: Expr, vars: &mut Vec<crate::ir::VarInfo>) -> Expr {
+    let (ty, span) = (value.ty.clone(), value.span);
+    let kind = ExprKind::Reduce(node::Reduce {
+        op: crate::ir::ReduceOp::Sum,
+        index: fresh_index(vars, span),
+        size: Box::new(select(cond, int(1, span), int(0, span))),
+        body: Box::new(value),
+    });
+    Expr::new(kind, ty, span)
+}
+
+/// `for p… { element(p…) }` over the positions of `array`: `element` is given the positions,
+/// to read `array` and arrays of its shape at ([`read_at`]).
+pub(super) fn map_elements(
+    array: &Expr,
+    vars: &mut Vec<crate::ir::VarInfo>,
+    element: impl FnOnce(&[Expr]) -> Expr,
+) -> Expr {
+    let span = array.span;
+    let indices: Vec<VarId> = (0..array.ty.rank()).map(|_| fresh_index(vars, span)).collect();
+    let positions: Vec<Expr> = indices.iter().map(|index| var(*index, &Type::I64, span)).collect();
+    let mut body = element(&positions);
+    for (axis, index) in indices.iter().enumerate().rev() {
+        // `len(x[i], 0)` is `len(x, 1)`: a comprehension's size names no index.
+        body = for_loop(*index, crate::ir::shape::simplify_lengths(len(array.clone(), axis)), body);
+    }
+    body
+}
+
+/// `array[p…]`, clamped (reads are proved in bounds at the end).
+pub(super) fn read_at(array: &Expr, positions: &[Expr]) -> Expr {
+    Expr::read_of(array.clone(), positions.iter().map(|position| (position.clone(), Bounds::Clamped)))
+}
+
+/// Of the factors of a product, the product of all but `factor` (a scalar atom), given the
+/// number of factors that are zero and the product of the others (`nonzero`): `nonzero /
+/// factor` when none is zero; with one, `nonzero` for the zero factor and 0 for the others;
+/// with more, 0. So a zero factor gets its exact partial derivative, where `product / factor`
+/// would give NaN.
+pub(super) fn product_of_others(factor: Expr, zeros: Expr, nonzero: Expr) -> Expr {
+    let span = factor.span;
+    let zero = zero_of(&factor.ty, span);
+    let this_zero = binary(
+        BinaryOp::And,
+        binary(BinaryOp::Eq, zeros.clone(), int(1, span)),
+        binary(BinaryOp::Eq, factor.clone(), zero.clone()),
+    );
+    select(
+        binary(BinaryOp::Eq, zeros, int(0, span)),
+        binary(BinaryOp::Div, nonzero.clone(), factor),
+        select(this_zero, nonzero, zero),
+    )
+}
+
+/// For an accum whose updates are all `*=` (its `init` an atom): an accum counting, per
+/// element, the factors that are zero (`i64`: `init`'s element and each update's value), and
+/// one multiplying the nonzero ones, over copies of its updates. With them each factor's
+/// partial derivative is [`product_of_others`] at its element.
+pub(super) fn factor_accums(accum: &node::Accum, init: &Expr, vars: &mut Vec<crate::ir::VarInfo>) -> (Expr, Expr) {
+    let span = init.span;
+    let (elem, rank) = match &init.ty {
+        Type::Array { elem, rank } => ((**elem).clone(), *rank),
+        other => (other.clone(), 0),
+    };
+    let is_zero = |value: Expr| binary(BinaryOp::Eq, value.clone(), zero_of(&value.ty, value.span));
+    let counted = |value: Expr| select(is_zero(value), int(1, span), int(0, span));
+    let kept = |value: Expr| select(is_zero(value.clone()), one_of(&value.ty, value.span), value);
+    let made = |form: &dyn Fn(Expr) -> Expr, value_ty: Type, op, vars: &mut Vec<crate::ir::VarInfo>| {
+        let start = map_elements(init, vars, |at| form(read_at(init, at)));
+        let mut updates = map_update_values(&accum.updates, 2 + rank, form, &value_ty, rank, vars);
+        crate::ir::visit::rename_binders(&mut updates, vars);
+        let ty = Type::array(value_ty, rank);
+        let node = node::Accum {
+            target: accum.target.clone(),
+            init: Box::new(start),
+            updates: Box::new(updates),
+            ops: vec![op; accum.ops.len()],
+        };
+        Expr::new(ExprKind::Accum(node), ty, span)
+    };
+    let zeros = made(&counted, Type::I64, crate::ir::UpdateOp::Add, vars);
+    let nonzero = made(&kept, elem, crate::ir::UpdateOp::Mul, vars);
+    (zeros, nonzero)
+}
+
+/// An accum's update nest with each update's value `v` replaced by `let x = v; value(x)` (of
+/// type `value_ty`), conditions and positions kept; `group` is the length of one update's part
+/// of a leaf tuple.
+fn map_update_values(
+    nest: &Expr,
+    group: usize,
+    value: &dyn Fn(Expr) -> Expr,
+    value_ty: &Type,
+    rank: usize,
+    vars: &mut Vec<crate::ir::VarInfo>,
+) -> Expr {
+    let (kind, ty) = match &nest.kind {
+        ExprKind::For(node::For { index, size, body }) => {
+            let body = map_update_values(body, group, value, value_ty, rank, vars);
+            let ty = body.ty.with_outer_axis();
+            (ExprKind::For(node::For { index: *index, size: size.clone(), body: Box::new(body) }), ty)
+        }
+        ExprKind::Let(node::Let { var, value: bound, body }) => {
+            let body = map_update_values(body, group, value, value_ty, rank, vars);
+            let ty = body.ty.clone();
+            (ExprKind::Let(node::Let { var: *var, value: bound.clone(), body: Box::new(body) }), ty)
+        }
+        ExprKind::Assert(node::Assert { checks, body }) => {
+            let body = map_update_values(body, group, value, value_ty, rank, vars);
+            let ty = body.ty.clone();
+            (ExprKind::Assert(node::Assert { checks: checks.clone(), body: Box::new(body) }), ty)
+        }
+        ExprKind::Tuple(items) => {
+            let items: Vec<Expr> = items
+                .iter()
+                .enumerate()
+                .map(|(position, item)| {
+                    if position % group != group - 1 {
+                        return item.clone();
+                    }
+                    let name = format!("{}factor{}", crate::ir::SYNTHETIC_PREFIX, vars.len());
+                    let info = crate::ir::VarInfo {
+                        name,
+                        ty: item.ty.clone(),
+                        kind: crate::ir::VarKind::Let,
+                        span: item.span,
+                    };
+                    let bound = crate::ir::declare(vars, info);
+                    let mapped = value(var(bound, &item.ty, item.span));
+                    let ty = mapped.ty.clone();
+                    let kind =
+                        ExprKind::Let(node::Let { var: bound, value: Box::new(item.clone()), body: Box::new(mapped) });
+                    Expr::new(kind, ty, item.span)
+                })
+                .collect();
+            let ty = crate::ir::accum::update_tuple_type(value_ty, rank, items.len() / group.max(1));
+            (ExprKind::Tuple(items), ty)
+        }
+        _ => return nest.clone(),
+    };
+    Expr::new(kind, ty, nest.span)
+}

@@ -15,7 +15,7 @@
 use super::build::*;
 use super::derivatives;
 use crate::ir::node;
-use crate::ir::visit::{free_vars, rename_binders};
+use crate::ir::visit::rename_binders;
 use crate::ir::{
     declare, BinaryOp, Bounds, Expr, ExprKind, Literal, Program, ReduceOp, SizeCheck, Type, UnaryOp, UpdateOp, VarId,
     VarInfo, VarKind,
@@ -531,43 +531,40 @@ impl Jvp {
                 let (packed, packing) = self.pair(element, ty, &mut inner);
                 Ok(self.unpair(reduction(ReduceOp::Sum, *index, wrap(inner, packed)), ty, &packing, block))
             }
-            // The product rule, step by step: a fold of (product, tangent) from (1, 0).
+            // Each element's tangent times the product of the others ([`product_of_others`]):
+            // the zeros counted and the nonzero elements multiplied by two reductions of copies
+            // of the body, then one sum; all parallel, over any range.
             ReduceOp::Prod => {
-                let regular = free_vars(size).iter().all(|var| self.vars[var.0 as usize].kind == VarKind::Param);
-                if !regular {
-                    return Err(syn::Error::new(
-                        span,
-                        "`#[jvp]` differentiates `prod` only over a range fixed by the parameters, not one that depends on an enclosing index, yet",
-                    ));
-                }
-                let packing = Packing::full(ty);
-                let pair_ty = packing.packed_type(ty);
-                let name = format!("{}product", crate::ir::SYNTHETIC_PREFIX);
-                let acc =
-                    declare(&mut self.vars, VarInfo { name, ty: pair_ty.clone(), kind: VarKind::Accumulator, span });
-                let running = var(acc, &pair_ty, span);
-                let (product, product_tangent) = (project(running.clone(), 0), project(running, 1));
-                let primal = self.atom(element.primal, &mut inner);
-                let tangent = element.tangent.expect("checked above");
-                let step_primal = binary(BinaryOp::Mul, product.clone(), primal.clone());
-                let later = binary(
-                    BinaryOp::Add,
-                    binary(BinaryOp::Mul, product_tangent, primal),
-                    binary(BinaryOp::Mul, product, tangent.clone()),
-                );
-                // The first step's tangent is the element's own (no `0 · p` term, which an
-                // infinite `p` would make NaN).
-                let first = binary(BinaryOp::Eq, var(*index, &Type::I64, span), int(0, span));
-                let step = tuple(vec![step_primal, select(first, tangent, later)], pair_ty.clone());
-                let init = tuple(vec![one_of(ty, span), zero_of(ty, span)], pair_ty.clone());
-                let fold = node::Fold {
-                    index: *index,
-                    count: size.clone(),
-                    acc,
-                    init: Box::new(init),
-                    body: Box::new(wrap(inner, step)),
+                let counted = |this: &mut Self, op: ReduceOp, form: &dyn Fn(Expr) -> Expr, ty: &Type| {
+                    let name = format!("{}factor{}", crate::ir::SYNTHETIC_PREFIX, this.vars.len());
+                    let factor_ty = body.ty.clone();
+                    let factor =
+                        declare(&mut this.vars, VarInfo { name, ty: factor_ty.clone(), kind: VarKind::Let, span });
+                    let formed = form(var(factor, &factor_ty, span));
+                    let kind = ExprKind::Let(node::Let { var: factor, value: body.clone(), body: Box::new(formed) });
+                    let mut copy = reduction(op, *index, Expr::new(kind, ty.clone(), span));
+                    copy.ty = ty.clone();
+                    rename_binders(&mut copy, &mut this.vars);
+                    copy
                 };
-                Ok(self.unpack(Expr::new(ExprKind::Fold(fold), pair_ty, span), ty, &packing, block))
+                let is_zero = |value: Expr| binary(BinaryOp::Eq, value.clone(), zero_of(&value.ty, span));
+                let zeros = counted(
+                    self,
+                    ReduceOp::Sum,
+                    &|value| select(is_zero(value), int(1, span), int(0, span)),
+                    &Type::I64,
+                );
+                let zeros = self.bind(zeros, block);
+                let kept = |value: Expr| select(is_zero(value.clone()), one_of(&value.ty, span), value);
+                let nonzero = counted(self, ReduceOp::Prod, &kept, ty);
+                let nonzero = self.bind(nonzero, block);
+                let mut product = reduction(ReduceOp::Prod, *index, (**body).clone());
+                rename_binders(&mut product, &mut self.vars);
+                let factor = self.atom(element.primal, &mut inner);
+                let tangent = element.tangent.expect("checked above");
+                let term = binary(BinaryOp::Mul, tangent, product_of_others(factor, zeros, nonzero));
+                let tangent = reduction(ReduceOp::Sum, *index, wrap(inner, term));
+                Ok(Dual { primal: product, tangent: Some(tangent) })
             }
             // Extrema were handled before, and so were integer and boolean results.
             ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin | ReduceOp::All | ReduceOp::Any => {
@@ -682,11 +679,20 @@ impl Jvp {
     }
 
     /// `accum h = init { … h[k] += e … }`: the primal accum, and a second one, over a copy of
-    /// the updates, that adds the tangents `de` into the tangent of `init`.
+    /// the updates, that adds the tangents `de` into the tangent of `init`. With `*=`, `h[q]`
+    /// is the product of `init[q]` and the `e`s at `q`, and the tangent the sum of each
+    /// factor's tangent times the product of the others there ([`product_of_others`], from two
+    /// more accums that count the zero factors and multiply the others): again an accum of
+    /// `+=`. An accum mixing `+=` and `*=` on one array is refused.
     fn accum(&mut self, accum: &node::Accum, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
         let node::Accum { target, init, updates, ops } = accum;
-        if ops.contains(&UpdateOp::Mul) {
-            return Err(syn::Error::new(span, "`#[jvp]` differentiates `+=` updates of an accum only, not `*=`, yet"));
+        let multiplied = ops.contains(&UpdateOp::Mul);
+        if multiplied && ops.contains(&UpdateOp::Add) {
+            return Err(syn::Error::new(
+                span,
+                "`#[jvp]` does not differentiate an accum mixing `+=` and `*=` on one array yet: write it as two \
+                 accums, one per operator",
+            ));
         }
         let mut init = self.dual(init, block)?;
         init.primal = self.atom(init.primal, block);
@@ -700,24 +706,47 @@ impl Jvp {
         let mut copy = (**updates).clone();
         rename_binders(&mut copy, &mut self.vars);
         let group = 2 + ty.rank();
-        let tangent_updates = self.update_tangents(&copy, group, block)?;
-        let tangent_init = self.tangent_or_zero(&mut init, ty, block);
+        let factors = if multiplied {
+            let (zeros, nonzero) = factor_accums(accum, &init.primal, &mut self.vars);
+            Some((self.bind(zeros, block), self.bind(nonzero, block)))
+        } else {
+            None
+        };
+        let tangent_updates = self.update_tangents(&copy, group, factors.as_ref(), block)?;
+        let tangent_init = match (&factors, &init.tangent) {
+            (Some((zeros, nonzero)), Some(tangent)) => {
+                let tangent = self.atom(tangent.clone(), block);
+                map_elements(&init.primal, &mut self.vars, |at| {
+                    let others = product_of_others(read_at(&init.primal, at), read_at(zeros, at), read_at(nonzero, at));
+                    binary(BinaryOp::Mul, read_at(&tangent, at), others)
+                })
+            }
+            _ => self.tangent_or_zero(&mut init, ty, block),
+        };
         let tangent = node::Accum {
             target: format!("d_{target}"),
             init: Box::new(tangent_init),
             updates: Box::new(tangent_updates),
-            ops: ops.clone(),
+            ops: vec![UpdateOp::Add; ops.len()],
         };
         Ok(Dual { primal, tangent: Some(Expr::new(ExprKind::Accum(tangent), ty.clone(), span)) })
     }
 
     /// An accum's update nest with each update's value replaced by its tangent (conditions and
-    /// target indices kept). `group` is the length of one update's part of the leaf tuple.
-    fn update_tangents(&mut self, nest: &Expr, group: usize, block: &mut Block) -> syn::Result<Expr> {
+    /// target indices kept); for `*=` (`factors`: the zero counts and nonzero products), by its
+    /// tangent times the product of the other factors at its element. `group` is the length of
+    /// one update's part of the leaf tuple.
+    fn update_tangents(
+        &mut self,
+        nest: &Expr,
+        group: usize,
+        factors: Option<&(Expr, Expr)>,
+        block: &mut Block,
+    ) -> syn::Result<Expr> {
         match &nest.kind {
             ExprKind::For(node::For { index, size, body }) => {
                 let mut inner = Block::new();
-                let body = self.update_tangents(body, group, &mut inner)?;
+                let body = self.update_tangents(body, group, factors, &mut inner)?;
                 let kind =
                     ExprKind::For(node::For { index: *index, size: size.clone(), body: Box::new(wrap(inner, body)) });
                 Ok(Expr::new(kind, nest.ty.clone(), nest.span))
@@ -729,21 +758,37 @@ impl Jvp {
                     let tangent = self.atom(tangent, block);
                     self.tangents.insert(*var, tangent);
                 }
-                self.update_tangents(body, group, block)
+                self.update_tangents(body, group, factors, block)
             }
             ExprKind::Assert(node::Assert { checks, body }) => {
                 block.push(Step::Assert(checks.clone()));
-                self.update_tangents(body, group, block)
+                self.update_tangents(body, group, factors, block)
             }
             ExprKind::Tuple(items) => {
                 let mut leaf = Vec::with_capacity(items.len());
                 for (position, item) in items.iter().enumerate() {
-                    if position % group == group - 1 {
-                        let mut value = self.dual(item, block)?;
-                        leaf.push(self.tangent_or_zero(&mut value, &item.ty, block));
-                    } else {
-                        leaf.push(item.clone());
+                    if position % group != group - 1 {
+                        // Bound: a `*=` update's tangent reads at its condition and positions.
+                        let item = if factors.is_some() { self.atom(item.clone(), block) } else { item.clone() };
+                        leaf.push(item);
+                        continue;
                     }
+                    let mut value = self.dual(item, block)?;
+                    let tangent = self.tangent_or_zero(&mut value, &item.ty, block);
+                    let Some((zeros, nonzero)) = factors else {
+                        leaf.push(tangent);
+                        continue;
+                    };
+                    let factor = self.atom(value.primal, block);
+                    let cond = leaf[leaf.len() + 1 - group].clone();
+                    let positions: Vec<(Expr, Bounds)> =
+                        leaf[leaf.len() + 2 - group..].iter().map(|at| (at.clone(), Bounds::Clamped)).collect();
+                    let at = |array: &Expr| Expr::read_of(array.clone(), positions.clone());
+                    let others = product_of_others(factor, at(zeros), at(nonzero));
+                    // Read only where the update happens: elsewhere its position may be
+                    // outside the (possibly empty) array.
+                    let scaled = only_where(cond, binary(BinaryOp::Mul, tangent, others), &mut self.vars);
+                    leaf.push(scaled);
                 }
                 Ok(tuple(leaf, nest.ty.clone()))
             }

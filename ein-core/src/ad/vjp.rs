@@ -421,6 +421,8 @@ impl Vjp {
     fn fold(&mut self, expr: &Expr, fold: &node::Fold, cotangent: Expr, scanned: bool) -> syn::Result<()> {
         let span = expr.span;
         let ty = fold.init.ty.clone();
+        // The tape is a scan of the states, which the code generator saves for a scalar, a
+        // tuple of scalars or an array of scalars.
         let array_of_scalars = matches!(&ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
         if ty.has_array() && !array_of_scalars {
             return Err(unsupported(span, "a `fold` whose state is a tuple holding an array, or an array of tuples"));
@@ -555,30 +557,57 @@ impl Vjp {
 
     /// `accum h = init { … h[p] += v … }` is `init` plus each `v` at its `p`: `init` gets the
     /// whole cotangent, each `v` the cotangent's element at its `p` where its condition holds.
-    /// (`*=` is refused; `|=` and `&=` are on booleans.)
+    /// With `*=`, `h[q]` is the product of `init[q]` and the `v`s at `q`: each factor gets the
+    /// cotangent times the product of the others there ([`product_of_others`], from two more
+    /// accums that count the zero factors and multiply the others). An accum mixing `+=` and
+    /// `*=` on one array is refused. (`|=` and `&=` are on booleans.)
     fn accum(&mut self, accum: &node::Accum, cotangent: Expr, span: Span) -> syn::Result<()> {
-        if accum.ops.contains(&UpdateOp::Mul) {
-            return Err(unsupported(span, "`*=` updates of an `accum`"));
-        }
         let cotangent = self.atom(cotangent);
-        self.backprop(&accum.init, cotangent.clone())?;
+        if !accum.ops.contains(&UpdateOp::Mul) {
+            self.backprop(&accum.init, cotangent.clone())?;
+            let updates = self.fresh_clone(&accum.updates);
+            return self.accum_updates(&updates, &cotangent, &accum.ops, None);
+        }
+        if accum.ops.contains(&UpdateOp::Add) {
+            return Err(syn::Error::new(
+                span,
+                "reverse-mode differentiation does not handle an `accum` mixing `+=` and `*=` on one array yet: \
+                 write it as two accums, one per operator",
+            ));
+        }
+        let init = self.primal(&accum.init);
+        let (zeros, nonzero) = factor_accums(accum, &init, &mut self.vars);
+        let (zeros, nonzero) = (self.bind(zeros), self.bind(nonzero));
+        let to_init = map_elements(&init, &mut self.vars, |at| {
+            let others = product_of_others(read_at(&init, at), read_at(&zeros, at), read_at(&nonzero, at));
+            binary(BinaryOp::Mul, read_at(&cotangent, at), others)
+        });
+        let to_init = self.bind(to_init);
+        self.backprop(&accum.init, to_init)?;
         let updates = self.fresh_clone(&accum.updates);
-        self.accum_updates(&updates, &cotangent, &accum.ops)
+        self.accum_updates(&updates, &cotangent, &accum.ops, Some((&zeros, &nonzero)))
     }
 
     /// The loops, `let`s and checks of an accum's updates as frames and steps, then each
-    /// update's value walked with its element of `cotangent`.
-    fn accum_updates(&mut self, nest: &Expr, cotangent: &Expr, ops: &[UpdateOp]) -> syn::Result<()> {
+    /// update's value walked with its element of `cotangent` (for `*=`, times the product of
+    /// the other factors at its element, from `factors`: see [`Vjp::accum`]).
+    fn accum_updates(
+        &mut self,
+        nest: &Expr,
+        cotangent: &Expr,
+        ops: &[UpdateOp],
+        factors: Option<(&Expr, &Expr)>,
+    ) -> syn::Result<()> {
         match &nest.kind {
             ExprKind::For(node::For { index, size, body }) => {
                 self.open(Some((*index, (**size).clone())), None);
-                let result = self.accum_updates(body, cotangent, ops);
+                let result = self.accum_updates(body, cotangent, ops, factors);
                 self.close();
                 result
             }
             ExprKind::Let(node::Let { var, value, body }) => {
                 self.let_step(*var, (**value).clone());
-                self.accum_updates(body, cotangent, ops)?;
+                self.accum_updates(body, cotangent, ops, factors)?;
                 let ty = value.ty.clone();
                 if let Some(adjoint) = self.materialize(*var, &ty, value.span)? {
                     let value = self.fresh_clone(value);
@@ -588,12 +617,14 @@ impl Vjp {
             }
             ExprKind::Assert(node::Assert { checks, body }) => {
                 self.steps().push(Step::Assert(checks.clone()));
-                self.accum_updates(body, cotangent, ops)
+                self.accum_updates(body, cotangent, ops, factors)
             }
             ExprKind::Tuple(items) => {
                 let width = items.len() / ops.len().max(1);
                 for (group, op) in items.chunks(width.max(1)).zip(ops) {
-                    let (Some((cond, rest)), UpdateOp::Add) = (group.split_first(), op) else { continue };
+                    let (Some((cond, rest)), UpdateOp::Add | UpdateOp::Mul) = (group.split_first(), op) else {
+                        continue;
+                    };
                     let Some((value, positions)) = rest.split_last() else { continue };
                     if !self.needs(value) {
                         continue;
@@ -601,10 +632,17 @@ impl Vjp {
                     let cond = self.primal(cond);
                     let positions: Vec<(Expr, Bounds)> =
                         positions.iter().map(|position| (self.primal(position), Bounds::Clamped)).collect();
+                    let mut element = Expr::read_of(cotangent.clone(), positions.clone());
+                    if let Some((zeros, nonzero)) = factors {
+                        let factor = self.primal(value);
+                        let at = |array: &Expr| Expr::read_of(array.clone(), positions.clone());
+                        let others = product_of_others(factor, at(zeros), at(nonzero));
+                        element = binary(BinaryOp::Mul, element, others);
+                    }
                     // The element only where the update happens: an update whose condition
                     // fails may name a position outside the (possibly empty) array.
                     self.open(None, Some(cond.clone()));
-                    let element = self.read_where(cond, Expr::read_of(cotangent.clone(), positions), &value.ty);
+                    let element = self.read_where(cond, element, &value.ty);
                     let result = self.backprop(value, element);
                     self.close();
                     result?;
@@ -660,10 +698,6 @@ impl Vjp {
             Type::Tuple { fields, .. } if fields.len() == 2 => fields[1].clone(),
             _ => return Err(syn::Error::new(span, "ein internal error: a filter's body is not a pair")),
         };
-        if !matches!(element_ty, Type::Scalar(_)) {
-            self.close();
-            return Err(unsupported(span, "a filter whose elements are tuples or records"));
-        }
         let element = self.read_where(cond.clone(), read(cotangent, rank, Bounds::Clamped), &element_ty);
         let no = Expr::new(ExprKind::Literal(Literal::Bool(false)), Type::BOOL, span);
         let pair_cotangent = self.atom(tuple(vec![no, element], body.ty.clone()));
@@ -693,13 +727,20 @@ impl Vjp {
     /// an empty array where `cond` fails.
     fn read_where(&mut self, cond: Expr, read: Expr, ty: &Type) -> Expr {
         let span = read.span;
-        let kind = ExprKind::Reduce(node::Reduce {
-            op: ReduceOp::Sum,
-            index: self.fresh_index(span),
-            size: Box::new(select(cond, int(1, span), int(0, span))),
-            body: Box::new(read),
-        });
-        self.atom(Expr::new(kind, ty.clone(), span))
+        if let Type::Tuple { .. } = ty {
+            // Part by part: a sum is of numbers.
+            let parts: Vec<Expr> = parts(read, ty)
+                .into_iter()
+                .map(|part| match part.ty.clone() {
+                    part_ty if has_float(&part_ty) => self.read_where(cond.clone(), part, &part_ty),
+                    Type::Scalar(scalar) => zero_scalar(scalar, span),
+                    _ => part,
+                })
+                .collect();
+            return self.atom(rebuild(ty, &mut parts.into_iter()));
+        }
+        let value = only_where(cond, read, &mut self.vars);
+        self.atom(value)
     }
 
     /// `let var = value` in the current frame.
@@ -767,10 +808,8 @@ impl Vjp {
                 Ok(())
             }
             Type::Array { elem, rank } => {
-                if !matches!(**elem, Type::Scalar(_)) {
-                    return Err(unsupported(span, "arrays of tuples or records"));
-                }
-                // One loop per axis, over the array's whole length.
+                // One loop per axis, over the array's whole length. (An array of tuples is its
+                // columns: the element's fields extend `path`, see [`leaf_paths`].)
                 let whole = self.target_part(target, &path, span);
                 let mut indices = Vec::new();
                 for axis in 0..*rank {
@@ -810,14 +849,34 @@ impl Vjp {
     }
 
     fn fresh_index(&mut self, span: Span) -> VarId {
-        let name = format!("{}j{}", crate::ir::SYNTHETIC_PREFIX, self.vars.len());
-        declare(&mut self.vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span })
+        fresh_index(&mut self.vars, span)
     }
 
     /// The part at `path` of variable `target`.
-    fn target_part(&self, target: VarId, path: &[usize], span: Span) -> Expr {
+    fn target_part(&mut self, target: VarId, path: &[usize], span: Span) -> Expr {
         let ty = self.vars[target.0 as usize].ty.clone();
-        path.iter().fold(var(target, &ty, span), |whole, field| project(whole, *field))
+        self.part_at(var(target, &ty, span), path)
+    }
+
+    /// The part at `path` of `whole`: through tuples by projection, through an array of tuples
+    /// by the comprehension of its column (`for p… { whole[p…].k }`; the IR projects tuples
+    /// only).
+    fn part_at(&mut self, whole: Expr, path: &[usize]) -> Expr {
+        let Some((&field, rest)) = path.split_first() else { return whole };
+        let part = match &whole.ty {
+            Type::Array { rank, .. } => {
+                let span = whole.span;
+                let indices: Vec<VarId> = (0..*rank).map(|_| self.fresh_index(span)).collect();
+                let at = indices.iter().map(|index| (var(*index, &Type::I64, span), Bounds::Clamped));
+                let mut column = project(Expr::read_of(whole.clone(), at), field);
+                for (axis, index) in indices.iter().enumerate().rev() {
+                    column = for_loop(*index, len(whole.clone(), axis), column);
+                }
+                column
+            }
+            _ => project(whole, field),
+        };
+        self.part_at(part, rest)
     }
 
     /// A read `a[p…]` (a scalar, or a sub-array) with `cotangent`: contributions to `a` at
@@ -1053,12 +1112,10 @@ impl Vjp {
                 self.close();
                 Ok(())
             }
-            // ∂P/∂x_k is the product of the others: P / x_k when no element is zero; with one
-            // zero, the product of the nonzero elements for that element and 0 for the others;
-            // with more, 0. Three primal reductions, then one pass.
+            // ∂P/∂x_k is the product of the others ([`product_of_others`]): two primal
+            // reductions (the zeros, the product of the nonzero elements), then one pass.
             ReduceOp::Prod => {
                 let ty = &expr.ty;
-                let product = self.primal(expr);
                 let element = |this: &mut Self| {
                     let copy = this.fresh_clone(body);
                     let bound = this.fresh_let(crate::ir::SYNTHETIC_PREFIX, ty, span);
@@ -1088,17 +1145,7 @@ impl Vjp {
                 let nonzero_product = self.primal(&Expr::new(kind, ty.clone(), span));
                 self.open(Some((*index, (**size).clone())), None);
                 let value = self.primal(body);
-                let no_zero = binary(BinaryOp::Eq, zeros.clone(), int(0, span));
-                let this_zero = binary(
-                    BinaryOp::And,
-                    binary(BinaryOp::Eq, zeros, int(1, span)),
-                    binary(BinaryOp::Eq, value.clone(), zero_of(ty, span)),
-                );
-                let others = select(
-                    no_zero,
-                    binary(BinaryOp::Div, product, value),
-                    select(this_zero, nonzero_product, zero_of(ty, span)),
-                );
+                let others = product_of_others(value, zeros, nonzero_product);
                 let back = self.atom(binary(BinaryOp::Mul, cotangent, others));
                 self.backprop(body, back)?;
                 self.close();
@@ -1116,7 +1163,7 @@ impl Vjp {
         let mut leaves = Vec::new();
         for (path, leaf_ty) in leaf_paths(ty) {
             let here: Vec<&Contribution> = contributions.iter().filter(|c| c.path == path).collect();
-            let whole = path.iter().fold(like.clone(), |whole, field| project(whole, *field));
+            let whole = self.part_at(like.clone(), &path);
             let leaf = match &leaf_ty {
                 Type::Array { .. } => {
                     let (plain, scattered): (Vec<&Contribution>, Vec<&Contribution>) =
@@ -1156,9 +1203,36 @@ impl Vjp {
             };
             leaves.push(leaf);
         }
-        let mut adjoint = rebuild(ty, &mut leaves.into_iter());
+        let mut adjoint = self.assemble(ty, &mut leaves.into_iter());
         rename_binders(&mut adjoint, &mut self.vars);
         Ok(Some(self.bind(adjoint)))
+    }
+
+    /// A value of type `ty` from its leaves in [`leaf_paths`] order: an array of tuples from
+    /// its columns, bound first, by a comprehension of their elements.
+    fn assemble(&mut self, ty: &Type, leaves: &mut impl Iterator<Item = Expr>) -> Expr {
+        match ty {
+            Type::Tuple { fields, .. } => {
+                let items = fields.iter().map(|field| self.assemble(field, leaves)).collect();
+                tuple(items, ty.clone())
+            }
+            Type::Array { elem, rank } if matches!(**elem, Type::Tuple { .. }) => {
+                let columns: Vec<Expr> =
+                    leaf_paths(ty).iter().filter_map(|_| leaves.next()).map(|column| self.bind(column)).collect();
+                let Some(first) = columns.first().cloned() else { return int(0, Span::call_site()) };
+                let span = first.span;
+                let indices: Vec<VarId> = (0..*rank).map(|_| self.fresh_index(span)).collect();
+                let reads = columns.into_iter().map(|column| {
+                    Expr::read_of(column, indices.iter().map(|index| (var(*index, &Type::I64, span), Bounds::Clamped)))
+                });
+                let mut element = rebuild(elem, &mut reads.collect::<Vec<_>>().into_iter());
+                for (axis, index) in indices.iter().enumerate().rev() {
+                    element = for_loop(*index, len(first.clone(), axis), element);
+                }
+                element
+            }
+            _ => leaves.next().unwrap_or_else(|| int(0, Span::call_site())),
+        }
     }
 
     /// `for p… { Σ terms }`: the contributions whose positions are loop indices over whole
@@ -1218,17 +1292,6 @@ impl Vjp {
     fn accumulate(&mut self, adjoint: Expr, whole: &Expr, contribution: &Contribution) -> syn::Result<Expr> {
         let span = contribution.value.span;
         let Type::Array { elem, rank } = &whole.ty else { return Ok(adjoint) };
-        for frame in &contribution.frames {
-            if let Some((_, size)) = &frame.looped {
-                let irregular = free_vars(size).iter().any(|var| self.depth.get(var).is_none_or(|depth| *depth > 0));
-                if irregular {
-                    return Err(unsupported(
-                        span,
-                        "a reduction whose range depends on an enclosing loop, around a read of an array",
-                    ));
-                }
-            }
-        }
         let masks: Vec<Expr> = contribution.frames.iter().filter_map(|frame| frame.mask.clone()).collect();
         let cond = masks
             .into_iter()
@@ -1241,7 +1304,20 @@ impl Vjp {
         for frame in contribution.frames.iter().rev() {
             nest = wrap(frame.steps.clone(), nest);
             if let Some((index, size)) = &frame.looped {
-                nest = for_loop(*index, size.clone(), nest);
+                // The loops of an accum's updates are comprehension loops, whose sizes name no
+                // index: a reduction's range that depends on an enclosing loop (`sum k in
+                // 0..i`, a CSR row) is computed by a `let` before its loop, which the accum
+                // runs at each iteration of the enclosing one.
+                let varies = free_vars(size)
+                    .iter()
+                    .any(|var| matches!(self.vars[var.0 as usize].kind, VarKind::Index | VarKind::Accumulator));
+                if varies {
+                    let count = self.fresh_let("__ein_count", &Type::I64, size.span);
+                    let looped = for_loop(*index, var(count, &Type::I64, size.span), nest);
+                    nest = wrap(vec![Step::Let(count, size.clone())], looped);
+                } else {
+                    nest = for_loop(*index, size.clone(), nest);
+                }
             }
         }
         let accum = node::Accum {
@@ -1417,19 +1493,26 @@ fn step_has_loop(step: &Step) -> bool {
     }
 }
 
-/// The scalars and arrays of a type through tuples, with their paths.
+/// The scalars and arrays of scalars of a type, with their paths: through tuples, and through
+/// arrays of tuples by their columns (field `k` of every element, as [`project`] takes it).
 fn leaf_paths(ty: &Type) -> Vec<(Vec<usize>, Type)> {
+    let fields = |fields: &[Type], rank: Option<usize>| -> Vec<(Vec<usize>, Type)> {
+        let mut leaves = Vec::new();
+        for (field, field_ty) in fields.iter().enumerate() {
+            let field_ty = rank.map_or_else(|| field_ty.clone(), |rank| Type::array(field_ty.clone(), rank));
+            for (mut path, leaf) in leaf_paths(&field_ty) {
+                path.insert(0, field);
+                leaves.push((path, leaf));
+            }
+        }
+        leaves
+    };
     match ty {
-        Type::Tuple { fields, .. } => fields
-            .iter()
-            .enumerate()
-            .flat_map(|(field, field_ty)| {
-                leaf_paths(field_ty).into_iter().map(move |(mut path, leaf)| {
-                    path.insert(0, field);
-                    (path, leaf)
-                })
-            })
-            .collect(),
+        Type::Tuple { fields: parts, .. } => fields(parts, None),
+        Type::Array { elem, rank } => match &**elem {
+            Type::Tuple { fields: parts, .. } => fields(parts, Some(*rank)),
+            _ => vec![(Vec::new(), ty.clone())],
+        },
         other => vec![(Vec::new(), other.clone())],
     }
 }

@@ -1,5 +1,5 @@
 // `#[grad]` needs a float scalar result; `wrt` names float parameters of the function; what
-// reverse mode does not handle yet (`*=` in an accum) is an error at its token.
+// reverse mode does not handle yet (`+=` and `*=` on one accum) is an error at its token.
 ein::ein! {
     #[grad(scale_grad)]
     pub fn scale(x: [f64]) -> [f64] {
@@ -24,7 +24,7 @@ ein::ein! {
 ein::ein! {
     #[vjp(run_vjp)]
     pub fn run(x: [f64]) -> [f64] {
-        accum p = for j in 0..3 { 1.0 } { for i { p[i % 3] *= x[i] } }
+        accum p = for j in 0..3 { 1.0 } { for i { p[i % 3] *= x[i]; p[0] += x[i] } }
     }
 }
 
