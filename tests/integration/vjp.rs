@@ -240,3 +240,22 @@ differential_vjp! {
         cotangent = array([m]),
     );
 }
+
+differential_vjp! {
+    /// Particles as an array of records stepped by a fold: the tape keeps each step's positions
+    /// and velocities (one tape per field), and the adjoint runs back over them to the initial
+    /// state and the spring constant.
+    vjp particles: fn(x0: [f64], v0: [f64], k: f64, steps: usize) -> [f64] {
+        let start = for i { { x: x0[i], v: v0[i] } };
+        let end = fold t in 0..steps, ps = start {
+            for i {
+                let pull = ps[(i + 1) % ps.len()].x - ps[i].x;
+                let a = -k * sin(ps[i].x) + 0.1 * pull;
+                { x: ps[i].x + 0.1 * ps[i].v, v: ps[i].v + 0.1 * a }
+            }
+        };
+        for i { end[i].x * end[i].v }
+    }
+    cases [n, steps] in [[0, 2], [1, 0], [1, 3], [5, 4], [200, 10]];
+    args (x0 = array([n]), v0 = array([n]), k = scalar(0.5), steps = scalar(steps), cotangent = array([n]));
+}

@@ -421,11 +421,10 @@ impl Vjp {
     fn fold(&mut self, expr: &Expr, fold: &node::Fold, cotangent: Expr, scanned: bool) -> syn::Result<()> {
         let span = expr.span;
         let ty = fold.init.ty.clone();
-        // The tape is a scan of the states, which the code generator saves for a scalar, a
-        // tuple of scalars or an array of scalars.
-        let array_of_scalars = matches!(&ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
-        if ty.has_array() && !array_of_scalars {
-            return Err(unsupported(span, "a `fold` whose state is a tuple holding an array, or an array of tuples"));
+        // The tape is a scan of the states: an array with an axis more, which a tuple holding
+        // an array has not.
+        if matches!(ty, Type::Tuple { .. }) && ty.has_array() {
+            return Err(unsupported(span, "a `fold` whose state is a tuple holding an array"));
         }
         let count = self.primal(&fold.count);
         let init = self.primal(&fold.init);

@@ -865,8 +865,12 @@ impl<'p> Gen<'p> {
                 loop_block.push(quote!(#state = #owned;));
             }
             if let Some((tape, site)) = &tape {
-                let view = views_of_state(&ty, &state.to_token_stream());
-                loop_block.push(quote!(#tape.push(&#view, &#site);));
+                // One tape per column (an array of tuples is a tuple of arrays).
+                let elem = state_elem(&ty);
+                let (tapes, states) = (tree_at(elem, &tape.to_token_stream()), tree_at(elem, &state.to_token_stream()));
+                for (tape, column) in tapes.leaves().into_iter().zip(states.leaves()) {
+                    loop_block.push(quote!(#tape.push(&#column.view(), &#site);));
+                }
             }
             Ok(recycled)
         });
@@ -875,8 +879,11 @@ impl<'p> Gen<'p> {
         let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
         let spare_binding = recycled.then(|| quote!(let mut #spare = ::core::option::Option::None;));
         let tape_binding = tape.as_ref().map(|(tape, _)| {
-            let view = views_of_state(&ty, &state.to_token_stream());
-            quote!(let mut #tape = ::ein::__private::Tape::new(&#view, (#end) as usize);)
+            let columns = tree_at(state_elem(&ty), &state.to_token_stream());
+            let tapes = columns
+                .map(&mut |column| quote!(::ein::__private::Tape::new(&#column.view(), (#end) as usize)))
+                .tuple();
+            quote!(let mut #tape = #tapes;)
         });
         block.push(quote! {
             let mut #state = #initial;
@@ -888,7 +895,8 @@ impl<'p> Gen<'p> {
             let elem = &elem;
             let store = self.names.fresh("store");
             let rank = proc_macro2::Literal::usize_unsuffixed(rank + 1);
-            block.push_let(store.clone(), Code::expr(quote!(#tape.finish::<#rank>()), Prec::Atom));
+            let finished = tree_at(elem, &tape.to_token_stream()).map(&mut |tape| quote!(#tape.finish::<#rank>()));
+            block.push_let(store.clone(), Code::expr(finished.tuple(), Prec::Atom));
             return Ok(Value::Array(self.views_of_store(elem, store, hint, block)));
         }
         let name = hint.unwrap_or(acc_name);
@@ -1043,6 +1051,14 @@ pub(super) fn names_a_variable(expr: &Expr) -> bool {
 }
 
 /// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
+/// The element type of a saved fold's state (an array, of scalars or of tuples).
+fn state_elem(ty: &Type) -> &Type {
+    match ty {
+        Type::Array { elem, .. } => elem,
+        other => other,
+    }
+}
+
 fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
     super::map_array_columns(ty, state, &mut |_, column| quote!(#column.view()))
 }

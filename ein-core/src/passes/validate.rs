@@ -228,9 +228,10 @@ impl Validator<'_> {
             }
             ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 self.size(count, "a scan count")?;
-                // An array state (reverse mode's tape of a fold) is an array of scalars.
+                // An array state (reverse mode's tape of a fold) is an array of scalars or of
+                // tuples of scalars.
                 let state = match &init.ty {
-                    Type::Array { elem, .. } => matches!(**elem, Type::Scalar(_)),
+                    Type::Array { elem, .. } => !elem.has_array(),
                     other => !other.has_array(),
                 };
                 expect(
