@@ -259,3 +259,25 @@ differential_vjp! {
     cases [n, steps] in [[0, 2], [1, 0], [1, 3], [5, 4], [200, 10]];
     args (x0 = array([n]), v0 = array([n]), k = scalar(0.5), steps = scalar(steps), cotangent = array([n]));
 }
+
+differential_vjp! {
+    /// Gradient descent with momentum as a fold whose state is a tuple holding arrays (the
+    /// point and its velocity) and a scalar (the decaying step): the tape keeps every part of
+    /// every state, and the adjoint runs back to the start, the target and the rate.
+    vjp momentum_descent: fn(x0: [f64], target: [f64], rate: f64, steps: usize) -> [f64] {
+        let end = fold t in 0..steps, (x, v, lr) = (x0, for i { 0.0 * x0[i] }, rate) {
+            let g = for i { sin(x[i] - target[i]) + 0.1 * x[i] * x[i] };
+            let v2 = for i { 0.9 * v[i] + g[i] };
+            (for i { x[i] - lr * v2[i] }, v2, lr * 0.95)
+        };
+        for i { end.0[i] * end.1[i] + end.2 }
+    }
+    cases [n, steps] in [[0, 2], [1, 0], [1, 3], [4, 5], [300, 12]];
+    args (
+        x0 = array([n]),
+        target = array([n]),
+        rate = scalar(0.1),
+        steps = scalar(steps),
+        cotangent = array([n]),
+    );
+}

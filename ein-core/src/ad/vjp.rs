@@ -421,25 +421,20 @@ impl Vjp {
     fn fold(&mut self, expr: &Expr, fold: &node::Fold, cotangent: Expr, scanned: bool) -> syn::Result<()> {
         let span = expr.span;
         let ty = fold.init.ty.clone();
-        // The tape is a scan of the states: an array with an axis more, which a tuple holding
-        // an array has not.
-        if matches!(ty, Type::Tuple { .. }) && ty.has_array() {
-            return Err(unsupported(span, "a `fold` whose state is a tuple holding an array"));
-        }
         let count = self.primal(&fold.count);
         let init = self.primal(&fold.init);
         // The states `s_1, …, s_n` (a scan of the step), bound below only if the backward
         // steps read them: an affine step's adjoint does not (a stencil's), and a fold then
         // keeps no tape.
-        let states_var = self.fresh_let("__ein_states", &ty.with_outer_axis(), span);
-        let states = var(states_var, &ty.with_outer_axis(), span);
+        let states_var = self.fresh_let("__ein_states", &ty.stacked(), span);
+        let states = var(states_var, &ty.stacked(), span);
         let cotangent = self.atom(cotangent);
         let start = if scanned { self.zeros(&ty, &init) } else { cotangent.clone() };
         let start = self.atom(start);
         let one = int(1, span);
         // `s_t`, and the adjoint flowing into step `t` (of `s_{t+1}`), from the adjoints scan.
         let state_at = |t: &Expr| {
-            let before = read(states.clone(), binary(BinaryOp::Sub, t.clone(), one.clone()), Bounds::Clamped);
+            let before = stacked_read(states.clone(), binary(BinaryOp::Sub, t.clone(), one.clone()), &ty);
             select(binary(BinaryOp::Eq, t.clone(), int(0, span)), init.clone(), before)
         };
         let last = binary(BinaryOp::Sub, count.clone(), one.clone());
@@ -500,7 +495,7 @@ impl Vjp {
                     init: fold.init.clone(),
                     body: fold.body.clone(),
                 };
-                let scan = Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span);
+                let scan = Expr::new(ExprKind::Scan(node), ty.stacked(), span);
                 self.primal(&scan)
             };
             self.let_step(states_var, scanned_states);
@@ -517,7 +512,7 @@ impl Vjp {
             let to_init = self.bind(Expr::new(ExprKind::Fold(node), ty.clone(), span));
             return self.backprop(&fold.init, to_init);
         }
-        let adjoints = self.bind(Expr::new(ExprKind::Scan(node), ty.with_outer_axis(), span));
+        let adjoints = self.bind(Expr::new(ExprKind::Scan(node), ty.stacked(), span));
         // The last adjoint, or `start` when there are no steps: a fold of at most one step
         // (no read of an empty tape).
         let (position, kept) = (self.fresh_index(span), self.fresh_index(span));
@@ -528,7 +523,7 @@ impl Vjp {
             count: Box::new(call(Func::Min, vec![count.clone(), one.clone()])),
             acc: kept,
             init: Box::new(start.clone()),
-            body: Box::new(read(adjoints.clone(), last.clone(), Bounds::Clamped)),
+            body: Box::new(stacked_read(adjoints.clone(), last.clone(), &ty)),
         };
         let to_init = self.bind(Expr::new(ExprKind::Fold(node), ty.clone(), span));
         self.backprop(&fold.init, to_init)?;
@@ -545,7 +540,7 @@ impl Vjp {
         self.let_step(t, at_expr.clone());
         self.let_step(state, state_at(&at_expr));
         let after = binary(BinaryOp::Sub, binary(BinaryOp::Sub, count.clone(), int(2, span)), at_expr.clone());
-        let later = select(binary(BinaryOp::Eq, at_expr.clone(), last), start, read(adjoints, after, Bounds::Clamped));
+        let later = select(binary(BinaryOp::Eq, at_expr.clone(), last), start, stacked_read(adjoints, after, &ty));
         let total = incoming(&at_expr, later);
         let total = self.atom(total);
         let result = self.backprop(&body, total);
@@ -1513,6 +1508,21 @@ fn leaf_paths(ty: &Type) -> Vec<(Vec<usize>, Type)> {
             _ => vec![(Vec::new(), ty.clone())],
         },
         other => vec![(Vec::new(), other.clone())],
+    }
+}
+
+/// State `at` of `stack`, a scan's states of type `ty` stacked ([`Type::stacked`]): for a tuple
+/// holding an array, the tuple of each part's state.
+fn stacked_read(stack: Expr, at: Expr, ty: &Type) -> Expr {
+    match ty {
+        Type::Tuple { fields, .. } if ty.has_array() => {
+            let parts = fields
+                .iter()
+                .enumerate()
+                .map(|(field, field_ty)| stacked_read(project(stack.clone(), field), at.clone(), field_ty));
+            tuple(parts.collect(), ty.clone())
+        }
+        _ => read(stack, at, Bounds::Clamped),
     }
 }
 

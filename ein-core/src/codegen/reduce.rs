@@ -823,11 +823,6 @@ impl<'p> Gen<'p> {
             return Ok(Value::Plain(Code::name(&acc_name)));
         }
 
-        let saved_array = match &ty {
-            Type::Array { elem, rank } if saved => Some(((**elem).clone(), *rank)),
-            _ if saved => return Err(internal(init.span, "the saved states of a fold whose state is not an array")),
-            _ => None,
-        };
         let initial = self.value(init, block)?;
         // A store reached through a variable may still be read after the fold starts (by its
         // body, or after it), so only a value computed by `init` itself is moved.
@@ -865,11 +860,12 @@ impl<'p> Gen<'p> {
                 loop_block.push(quote!(#state = #owned;));
             }
             if let Some((tape, site)) = &tape {
-                // One tape per column (an array of tuples is a tuple of arrays).
-                let elem = state_elem(&ty);
-                let (tapes, states) = (tree_at(elem, &tape.to_token_stream()), tree_at(elem, &state.to_token_stream()));
-                for (tape, column) in tapes.leaves().into_iter().zip(states.leaves()) {
-                    loop_block.push(quote!(#tape.push(&#column.view(), &#site);));
+                let tapes = state_columns(&ty, &tape.to_token_stream());
+                for ((rank, tape), (_, column)) in tapes.into_iter().zip(state_columns(&ty, &state.to_token_stream())) {
+                    loop_block.push(match rank {
+                        0 => quote!(#tape.push(#column);),
+                        _ => quote!(#tape.push(&#column.view(), &#site);),
+                    });
                 }
             }
             Ok(recycled)
@@ -879,10 +875,10 @@ impl<'p> Gen<'p> {
         let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
         let spare_binding = recycled.then(|| quote!(let mut #spare = ::core::option::Option::None;));
         let tape_binding = tape.as_ref().map(|(tape, _)| {
-            let columns = tree_at(state_elem(&ty), &state.to_token_stream());
-            let tapes = columns
-                .map(&mut |column| quote!(::ein::__private::Tape::new(&#column.view(), (#end) as usize)))
-                .tuple();
+            let tapes = tape_tree(&ty, &state.to_token_stream(), &mut |rank, column| match rank {
+                0 => quote!(::std::vec::Vec::with_capacity((#end) as usize)),
+                _ => quote!(::ein::__private::Tape::new(&#column.view(), (#end) as usize)),
+            });
             quote!(let mut #tape = #tapes;)
         });
         block.push(quote! {
@@ -891,17 +887,48 @@ impl<'p> Gen<'p> {
             #spare_binding
             for #index_name in 0..#end { #body_tokens }
         });
-        if let (Some((tape, _)), Some((elem, rank))) = (tape, saved_array) {
-            let elem = &elem;
-            let store = self.names.fresh("store");
-            let rank = proc_macro2::Literal::usize_unsuffixed(rank + 1);
-            let finished = tree_at(elem, &tape.to_token_stream()).map(&mut |tape| quote!(#tape.finish::<#rank>()));
-            block.push_let(store.clone(), Code::expr(finished.tuple(), Prec::Atom));
-            return Ok(Value::Array(self.views_of_store(elem, store, hint, block)));
+        if let Some((tape, _)) = tape {
+            return self.finished_tapes(&ty, &tape.to_token_stream(), end, hint, block);
         }
         let name = hint.unwrap_or(acc_name);
         let read = block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()), None);
         Ok(self.stored_value(&ty, &name.to_token_stream(), Some(&name), &read, &state, Vec::new()))
+    }
+
+    /// The value of a saved fold's tapes ([`tape_tree`], under `tape`) once `end` states are
+    /// on them: the states stacked (`Type::stacked`), an array per array part of the state
+    /// (its tapes finished with an axis more) and per scalar or tuple of scalars (its `Vec`s
+    /// as arrays of length `end`), in a tuple for a tuple holding an array.
+    fn finished_tapes(
+        &mut self,
+        ty: &Type,
+        tape: &TokenStream,
+        end: &TokenStream,
+        hint: Option<Ident>,
+        block: &mut Block,
+    ) -> syn::Result<Value> {
+        let (elem, finished) = match ty {
+            Type::Tuple { fields, .. } if has_array(ty) => {
+                let mut parts = Vec::new();
+                for (position, field) in fields.iter().enumerate() {
+                    let position = syn::Index::from(position);
+                    parts.push(self.finished_tapes(field, &quote!(#tape.#position), end, None, block)?);
+                }
+                return Ok(Value::Tuple(parts));
+            }
+            Type::Array { elem, rank } => {
+                let rank = proc_macro2::Literal::usize_unsuffixed(rank + 1);
+                (&**elem, tree_at(elem, tape).map(&mut |tape| quote!(#tape.finish::<#rank>())))
+            }
+            other => (
+                other,
+                tree_at(other, tape)
+                    .map(&mut |tape| quote!(::ein::__private::Array::from_vec([(#end) as usize], #tape))),
+            ),
+        };
+        let store = self.names.fresh("store");
+        block.push_let(store.clone(), Code::expr(finished.tuple(), Prec::Atom));
+        Ok(Value::Array(self.views_of_store(elem, store, hint, block)))
     }
 
     /// The assignment of a fold body to a plain accumulator; `false` when the body is the
@@ -1051,11 +1078,51 @@ pub(super) fn names_a_variable(expr: &Expr) -> bool {
 }
 
 /// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
-/// The element type of a saved fold's state (an array, of scalars or of tuples).
-fn state_elem(ty: &Type) -> &Type {
+/// The columns of a saved fold's state of type `ty` (reverse mode's tape, `Type::stacked`),
+/// each with the rank of the array it is a column of (0 for a scalar), by path under `path`:
+/// through tuples holding arrays part by part, then through the tuples of an element.
+fn state_columns(ty: &Type, path: &TokenStream) -> Vec<(usize, TokenStream)> {
     match ty {
-        Type::Array { elem, .. } => elem,
-        other => other,
+        Type::Tuple { fields, .. } if has_array(ty) => fields
+            .iter()
+            .enumerate()
+            .flat_map(|(position, field)| {
+                let position = syn::Index::from(position);
+                state_columns(field, &quote!(#path.#position))
+            })
+            .collect(),
+        Type::Array { elem, rank } => {
+            tree_at(elem, path).leaves().into_iter().map(|leaf| (*rank, leaf.clone())).collect()
+        }
+        other => tree_at(other, path).leaves().into_iter().map(|leaf| (0, leaf.clone())).collect(),
+    }
+}
+
+/// The tapes of a saved fold's state: one per column ([`state_columns`]), a runtime `Tape`
+/// for an array's, a `Vec` for a scalar's, in a tuple of the same nesting as the state's
+/// columns; `column(rank, state_column)` makes one.
+fn tape_tree(
+    ty: &Type,
+    state: &TokenStream,
+    column: &mut impl FnMut(usize, &TokenStream) -> TokenStream,
+) -> TokenStream {
+    let columns = |elem: &Type, rank: usize, column: &mut dyn FnMut(usize, &TokenStream) -> TokenStream| {
+        tree_at(elem, state).map(&mut |leaf| column(rank, leaf)).tuple()
+    };
+    match ty {
+        Type::Tuple { fields, .. } if has_array(ty) => {
+            let parts: Vec<TokenStream> = fields
+                .iter()
+                .enumerate()
+                .map(|(position, field)| {
+                    let position = syn::Index::from(position);
+                    tape_tree(field, &quote!(#state.#position), column)
+                })
+                .collect();
+            super::code::tuple_tokens(parts)
+        }
+        Type::Array { elem, rank } => columns(elem, *rank, column),
+        other => columns(other, 0, column),
     }
 }
 

@@ -505,27 +505,7 @@ impl<'p> Interpreter<'p> {
         }
         self.restore(index, previous_index);
         self.restore(acc, previous_accumulator);
-        let Datum::Array(first) = &initial else {
-            return Ok(Datum::Array(ArrayView::new(vec![count], states)?));
-        };
-        // A state that is an array (reverse mode's tape of a fold over arrays): the states
-        // stacked on a new first axis, each of the initial state's shape.
-        let shape = first.shape().to_vec();
-        let mut elements = Vec::new();
-        for state in states {
-            match state {
-                Datum::Array(view) if view.shape() == shape.as_slice() => elements.extend_from_slice(view.elements()),
-                Datum::Array(view) => {
-                    return Err(RuntimeError::new(format!(
-                        "a fold's state changed shape from {shape:?} to {:?}; reverse mode saves its states, which \
-                         must keep the shape of its initial value",
-                        view.shape()
-                    )))
-                }
-                _ => return Err(RuntimeError::internal("a scan of arrays with a state that is not one")),
-            }
-        }
-        Ok(Datum::Array(ArrayView::new(std::iter::once(count).chain(shape).collect(), elements)?))
+        stack_states(states, &initial, count)
     }
 
     fn eval_index(&mut self, array_expr: &Expr, index_expr: &Expr, bounds: Bounds) -> Result<Datum> {
@@ -608,6 +588,58 @@ fn combine_step(step: &crate::ir::scan::AssociativeStep<'_>, running: Datum, val
         StepOp::Or => scalar::binary(BinaryOp::Or, left, right),
         StepOp::Max => scalar::call(Func::Max, vec![left, right]),
         StepOp::Min => scalar::call(Func::Min, vec![left, right]),
+    }
+}
+
+/// A scan's `count` states stacked on a new first axis (`Type::stacked`): one array, each
+/// element a state, or for a state that is an array (reverse mode's tape of a fold) its
+/// elements, each state of the initial state's shape; for a tuple holding an array, the tuple
+/// of each part's stack.
+fn stack_states(states: Vec<Datum>, initial: &Datum, count: usize) -> Result<Datum> {
+    match initial {
+        Datum::Tuple(fields) if fields.iter().any(holds_array) => {
+            let mut parts: Vec<Vec<Datum>> = fields.iter().map(|_| Vec::with_capacity(states.len())).collect();
+            for state in states {
+                let Datum::Tuple(values) = state else {
+                    return Err(RuntimeError::internal("a scan of tuples with a state that is not one"));
+                };
+                for (part, value) in parts.iter_mut().zip(values.iter()) {
+                    part.push(value.clone());
+                }
+            }
+            let stacked = parts.into_iter().zip(fields.iter()).map(|(part, field)| stack_states(part, field, count));
+            Ok(Datum::Tuple(stacked.collect::<Result<Vec<Datum>>>()?.into()))
+        }
+        Datum::Array(first) => {
+            let shape = first.shape().to_vec();
+            let mut elements = Vec::new();
+            for state in states {
+                match state {
+                    Datum::Array(view) if view.shape() == shape.as_slice() => {
+                        elements.extend_from_slice(view.elements())
+                    }
+                    Datum::Array(view) => {
+                        return Err(RuntimeError::new(format!(
+                            "a fold's state changed shape from {shape:?} to {:?}; reverse mode saves its states, \
+                             which must keep the shape of its initial value",
+                            view.shape()
+                        )))
+                    }
+                    _ => return Err(RuntimeError::internal("a scan of arrays with a state that is not one")),
+                }
+            }
+            Ok(Datum::Array(ArrayView::new(std::iter::once(count).chain(shape).collect(), elements)?))
+        }
+        _ => Ok(Datum::Array(ArrayView::new(vec![count], states)?)),
+    }
+}
+
+/// Whether a value is or holds an array.
+fn holds_array(value: &Datum) -> bool {
+    match value {
+        Datum::Array(_) => true,
+        Datum::Tuple(fields) => fields.iter().any(holds_array),
+        _ => false,
     }
 }
 

@@ -106,6 +106,18 @@ impl Type {
         }
     }
 
+    /// The type of a scan's value for a state of this type: the states stacked on a new first
+    /// axis, one array ([`Type::with_outer_axis`]); for a tuple holding an array (reverse
+    /// mode's tape of such a fold), which no array can hold, the tuple of each part's stack.
+    pub fn stacked(&self) -> Type {
+        match self {
+            Type::Tuple { fields, names } if self.has_array() => {
+                Type::Tuple { fields: fields.iter().map(Type::stacked).collect(), names: names.clone() }
+            }
+            other => other.with_outer_axis(),
+        }
+    }
+
     pub fn as_scalar(&self) -> Option<ScalarType> {
         match self {
             Type::Scalar(s) => Some(*s),

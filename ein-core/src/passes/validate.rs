@@ -228,14 +228,10 @@ impl Validator<'_> {
             }
             ExprKind::Scan(node::Scan { count, init, body, .. }) => {
                 self.size(count, "a scan count")?;
-                // An array state (reverse mode's tape of a fold) is an array of scalars or of
-                // tuples of scalars.
-                let state = match &init.ty {
-                    Type::Array { elem, .. } => !elem.has_array(),
-                    other => !other.has_array(),
-                };
+                // Any state (an array, or a tuple holding one, only as reverse mode's tape of a
+                // fold), its states stacked (`Type::stacked`).
                 expect(
-                    state && body.ty == init.ty && expr.ty == init.ty.with_outer_axis(),
+                    body.ty == init.ty && expr.ty == init.ty.stacked(),
                     "scan body and init agree, and the scan is [init]",
                 )
             }
