@@ -535,7 +535,8 @@ impl Jvp {
             // the zeros counted and the nonzero elements multiplied by two reductions of copies
             // of the body, then one sum; all parallel, over any range.
             ReduceOp::Prod => {
-                let counted = |this: &mut Self, op: ReduceOp, form: &dyn Fn(Expr) -> Expr, ty: &Type| {
+                // `op k { form(body) }` over a copy of the body, with binders of its own.
+                let reduced_copy = |this: &mut Self, op: ReduceOp, form: &dyn Fn(Expr) -> Expr, ty: &Type| {
                     let name = format!("{}factor{}", crate::ir::SYNTHETIC_PREFIX, this.vars.len());
                     let factor_ty = body.ty.clone();
                     let factor =
@@ -543,12 +544,11 @@ impl Jvp {
                     let formed = form(var(factor, &factor_ty, span));
                     let kind = ExprKind::Let(node::Let { var: factor, value: body.clone(), body: Box::new(formed) });
                     let mut copy = reduction(op, *index, Expr::new(kind, ty.clone(), span));
-                    copy.ty = ty.clone();
                     rename_binders(&mut copy, &mut this.vars);
                     copy
                 };
                 let is_zero = |value: Expr| binary(BinaryOp::Eq, value.clone(), zero_of(&value.ty, span));
-                let zeros = counted(
+                let zeros = reduced_copy(
                     self,
                     ReduceOp::Sum,
                     &|value| select(is_zero(value), int(1, span), int(0, span)),
@@ -556,7 +556,7 @@ impl Jvp {
                 );
                 let zeros = self.bind(zeros, block);
                 let kept = |value: Expr| select(is_zero(value.clone()), one_of(&value.ty, span), value);
-                let nonzero = counted(self, ReduceOp::Prod, &kept, ty);
+                let nonzero = reduced_copy(self, ReduceOp::Prod, &kept, ty);
                 let nonzero = self.bind(nonzero, block);
                 let mut product = reduction(ReduceOp::Prod, *index, (**body).clone());
                 rename_binders(&mut product, &mut self.vars);

@@ -858,16 +858,7 @@ impl Vjp {
     fn part_at(&mut self, whole: Expr, path: &[usize]) -> Expr {
         let Some((&field, rest)) = path.split_first() else { return whole };
         let part = match &whole.ty {
-            Type::Array { rank, .. } => {
-                let span = whole.span;
-                let indices: Vec<VarId> = (0..*rank).map(|_| self.fresh_index(span)).collect();
-                let at = indices.iter().map(|index| (var(*index, &Type::I64, span), Bounds::Clamped));
-                let mut column = project(Expr::read_of(whole.clone(), at), field);
-                for (axis, index) in indices.iter().enumerate().rev() {
-                    column = for_loop(*index, len(whole.clone(), axis), column);
-                }
-                column
-            }
+            Type::Array { .. } => map_elements(&whole, &mut self.vars, |at| project(read_at(&whole, at), field)),
             _ => project(whole, field),
         };
         self.part_at(part, rest)
@@ -1210,20 +1201,13 @@ impl Vjp {
                 let items = fields.iter().map(|field| self.assemble(field, leaves)).collect();
                 tuple(items, ty.clone())
             }
-            Type::Array { elem, rank } if matches!(**elem, Type::Tuple { .. }) => {
+            Type::Array { elem, .. } if matches!(**elem, Type::Tuple { .. }) => {
                 let columns: Vec<Expr> =
                     leaf_paths(ty).iter().filter_map(|_| leaves.next()).map(|column| self.bind(column)).collect();
                 let Some(first) = columns.first().cloned() else { return int(0, Span::call_site()) };
-                let span = first.span;
-                let indices: Vec<VarId> = (0..*rank).map(|_| self.fresh_index(span)).collect();
-                let reads = columns.into_iter().map(|column| {
-                    Expr::read_of(column, indices.iter().map(|index| (var(*index, &Type::I64, span), Bounds::Clamped)))
-                });
-                let mut element = rebuild(elem, &mut reads.collect::<Vec<_>>().into_iter());
-                for (axis, index) in indices.iter().enumerate().rev() {
-                    element = for_loop(*index, len(first.clone(), axis), element);
-                }
-                element
+                map_elements(&first, &mut self.vars, |at| {
+                    rebuild(elem, &mut columns.iter().map(|column| read_at(column, at)))
+                })
             }
             _ => leaves.next().unwrap_or_else(|| int(0, Span::call_site())),
         }
@@ -1488,7 +1472,7 @@ fn step_has_loop(step: &Step) -> bool {
 }
 
 /// The scalars and arrays of scalars of a type, with their paths: through tuples, and through
-/// arrays of tuples by their columns (field `k` of every element, as [`project`] takes it).
+/// arrays of tuples by their columns (field `k` of every element, as [`Vjp::part_at`] takes it).
 fn leaf_paths(ty: &Type) -> Vec<(Vec<usize>, Type)> {
     let fields = |fields: &[Type], rank: Option<usize>| -> Vec<(Vec<usize>, Type)> {
         let mut leaves = Vec::new();
