@@ -1305,13 +1305,42 @@ impl<'r> Generator<'r> {
         }
     }
 
-    /// `fold t in 0..n, acc = init { body }` for a scalar, tuple/record or array accumulator.
+    /// `fold t in 0..n, acc = init { body }` for a scalar, tuple/record or array accumulator;
+    /// for an array, sometimes one part of a state that is a tuple holding the array and a
+    /// scalar (`(fold t in 0..n, (a, s) = (init, v) { (next, w) }).0`).
     fn fold(&mut self, ty: &Ty, depth: u32) -> String {
         let dim = if self.rng.percent(70) { Dim::Sym(self.rng.below(self.symbols)) } else { self.new_dim() };
+        if matches!(ty, Ty::Array(..)) && self.rng.percent(25) {
+            return self.fold_with_side(ty, dim, depth);
+        }
         let (init, source) = self.value_with_source(ty, depth - 1);
         let text = self.accumulation("fold", dim, ty, init, depth);
         self.last_source = source;
         text
+    }
+
+    /// The array part of a fold over `(array, scalar)`: both parts step together, each step
+    /// reading both.
+    fn fold_with_side(&mut self, ty: &Ty, dim: Dim, depth: u32) -> String {
+        let init = self.value(ty, depth - 1);
+        let side_sc = *self.rng.pick(&[Sc::F64, Sc::F64, Sc::I64]);
+        let side_init = self.scalar(side_sc, depth - 1);
+        let (count, _) = self.size_text(dim);
+        let index = self.fresh("t");
+        let scope = self.vars.len();
+        let array = self.bind("acc", ty.clone(), Kind::Accumulator, false);
+        let side = self.bind("acc", Ty::Elem(Elem::Scalar(side_sc)), Kind::Accumulator, false);
+        self.indices.push(IndexVar { name: index.clone(), dim, sourced: false, hidden: false });
+        self.loop_depth += 1;
+        let next = self.value(ty, depth - 1);
+        let side_next = self.scalar(side_sc, depth - 1);
+        self.loop_depth -= 1;
+        self.indices.pop();
+        self.vars.truncate(scope);
+        self.last_source = false;
+        format!(
+            "((fold {index} in 0..{count}, ({array}, {side}) = ({init}, {side_init}) {{ ({next}, {side_next}) }}).0)"
+        )
     }
 
     /// `scan t in 0..n, acc = init { body }` for a scalar, tuple or record state: an array of
