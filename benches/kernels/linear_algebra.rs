@@ -1,7 +1,9 @@
 //! Contractions: matrix product (f32 and f64), matrix-vector product, batched matrix
 //! product, a chain of three matrices, and single-head attention. The crate a user would
 //! otherwise pick is ndarray's `dot` / `general_mat_mul` (matrixmultiply, threaded on the run's
-//! thread count), or `ndarray-einsum` for the chain.
+//! thread count), or `ndarray-einsum` for the chain; the strongest Rust GEMM, faer's `matmul`,
+//! is the yardstick of the products (its own parallelism on the run's pool for one product,
+//! one product per task for a batch).
 
 use std::ops::{Add, Mul};
 use std::sync::Arc;
@@ -60,9 +62,34 @@ pub fn kernels() -> Vec<KernelSpec> {
 }
 
 /// The float types the hand-written contractions are generic over.
-pub trait Real: Copy + Default + Send + Sync + Add<Output = Self> + Mul<Output = Self> + 'static {}
-impl Real for f32 {}
-impl Real for f64 {}
+pub trait Real: Copy + Default + Send + Sync + Add<Output = Self> + Mul<Output = Self> + 'static {
+    const ONE: Self;
+}
+impl Real for f32 {
+    const ONE: f32 = 1.0;
+}
+impl Real for f64 {
+    const ONE: f64 = 1.0;
+}
+
+/// `c = a b` by faer for row-major `a` (n×m), `b` (m×p) and `c` (n×p), on `par`.
+fn faer_matmul<T: faer::traits::ComplexField + Real>(
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    (n, m, p): (usize, usize, usize),
+    par: faer::Par,
+) {
+    let (a, b) = (faer::MatRef::from_row_major_slice(a, n, m), faer::MatRef::from_row_major_slice(b, m, p));
+    faer::linalg::matmul::matmul(
+        faer::MatMut::from_row_major_slice_mut(c, n, p),
+        faer::Accum::Replace,
+        a,
+        b,
+        T::ONE,
+        par,
+    );
+}
 
 /// Dot product with sixteen independent accumulators (vectorised by LLVM).
 pub fn dot<T: Real>(a: &[T], b: &[T]) -> T {
@@ -134,7 +161,7 @@ fn matmul_kernel<T>(
     ein_variant: fn(&ArrayView2<T>, &ArrayView2<T>) -> ein::Array<T, 2>,
 ) -> Kernel
 where
-    T: Real + data_kind::Uniform + ndarray::LinalgScalar,
+    T: Real + data_kind::Uniform + ndarray::LinalgScalar + faer::traits::ComplexField,
     Vec<T>: crate::harness::IntoOutput,
     ein::Array<T, 2>: crate::harness::IntoOutput,
     Array2<T>: crate::harness::IntoOutput,
@@ -145,11 +172,18 @@ where
     let shape = (n, n);
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    let (a3, b3) = (Arc::clone(&a), Arc::clone(&b));
     Kernel::new(name, format!("{n}³ {}", T::NAME), Work::Flops(2.0 * (n * n * n) as f64), Check::Close(tolerance))
         .note("ndarray is `a.dot(&b)`: matrixmultiply with its run-time AVX2/FMA kernels and its `threading` feature on the run's thread count")
+        .note("faer is `faer::linalg::matmul::matmul` into a new row-major matrix, `Par::rayon(0)` (the run's pool)")
         .variant("ein", move || ein_variant(&data::view(&a1, shape), &data::view(&b1, shape)))
         .variant("hand", move || matmul_hand(&a2, &b2, n, n, n))
         .variant("ndarray", move || data::view(&a, shape).dot(&data::view(&b, shape)))
+        .variant("faer", move || {
+            let mut c = vec![T::default(); n * n];
+            faer_matmul(&a3, &b3, &mut c, (n, n, n), faer::Par::rayon(0));
+            c
+        })
 }
 
 fn matmul_f32_kernel(quick: bool) -> Kernel {
@@ -181,6 +215,7 @@ fn batched_matmul_kernel(quick: bool) -> Kernel {
     let shape = (batches, n, n);
     let (a1, b1) = (Arc::clone(&a), Arc::clone(&b));
     let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+    let (a3, b3) = (Arc::clone(&a), Arc::clone(&b));
     Kernel::new(
         "batched-matmul",
         format!("{batches} × {n}³ f32"),
@@ -188,11 +223,20 @@ fn batched_matmul_kernel(quick: bool) -> Kernel {
         Check::Close(1e-4),
     )
     .note("ndarray is `general_mat_mul` per batch in a `Zip::par_for_each` over the batch axis")
+    .note("faer is `faer::linalg::matmul::matmul` per batch (`Par::Seq`), one batch per rayon task, into a new array")
     .variant("ein", move || batched_matmul(&data::view(&a1, shape), &data::view(&b1, shape)))
     .variant("hand", move || {
         let mut c = vec![0.0f32; batches * n * n];
         c.par_chunks_mut(n * n).enumerate().for_each(|(batch, c)| {
             matmul_rows(&a2[batch * n * n..(batch + 1) * n * n], &b2[batch * n * n..(batch + 1) * n * n], c, n, n);
+        });
+        c
+    })
+    .variant("faer", move || {
+        let mut c = vec![0.0f32; batches * n * n];
+        c.par_chunks_mut(n * n).enumerate().for_each(|(batch, c)| {
+            let (a, b) = (&a3[batch * n * n..(batch + 1) * n * n], &b3[batch * n * n..(batch + 1) * n * n]);
+            faer_matmul(a, b, c, (n, n, n), faer::Par::Seq);
         });
         c
     })
