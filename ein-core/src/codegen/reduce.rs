@@ -1077,7 +1077,6 @@ pub(super) fn names_a_variable(expr: &Expr) -> bool {
     }
 }
 
-/// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
 /// The columns of a saved fold's state of type `ty` (reverse mode's tape, `Type::stacked`),
 /// each with the rank of the array it is a column of (0 for a scalar), by path under `path`:
 /// through tuples holding arrays part by part, then through the tuples of an element.
@@ -1126,6 +1125,7 @@ fn tape_tree(
     }
 }
 
+/// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
 fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
     super::map_array_columns(ty, state, &mut |_, column| quote!(#column.view()))
 }
