@@ -187,6 +187,39 @@ where
     Array::from_vec(shape, arrays.pop().unwrap_or_default())
 }
 
+/// The history of an accumulation (only in derivatives: the compiler's `AccumValue`): `body(data,
+/// found, sizes)` applies every update to `data` serially, in the order of its loops or, when
+/// `reversed`, in the reverse order, pushing onto `found` the element each update finds (0
+/// where its condition fails) and setting `sizes` to its loops' sizes. The elements found, in
+/// the forward order, form an array with one axis per loop and a last of `updates` (the
+/// updates per iteration). An update out of range panics naming it, the target and the site.
+pub fn accum_history<T, const N: usize, const M: usize>(
+    target: Array<T, N>,
+    name: &str,
+    site: &Site,
+    reversed: bool,
+    updates: usize,
+    body: impl FnOnce(&mut [T], &mut Vec<T>, &mut [usize]) -> Result<(), AccumError>,
+) -> Array<T, M>
+where
+    T: Copy,
+{
+    let mut data = target.into_vec();
+    let mut found = Vec::new();
+    let mut shape = [0usize; M];
+    let Some((last, loops)) = shape.split_last_mut() else {
+        panic!("ein internal error: a history without its updates axis (at {site})")
+    };
+    *last = updates;
+    if let Err(error) = body(&mut data, &mut found, loops) {
+        out_of_range(error, name, site);
+    }
+    if reversed {
+        found.reverse();
+    }
+    Array::from_vec(shape, found)
+}
+
 /// The serial loop's updates to `data`, made in parallel: `tasks` tasks record the updates of
 /// consecutive outer iterations by range of the target, then every range applies the updates
 /// that fall in it, task by task, each task's in order (see [`accum`]).

@@ -3,7 +3,7 @@
 
 pub use rayon;
 
-pub use crate::accum::{accum, accum_groups, accum_position, AccumError, AccumSink};
+pub use crate::accum::{accum, accum_groups, accum_history, accum_position, AccumError, AccumSink};
 pub use crate::array::Array;
 pub use crate::as_view::{AsView, AsViewMut};
 pub use crate::build::{

@@ -876,3 +876,57 @@ fn a_tape_keeps_its_states_in_order_and_refuses_a_changed_shape() {
     assert!(message.contains("changed shape from [2, 3] to [3, 2]"), "{message}");
     assert!(message.contains("tape.ein:3:7"), "{message}");
 }
+
+/// The serial loop of `h = [1, 10]; for i in 0..3 { h[i % 2] *= 2; h[0] += i }` as a history's
+/// body: two updates per iteration.
+fn history_body(
+    reversed: bool,
+) -> impl FnOnce(&mut [f64], &mut Vec<f64>, &mut [usize]) -> Result<(), crate::accum::AccumError> {
+    move |data, found, sizes| {
+        sizes[0] = 3;
+        let iterations: Vec<usize> = if reversed { (0..3).rev().collect() } else { (0..3).collect() };
+        for i in iterations {
+            let updates = [(i % 2, true), (0, false)];
+            let order: Vec<&(usize, bool)> =
+                if reversed { updates.iter().rev().collect() } else { updates.iter().collect() };
+            for &(at, multiply) in order {
+                let position = crate::accum::accum_position(at as i64, data.len(), 0)?;
+                found.push(data[position]);
+                if multiply {
+                    data[position] *= 2.0;
+                } else {
+                    data[position] += i as f64;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn an_accum_history_records_what_each_update_found_in_forward_order() {
+    let site = crate::errors::Site { file: "history.ein", line: 1, column: 1 };
+    let start = || Array::from_vec([2], vec![1.0f64, 10.0]);
+    let forward: Array<f64, 2> = crate::accum::accum_history(start(), "h", &site, false, 2, history_body(false));
+    assert_eq!(forward.shape(), [3, 2]);
+    // h0: 1 → ·2 = 2 → +0 = 2 → (i = 1: h1 10 → 20) +1 = 3 → ·2 = 6 → +2.
+    assert_eq!(forward.as_slice(), &[1.0, 2.0, 10.0, 2.0, 3.0, 6.0]);
+    // Backwards: (i = 2: +2 finds 1, ·2 finds 3), (i = 1: +1 finds 6, h1 ·2 finds 10), (i = 0:
+    // +0 finds 7, ·2 finds 7), laid out by iteration and update in the forward order.
+    let backward: Array<f64, 2> = crate::accum::accum_history(start(), "h", &site, true, 2, history_body(true));
+    assert_eq!(backward.shape(), [3, 2]);
+    assert_eq!(backward.as_slice(), &[7.0, 7.0, 10.0, 6.0, 3.0, 1.0]);
+    // An update out of range: a panic naming the target and the site.
+    let message = expect_panic(|| {
+        crate::accum::accum_history::<f64, 1, 2>(
+            Array::from_vec([1], vec![1.0]),
+            "h",
+            &site,
+            false,
+            2,
+            history_body(false),
+        )
+    });
+    assert!(message.contains("out of range for axis 0 of `h` (size 1)"), "{message}");
+    assert!(message.contains("history.ein:1:1"), "{message}");
+}

@@ -171,6 +171,27 @@ differential_jvp! {
 }
 
 differential_jvp! {
+    /// An accum mixing `+=` and `*=` on a rank-2 array: the tangent is the dual-number
+    /// accumulation, serial like the primal, reading the element each multiplier found.
+    mixed_updates: fn(idx: [usize], v: [f64], h0: [[f64]]) -> [[f64]] {
+        accum h = h0 {
+            for k {
+                h[idx[k], k % h0.shape(1)] += v[k];
+                if v[k] > -0.5 { h[idx[k], 0] *= if k % 3 == 0 { 0.0 } else { 1.0 + v[k] } }
+            }
+        }
+    }
+    cases [nnz, m, w] in [[0, 3, 1], [1, 1, 1], [7, 2, 3], [3000, 20, 4]];
+    args (
+        idx = array([nnz]).within(0.0, m as f64 - 1.0),
+        v = array([nnz]),
+        h0 = array([m, w]),
+        d_v = array([nnz]),
+        d_h0 = array([m, w]),
+    );
+}
+
+differential_jvp! {
     /// Running products: `prod` over a range that depends on the enclosing index.
     running_products: fn(x: [f64]) -> [f64] {
         for i in 0..x.len() { prod k in 0..i + 1 { if k % 4 == 1 { 0.0 } else { 1.0 + 0.1 * x[k] } } }

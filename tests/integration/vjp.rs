@@ -242,6 +242,29 @@ differential_vjp! {
 }
 
 differential_vjp! {
+    /// An accum mixing `+=` and `*=` on one array, serial in its loops' order (a Horner-like
+    /// recurrence per bucket over two loops, some multipliers zero, some conditional): an added
+    /// value's adjoint is the cotangent times the product of the multipliers after it, a
+    /// multiplier's that times the element it found.
+    vjp mixed_updates: fn(idx: [usize], a: [[f64]], m: [f64], h0: [f64]) -> [f64] {
+        accum h = h0 {
+            for k, j {
+                if a[k, j] > -0.5 { h[idx[k]] *= if k % 4 == 1 { 0.0 } else { m[k] } };
+                h[(idx[k] as i64 + j) % h0.len()] += a[k, j] * m[k]
+            }
+        }
+    }
+    cases [n, d, len] in [[0, 2, 3], [1, 1, 1], [3, 0, 2], [7, 3, 2], [300, 4, 40]];
+    args (
+        idx = array([n]).within(0.0, len as f64 - 1.0),
+        a = array([n, d]),
+        m = array([n]),
+        h0 = array([len]),
+        cotangent = array([len]),
+    );
+}
+
+differential_vjp! {
     /// Particles as an array of records stepped by a fold: the tape keeps each step's positions
     /// and velocities (one tape per field), and the adjoint runs back over them to the initial
     /// state and the spring constant.

@@ -318,7 +318,7 @@ pub(super) fn factor_accums(accum: &node::Accum, init: &Expr, vars: &mut Vec<cra
     let kept = |value: Expr| select(is_zero(value.clone()), one_of(&value.ty, value.span), value);
     let made = |form: &dyn Fn(Expr) -> Expr, value_ty: Type, op, vars: &mut Vec<crate::ir::VarInfo>| {
         let start = map_elements(init, vars, |at| form(read_at(init, at)));
-        let mut updates = map_update_values(&accum.updates, 2 + rank, form, &value_ty, rank, vars);
+        let mut updates = map_update_values(&accum.updates, 2 + rank, &|value, _| form(value), &value_ty, rank, vars);
         crate::ir::visit::rename_binders(&mut updates, vars);
         let ty = Type::array(value_ty, rank);
         let node = node::Accum {
@@ -326,6 +326,7 @@ pub(super) fn factor_accums(accum: &node::Accum, init: &Expr, vars: &mut Vec<cra
             init: Box::new(start),
             updates: Box::new(updates),
             ops: vec![op; accum.ops.len()],
+            value: node::AccumValue::Final,
         };
         Expr::new(ExprKind::Accum(node), ty, span)
     };
@@ -334,13 +335,54 @@ pub(super) fn factor_accums(accum: &node::Accum, init: &Expr, vars: &mut Vec<cra
     (zeros, nonzero)
 }
 
-/// An accum's update nest with each update's value `v` replaced by `let x = v; value(x)` (of
-/// type `value_ty`), conditions and positions kept; `group` is the length of one update's part
-/// of a leaf tuple.
+/// The history (`node::AccumValue`) of `accum` run from `init` (an atom), over a copy of its
+/// updates: what each update finds at its element (note [mixed accums] in `ad/mod.rs`).
+pub(super) fn accum_history(
+    accum: &node::Accum,
+    init: &Expr,
+    value: node::AccumValue,
+    vars: &mut Vec<crate::ir::VarInfo>,
+) -> Expr {
+    let node = node::Accum { init: Box::new(init.clone()), value, ..accum.clone() };
+    let ty = crate::ir::accum::value_type(&node);
+    let mut history = Expr::new(ExprKind::Accum(node), ty, init.span);
+    crate::ir::visit::rename_binders(&mut history, vars);
+    history
+}
+
+/// For an accum mixing `+=` and `*=` (its `init` an atom): the accum of its multipliers alone,
+/// from ones, over a copy of its updates, each `+=` update turned into `*= 1` at its element.
+/// Its final array is the product of every multiplier at each element; its reversed history,
+/// the product of those after each update (note [mixed accums] in `ad/mod.rs`).
+pub(super) fn multipliers_accum(accum: &node::Accum, init: &Expr, vars: &mut Vec<crate::ir::VarInfo>) -> node::Accum {
+    let (elem, rank) = match &init.ty {
+        Type::Array { elem, rank } => ((**elem).clone(), *rank),
+        other => (other.clone(), 0),
+    };
+    let ones = map_elements(init, vars, |_| one_of(&elem, init.span));
+    let ops = &accum.ops;
+    let multiplier = |value: Expr, update: usize| match ops.get(update) {
+        Some(crate::ir::UpdateOp::Mul) => value,
+        _ => one_of(&value.ty, value.span),
+    };
+    let mut updates = map_update_values(&accum.updates, 2 + rank, &multiplier, &elem, rank, vars);
+    crate::ir::visit::rename_binders(&mut updates, vars);
+    node::Accum {
+        target: accum.target.clone(),
+        init: Box::new(ones),
+        updates: Box::new(updates),
+        ops: vec![crate::ir::UpdateOp::Mul; ops.len()],
+        value: node::AccumValue::Final,
+    }
+}
+
+/// An accum's update nest with each update's value `v` replaced by `let x = v; value(x,
+/// number of the update)` (of type `value_ty`), conditions and positions kept; `group` is the
+/// length of one update's part of a leaf tuple.
 fn map_update_values(
     nest: &Expr,
     group: usize,
-    value: &dyn Fn(Expr) -> Expr,
+    value: &dyn Fn(Expr, usize) -> Expr,
     value_ty: &Type,
     rank: usize,
     vars: &mut Vec<crate::ir::VarInfo>,
@@ -377,7 +419,7 @@ fn map_update_values(
                         span: item.span,
                     };
                     let bound = crate::ir::declare(vars, info);
-                    let mapped = value(var(bound, &item.ty, item.span));
+                    let mapped = value(var(bound, &item.ty, item.span), position / group);
                     let ty = mapped.ty.clone();
                     let kind =
                         ExprKind::Let(node::Let { var: bound, value: Box::new(item.clone()), body: Box::new(mapped) });

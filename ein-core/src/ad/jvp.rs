@@ -683,17 +683,17 @@ impl Jvp {
     /// is the product of `init[q]` and the `e`s at `q`, and the tangent the sum of each
     /// factor's tangent times the product of the others there ([`product_of_others`], from two
     /// more accums that count the zero factors and multiply the others): again an accum of
-    /// `+=`. An accum mixing `+=` and `*=` on one array is refused.
+    /// `+=`. Mixing `+=` and `*=` on one array, the tangent is the dual-number accumulation,
+    /// serial like the primal: `dh[k] += de` for an added `e`, `dh[k] *= e; dh[k] += found ·
+    /// de` for a multiplier `e`, `found` the element it found (the primal's history; note
+    /// [mixed accums] in `ad/mod.rs`).
     fn accum(&mut self, accum: &node::Accum, ty: &Type, span: Span, block: &mut Block) -> syn::Result<Dual> {
-        let node::Accum { target, init, updates, ops } = accum;
-        let multiplied = ops.contains(&UpdateOp::Mul);
-        if multiplied && ops.contains(&UpdateOp::Add) {
-            return Err(syn::Error::new(
-                span,
-                "`#[jvp]` does not differentiate an accum mixing `+=` and `*=` on one array yet: write it as two \
-                 accums, one per operator",
-            ));
+        let node::Accum { target, init, updates, ops, value } = accum;
+        if *value != node::AccumValue::Final {
+            return Err(syn::Error::new(span, "ein internal error: differentiating an accum's history"));
         }
+        let multiplied = ops.contains(&UpdateOp::Mul);
+        let mixed = multiplied && ops.contains(&UpdateOp::Add);
         let mut init = self.dual(init, block)?;
         init.primal = self.atom(init.primal, block);
         let primal = node::Accum {
@@ -701,20 +701,24 @@ impl Jvp {
             init: Box::new(init.primal.clone()),
             updates: updates.clone(),
             ops: ops.clone(),
+            value: node::AccumValue::Final,
         };
         let primal = Expr::new(ExprKind::Accum(primal), ty.clone(), span);
         let mut copy = (**updates).clone();
         rename_binders(&mut copy, &mut self.vars);
         let group = 2 + ty.rank();
-        let factors = if multiplied {
+        let factors = if mixed {
+            let before = accum_history(accum, &init.primal, node::AccumValue::Before, &mut self.vars);
+            Factors::Mixed { before: self.bind(before, block), ops }
+        } else if multiplied {
             let (zeros, nonzero) = factor_accums(accum, &init.primal, &mut self.vars);
-            Some((self.bind(zeros, block), self.bind(nonzero, block)))
+            Factors::Products { zeros: self.bind(zeros, block), nonzero: self.bind(nonzero, block) }
         } else {
-            None
+            Factors::One
         };
-        let tangent_updates = self.update_tangents(&copy, group, factors.as_ref(), block)?;
+        let tangent_updates = self.update_tangents(&copy, group, &factors, block, &mut Vec::new())?;
         let tangent_init = match (&factors, &init.tangent) {
-            (Some((zeros, nonzero)), Some(tangent)) => {
+            (Factors::Products { zeros, nonzero }, Some(tangent)) => {
                 let tangent = self.atom(tangent.clone(), block);
                 map_elements(&init.primal, &mut self.vars, |at| {
                     let others = product_of_others(read_at(&init.primal, at), read_at(zeros, at), read_at(nonzero, at));
@@ -723,33 +727,50 @@ impl Jvp {
             }
             _ => self.tangent_or_zero(&mut init, ty, block),
         };
+        // A multiplier's tangent is two updates: scale, then add.
+        let tangent_ops = match factors {
+            Factors::Mixed { .. } => ops
+                .iter()
+                .flat_map(|op| match op {
+                    UpdateOp::Mul => vec![UpdateOp::Mul, UpdateOp::Add],
+                    _ => vec![*op],
+                })
+                .collect(),
+            _ => vec![UpdateOp::Add; ops.len()],
+        };
         let tangent = node::Accum {
             target: format!("d_{target}"),
             init: Box::new(tangent_init),
             updates: Box::new(tangent_updates),
-            ops: vec![UpdateOp::Add; ops.len()],
+            ops: tangent_ops,
+            value: node::AccumValue::Final,
         };
         Ok(Dual { primal, tangent: Some(Expr::new(ExprKind::Accum(tangent), ty.clone(), span)) })
     }
 
     /// An accum's update nest with each update's value replaced by its tangent (conditions and
     /// target indices kept); for `*=` (`factors`: the zero counts and nonzero products), by its
-    /// tangent times the product of the other factors at its element. `group` is the length of
-    /// one update's part of the leaf tuple.
+    /// tangent times the product of the other factors at its element; mixing `+=` and `*=`,
+    /// each multiplier by two updates (see [`Jvp::accum`]). `group` is the length of one
+    /// update's part of the leaf tuple; `indices` the loop indices around `nest`.
     fn update_tangents(
         &mut self,
         nest: &Expr,
         group: usize,
-        factors: Option<&(Expr, Expr)>,
+        factors: &Factors,
         block: &mut Block,
+        indices: &mut Vec<Expr>,
     ) -> syn::Result<Expr> {
         match &nest.kind {
             ExprKind::For(node::For { index, size, body }) => {
                 let mut inner = Block::new();
-                let body = self.update_tangents(body, group, factors, &mut inner)?;
-                let kind =
-                    ExprKind::For(node::For { index: *index, size: size.clone(), body: Box::new(wrap(inner, body)) });
-                Ok(Expr::new(kind, nest.ty.clone(), nest.span))
+                indices.push(var(*index, &Type::I64, nest.span));
+                let body = self.update_tangents(body, group, factors, &mut inner, indices);
+                indices.pop();
+                let body = wrap(inner, body?);
+                let ty = body.ty.with_outer_axis();
+                let kind = ExprKind::For(node::For { index: *index, size: size.clone(), body: Box::new(body) });
+                Ok(Expr::new(kind, ty, nest.span))
             }
             ExprKind::Let(node::Let { var, value, body }) => {
                 let value = self.dual(value, block)?;
@@ -758,26 +779,47 @@ impl Jvp {
                     let tangent = self.atom(tangent, block);
                     self.tangents.insert(*var, tangent);
                 }
-                self.update_tangents(body, group, factors, block)
+                self.update_tangents(body, group, factors, block, indices)
             }
             ExprKind::Assert(node::Assert { checks, body }) => {
                 block.push(Step::Assert(checks.clone()));
-                self.update_tangents(body, group, factors, block)
+                self.update_tangents(body, group, factors, block, indices)
             }
             ExprKind::Tuple(items) => {
                 let mut leaf = Vec::with_capacity(items.len());
                 for (position, item) in items.iter().enumerate() {
                     if position % group != group - 1 {
                         // Bound: a `*=` update's tangent reads at its condition and positions.
-                        let item = if factors.is_some() { self.atom(item.clone(), block) } else { item.clone() };
+                        let bound = !matches!(factors, Factors::One);
+                        let item = if bound { self.atom(item.clone(), block) } else { item.clone() };
                         leaf.push(item);
                         continue;
                     }
                     let mut value = self.dual(item, block)?;
                     let tangent = self.tangent_or_zero(&mut value, &item.ty, block);
-                    let Some((zeros, nonzero)) = factors else {
-                        leaf.push(tangent);
-                        continue;
+                    let (zeros, nonzero) = match factors {
+                        Factors::One => {
+                            leaf.push(tangent);
+                            continue;
+                        }
+                        Factors::Products { zeros, nonzero } => (zeros, nonzero),
+                        Factors::Mixed { before, ops } => {
+                            let update = position / group;
+                            if ops.get(update) == Some(&UpdateOp::Mul) {
+                                // `dh *= e` with the same condition and positions, then
+                                // `dh += found · de`.
+                                let head: Vec<Expr> = leaf[leaf.len() + 1 - group..].to_vec();
+                                leaf.push(value.primal);
+                                leaf.extend(head);
+                                let mut this_update = indices.clone();
+                                this_update.push(int(update as i64, nest.span));
+                                let found = read_at(before, &this_update);
+                                leaf.push(binary(BinaryOp::Mul, found, tangent));
+                            } else {
+                                leaf.push(tangent);
+                            }
+                            continue;
+                        }
                     };
                     let factor = self.atom(value.primal, block);
                     let cond = leaf[leaf.len() + 1 - group].clone();
@@ -790,11 +832,25 @@ impl Jvp {
                     let scaled = only_where(cond, binary(BinaryOp::Mul, tangent, others), &mut self.vars);
                     leaf.push(scaled);
                 }
-                Ok(tuple(leaf, nest.ty.clone()))
+                let elem = items.last().map_or(Type::BOOL, |value| value.ty.clone());
+                let ty = crate::ir::accum::update_tuple_type(&elem, group - 2, leaf.len() / group);
+                Ok(tuple(leaf, ty))
             }
             _ => Err(syn::Error::new(nest.span, "ein internal error: an accum's updates are not a nest of loops")),
         }
     }
+}
+
+/// What an accum update's tangent is built from (see [`Jvp::accum`]).
+enum Factors<'a> {
+    /// Nothing: every update is `+=`.
+    One,
+    /// Every update is `*=`: the zero counts and nonzero products per element
+    /// ([`factor_accums`]), for [`product_of_others`].
+    Products { zeros: Expr, nonzero: Expr },
+    /// Mixed: the elements each update found (a history indexed by the update loops' indices
+    /// and the update's number), and the operators.
+    Mixed { before: Expr, ops: &'a [UpdateOp] },
 }
 
 /// How a value and its tangent are packed into one flat tuple: the parts of the value (its

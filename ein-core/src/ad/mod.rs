@@ -5,6 +5,16 @@
 //!
 //! The interpreter's dual-number evaluation (`interp::run_dual`) is the independent oracle: it
 //! shares no code with this module.
+//!
+//! Note [mixed accums]. An accum mixing `+=` and `*=` on one array applies its updates serially,
+//! in its loops' row-major order, so each element ends as a chain `((h₀ + a₁)·m₂ + a₃)·m₄…` of
+//! its own updates. Differentiating a chain needs, per update, the element it found (`f`) and
+//! the product of the multipliers after it at its element (`s`): `∂h/∂h₀ = ∏m`, `∂h/∂a = s`,
+//! `∂h/∂m = f·s`. Both are histories of an accum (`AccumValue`): `f` the primal's run forwards,
+//! `s` that of the accum of its multipliers alone (each `+=` a `*= 1`, from ones) run backwards,
+//! whose final array is `∏m`. Forward mode needs only `f`: its tangent is the dual-number
+//! accumulation `dh += da`, `dh *= m; dh += f·dm`, an accum of the same loops. Both histories
+//! are serial, as the primal is.
 
 mod build;
 mod derivatives;

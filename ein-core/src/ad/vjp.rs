@@ -195,6 +195,19 @@ struct Position {
     shifted: Option<(VarId, i64)>,
 }
 
+/// What an accum update's cotangent is multiplied by, besides the target's cotangent at its
+/// element (see [`Vjp::accum`]).
+enum Factors {
+    /// Nothing: every update is `+=`.
+    One,
+    /// Every update is `*=`: the zero counts and nonzero products per element
+    /// ([`factor_accums`]), for [`product_of_others`].
+    Products { zeros: Expr, nonzero: Expr },
+    /// Mixed: the elements each update found, and the products of the multipliers after it
+    /// (histories, indexed by the update loops' indices and the update's number).
+    Mixed { before: Expr, after: Expr },
+}
+
 struct Vjp {
     vars: Vec<VarInfo>,
     /// The frames around the walk, the root first (the program's top level).
@@ -553,55 +566,73 @@ impl Vjp {
     /// whole cotangent, each `v` the cotangent's element at its `p` where its condition holds.
     /// With `*=`, `h[q]` is the product of `init[q]` and the `v`s at `q`: each factor gets the
     /// cotangent times the product of the others there ([`product_of_others`], from two more
-    /// accums that count the zero factors and multiply the others). An accum mixing `+=` and
-    /// `*=` on one array is refused. (`|=` and `&=` are on booleans.)
+    /// accums that count the zero factors and multiply the others). Mixing `+=` and `*=` on
+    /// one array, `init` gets the cotangent times the product of every multiplier at its
+    /// element, an added value the cotangent times the product of the multipliers after it,
+    /// a multiplier that times the element it found (note [mixed accums] in `ad/mod.rs`).
+    /// (`|=` and `&=` are on booleans.)
     fn accum(&mut self, accum: &node::Accum, cotangent: Expr, span: Span) -> syn::Result<()> {
+        if accum.value != node::AccumValue::Final {
+            return Err(syn::Error::new(span, "ein internal error: differentiating an accum's history"));
+        }
         let cotangent = self.atom(cotangent);
-        if !accum.ops.contains(&UpdateOp::Mul) {
+        let (added, multiplied) = (accum.ops.contains(&UpdateOp::Add), accum.ops.contains(&UpdateOp::Mul));
+        let mut indices = Vec::new();
+        if !multiplied {
             self.backprop(&accum.init, cotangent.clone())?;
             let updates = self.fresh_clone(&accum.updates);
-            return self.accum_updates(&updates, &cotangent, &accum.ops, None);
-        }
-        if accum.ops.contains(&UpdateOp::Add) {
-            return Err(syn::Error::new(
-                span,
-                "reverse-mode differentiation does not handle an `accum` mixing `+=` and `*=` on one array yet: \
-                 write it as two accums, one per operator",
-            ));
+            return self.accum_updates(&updates, &cotangent, &accum.ops, &Factors::One, &mut indices);
         }
         let init = self.primal(&accum.init);
-        let (zeros, nonzero) = factor_accums(accum, &init, &mut self.vars);
-        let (zeros, nonzero) = (self.bind(zeros), self.bind(nonzero));
-        let to_init = map_elements(&init, &mut self.vars, |at| {
-            let others = product_of_others(read_at(&init, at), read_at(&zeros, at), read_at(&nonzero, at));
-            binary(BinaryOp::Mul, read_at(&cotangent, at), others)
-        });
+        let (to_init, factors) = if added {
+            let before = accum_history(accum, &init, node::AccumValue::Before, &mut self.vars);
+            let multipliers = multipliers_accum(accum, &init, &mut self.vars);
+            let ones = &multipliers.init;
+            let after = accum_history(&multipliers, ones, node::AccumValue::BeforeReversed, &mut self.vars);
+            let total = Expr::new(ExprKind::Accum(multipliers), init.ty.clone(), span);
+            let (before, after, total) = (self.bind(before), self.bind(after), self.bind(total));
+            let to_init = map_elements(&init, &mut self.vars, |at| {
+                binary(BinaryOp::Mul, read_at(&cotangent, at), read_at(&total, at))
+            });
+            (to_init, Factors::Mixed { before, after })
+        } else {
+            let (zeros, nonzero) = factor_accums(accum, &init, &mut self.vars);
+            let (zeros, nonzero) = (self.bind(zeros), self.bind(nonzero));
+            let to_init = map_elements(&init, &mut self.vars, |at| {
+                let others = product_of_others(read_at(&init, at), read_at(&zeros, at), read_at(&nonzero, at));
+                binary(BinaryOp::Mul, read_at(&cotangent, at), others)
+            });
+            (to_init, Factors::Products { zeros, nonzero })
+        };
         let to_init = self.bind(to_init);
         self.backprop(&accum.init, to_init)?;
         let updates = self.fresh_clone(&accum.updates);
-        self.accum_updates(&updates, &cotangent, &accum.ops, Some((&zeros, &nonzero)))
+        self.accum_updates(&updates, &cotangent, &accum.ops, &factors, &mut indices)
     }
 
     /// The loops, `let`s and checks of an accum's updates as frames and steps, then each
-    /// update's value walked with its element of `cotangent` (for `*=`, times the product of
-    /// the other factors at its element, from `factors`: see [`Vjp::accum`]).
+    /// update's value walked with its element of `cotangent` times its `factors` (see
+    /// [`Vjp::accum`]); `indices`: the loop indices around `nest`.
     fn accum_updates(
         &mut self,
         nest: &Expr,
         cotangent: &Expr,
         ops: &[UpdateOp],
-        factors: Option<(&Expr, &Expr)>,
+        factors: &Factors,
+        indices: &mut Vec<Expr>,
     ) -> syn::Result<()> {
         match &nest.kind {
             ExprKind::For(node::For { index, size, body }) => {
                 self.open(Some((*index, (**size).clone())), None);
-                let result = self.accum_updates(body, cotangent, ops, factors);
+                indices.push(var(*index, &Type::I64, nest.span));
+                let result = self.accum_updates(body, cotangent, ops, factors, indices);
+                indices.pop();
                 self.close();
                 result
             }
             ExprKind::Let(node::Let { var, value, body }) => {
                 self.let_step(*var, (**value).clone());
-                self.accum_updates(body, cotangent, ops, factors)?;
+                self.accum_updates(body, cotangent, ops, factors, indices)?;
                 let ty = value.ty.clone();
                 if let Some(adjoint) = self.materialize(*var, &ty, value.span)? {
                     let value = self.fresh_clone(value);
@@ -611,11 +642,11 @@ impl Vjp {
             }
             ExprKind::Assert(node::Assert { checks, body }) => {
                 self.steps().push(Step::Assert(checks.clone()));
-                self.accum_updates(body, cotangent, ops, factors)
+                self.accum_updates(body, cotangent, ops, factors, indices)
             }
             ExprKind::Tuple(items) => {
                 let width = items.len() / ops.len().max(1);
-                for (group, op) in items.chunks(width.max(1)).zip(ops) {
+                for (update, (group, op)) in items.chunks(width.max(1)).zip(ops).enumerate() {
                     let (Some((cond, rest)), UpdateOp::Add | UpdateOp::Mul) = (group.split_first(), op) else {
                         continue;
                     };
@@ -627,11 +658,22 @@ impl Vjp {
                     let positions: Vec<(Expr, Bounds)> =
                         positions.iter().map(|position| (self.primal(position), Bounds::Clamped)).collect();
                     let mut element = Expr::read_of(cotangent.clone(), positions.clone());
-                    if let Some((zeros, nonzero)) = factors {
-                        let factor = self.primal(value);
-                        let at = |array: &Expr| Expr::read_of(array.clone(), positions.clone());
-                        let others = product_of_others(factor, at(zeros), at(nonzero));
-                        element = binary(BinaryOp::Mul, element, others);
+                    match factors {
+                        Factors::One => {}
+                        Factors::Products { zeros, nonzero } => {
+                            let factor = self.primal(value);
+                            let at = |array: &Expr| Expr::read_of(array.clone(), positions.clone());
+                            let others = product_of_others(factor, at(zeros), at(nonzero));
+                            element = binary(BinaryOp::Mul, element, others);
+                        }
+                        Factors::Mixed { before, after } => {
+                            let mut this_update = indices.clone();
+                            this_update.push(int(update as i64, nest.span));
+                            element = binary(BinaryOp::Mul, element, read_at(after, &this_update));
+                            if *op == UpdateOp::Mul {
+                                element = binary(BinaryOp::Mul, element, read_at(before, &this_update));
+                            }
+                        }
                     }
                     // The element only where the update happens: an update whose condition
                     // fails may name a position outside the (possibly empty) array.
@@ -1303,6 +1345,7 @@ impl Vjp {
             init: Box::new(adjoint),
             updates: Box::new(nest),
             ops: vec![UpdateOp::Add],
+            value: node::AccumValue::Final,
         };
         let mut accum = Expr::new(ExprKind::Accum(accum), whole.ty.clone(), span);
         rename_binders(&mut accum, &mut self.vars);

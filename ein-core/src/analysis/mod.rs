@@ -622,7 +622,7 @@ impl<'p> Analysis<'p> {
                 // An accum moves its computed initial array: the comprehension that builds it
                 // (under accums chained like a gradient's) can build in the spare too.
                 let mut tail = tail_of(body);
-                while let ExprKind::Accum(accum) = &tail.kind {
+                while let ExprKind::Accum(accum @ node::Accum { value: node::AccumValue::Final, .. }) = &tail.kind {
                     tail = tail_of(&accum.init);
                 }
                 let array_of_scalars =

@@ -53,6 +53,7 @@ impl Checker {
             init: Box::new(init),
             updates: Box::new(updates),
             ops: frame.ops,
+            value: node::AccumValue::Final,
         });
         Ok(Expr::new(kind, ty, span))
     }

@@ -3,6 +3,8 @@
 //! grouping] in `ir/accum.rs`): the loops below it, and per iteration each update's
 //! condition, indices and value computed in order, the indices checked against the target's
 //! shape (an index out of range returns an error the runtime reports), the update applied.
+//! An accum's history (`AccumValue`, only in derivatives) is the same loops run serially by the
+//! runtime's `accum_history`, each update recording the element it finds before applying.
 
 use super::code::{Block, Code, Prec, Value};
 use super::reduce::names_a_variable;
@@ -26,6 +28,17 @@ struct Target {
     distinct: Vec<UpdateOp>,
     /// How many low bits of a recorded key hold the operator's number.
     op_bits: u32,
+    /// For a history: where the elements found go.
+    history: Option<HistoryNames>,
+}
+
+/// The names a history's closure writes to, and its direction.
+struct HistoryNames {
+    /// The elements found, in the order the updates apply.
+    found: Ident,
+    /// The update loops' sizes.
+    sizes: Ident,
+    reversed: bool,
 }
 
 impl<'p> Gen<'p> {
@@ -33,25 +46,12 @@ impl<'p> Gen<'p> {
         let ExprKind::Accum(accum) = &expr.kind else {
             return Err(internal(expr.span, "not an accum"));
         };
-        let (elem_type, elem, rank) = match &expr.ty {
-            Type::Array { elem, rank } => match &**elem {
-                Type::Scalar(scalar) => ((**elem).clone(), *scalar, *rank),
-                _ => return Err(internal(expr.span, "an accum of tuples")),
-            },
-            _ => return Err(internal(expr.span, "an accum that is not an array")),
-        };
-        let float = match elem {
-            ScalarType::Known(scalar) => scalar.is_float(),
-            ScalarType::Param(index) => self.class(index, expr.span)? == NumberClass::Float,
-        };
-        let initial = self.value(&accum.init, block)?;
-        // A variable's store may still be read after the accum: only a computed one is moved.
-        let stores = if names_a_variable(&accum.init) { Stores::Copy } else { Stores::MayMove };
-        let initial = self.owned_as(&initial, &expr.ty, accum.init.span, block, stores)?;
-        let [target_name, shape, data, start, end, position] =
-            ["target", "shape", "data", "start", "end", "position"].map(|name| self.names.fresh(name));
-        block.push_let(target_name.clone(), initial);
-        block.push(quote!(let #shape = #target_name.shape();));
+        if accum.value != node::AccumValue::Final {
+            return self.accum_history(expr, accum, block, hint);
+        }
+        let (elem_type, target_name, mut target) = self.accum_target(accum, block)?;
+        let (data, elem) = (target.data.clone(), target.elem);
+        let [start, end, position] = ["start", "end", "position"].map(|name| self.names.fresh(name));
 
         // `let`s and checks before the first loop run once, before the groups.
         let mut current = &*accum.updates;
@@ -91,8 +91,7 @@ impl<'p> Gen<'p> {
         }
         let op_bits = usize::BITS - (distinct.len().max(1) - 1).leading_zeros();
         let sink = self.names.fresh("sink");
-        let mut target =
-            Target { data: data.clone(), shape: shape.clone(), rank, elem, float, record: None, distinct, op_bits };
+        (target.distinct, target.op_bits) = (distinct, op_bits);
         let apply_closure = self.accum_closure(body, index, accum, &target, [&start, &end, &position])?;
         target.record = Some(sink.clone());
         let record_closure = self.accum_closure(body, index, accum, &target, [&start, &end, &position])?;
@@ -183,7 +182,7 @@ impl<'p> Gen<'p> {
                     if let Some(index) = index {
                         generator.bind_index(index, position, loop_block);
                     }
-                    generator.accum_nest(body, accum, target, loop_block)
+                    generator.accum_nest(body, accum, target, loop_block, 1)
                 })?;
                 let loop_body = loop_block.finish(None);
                 let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
@@ -198,16 +197,24 @@ impl<'p> Gen<'p> {
         Ok(quote!(#copies #closure))
     }
 
-    /// The loops, `let`s and checks below the outer loop, then the updates.
-    fn accum_nest(&mut self, expr: &Expr, accum: &node::Accum, target: &Target, block: &mut Block) -> syn::Result<()> {
+    /// The loops, `let`s and checks below the outer loop (`level` loops around `expr`), then
+    /// the updates.
+    fn accum_nest(
+        &mut self,
+        expr: &Expr,
+        accum: &node::Accum,
+        target: &Target,
+        block: &mut Block,
+        level: usize,
+    ) -> syn::Result<()> {
         match &expr.kind {
             ExprKind::Let(node::Let { var, value, body }) => {
                 self.bind_let(*var, value, block)?;
-                self.accum_nest(body, accum, target, block)
+                self.accum_nest(body, accum, target, block, level)
             }
             ExprKind::Assert(node::Assert { checks, body }) => {
                 self.size_checks(checks, block)?;
-                self.accum_nest(body, accum, target, block)
+                self.accum_nest(body, accum, target, block, level)
             }
             ExprKind::For(node::For { index, size, body }) => {
                 let what = self.program.var(*index).name.clone();
@@ -215,12 +222,25 @@ impl<'p> Gen<'p> {
                 let index_name = self.names.var(*index).clone();
                 let (loop_block, ()) = self.nested(true, |generator, loop_block| {
                     generator.env.insert(*index, Value::Plain(Code::name(&index_name)));
-                    generator.accum_nest(body, accum, target, loop_block)
+                    generator.accum_nest(body, accum, target, loop_block, level + 1)
                 })?;
                 let (end, loop_body) = (&end.tokens, loop_block.finish(None));
                 let index_pattern =
                     if self.names.is_referenced(*index) { index_name.to_token_stream() } else { quote!(_) };
-                block.push(quote!(for #index_pattern in 0..#end { #loop_body }));
+                let range = match &target.history {
+                    Some(history) => {
+                        // Every iteration meets the same size (sizes never depend on an index).
+                        let (sizes, axis) = (&history.sizes, Literal::usize_unsuffixed(level));
+                        block.push(quote!(#sizes[#axis] = (#end) as ::core::primitive::usize;));
+                        if history.reversed {
+                            quote!((0..#end).rev())
+                        } else {
+                            quote!(0..#end)
+                        }
+                    }
+                    None => quote!(0..#end),
+                };
+                block.push(quote!(for #index_pattern in #range { #loop_body }));
                 Ok(())
             }
             _ => self.apply_updates(expr, accum, target, block),
@@ -265,7 +285,11 @@ impl<'p> Gen<'p> {
             locals.push(name);
         }
         let (data, shape) = (&target.data, &target.shape);
-        for (group, op) in locals.chunks(width).zip(&accum.ops) {
+        let mut updates: Vec<(&[Ident], &UpdateOp)> = locals.chunks(width).zip(&accum.ops).collect();
+        if target.history.as_ref().is_some_and(|history| history.reversed) {
+            updates.reverse();
+        }
+        for (group, op) in updates {
             let condition = &group[0];
             let value = &group[width - 1];
             let mut offset = TokenStream::new();
@@ -315,14 +339,106 @@ impl<'p> Gen<'p> {
                 UpdateOp::Or => quote!(#slot |= #value;),
                 UpdateOp::And => quote!(#slot &= #value;),
             };
+            let Some(history) = &target.history else {
+                block.push(quote! {
+                    if #condition {
+                        #(#positions)*
+                        #apply
+                    }
+                });
+                continue;
+            };
+            let found = &history.found;
+            let zero = match target.elem {
+                ScalarType::Known(crate::ir::Scalar::Bool) => quote!(false),
+                _ => {
+                    let ty = spelled(&target.elem);
+                    quote!(::ein::__private::zero(::core::marker::PhantomData::<#ty>))
+                }
+            };
             block.push(quote! {
                 if #condition {
                     #(#positions)*
+                    #found.push(#slot);
                     #apply
+                } else {
+                    #found.push(#zero);
                 }
             });
         }
         Ok(())
+    }
+
+    /// An accum's initial array copied (or moved) into a buffer named `target`, its shape
+    /// bound: the buffer's element type and name, and what applying updates to it needs (no
+    /// recording, no history).
+    fn accum_target(&mut self, accum: &node::Accum, block: &mut Block) -> syn::Result<(Type, Ident, Target)> {
+        let span = accum.init.span;
+        let (elem_type, elem, rank) = match &accum.init.ty {
+            Type::Array { elem, rank } => match &**elem {
+                Type::Scalar(scalar) => ((**elem).clone(), *scalar, *rank),
+                _ => return Err(internal(span, "an accum of tuples")),
+            },
+            _ => return Err(internal(span, "an accum that is not an array")),
+        };
+        let float = match elem {
+            ScalarType::Known(scalar) => scalar.is_float(),
+            ScalarType::Param(index) => self.class(index, span)? == NumberClass::Float,
+        };
+        let initial = self.value(&accum.init, block)?;
+        // A variable's store may still be read after the accum: only a computed one is moved.
+        let stores = if names_a_variable(&accum.init) { Stores::Copy } else { Stores::MayMove };
+        let initial = self.owned_as(&initial, &accum.init.ty, span, block, stores)?;
+        let [target_name, shape, data] = ["target", "shape", "data"].map(|name| self.names.fresh(name));
+        block.push_let(target_name.clone(), initial);
+        block.push(quote!(let #shape = #target_name.shape();));
+        let target =
+            Target { data, shape, rank, elem, float, record: None, distinct: Vec::new(), op_bits: 0, history: None };
+        Ok((elem_type, target_name, target))
+    }
+
+    /// An accum's history (`AccumValue::Before…`): its init copied into a buffer, then the
+    /// runtime's `accum_history` runs the whole update nest serially (backwards for
+    /// `BeforeReversed`), each update recording the element it finds.
+    fn accum_history(
+        &mut self,
+        expr: &Expr,
+        accum: &node::Accum,
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Value> {
+        let (elem_type, target_name, mut target) = self.accum_target(accum, block)?;
+        let (data, elem) = (target.data.clone(), target.elem);
+        let [found, sizes] = ["found", "sizes"].map(|name| self.names.fresh(name));
+        let reversed = accum.value == node::AccumValue::BeforeReversed;
+        target.history = Some(HistoryNames { found: found.clone(), sizes: sizes.clone(), reversed });
+        let (body, ()) =
+            self.nested(true, |generator, body| generator.accum_nest(&accum.updates, accum, &target, body, 0))?;
+        let body = body.finish(None);
+        let ty = spelled(&elem);
+        let axes = Literal::usize_unsuffixed(expr.ty.rank());
+        let updates = Literal::usize_unsuffixed(accum.ops.len());
+        let site = self.site(expr.span);
+        let name = Literal::string(&accum.target);
+        let result = self.names.fresh("history");
+        let call = quote! {
+            ::ein::__private::accum_history::<#ty, _, #axes>(
+                #target_name,
+                #name,
+                &#site,
+                #reversed,
+                #updates,
+                |#data: &mut [#ty],
+                 #found: &mut ::std::vec::Vec<#ty>,
+                 #sizes: &mut [::core::primitive::usize]|
+                 -> ::core::result::Result<(), ::ein::__private::AccumError> {
+                    #body
+                    ::core::result::Result::Ok(())
+                },
+            )
+        };
+        block.push_let(result.clone(), Code::expr(call, Prec::Atom));
+        Ok(Value::Array(self.views_of_store(&elem_type, result, hint, block)))
     }
 }
 

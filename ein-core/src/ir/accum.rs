@@ -37,6 +37,17 @@ pub fn uniform_op(accum: &node::Accum) -> Option<UpdateOp> {
     accum.ops.iter().all(|op| *op == first).then_some(first)
 }
 
+/// The type of an accum node's value: its init's for the final array, and for a history
+/// (`node::AccumValue`) the target's element with one axis per loop of the update nest and
+/// one for the updates of an iteration.
+pub fn value_type(accum: &node::Accum) -> Type {
+    match (&accum.value, &accum.init.ty) {
+        (node::AccumValue::Final, ty) => ty.clone(),
+        (_, Type::Array { elem, .. }) => Type::array((**elem).clone(), accum.updates.ty.rank() + 1),
+        (_, other) => other.clone(),
+    }
+}
+
 /// The type of the tuple an accum's updates give per iteration: `(bool, i64 × rank, elem)`
 /// per update.
 pub fn update_tuple_type(elem: &Type, rank: usize, updates: usize) -> Type {

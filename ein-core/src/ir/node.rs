@@ -48,6 +48,24 @@ pub struct Accum {
     pub updates: Box<Expr>,
     /// The operator of each update, in order (`ops.len()` groups in the tuple).
     pub ops: Vec<UpdateOp>,
+    /// What the node's value is: the final array (every accum a user writes), or the
+    /// history of its updates (only in derivatives; see [`AccumValue`]).
+    pub value: AccumValue,
+}
+
+/// What an [`Accum`] node gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccumValue {
+    /// The target after every update: an array of the init's type.
+    Final,
+    /// The element each update finds at its position just before it applies, the updates
+    /// applied serially in the row-major order of their loops (`Before`) or in the reverse
+    /// of that order (`BeforeReversed`): an array of the target's element with one axis per
+    /// loop of the update nest and a last axis of one entry per update of the tuple (an
+    /// update whose condition fails records 0). Reverse and forward mode read it to
+    /// differentiate an accum mixing `+=` and `*=` (note [mixed accums] in `ad/mod.rs`).
+    Before,
+    BeforeReversed,
 }
 
 /// The fields of [`super::ExprKind::Let`].

@@ -344,8 +344,13 @@ impl<'p> Printer<'p> {
     /// indices and value, in this order.
     fn accum_header(&self, accum: &node::Accum) -> String {
         let ops: Vec<&str> = accum.ops.iter().map(|op| op.symbol()).collect();
+        let keyword = match accum.value {
+            node::AccumValue::Final => "accum",
+            node::AccumValue::Before => "accum_history",
+            node::AccumValue::BeforeReversed => "accum_history_reversed",
+        };
         format!(
-            "accum {} = {}, updates [{}]",
+            "{keyword} {} = {}, updates [{}]",
             accum.target,
             self.inline_string(&accum.init, Precedence::Construct),
             ops.join(", ")

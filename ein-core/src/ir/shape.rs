@@ -112,7 +112,13 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
         ExprKind::Contract(contraction) => contraction.output_labels().iter().map(|label| label.size.clone()).collect(),
         ExprKind::Select(node::Select { then, .. }) => raw_shape(then)?,
         ExprKind::Fold(node::Fold { init, .. }) => raw_shape(init)?,
-        ExprKind::Accum(node::Accum { init, .. }) => raw_shape(init)?,
+        ExprKind::Accum(node::Accum { init, value: node::AccumValue::Final, .. }) => raw_shape(init)?,
+        // A history: the update loops' sizes, then the updates of an iteration.
+        ExprKind::Accum(node::Accum { updates, ops, .. }) => {
+            let mut sizes = raw_shape(updates)?;
+            sizes.push(int(i64::try_from(ops.len()).ok()?, expr.span));
+            sizes
+        }
         // A scan's states are never arrays: one axis, its count.
         ExprKind::Scan(node::Scan { count, .. }) => vec![(**count).clone()],
         ExprKind::Project(node::Project { tuple, field }) => match &tuple.kind {

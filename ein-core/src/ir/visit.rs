@@ -181,7 +181,7 @@ impl Visitor<'_> for AlphaKey {
             ExprKind::Reduce(node::Reduce { op, .. }) => write!(text, "{}", op.name()),
             ExprKind::Fold(_) => write!(text, "fold"),
             ExprKind::Scan(_) => write!(text, "scan"),
-            ExprKind::Accum(node::Accum { target, ops, .. }) => write!(text, "accum {target} {ops:?}"),
+            ExprKind::Accum(node::Accum { target, ops, value, .. }) => write!(text, "accum {target} {ops:?} {value:?}"),
             ExprKind::Let(_) => write!(text, "let"),
             ExprKind::Index(node::Index { bounds, .. }) => write!(text, "index{bounds:?}"),
             ExprKind::Select(_) => write!(text, "select"),

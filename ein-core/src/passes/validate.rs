@@ -239,8 +239,9 @@ impl Validator<'_> {
                 expect(self.program.var(*var).ty == value.ty && expr.ty == body.ty, "let types")
             }
             ExprKind::Accum(accum) => expect(
-                expr.ty == accum.init.ty && crate::ir::accum::well_typed(accum),
-                "accum is [scalar] like its init, its updates a nest of (bool, i64.., element) tuples",
+                expr.ty == crate::ir::accum::value_type(accum) && crate::ir::accum::well_typed(accum),
+                "accum is [scalar] like its init (its history one axis more than its nest), its updates a nest of \
+                 (bool, i64.., element) tuples",
             ),
             ExprKind::Index(node::Index { array, .. }) => {
                 expect(array.ty.indexed().as_ref() == Some(&expr.ty), "index removes one axis")

@@ -1,5 +1,4 @@
-// `#[grad]` needs a float scalar result; `wrt` names float parameters of the function; what
-// reverse mode does not handle yet (`+=` and `*=` on one accum) is an error at its token.
+// `#[grad]` needs a float scalar result; `wrt` names float parameters of the function.
 ein::ein! {
     #[grad(scale_grad)]
     pub fn scale(x: [f64]) -> [f64] {
@@ -18,13 +17,6 @@ ein::ein! {
     #[grad(pick_grad, wrt(k))]
     pub fn pick(x: [f64], k: usize) -> f64 {
         x[k]
-    }
-}
-
-ein::ein! {
-    #[vjp(run_vjp)]
-    pub fn run(x: [f64]) -> [f64] {
-        accum p = for j in 0..3 { 1.0 } { for i { p[i % 3] *= x[i]; p[0] += x[i] } }
     }
 }
 
