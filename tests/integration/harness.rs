@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Debug};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use ein_core::interp::{self, ArrayValue, Value};
 use ein_core::ir::{Program, ScalarType, Type, TypeSource, Unit};
@@ -798,6 +798,14 @@ pub struct Oracle {
     /// Shape cases that ran to completion in both (rather than failing in both).
     succeeded: Mutex<BTreeSet<usize>>,
     runs: Mutex<usize>,
+    /// Whether the program is an item-form function (only those have derivative companions).
+    item: bool,
+    /// For a primal with a float parameter: its `#[jvp]` and `#[vjp]` companions, built once
+    /// ([`Oracle::derivatives`]); `None` when it has no float parameter, a type parameter, or
+    /// calls an `extern fn` without a declared derivative.
+    derivatives: OnceLock<Option<(Program, Program)>>,
+    /// Shape cases whose derivatives were checked (once each, in the interpreter).
+    differentiated: Mutex<BTreeSet<usize>>,
 }
 
 impl Oracle {
@@ -829,7 +837,33 @@ impl Oracle {
             f32_involved,
             succeeded: Mutex::new(BTreeSet::new()),
             runs: Mutex::new(0),
+            item: form == Form::Item,
+            derivatives: OnceLock::new(),
+            differentiated: Mutex::new(BTreeSet::new()),
         }
+    }
+
+    /// The `#[jvp]` and `#[vjp]` companions of a primal item-form program with a float
+    /// parameter and no type parameter, built by `ein_core::ad` as the macro builds them. A
+    /// program that cannot be differentiated fails the test, unless what stops it is an
+    /// `extern fn` without a declared derivative (which the user must supply).
+    fn derivatives(&self) -> Option<&(Program, Program)> {
+        let build = || {
+            let program = &self.program;
+            let wrt: Vec<_> =
+                program.params.iter().copied().filter(|param| has_float(&program.var(*param).ty)).collect();
+            if self.primal.is_some() || !self.item || wrt.is_empty() || !program.type_params.is_empty() {
+                return None;
+            }
+            let companions = ein_core::ad::jvp_program(program)
+                .and_then(|jvp| Ok((jvp, ein_core::ad::vjp_program(program, false, &wrt)?)));
+            match companions {
+                Ok(companions) => Some(companions),
+                Err(error) if error.to_string().contains("declare its derivative") => None,
+                Err(error) => panic!("test `{}`: the program cannot be differentiated: {error}", self.test),
+            }
+        };
+        self.derivatives.get_or_init(build).as_ref()
     }
 
     /// The oracle of the program's forward-mode companion (`#[jvp]`, built by `ein_core::ad`
@@ -902,7 +936,12 @@ impl Oracle {
             self.test,
             self.source
         );
-        eprintln!("test `{}`: {runs} runs agreed ({} shape cases completed)", self.test, succeeded.len());
+        let differentiated = self.differentiated.lock().unwrap_or_else(|poison| poison.into_inner()).len();
+        eprintln!(
+            "test `{}`: {runs} runs agreed ({} shape cases completed; derivatives checked on {differentiated})",
+            self.test,
+            succeeded.len()
+        );
         runs
     }
 
@@ -1037,10 +1076,10 @@ fn leaf_types(ty: &Type, out: &mut Vec<ScalarType>) {
 impl Run<'_> {
     /// The companion (interpreted) must give the primal's dual numbers: `args` are the
     /// primal's arguments then the tangents.
-    fn check_against_duals(&self, primal: &Program, args: &[Value]) {
+    fn check_against_duals(&self, primal: &Program, companion: &Program, args: &[Value]) {
         let (primal_args, tangents) = args.split_at(primal.params.len());
         let duals = interp::run_dual(primal, primal_args.to_vec(), tangents.to_vec(), &self.oracle.externs);
-        let companion = interp::run_with_externs(&self.oracle.program, args.to_vec(), &[], &self.oracle.externs);
+        let companion = interp::run_with_externs(companion, args.to_vec(), &[], &self.oracle.externs);
         let rel_tol = self.oracle.tolerance().max(1e-7);
         match (duals, companion) {
             (Ok((value, tangent)), Ok(pair)) => {
@@ -1067,9 +1106,9 @@ impl Run<'_> {
 
     /// The reverse-mode companion (interpreted) is the transpose of the primal's dual numbers:
     /// `args` are the primal's arguments then (unless `grad`) the cotangent.
-    fn check_transpose(&self, primal: &Program, args: &[Value], grad: bool) {
+    fn check_transpose(&self, primal: &Program, companion: &Program, args: &[Value], grad: bool) {
         let primal_args = &args[..primal.params.len()];
-        let companion = interp::run_with_externs(&self.oracle.program, args.to_vec(), &[], &self.oracle.externs);
+        let companion = interp::run_with_externs(companion, args.to_vec(), &[], &self.oracle.externs);
         let Ok(Value::Tuple(outputs)) = companion else { return };
         let mut rng = Rng::new(self.seed ^ 0x7A11_5E5E);
         let tangents: Vec<Value> = primal
@@ -1104,6 +1143,32 @@ impl Run<'_> {
                 abbreviate(&Value::Tuple(outputs[1..].to_vec()))
             ));
         }
+    }
+
+    /// Every differential-test program with a float parameter is differentiated too, and its
+    /// companions checked in the interpreter, once per shape case: the `#[jvp]` one against
+    /// the dual numbers at random tangents, the `#[vjp]` one as their transpose at a random
+    /// cotangent. (Compiled companions are tested by the `jvp` and `vjp` modules.)
+    fn check_derivatives(&self, args: &[Value]) {
+        let Some((jvp, vjp)) = self.oracle.derivatives() else { return };
+        if !self.oracle.differentiated.lock().unwrap_or_else(|poison| poison.into_inner()).insert(self.case_index) {
+            return;
+        }
+        let program = &self.oracle.program;
+        let mut rng = Rng::new(self.seed ^ 0xD1FF_7A9E);
+        let tangents = program
+            .params
+            .iter()
+            .zip(args)
+            .filter(|(param, _)| has_float(&program.var(**param).ty))
+            .map(|(_, arg)| random_like(arg, &mut rng));
+        let with_tangents: Vec<Value> = args.iter().cloned().chain(tangents).collect();
+        self.check_against_duals(program, jvp, &with_tangents);
+        let Ok(value) = interp::run_with_externs(program, args.to_vec(), &[], &self.oracle.externs) else {
+            return;
+        };
+        let with_cotangent: Vec<Value> = args.iter().cloned().chain([random_like(&value, &mut rng)]).collect();
+        self.check_transpose(program, vjp, &with_cotangent, false);
     }
 
     /// Runs compiled code, catching a panic (whose message goes into the outcome rather than
@@ -1165,10 +1230,11 @@ impl Run<'_> {
                 None => self.fail(&format!("no argument `{name}` decides a type parameter")),
             }
         }
-        match &self.oracle.primal {
-            Some((primal, Derivative::Jvp)) => self.check_against_duals(primal, &args),
-            Some((primal, Derivative::Vjp { grad })) => self.check_transpose(primal, &args, *grad),
-            None => {}
+        let oracle = self.oracle;
+        match &oracle.primal {
+            Some((primal, Derivative::Jvp)) => self.check_against_duals(primal, &oracle.program, &args),
+            Some((primal, Derivative::Vjp { grad })) => self.check_transpose(primal, &oracle.program, &args, *grad),
+            None => self.check_derivatives(&args),
         }
         let expected = interp::run_with_externs(program, args, &type_args, &self.oracle.externs);
         // The expression form's element types are rustc's: an f32 input makes them f32.

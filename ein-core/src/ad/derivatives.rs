@@ -86,11 +86,17 @@ pub(super) fn call(jvp: &mut Jvp, func: Func, args: &[Expr], ty: &Type, block: &
                 times(de, mul(y.clone(), call_of(Func::Ln, vec![x.clone()]))),
             )
         }
-        // atan2(y, x) for the receiver y: (x dy - y dx) / (x² + y²).
+        // atan2(y, x) for the receiver y: (x dy - y dx) / (x² + y²), both scaled by the larger
+        // magnitude `s` so that the squares neither overflow nor underflow: (x' dy - y' dx) /
+        // (s (x'² + y'²)) with x' = x / s, y' = y / s.
         Func::Atan2 => {
             let (across, d_across) = operand(1);
-            let norm = plus(square(&x), square(&across));
-            add(times(dx, across.clone()), d_across.map(|t| negate(mul(x.clone(), t)))).map(|t| div(t, norm))
+            let magnitude = |value: &Expr| call_of(Func::Abs, vec![value.clone()]);
+            let scale = call_of(Func::Max, vec![magnitude(&x), magnitude(&across)]);
+            let scaled = div(x.clone(), scale.clone());
+            let across_scaled = div(across, scale.clone());
+            let norm = mul(scale, plus(square(&scaled), square(&across_scaled)));
+            add(times(dx, across_scaled), d_across.map(|t| negate(mul(scaled, t)))).map(|t| div(t, norm))
         }
         Func::Hypot => {
             let (other, d_other) = operand(1);
@@ -139,7 +145,17 @@ fn integer_power_slope(dx: Expr, x: &Expr, n: Expr, func: Func) -> Expr {
     let n_ty = n.ty.clone();
     let one = Expr::new(crate::ir::ExprKind::Literal(crate::ir::Literal::Int(1)), n_ty.clone(), n.span);
     let zero = Expr::new(crate::ir::ExprKind::Literal(crate::ir::Literal::Int(0)), n_ty, n.span);
-    let lower = call_of(func, vec![x.clone(), binary(BinaryOp::Sub, n.clone(), one)]);
+    let mut lower = call_of(func, vec![x.clone(), binary(BinaryOp::Sub, n.clone(), one)]);
+    // `n - 1` wraps at the type's least value: there x^(n-1) is x^n / x.
+    let least = match &n.ty {
+        Type::Scalar(crate::ir::ScalarType::Known(scalar)) => scalar.int_range().map(|(least, _)| least),
+        _ => None,
+    };
+    if let Some(least) = least.and_then(|least| i64::try_from(least).ok()).filter(|least| *least < 0) {
+        let least = Expr::new(crate::ir::ExprKind::Literal(crate::ir::Literal::Int(least)), n.ty.clone(), n.span);
+        let divided = binary(BinaryOp::Div, call_of(func, vec![x.clone(), n.clone()]), x.clone());
+        lower = select(binary(BinaryOp::Eq, n.clone(), least), divided, lower);
+    }
     let Type::Scalar(float) = x.ty.clone() else { return dx };
     let n_float = Expr::new(
         crate::ir::ExprKind::Cast(crate::ir::node::Cast { operand: Box::new(n.clone()), to: float }),
