@@ -1353,7 +1353,8 @@ impl<'r> Generator<'r> {
 
     /// `accum h = init { for t in 0..n { [if c] h[e, ..] op= v } }` for an array of scalars:
     /// indices are any index expressions (some out of range: an error in both), updates
-    /// `+=`/`*=` on numbers, `|=`/`&=` on `bool`s, sometimes two, sometimes conditional.
+    /// `+=`/`*=` on numbers, `|=`/`&=` on `bool`s, sometimes two, sometimes conditional,
+    /// sometimes under a second loop.
     fn accum(&mut self, elem: &Elem, dims: &[Dim], depth: u32) -> (String, bool) {
         let Elem::Scalar(sc) = *elem else {
             return self.comprehension(elem, dims, depth - 1);
@@ -1365,6 +1366,15 @@ impl<'r> Generator<'r> {
         let index = self.fresh("t");
         self.indices.push(IndexVar { name: index.clone(), dim, sourced: false, hidden: false });
         self.loop_depth += 1;
+        // A second loop, inside the first (its size never names the outer index).
+        let inner = self.rng.percent(20).then(|| {
+            let dim = if self.rng.percent(70) { Dim::Sym(self.rng.below(self.symbols)) } else { Dim::Lit(2) };
+            let (count, _) = self.size_text(dim);
+            let index = self.fresh("u");
+            self.indices.push(IndexVar { name: index.clone(), dim, sourced: false, hidden: false });
+            self.loop_depth += 1;
+            format!("for {index} in 0..{count}")
+        });
         let updates = 1 + usize::from(self.rng.percent(25));
         let mut statements = Vec::new();
         for _ in 0..updates {
@@ -1384,9 +1394,14 @@ impl<'r> Generator<'r> {
                 update
             });
         }
+        let mut body = statements.join("; ");
+        if let Some(inner) = inner {
+            self.loop_depth -= 1;
+            self.indices.pop();
+            body = format!("{inner} {{ {body} }}");
+        }
         self.loop_depth -= 1;
         self.indices.pop();
-        let body = statements.join("; ");
         (format!("(accum {target} = {init} {{ for {index} in 0..{count} {{ {body} }} }})"), false)
     }
 
