@@ -40,6 +40,13 @@ ein::ein! {
         let s = scan t in 0..x.len(), s = 0.0 { a * s + sin(x[t]) };
         sum t { s[t] * s[t] }
     }
+
+    // Horner's rule per bucket: an accum mixing `*=` and `+=`, applied serially.
+    #[grad(buckets_grad)]
+    fn buckets(bucket: [usize], x: [f64], c: [f64], h0: [f64]) -> f64 {
+        let h = accum h = h0 { for k { h[bucket[k]] *= x[k]; h[bucket[k]] += c[k] } };
+        sum b { sin(h[b]) }
+    }
 }
 
 fn uniform(rng: &mut Rng, len: usize, low: f64, high: f64) -> Vec<f64> {
@@ -140,6 +147,17 @@ fn scan_recurrence_gradient_matches_central_differences() {
     let value = |p: &[Vec<f64>]| recurrence(&p[0], p[1][0]);
     let (_, dx, da) = recurrence_grad(&params[0], params[1][0]);
     check("recurrence", &params, &[flat(dx), vec![da]], value);
+}
+
+#[test]
+fn mixed_accum_gradient_matches_central_differences() {
+    let mut rng = Rng::new(5);
+    let bucket: Vec<usize> = (0..40).map(|_| rng.below(6)).collect();
+    let params =
+        vec![uniform(&mut rng, 40, -1.5, 1.5), uniform(&mut rng, 40, -1.0, 1.0), uniform(&mut rng, 6, -1.0, 1.0)];
+    let value = |p: &[Vec<f64>]| buckets(&bucket, &p[0], &p[1], &p[2]);
+    let (_, dx, dc, dh0) = buckets_grad(&bucket, &params[0], &params[1], &params[2]);
+    check("buckets", &params, &[flat(dx), flat(dc), flat(dh0)], value);
 }
 
 ein::ein! {
