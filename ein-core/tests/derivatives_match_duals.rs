@@ -8,7 +8,8 @@
 //!   ⟨vjp(ct), t⟩ = ⟨ct, dual tangent(t)⟩ to rounding, and its value must be the primal's.
 //!
 //! Each companion must pass the IR validator, go through the whole optimiser, and keep its
-//! answer there. Programs a transformation refuses with a user-facing error (differentiating
+//! answer there; and the program with the companion's attribute must compile (`ein_core::compile`)
+//! to Rust that parses. Programs a transformation refuses with a user-facing error (differentiating
 //! through an `extern fn`, constructs reverse mode does not handle yet, …) are counted and
 //! printed, never passed silently; an "internal error" is a failure. Tangents are compared
 //! where the dual numbers' value and tangent are finite (see [`tangents_agree`]).
@@ -143,6 +144,9 @@ fn run_case(mode: Mode, seed: u64, case: u64, report: &mut Report, verbose: bool
         Ok(Err(error)) => return fail(report, format!("the optimiser rejects the companion: {error}\nIR:\n{jvp}")),
         Err(payload) => return fail(report, format!("the optimiser panicked: {}", panic_message(&*payload))),
     };
+    if let Err(problem) = compiles_with_companion(&generated.source, mode) {
+        return fail(report, problem);
+    }
     for _ in 0..INPUTS_PER_PROGRAM {
         let args = generated.inputs(&mut rng);
         let tangents: Vec<Value> = program
@@ -305,6 +309,24 @@ fn tangents_agree(value: &Value, expected: &Value, got: &Value) -> bool {
         }
         (_, expected, got) => expected.approx_eq(got, TOLERANCE),
     }
+}
+
+/// The program with `#[jvp(run_jvp)]` or `#[vjp(run_vjp)]` goes through the whole compiler,
+/// code generation included, to Rust that parses.
+fn compiles_with_companion(source: &str, mode: Mode) -> Result<(), String> {
+    let companion = match mode {
+        Mode::Jvp => "run_jvp",
+        Mode::Vjp => "run_vjp",
+    };
+    let attribute = format!("#[{}({companion})]", &companion[4..]);
+    let tokens = TokenStream::from_str(&format!("{attribute} {source}")).map_err(|error| error.to_string())?;
+    let compiled = panic::catch_unwind(AssertUnwindSafe(|| ein_core::compile(tokens)))
+        .map_err(|payload| format!("the compiler panicked: {}", panic_message(&*payload)))?;
+    let output = compiled.map_err(|error| format!("the compiler rejects the program with its companion: {error}"))?;
+    if !output.to_string().contains(&format!("fn {companion}")) {
+        return Err(format!("the generated Rust defines no `{companion}`"));
+    }
+    syn::parse2::<syn::File>(output).map(drop).map_err(|error| format!("the generated Rust does not parse: {error}"))
 }
 
 fn check(source: &str) -> Option<Program> {
