@@ -350,6 +350,30 @@ fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
     assert_eq!(element, 9);
 }
 
+#[test]
+fn unit_stride_reads_of_plain_views_agree_with_their_reads() {
+    // An array's own view and its rows (what generated code reads this way)...
+    let array = Array::from_vec([2, 3, 4], (0..24).collect::<Vec<i32>>());
+    let view = array.view();
+    for index in (0..24).map(|n| [n / 12, n / 4 % 3, n % 4]) {
+        // SAFETY: the index is in range, and an array's view has last stride 1.
+        assert_eq!(unsafe { view.get_unit_unchecked(index) }, array[index]);
+    }
+    // SAFETY: 1 < 2 and 2 < 3; a sub-view at leading indices keeps the last stride.
+    let row = unsafe { view.sub_unchecked::<2, 1>([1, 2]) };
+    // SAFETY: 3 < 4.
+    assert_eq!(unsafe { row.get_unit_unchecked([3]) }, array[[1, 2, 3]]);
+    // ...and a last axis of length 1 whose stride is not 1 (never multiplied by anything but 0).
+    let data: Vec<i32> = (0..24).collect();
+    // SAFETY: the largest offset, 1·12 + 2·4 + 0·5 = 20, is inside `data`, borrowed meanwhile;
+    // the shape has 6 elements.
+    let single = unsafe { View::from_raw_parts(data.as_ptr(), [2, 3, 1], [12, 4, 5]) };
+    for index in (0..6).map(|n| [n / 3, n % 3, 0]) {
+        // SAFETY: the index is in range, and the last axis has length 1.
+        assert_eq!(Some(unsafe { single.get_unit_unchecked(index) }), single.get(index));
+    }
+}
+
 /// A [`UnitView`]'s own reads (the last index unscaled), element by element and through its
 /// rows, agree with the plain view's.
 fn check_unit_reads(unit: crate::view::UnitView<'_, i32, 3>) {

@@ -43,9 +43,18 @@ unsafe impl<T: Sync, const N: usize> Send for View<'_, T, N> {}
 // SAFETY: as above.
 unsafe impl<T: Sync, const N: usize> Sync for View<'_, T, N> {}
 
+/// The panic of [`View::from_slice`] for a slice of the wrong length (out of line).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn slice_length_mismatch(len: usize, shape: &[usize]) -> ! {
+    panic!("ein: a slice of {len} elements cannot be viewed with shape {shape:?}");
+}
+
 /// Row-major (C order) strides for `shape`, in elements. For a shape that obeys the rule of
 /// [`element_count`] no product wraps: each stride is a product of non-zero lengths, or 0 once
 /// an axis of length 0 has been passed.
+#[inline]
 pub(crate) fn row_major_strides<const N: usize>(shape: [usize; N]) -> [isize; N] {
     let mut strides = [0isize; N];
     let mut step = 1usize;
@@ -174,10 +183,15 @@ impl<'a, T, const N: usize> View<'a, T, N> {
 
     /// A row-major view of `data`; panics unless `data.len()` is the product of `shape`, and
     /// unless the product of the non-zero lengths of `shape` is at most `isize::MAX`.
+    ///
+    /// Inlined, so that the strides are constants where the shape is known: generated code
+    /// views the arrays it builds itself with this, and reads them in loops that LLVM only
+    /// vectorises with plain loads (not gathers) once it sees the last stride is 1.
+    #[inline]
     #[track_caller]
     pub fn from_slice(data: &'a [T], shape: [usize; N]) -> Self {
         if checked_element_count(&shape, "a view") != data.len() {
-            panic!("ein: a slice of {} elements cannot be viewed with shape {shape:?}", data.len());
+            slice_length_mismatch(data.len(), &shape);
         }
         // SAFETY: row-major strides over a slice of exactly product(shape) elements address
         // only elements of that slice, which is borrowed for 'a; the shape obeys the rule of
@@ -295,6 +309,34 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
         check_in_range("index", &index, &self.shape);
         // SAFETY: in-range indices address valid elements (the caller's promise).
         unsafe { *self.ptr.offset(self.offset_of(index)) }
+    }
+
+    /// [`View::get_unchecked`] with the last index added at the constant stride 1, for views
+    /// whose last stride is 1 (or whose last length is at most 1): generated code reads the
+    /// arrays it built itself, and their sub-arrays, this way, so that LLVM sees unit-stride
+    /// reads (a stride of 1 in a field is a run-time value to it, and such reads of a row
+    /// built per iteration became gather instructions).
+    ///
+    /// # Safety
+    /// Every index must be in range, `index[k] < self.shape()[k]`, and the last axis's stride
+    /// must be 1 or its length at most 1 (so that the only in-range last index is 0): then the
+    /// address is [`View::get_unchecked`]'s. The checked build (`--cfg ein_checked`) checks
+    /// both, and panics at the caller if not.
+    #[inline]
+    #[cfg_attr(ein_checked, track_caller)]
+    pub unsafe fn get_unit_unchecked(&self, index: [usize; N]) -> T {
+        check_in_range("index", &index, &self.shape);
+        let mut strides = self.strides;
+        if let Some(last) = strides.last_mut() {
+            #[cfg(ein_checked)]
+            if *last != 1 && self.shape[N - 1] > 1 {
+                internal_error(format_args!("a unit-stride read of a view with strides {:?}", self.strides));
+            }
+            *last = 1;
+        }
+        // SAFETY: in-range indices address valid elements (the caller's promise), and with a
+        // last length of at most 1 the last stride only ever multiplies 0.
+        unsafe { *self.ptr.offset(offset_of(index, &strides)) }
     }
 
     /// The element at `index`, or None if any index is out of range.
@@ -506,14 +548,8 @@ impl<T: Copy, const N: usize> UnitView<'_, T, N> {
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
-        let view = &self.0;
-        check_in_range("index", &index, &view.shape);
-        let mut strides = view.strides;
-        if let Some(last) = strides.last_mut() {
-            *last = 1;
-        }
-        // SAFETY: in-range indices address valid elements (the caller's promise); the last
-        // axis's stride is 1 or never multiplies a non-zero index (`unit_inner`).
-        unsafe { *view.ptr.offset(offset_of(index, &strides)) }
+        // SAFETY: the indices are in range (the caller's promise), and the last axis's stride
+        // is 1 or its length at most 1 (`unit_inner`).
+        unsafe { self.0.get_unit_unchecked(index) }
     }
 }

@@ -646,7 +646,12 @@ impl Gen<'_> {
             // argument at `positions` above), and `at` holds only ein's own index code: user
             // expressions (captured locals) were read into locals by the prologue.
             array.mark_read();
-            let reads = views.map(&mut |view| quote!(unsafe { #view.get_unchecked(#at) }));
+            let reads = if array.unit_last() {
+                // SAFETY (of the generated block), in addition: the view's last stride is 1.
+                views.map(&mut |view| quote!(unsafe { #view.get_unit_unchecked(#at) }))
+            } else {
+                views.map(&mut |view| quote!(unsafe { #view.get_unchecked(#at) }))
+            };
             let (tokens, block_start) = match &reads {
                 Tree::Leaf(read) => (read.clone(), true),
                 node => (node.tuple(), false),
@@ -674,7 +679,9 @@ impl Gen<'_> {
         } else {
             Some(block.push_view(name.clone(), subs.tuple(), array.read_flag()))
         };
-        Ok(Value::Array(ArrayValue::bound(tree_at(&elem, &name.to_token_stream()), None, read, Some(&name))))
+        // A sub-array at leading indices keeps the last axis, and its stride.
+        let sub = ArrayValue::bound(tree_at(&elem, &name.to_token_stream()), None, read, Some(&name));
+        Ok(Value::Array(sub.with_unit_last(array.unit_last())))
     }
 
     /// The names of the indices of the comprehensions nested (through `let`s and asserts)

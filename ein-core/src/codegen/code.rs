@@ -314,6 +314,10 @@ pub(super) struct ArrayValue {
     read: Option<ViewRead>,
     /// The local the (single) view is, if it is exactly one.
     local: Option<Ident>,
+    /// Every view's last stride is 1: the views are of arrays the generated code built (a
+    /// store), or sub-arrays of such views at leading indices. Reads then add the last index
+    /// unscaled (`View::get_unit_unchecked`), which LLVM vectorises with plain loads.
+    unit_last: bool,
 }
 
 impl ArrayValue {
@@ -327,7 +331,20 @@ impl ArrayValue {
         local: Option<&Ident>,
     ) -> ArrayValue {
         let local = local.filter(|_| matches!(views, Tree::Leaf(_))).cloned();
-        ArrayValue { views, store, read, local }
+        // A store's views are `Array::view()`s: row-major, last stride 1.
+        let unit_last = store.is_some();
+        ArrayValue { views, store, read, local, unit_last }
+    }
+
+    /// The same value, marked as views whose last stride is 1 (see `unit_last`) if `unit_last`.
+    pub(super) fn with_unit_last(mut self, unit_last: bool) -> ArrayValue {
+        self.unit_last |= unit_last;
+        self
+    }
+
+    /// Whether every view's last stride is 1 (see the field).
+    pub(super) fn unit_last(&self) -> bool {
+        self.unit_last
     }
 
     /// The views, for code that reads them (so their `let` stays).
@@ -355,7 +372,7 @@ impl ArrayValue {
     /// The same array seen through other views computed from these (a projection or a
     /// column): it reads the same `let`, and is no longer a lone local.
     pub(super) fn derived(&self, views: Tree) -> ArrayValue {
-        ArrayValue { views, store: None, read: self.read.clone(), local: None }
+        ArrayValue { views, store: None, read: self.read.clone(), local: None, unit_last: self.unit_last }
     }
 
     /// The local it is exactly, if it is one.

@@ -1071,3 +1071,22 @@ fn a_function_calling_polynomial_math_asks_for_the_avx512_copy() {
     assert!(plain.contains(":: ein :: __private :: widest_simd (false)"), "{plain}");
     assert!(!plain.contains("(true)"), "{plain}");
 }
+
+#[test]
+fn arrays_built_by_the_generated_code_are_read_at_unit_stride() {
+    // The README's softmax: the row of exponentials is built once per row, then summed and
+    // divided by; its reads add the last index unscaled (they were gathers at AVX-512).
+    let source = quote::quote! {
+        fn softmax(x: [[f32]]) -> [[f32]] {
+            for i, j {
+                let m = max k { x[i, k] };
+                exp(x[i, j] - m) / sum k { exp(x[i, k] - m) }
+            }
+        }
+    };
+    let code = squeeze(&crate::compile(source).expect("compiles").to_string());
+    assert!(code.contains("__ein_row.get_unit_unchecked("), "{code}");
+    assert!(!code.contains("__ein_row.get_unchecked("), "{code}");
+    // The parameter's layout is not known: its reads keep the view's strides.
+    assert!(code.contains("x.get_unchecked("), "{code}");
+}
