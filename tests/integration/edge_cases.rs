@@ -226,3 +226,24 @@ differential! {
     cases [len, count] in [[5, 0], [5, 6], [1, 2], [0, 1], [30, 10], [3, 3]];
     args (a = array([len]), n = scalar(count as i32 - 1));
 }
+
+differential! {
+    /// Arrays the compiled code builds itself — a rank-3 array of records, a row per
+    /// iteration — are read with the last index unscaled (`get_unit_unchecked`): whole, through
+    /// a sub-array at leading indices, shifted and clamped, and backwards; every layout of the
+    /// inputs, empty and length-1 axes. The checked build asserts each such read's stride.
+    built_arrays_read_at_unit_stride: fn(a: [[f64]], b: [f64]) -> ([[f64]], [f64]) {
+        let t = for i, j, k { { lo: a[i, j] * b[k], hi: a[i, j] + b[k] } };
+        let s = for i, j { let r = t[i, j]; sum k { r[k].lo * r[k].hi } };
+        (
+            for i, j { s[i, j - 1] + s[i, j + 1] - s[i, j] },
+            for i {
+                let row = for k { exp(a[i, k]) * 0.5 };
+                let back = for k in 0..a.shape(1) { row[a.shape(1) - 1 - k] };
+                sum k { row[k] * back[k] } + sum j, k { t[i, j, k].lo }
+            },
+        )
+    }
+    cases [m, n, p] in [[0, 3, 2], [1, 1, 1], [3, 0, 2], [2, 3, 0], [7, 9, 5], [40, 33, 17]];
+    args (a = array([m, n]), b = array([p]));
+}
