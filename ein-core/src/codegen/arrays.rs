@@ -642,16 +642,15 @@ impl Gen<'_> {
 
         let remaining = rank - indices.len();
         if remaining == 0 {
+            array.mark_read();
+            // A view known to have last stride 1 is read with the last index unscaled.
+            let get = if array.unit_last() { quote!(get_unit_unchecked) } else { quote!(get_unchecked) };
             // SAFETY (of the generated block): every position in `at` is in range (the
             // argument at `positions` above), and `at` holds only ein's own index code: user
-            // expressions (captured locals) were read into locals by the prologue.
-            array.mark_read();
-            let reads = if array.unit_last() {
-                // SAFETY (of the generated block), in addition: the view's last stride is 1.
-                views.map(&mut |view| quote!(unsafe { #view.get_unit_unchecked(#at) }))
-            } else {
-                views.map(&mut |view| quote!(unsafe { #view.get_unchecked(#at) }))
-            };
+            // expressions (captured locals) were read into locals by the prologue; for
+            // `get_unit_unchecked`, the view's last stride is 1 (`ArrayValue::unit_last`: an
+            // array's own view, or a sub-view of one at leading indices).
+            let reads = views.map(&mut |view| quote!(unsafe { #view.#get(#at) }));
             let (tokens, block_start) = match &reads {
                 Tree::Leaf(read) => (read.clone(), true),
                 node => (node.tuple(), false),

@@ -336,9 +336,9 @@ impl ArrayValue {
         ArrayValue { views, store, read, local, unit_last }
     }
 
-    /// The same value, marked as views whose last stride is 1 (see `unit_last`) if `unit_last`.
+    /// The same value, with `unit_last` (whether every view's last stride is 1) as given.
     pub(super) fn with_unit_last(mut self, unit_last: bool) -> ArrayValue {
-        self.unit_last |= unit_last;
+        self.unit_last = unit_last;
         self
     }
 
