@@ -1,6 +1,6 @@
 //! Row-wise kernels whose statistics are reductions per row: softmax and layer norm. Written
 //! naively in ein (the statistics inside the element's expression); the optimiser is what
-//! must hoist them to once per row.
+//! must hoist them to once per row. And column means, a reduction down the rows per column.
 
 use std::sync::Arc;
 
@@ -28,12 +28,18 @@ ein! {
             (x[i, j] - mean) / sqrt(var + eps) * gamma[j] + beta[j]
         }
     }
+
+    /// The mean of each column, written the obvious way.
+    pub fn column_means(x: [[f32]]) -> [f32] {
+        for j { sum i { x[i, j] } / (x.len() as f32) }
+    }
 }
 
 pub fn kernels() -> Vec<KernelSpec> {
     vec![
         KernelSpec { name: "softmax", build: softmax_kernel },
         KernelSpec { name: "layernorm", build: layernorm_kernel },
+        KernelSpec { name: "column-means", build: column_means_kernel },
     ]
 }
 
@@ -167,4 +173,44 @@ fn layernorm_kernel(quick: bool) -> Kernel {
             });
             out
         })
+}
+
+/// Column means by hand: bands of rows in parallel, each summing its rows into a vector of
+/// column sums (reading rows whole), the bands' vectors added.
+fn column_means_hand(x: &[f32], columns: usize) -> Vec<f32> {
+    if columns == 0 {
+        return Vec::new();
+    }
+    let rows = x.len() / columns;
+    let band = (16384 / columns).max(16);
+    let sums = x
+        .par_chunks(band * columns)
+        .map(|band| {
+            let mut sums = vec![0.0f32; columns];
+            for row in band.chunks(columns) {
+                sums.iter_mut().zip(row).for_each(|(sum, &value)| *sum += value);
+            }
+            sums
+        })
+        .reduce(
+            || vec![0.0f32; columns],
+            |mut left, right| {
+                left.iter_mut().zip(&right).for_each(|(sum, &value)| *sum += value);
+                left
+            },
+        );
+    sums.into_iter().map(|sum| sum / rows as f32).collect()
+}
+
+fn column_means_kernel(quick: bool) -> Kernel {
+    let (rows, columns): (usize, usize) = if quick { (256, 256) } else { (4096, 2048) };
+    let x = Arc::new(data::uniform_f32(23, rows * columns, -1.0, 1.0));
+    let shape = (rows, columns);
+    let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("column-means", format!("{rows}×{columns} f32"), Work::Bytes(4.0 * (rows * columns) as f64), Check::Close(1e-4))
+        .note("ein is `for j { sum i { x[i, j] } / n }`: blocks of 64 columns side by side, each step of the sums reading 64 consecutive elements of a row")
+        .note("hand: bands of rows in parallel, each row added whole into the band's column sums; ndarray: `mean_axis(Axis(0))` (serial)")
+        .variant("ein", move || column_means(&data::view(&x1, shape)))
+        .variant("hand", move || column_means_hand(&x2, columns))
+        .variant("ndarray", move || data::view(&x, shape).mean_axis(ndarray::Axis(0)).expect("rows"))
 }

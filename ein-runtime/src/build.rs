@@ -675,6 +675,17 @@ pub trait Fill: sealed::Sealed {
 /// of the chunks generated code asks `fill_chunks` for when it tiles).
 pub const TILE: usize = 32;
 
+/// The fewest rows per chunk generated code asks [`fill_chunks`] for when it computes a
+/// rank-1 comprehension's elements side by side, in blocks of up to `widest` (a multiple of
+/// 8): a chunk narrower than a block would compute every element alone. A whole block per
+/// chunk unless that leaves fewer than two chunks per thread of the pool, never fewer than 8
+/// rows; the results are the same for any chunking.
+#[inline]
+pub fn jammed_chunk_rows(rows: usize, widest: usize) -> usize {
+    let per_thread = rows / (2 * rayon::current_num_threads()).max(1);
+    (per_thread - per_thread % 8).clamp(8, widest.max(8))
+}
+
 #[cold]
 #[inline(never)]
 fn unwritten_element() -> ! {
@@ -1293,6 +1304,22 @@ mod tests {
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
         });
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
+    }
+
+    #[test]
+    fn jammed_chunks_are_a_block_wide_unless_that_leaves_threads_idle() {
+        let in_pool = |threads: usize, rows: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| jammed_chunk_rows(rows, 64))
+        };
+        // Two chunks per thread at least, in whole multiples of 8, between 8 and the block.
+        assert_eq!(in_pool(2, 4096), 64);
+        assert_eq!(in_pool(2, 100), 24);
+        assert_eq!(in_pool(16, 4096), 64);
+        assert_eq!(in_pool(16, 512), 16);
+        assert_eq!(in_pool(16, 100), 8);
+        assert_eq!(in_pool(1, 0), 8);
+        assert_eq!(in_pool(1, 1), 8);
     }
 
     #[test]

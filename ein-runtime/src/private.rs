@@ -7,7 +7,8 @@ pub use crate::accum::{accum, accum_groups, accum_history, accum_position, Accum
 pub use crate::array::Array;
 pub use crate::as_view::{AsView, AsViewMut};
 pub use crate::build::{
-    check_out, fill_chunks, write_into, Buffer, Columns, CopyInto, Destination, Fill, Out, Push, Slot, GRAIN, TILE,
+    check_out, fill_chunks, jammed_chunk_rows, write_into, Buffer, Columns, CopyInto, Destination, Fill, Out, Push,
+    Slot, GRAIN, TILE,
 };
 pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::{
@@ -19,7 +20,7 @@ pub use crate::errors::{
 };
 pub use crate::filter::{filter, Kept, FILTER_CHUNK};
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
-pub use crate::reduce::{lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
+pub use crate::reduce::{fold_values, lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
 pub use crate::scalar::{
     highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, result_of, typed_closure0, typed_closure1,
     typed_closure2, typed_closure3, typed_closure4, typed_closure5, typed_closure6, typed_closure7, typed_closure8,

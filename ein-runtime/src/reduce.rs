@@ -160,6 +160,28 @@ impl_accumulate! {
     bool => fold_serial,
 }
 
+/// `identity ⊕ value(0) ⊕ … ⊕ value(count - 1)`, grouped exactly as
+/// [`Accumulate::fold_range`] groups it, with the values computed first, in parallel, when
+/// there is work enough for that (`count * work_per_value >= GRAIN`): for a reduction to a
+/// final scalar whose steps each run loops, which [`reduce`] would otherwise fold on one
+/// thread when they fit in one chunk (`sum i, j` over a 4096² matrix is 4096 steps). The
+/// values must be computable in any order and must not fail.
+#[inline(always)]
+pub fn fold_values<T: Accumulate + Send>(
+    count: usize,
+    work_per_value: usize,
+    identity: T,
+    combine: impl Fn(T, T) -> T,
+    value: impl Fn(usize) -> T + Sync,
+) -> T {
+    if count < 2 || count.saturating_mul(work_per_value) < GRAIN {
+        return T::fold_range(count, identity, combine, value);
+    }
+    let per_task = GRAIN.div_ceil(work_per_value.max(1));
+    let values: Vec<T> = (0..count).into_par_iter().with_min_len(per_task).map(&value).collect();
+    T::fold_range(count, identity, combine, |step| values[step])
+}
+
 /// The largest [`Accumulate::LANES`]: generated code feeds [`Lanes`] in blocks of this many
 /// steps.
 pub const LANE_BLOCK: usize = 16;
@@ -386,6 +408,34 @@ mod tests {
         combine: impl Fn(A, A) -> A,
     ) -> A {
         reduce(n, |start, end| (start..end).fold(identity(), &step), combine)
+    }
+
+    #[test]
+    fn values_computed_in_parallel_are_folded_with_the_bits_of_fold_range() {
+        let value = |step: usize| ((step * 7919) % 1013) as f32 / 7.0 - 70.0 + 1e-3 * step as f32;
+        for count in [0, 1, 2, 31, 32, 33, 1000, 4096] {
+            let expected = f32::fold_range(count, 0.0, |a, b| a + b, value);
+            for (threads, work) in [(1, 1), (2, 1), (2, 64), (3, 4096), (4, 1 << 20)] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let calls = AtomicUsize::new(0);
+                let folded = pool.install(|| {
+                    fold_values(
+                        count,
+                        work,
+                        0.0f32,
+                        |a, b| a + b,
+                        |step| {
+                            calls.fetch_add(1, Ordering::Relaxed);
+                            value(step)
+                        },
+                    )
+                });
+                assert_eq!(folded.to_bits(), expected.to_bits(), "{count} values of work {work}, {threads} threads");
+                assert_eq!(calls.into_inner(), count, "each value computed once");
+            }
+        }
+        let max = fold_values(5000, 1 << 12, f64::NEG_INFINITY, f64::max, |step| (step % 777) as f64);
+        assert_eq!(max, 776.0);
     }
 
     /// [`reduce`] as generated code calls it: each chunk an [`Accumulate::fold_range`].

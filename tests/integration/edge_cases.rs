@@ -247,3 +247,133 @@ differential! {
     cases [m, n, p] in [[0, 3, 2], [1, 1, 1], [3, 0, 2], [2, 3, 0], [7, 9, 5], [40, 33, 17]];
     args (a = array([m, n]), b = array([p]));
 }
+
+differential! {
+    /// Comprehensions over the last axis around a long reduction down the rows (column sums),
+    /// computed side by side in blocks of 64 columns, each reduction step into its lane in
+    /// order, then blocks of 8, then one by one: f64 and f32 (whose lane counts differ), `sum`,
+    /// `prod`, `max`, an epilogue, a plain outer reduction around a long inner one, statistics
+    /// that read the ones before (split into a comprehension each); widths on either side of
+    /// the blocks, heights on either side of the lanes' thresholds, every layout.
+    columns_reduced_side_by_side: fn(a: [[f64]], b: [[f32]], w: [f64]) -> ([f64], [f32], [f64], [f32], [f64], [f64]) {
+        (
+            for j { sum i { (a[i, j] - w[i]) * (a[i, j] - w[i]) } },
+            for j { sqrt(sum i { b[i, j] * 0.5 }) + 1.0 },
+            for j { prod i { 1.0 + a[i, j] * 0.01 } },
+            for j { max i { b[i, j] } },
+            for j { sum k in 0..3 { sum i { a[i, j] * (k as f64) - w[i] } } },
+            for j {
+                let m = sum i { a[i, j] } / (a.len() as f64);
+                let s = sqrt(sum i { (a[i, j] - m) * (a[i, j] - m) });
+                max i { abs(a[i, j] - m) } / (s + 1.0)
+            },
+        )
+    }
+    cases [m, n] in [[0, 70], [1, 1], [33, 65], [70, 130], [32, 64], [17, 72], [16, 63]];
+    args (a = array([m, n]), b = array([m, n]), w = array([m]));
+}
+
+program! {
+    columns_side_by_side: fn(a: [[f32]], b: [[f64]]) -> ([f32], [f64], [f64], [f64]) {
+        (
+            for j { sum i { abs(a[i, j]) * 0.5 } },
+            for j { sum i { b[i, j] - 0.5 } },
+            for j { sum k in 0..3 { sum i { b[i, j] * (k as f64) } } },
+            for j { let m = sum i { b[i, j] } / 3.0; sum i { (b[i, j] - m) * (b[i, j] - m) } },
+        )
+    }
+}
+
+program! {
+    one_column: fn(a: [[f32]], b: [[f64]], j: i64) -> (f32, f64, f64, f64) {
+        (
+            sum i { abs(a[i, j]) * 0.5 },
+            sum i { b[i, j] - 0.5 },
+            sum k in 0..3 { sum i { b[i, j] * (k as f64) } },
+            { let m = sum i { b[i, j] } / 3.0; sum i { (b[i, j] - m) * (b[i, j] - m) } },
+        )
+    }
+}
+
+/// Columns reduced side by side (blocks of 64, then of 8, then one at a time; a statistic read
+/// by a second reduction split into a comprehension of its own) have the bits of each column
+/// reduced alone (a top-level `sum` of fewer than 4096 values is one `fold_range`), on any
+/// thread count and through a transposed view.
+#[test]
+fn columns_reduced_side_by_side_have_the_bits_of_one_column_alone() {
+    for (m, n) in [(0, 70), (1, 9), (31, 65), (32, 64), (33, 200), (17, 130), (1000, 72)] {
+        let value = |i: usize, j: usize| ((i * 7919 + j * 104_729) % 1013) as f64 / 7.0 - 70.0 + 1e-9 * (i + j) as f64;
+        let b = ndarray::Array2::from_shape_fn((m, n), |(i, j)| value(i, j));
+        let a = b.mapv(|v| v as f32 * 0.1);
+        let b_transposed = b.t().to_owned();
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+            let (sa, sb, nested, variance) = pool.install(|| columns_side_by_side::run(&a, &b));
+            let (_, sb_through_t, _, _) = pool.install(|| columns_side_by_side::run(&a, &b_transposed.t()));
+            for j in 0..n {
+                let (ea, eb, en, ev) = one_column::run(&a, &b, j as i64);
+                let at = format!("column {j} of {m}×{n}, {threads} threads");
+                assert_eq!(sa.as_slice()[j].to_bits(), ea.to_bits(), "f32 sum, {at}");
+                assert_eq!(sb.as_slice()[j].to_bits(), eb.to_bits(), "f64 sum, {at}");
+                assert_eq!(
+                    sb_through_t.as_slice()[j].to_bits(),
+                    eb.to_bits(),
+                    "f64 sum through a transposed view, {at}"
+                );
+                assert_eq!(nested.as_slice()[j].to_bits(), en.to_bits(), "nested sums, {at}");
+                assert_eq!(variance.as_slice()[j].to_bits(), ev.to_bits(), "a sum reading the sum before, {at}");
+            }
+        }
+    }
+}
+
+program! {
+    sum_of_rows: fn(a: [[f64]]) -> (f64, f64) {
+        (sum i, j { a[i, j] * a[i, j] - a[i, j] }, max i { sum j { a[i, j] } })
+    }
+}
+
+/// The documented grouping of a float reduction over `values` (8 lanes for f64, combined by
+/// halving, the tail in order; fewer than 16 values left to right).
+fn documented_f64_sum(values: &[f64], combine: impl Fn(f64, f64) -> f64, identity: f64) -> f64 {
+    if values.len() < 16 {
+        return values.iter().fold(identity, |acc, &value| combine(acc, value));
+    }
+    let full = values.len() - values.len() % 8;
+    let mut lanes = [identity; 8];
+    for (position, &value) in values[..full].iter().enumerate() {
+        lanes[position % 8] = combine(lanes[position % 8], value);
+    }
+    let mut width = 8;
+    while width > 1 {
+        width /= 2;
+        for lane in 0..width {
+            lanes[lane] = combine(lanes[lane], lanes[lane + width]);
+        }
+    }
+    values[full..].iter().fold(lanes[0], |acc, &value| combine(acc, value))
+}
+
+/// A reduction to a scalar whose steps each run a loop (`sum i, j`: a row sum per step)
+/// computes the steps in parallel, then folds them in order: the documented bits (for up to
+/// 4096 steps, one chunk) on any number of threads.
+#[test]
+fn heavy_steps_of_a_scalar_reduction_fold_with_the_documented_bits() {
+    for (m, n) in [(0, 5), (3, 0), (1, 1), (15, 40), (33, 17), (700, 300), (4096, 5)] {
+        let a = ndarray::Array2::from_shape_fn((m, n), |(i, j)| ((i * 7919 + j * 104_729) % 1013) as f64 / 7.0 - 70.0);
+        let rows: Vec<Vec<f64>> = a.rows().into_iter().map(|row| row.to_vec()).collect();
+        let add = |x: f64, y: f64| x + y;
+        let squares: Vec<f64> = rows
+            .iter()
+            .map(|row| documented_f64_sum(&row.iter().map(|v| v * v - v).collect::<Vec<_>>(), add, 0.0))
+            .collect();
+        let sums: Vec<f64> = rows.iter().map(|row| documented_f64_sum(row, add, 0.0)).collect();
+        let expected = (documented_f64_sum(&squares, add, 0.0), documented_f64_sum(&sums, f64::max, f64::NEG_INFINITY));
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+            let (total, largest) = pool.install(|| sum_of_rows::run(&a));
+            assert_eq!(total.to_bits(), expected.0.to_bits(), "sum i, j of {m}×{n}, {threads} threads");
+            assert_eq!(largest.to_bits(), expected.1.to_bits(), "max of row sums of {m}×{n}, {threads} threads");
+        }
+    }
+}

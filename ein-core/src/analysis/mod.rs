@@ -44,6 +44,8 @@ pub struct Analysis<'p> {
     row_work: BTreeMap<VarId, Work<'p>>,
     /// Per fold index: the fold's early exit.
     fixed_points: BTreeMap<VarId, FixedPoint<'p>>,
+    /// Per reduction index: the work of one step, when steps may be computed in parallel.
+    step_work: BTreeMap<VarId, Work<'p>>,
     /// Per fold index: the comprehension that builds each next accumulator, when it may build
     /// it in the memory of the accumulator before.
     reused_accumulators: BTreeMap<VarId, NodeId>,
@@ -224,6 +226,7 @@ impl<'p> Analysis<'p> {
             tiled: BTreeSet::new(),
             row_work: BTreeMap::new(),
             fixed_points: BTreeMap::new(),
+            step_work: BTreeMap::new(),
             reused_accumulators: BTreeMap::new(),
             scan_steps: BTreeMap::new(),
             body_shapes: BTreeMap::new(),
@@ -336,6 +339,15 @@ impl<'p> Analysis<'p> {
     /// The work of one row of the comprehension whose outer index is `outer`.
     pub fn row_work(&self, outer: VarId) -> Option<&Work<'p>> {
         self.row_work.get(&outer)
+    }
+
+    /// The work of one step of the reduction over `index`, when its steps may be computed in
+    /// any order and each runs loops: its body is a nest of reductions of scalars (no array is
+    /// built) that cannot fail. A reduction to a final scalar computes the values of such
+    /// steps in parallel, then folds them in order (the same bits): `sum i, j` over a 4096²
+    /// matrix is one chunk of 4096 heavy steps.
+    pub fn step_work(&self, index: VarId) -> Option<&Work<'p>> {
+        self.step_work.get(&index)
     }
 
     /// The early exit of the fold over `index`, if it has one.
@@ -631,6 +643,13 @@ impl<'p> Analysis<'p> {
                     self.reused_accumulators.insert(*index, tail.id);
                 }
             }
+            ExprKind::Reduce(node::Reduce { index, body, .. })
+                if self.facts(body).has_loop && only_scalar_reductions(body) && !self.may_fail(body) =>
+            {
+                let mut inside = bound_vars(body);
+                inside.insert(*index);
+                self.step_work.insert(*index, self.loops_work(body, &inside).at_least_one());
+            }
             ExprKind::Scan(scan) => {
                 if let Some(step) = crate::ir::scan::associative_step(scan) {
                     let parallel =
@@ -893,6 +912,24 @@ fn reads_across_rows(body: &Expr, outer: VarId, inner: VarId) -> bool {
     let mut found = false;
     body.for_each_child(|child| found |= reads_across_rows(child, outer, inner));
     found
+}
+
+/// Whether every loop in `expr` is a reduction and every array in it a variable or a read of
+/// one (a view): code for it builds no array, so nothing is held across its evaluations.
+fn only_scalar_reductions(expr: &Expr) -> bool {
+    let builds = match &expr.kind {
+        ExprKind::For(_)
+        | ExprKind::Filter(_)
+        | ExprKind::Fold(_)
+        | ExprKind::Scan(_)
+        | ExprKind::Accum(_)
+        | ExprKind::Contract(_) => true,
+        ExprKind::Var(_) | ExprKind::Index(_) => false,
+        _ => expr.ty.has_array(),
+    };
+    let mut only = !builds;
+    expr.for_each_child(|child| only &= only_scalar_reductions(child));
+    only
 }
 
 #[cfg(test)]

@@ -223,7 +223,15 @@ impl Gen<'_> {
         let (chunk_tokens, _) = self.versioned(&candidates, &inside, chunk_block.finish(None));
         let copies = self.local_copies(&inside);
         let chunk_tokens = quote!(#copies #chunk_tokens);
-        let min_chunk_rows = if tiled { quote!(::ein::__private::TILE) } else { quote!(1) };
+        let jammed = chain.len() == 1 && !has_array(&body.ty) && self.analysis.jam(outer, body).is_some();
+        let min_chunk_rows = if tiled {
+            quote!(::ein::__private::TILE)
+        } else if jammed {
+            let widest = proc_macro2::Literal::usize_unsuffixed(super::reduce::JAM_WIDE);
+            quote!(::ein::__private::jammed_chunk_rows(#rows, #widest))
+        } else {
+            quote!(1)
+        };
         // Rows of no elements are still visited, as the semantics evaluates their `let`s (see
         // `fill_chunks`); when nothing in them can fail, there is nothing to see, so none are.
         let rows = if chain.len() > 1 && !self.analysis.may_fail(body) {
@@ -270,6 +278,12 @@ impl Gen<'_> {
             Work::Product(left, right) => self.work(left, dims)?.mul(self.work(right, dims)?),
             Work::AtLeastOne(work) => self.work(work, dims)?.at_least_one(),
         })
+    }
+
+    /// A work estimate with no comprehension axis in it (a reduction step's), as a `usize`
+    /// expression.
+    pub(super) fn step_work(&mut self, work: &Work<'_>) -> syn::Result<TokenStream> {
+        Ok(self.work(work, &[])?.tokens())
     }
 
     /// A loop size of a work estimate, evaluated before the loops.

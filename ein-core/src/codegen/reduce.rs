@@ -45,22 +45,36 @@ impl Step {
 /// (one AVX2 register), two registers of f64.
 const JAM_WIDTH: usize = 8;
 
-/// One way to run a [`Jam`]'s nest for [`JAM_WIDTH`] iterations side by side (see
-/// [`Gen::jam_step`]): the step, valid (the same bits as one iteration at a time) where
-/// `condition` holds (always, if there is none).
+/// How many a [`Jam`] whose innermost reduction is long (grouped in lanes) computes side by
+/// side first: each step of that reduction then reads a run of this many consecutive elements
+/// of a row (256 bytes of f32), where [`JAM_WIDTH`] would read half a cache line per row — a
+/// column sum `for j { sum i { a[i, j] } }` walks down the rows, and eight columns at a time
+/// it ran 4× slower than a row-by-row hand loop. A multiple of [`JAM_WIDTH`].
+pub(super) const JAM_WIDE: usize = 64;
+
+/// One way to run a [`Jam`]'s nest side by side (see [`Gen::jam_step`]): its steps, valid (the
+/// same bits as one iteration at a time) where `condition` holds (always, if there is none),
+/// each for blocks of as many iterations as its width says, widest first (the iterations a
+/// wide block leaves go to the narrower ones).
 struct JamVariant {
     condition: Option<TokenStream>,
-    step: TokenStream,
+    steps: Vec<(usize, TokenStream)>,
 }
 
 impl JamVariant {
-    /// The variants' loops (each made by `loop_of` from its step), the first whose condition
-    /// holds taken: `if a { .. } else if b { .. } else { .. }`.
-    fn choose(variants: &[JamVariant], loop_of: impl Fn(&TokenStream) -> TokenStream) -> TokenStream {
+    /// The variants' loops (each made by `loop_of` from a width and its step; a variant's
+    /// loops one after the other), the first variant whose condition holds taken:
+    /// `if a { .. } else if b { .. } else { .. }`.
+    fn choose(
+        variants: &[JamVariant],
+        loop_of: impl Fn(&proc_macro2::Literal, &TokenStream) -> TokenStream,
+    ) -> TokenStream {
         let branches: Vec<TokenStream> = variants
             .iter()
-            .map(|JamVariant { condition, step }| {
-                let body = loop_of(step);
+            .map(|JamVariant { condition, steps }| {
+                let loops =
+                    steps.iter().map(|(width, step)| loop_of(&proc_macro2::Literal::usize_unsuffixed(*width), step));
+                let body = quote!(#(#loops)*);
                 match condition {
                     Some(condition) => quote!(if #condition { #body }),
                     None => quote!({ #body }),
@@ -329,9 +343,9 @@ impl<'p> Gen<'p> {
         Ok(Code::name(&acc))
     }
 
-    /// The leading blocks of [`JAM_WIDTH`] elements of a comprehension's run of `count`
-    /// elements from `offset`, computed side by side ([`Gen::jam_step`]), each pushed in order.
-    /// Returns the local holding the number of elements written.
+    /// The leading blocks of [`JAM_WIDE`] or [`JAM_WIDTH`] elements of a comprehension's run of
+    /// `count` elements from `offset`, computed side by side ([`Gen::jam_step`]), each pushed
+    /// in order. Returns the local holding the number of elements written.
     pub(super) fn jammed_run(
         &mut self,
         index: VarId,
@@ -346,11 +360,11 @@ impl<'p> Gen<'p> {
             Some(offset) => quote!(#offset + #done + #lane),
             None => quote!(#done + #lane),
         };
-        let (variants, acc) = self.jam_step(index, jam, &lane, &at, block)?;
+        let (variants, acc) = self.jam_step(index, jam, &lane, &at, true, block)?;
         let (value_block, value) = self.jam_value(index, jam, body, &at, &acc, &lane)?;
         let value = value_block.finish(Some(&value));
-        let (width, outs) = (proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH), self.outs.clone());
-        let loops = JamVariant::choose(&variants, |step| {
+        let outs = self.outs.clone();
+        let loops = JamVariant::choose(&variants, |width, step| {
             quote! {
                 while #done + #width <= #count {
                     #step
@@ -368,27 +382,30 @@ impl<'p> Gen<'p> {
         Ok(done)
     }
 
-    /// The accumulators of a [`Jam`] for [`JAM_WIDTH`] iterations side by side, the `lane`-th
+    /// The accumulators of a [`Jam`] for a block of iterations side by side, the `lane`-th
     /// at index `at` (a `usize` expression of `lane`): each reduction of the nest keeps one
     /// accumulator per iteration, and each of its steps is taken for every iteration (a loop
     /// LLVM vectorises across the loop's index) before the next. Two variants, each with the
     /// condition under which it is exactly what one iteration at a time computes: every
-    /// reduction of the nest a plain fold (fewer values than the runtime's `PLAIN_BELOW`);
-    /// and every outer one a plain fold, the innermost one of any length grouped as
-    /// `Accumulate::fold_range` groups it — each of its `LANES` lanes in turn (lane `l` takes
-    /// the steps `l, l + LANES, …` below the last whole block of lanes), their tree, then the
-    /// remaining steps in order (one lane live at a time). Each variant is its own loop in the
-    /// caller, so the common short case keeps the small loop LLVM optimises best. Returns the
-    /// variants and the local holding the outermost reduction's results.
+    /// reduction of the nest a plain fold (fewer values than the runtime's `PLAIN_BELOW`), in
+    /// blocks of [`JAM_WIDTH`]; and every outer one a plain fold, the innermost one of any
+    /// length grouped as `Accumulate::fold_range` groups it — its steps in order, step `p` into
+    /// lane `p % LANES`, below the last whole block of lanes, then their tree, then the
+    /// remaining steps in order — in blocks of [`JAM_WIDE`], then of [`JAM_WIDTH`], when
+    /// `wide` (a comprehension's elements), else of [`JAM_WIDTH`] only (an `argmin`'s
+    /// candidates: a short distance each, whose narrow lanes stay in registers). Each variant
+    /// is its own loop in the caller, so the common short case keeps the small loop LLVM
+    /// optimises best. Returns the variants and the local holding the outermost reduction's
+    /// results.
     fn jam_step(
         &mut self,
         index: VarId,
         jam: &Jam<'_>,
         lane: &Ident,
         at: &TokenStream,
+        wide: bool,
         block: &mut Block,
     ) -> syn::Result<(Vec<JamVariant>, Ident)> {
-        let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
         let mut counts = Vec::new();
         let mut plain = Vec::new();
         let mut levels = Vec::new();
@@ -430,7 +447,7 @@ impl<'p> Gen<'p> {
             (Some(level), Some(count)) => (level, count),
             _ => return Err(internal(jam.leaf.span, "an empty jam")),
         };
-        let fold = |range: TokenStream, acc: &Ident| {
+        let fold = |range: TokenStream, acc: &Ident, width: &proc_macro2::Literal| {
             quote! {
                 for #position in #range {
                     for #lane in 0..#width {
@@ -439,44 +456,62 @@ impl<'p> Gen<'p> {
                 }
             }
         };
-        let plain_fold = fold(quote!(0..#count), innermost);
-        let plain_innermost = quote! {
-            let mut #innermost = [#identity; #width];
-            #plain_fold
-        };
-        let [row, full, lanes, lane_of, width_left] =
-            ["row", "full", "lanes", "lane_of", "width_left"].map(|name| self.names.fresh(name));
-        let lane_steps = fold(quote!((#lane_of..#full).step_by(#accumulate::LANES)), &row);
-        let tail = fold(quote!(#full..#count), innermost);
-        let lanes_innermost = quote! {
-            let #full = #count - #count % #accumulate::LANES;
-            let mut #lanes = [[#identity; #width]; #accumulate::LANES];
-            for #lane_of in 0..#accumulate::LANES {
-                let mut #row = [#identity; #width];
-                #lane_steps
-                #lanes[#lane_of] = #row;
+        let plain_innermost = |width: &proc_macro2::Literal| {
+            let plain_fold = fold(quote!(0..#count), innermost, width);
+            quote! {
+                let mut #innermost = [#identity; #width];
+                #plain_fold
             }
-            let mut #width_left = #accumulate::LANES;
-            while #width_left > 1 {
-                #width_left /= 2;
-                for #lane_of in 0..#width_left {
-                    for #lane in 0..#width {
-                        #lanes[#lane_of][#lane] = #combine(#lanes[#lane_of][#lane], #lanes[#lane_of + #width_left][#lane]);
+        };
+        let [row, block_start, full, lanes, lane_of, width_left] =
+            ["row", "block_start", "full", "lanes", "lane_of", "width_left"].map(|name| self.names.fresh(name));
+        // The lanes of the innermost reduction, `width` iterations side by side. Lane `l` takes
+        // the steps `l, l + LANES, …` in order, as in `fold_range`; the lanes are filled one
+        // after the other (each lane's accumulators stay in registers: best for a short
+        // expensive step, a distance) or, `in_order`, a step into lane `step % LANES` at a time
+        // (the steps' reads in order: best for a wide block walking down a column).
+        let lanes_innermost = |width: &proc_macro2::Literal, in_order: bool| {
+            let fill_lanes = if in_order {
+                quote! {
+                    for #block_start in (0..#full).step_by(#accumulate::LANES) {
+                        for #lane_of in 0..#accumulate::LANES {
+                            let #position = #block_start + #lane_of;
+                            for #lane in 0..#width {
+                                #lanes[#lane_of][#lane] = #combine(#lanes[#lane_of][#lane], { #leaf });
+                            }
+                        }
                     }
                 }
+            } else {
+                let lane_steps = fold(quote!((#lane_of..#full).step_by(#accumulate::LANES)), &row, width);
+                quote! {
+                    for #lane_of in 0..#accumulate::LANES {
+                        let mut #row = [#identity; #width];
+                        #lane_steps
+                        #lanes[#lane_of] = #row;
+                    }
+                }
+            };
+            let tail = fold(quote!(#full..#count), innermost, width);
+            quote! {
+                let #full = #count - #count % #accumulate::LANES;
+                let mut #lanes = [[#identity; #width]; #accumulate::LANES];
+                #fill_lanes
+                let mut #width_left = #accumulate::LANES;
+                while #width_left > 1 {
+                    #width_left /= 2;
+                    for #lane_of in 0..#width_left {
+                        for #lane in 0..#width {
+                            #lanes[#lane_of][#lane] = #combine(#lanes[#lane_of][#lane], #lanes[#lane_of + #width_left][#lane]);
+                        }
+                    }
+                }
+                let mut #innermost = #lanes[0];
+                #tail
             }
-            let mut #innermost = #lanes[0];
-            #tail
         };
-        // Integers are folded in order at any length (one lane): the plain variant is all.
-        let outer_plain = &plain[..plain.len() - 1];
-        let mut conditions = vec![(Some(quote!(#(#plain)&&*)), plain_innermost)];
-        if float_innermost {
-            let outer = (!outer_plain.is_empty()).then(|| quote!(#(#outer_plain)&&*));
-            conditions.push((outer, lanes_innermost));
-        }
-        let mut variants = Vec::new();
-        for (condition, innermost_step) in conditions {
+        // The outer reductions (plain folds in both variants) around an innermost step.
+        let nest = |width: &proc_macro2::Literal, innermost_step: TokenStream| {
             let mut step = innermost_step;
             for (depth, ((acc, position, identity, ..), level_count)) in levels.iter().zip(&counts).enumerate().rev() {
                 let fold_into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
@@ -499,7 +534,27 @@ impl<'p> Gen<'p> {
                     }
                 };
             }
-            variants.push(JamVariant { condition, step });
+            step
+        };
+        let [narrow, wide_width] = [JAM_WIDTH, JAM_WIDE].map(proc_macro2::Literal::usize_unsuffixed);
+        let mut variants = vec![JamVariant {
+            condition: Some(quote!(#(#plain)&&*)),
+            steps: vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow)))],
+        }];
+        // Integers are folded in order at any length (one lane): the plain variant is all.
+        if float_innermost {
+            let outer_plain = &plain[..plain.len() - 1];
+            variants.push(JamVariant {
+                condition: (!outer_plain.is_empty()).then(|| quote!(#(#outer_plain)&&*)),
+                steps: if wide {
+                    vec![
+                        (JAM_WIDE, nest(&wide_width, lanes_innermost(&wide_width, true))),
+                        (JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false))),
+                    ]
+                } else {
+                    vec![(JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false)))]
+                },
+            });
         }
         Ok((variants, levels[0].0.clone()))
     }
@@ -565,11 +620,23 @@ impl<'p> Gen<'p> {
         let (count, identity) = (&count.tokens, &identity.tokens);
         let mut free = crate::ir::visit::free_vars(body);
         free.remove(&index);
-        let fold = quote! {
-            ::ein::__private::Accumulate::fold_range(#end - #start, #identity, #combine, |#offset_param| {
-                #position_binding
-                #value_body
-            })
+        let fold = match self.analysis.step_work(index) {
+            // Steps that each run loops: their values in parallel, then folded in order.
+            Some(work) => {
+                let work = self.step_work(work)?;
+                quote! {
+                    ::ein::__private::fold_values(#end - #start, #work, #identity, #combine, |#offset_param| {
+                        #position_binding
+                        #value_body
+                    })
+                }
+            }
+            None => quote! {
+                ::ein::__private::Accumulate::fold_range(#end - #start, #identity, #combine, |#offset_param| {
+                    #position_binding
+                    #value_body
+                })
+            },
         };
         let copies = self.local_copies(&free);
         let chunk = if copies.is_empty() { fold } else { quote!({ #copies #fold }) };
@@ -636,11 +703,10 @@ impl<'p> Gen<'p> {
             Some(jam) => {
                 let (done, lane) = (self.names.fresh("jammed"), self.names.fresh("lane"));
                 let at = quote!(#done + #lane);
-                let (variants, acc) = self.jam_step(index, &jam, &lane, &at, block)?;
+                let (variants, acc) = self.jam_step(index, &jam, &lane, &at, false, block)?;
                 let (value_block, jam_value) = self.jam_value(index, &jam, body, &at, &acc, &lane)?;
                 let value_tokens = value_block.finish(Some(&jam_value));
-                let width = proc_macro2::Literal::usize_unsuffixed(JAM_WIDTH);
-                let loops = JamVariant::choose(&variants, |step| {
+                let loops = JamVariant::choose(&variants, |width, step| {
                     quote! {
                         while ((#done + #width) as ::core::primitive::i64) <= #end {
                             #step

@@ -1090,3 +1090,45 @@ fn arrays_built_by_the_generated_code_are_read_at_unit_stride() {
     // The parameter's layout is not known: its reads keep the view's strides.
     assert!(code.contains("x.get_unchecked("), "{code}");
 }
+
+#[test]
+fn column_reductions_run_side_by_side_in_wide_blocks() {
+    // A comprehension over the last axis around a long reduction down the rows: blocks of 64
+    // columns (each step reading 64 consecutive elements of a row), then of 8, and chunks of
+    // at least a block where the output allows.
+    let source = quote::quote! {
+        fn column_sums(a: [[f32]]) -> [f32] { for j { sum i { a[i, j] } } }
+    };
+    let code = squeeze(&crate::compile(source).expect("compiles").to_string());
+    assert!(code.contains(&squeeze("while __ein_jammed + 64 <= __ein_end - __ein_start")), "{code}");
+    assert!(code.contains(&squeeze("while __ein_jammed + 8 <= __ein_end - __ein_start")), "{code}");
+    assert!(code.contains(&squeeze("::ein::__private::jammed_chunk_rows(__ein_size_j, 64)")), "{code}");
+    // An argmin's candidates side by side keep blocks of 8 (a short distance per candidate:
+    // the lanes' accumulators stay in registers).
+    let source = quote::quote! {
+        fn nearest(a: [[f64]], b: [[f64]]) -> [usize] {
+            for i { argmin j { sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) } } }
+        }
+    };
+    let code = squeeze(&crate::compile(source).expect("compiles").to_string());
+    assert!(code.contains(&squeeze("+ 8) as ::core::primitive::i64) <=")), "{code}");
+    assert!(!code.contains(&squeeze("+ 64) as ::core::primitive::i64) <=")), "{code}");
+}
+
+#[test]
+fn scalar_reductions_of_heavy_steps_compute_the_steps_in_parallel() {
+    let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
+    // Each step a row sum: the steps' values in parallel, folded in order.
+    let code = compiled(quote::quote! { fn total(a: [[f64]]) -> f64 { sum i, j { a[i, j] * 2.0 } } });
+    assert!(code.contains("::ein::__private::fold_values("), "{code}");
+    // A step with no loop is folded as it is computed.
+    let code = compiled(quote::quote! { fn total(a: [f64]) -> f64 { sum i { a[i] * 2.0 } } });
+    assert!(!code.contains("fold_values"), "{code}");
+    // A step that builds an array, or that can fail (a gather), keeps its order.
+    let code = compiled(quote::quote! {
+        fn total(a: [[f64]]) -> f64 { sum i { let r = for j { a[i, j] * 2.0 }; sum j { r[j] * r[j] } } }
+    });
+    assert!(!code.contains("fold_values"), "{code}");
+    let code = compiled(quote::quote! { fn total(a: [[f64]], g: [i64]) -> f64 { sum i { sum j { a[i, g[j]] } } } });
+    assert!(!code.contains("fold_values"), "{code}");
+}

@@ -14,6 +14,7 @@ pub(crate) mod purity;
 mod share_rows;
 mod share_steps;
 mod simplify;
+mod split_lets;
 mod transpose;
 mod validate;
 
@@ -33,7 +34,9 @@ pub struct Pass {
 /// comprehension compute alike are given one array (step sharing), and a final clean-up; then
 /// expensive terms a reduction and the comprehension after it both compute are given one array; contractions are recognised last, in the
 /// loop nests the other passes left (after fusion and lifting, and so that no other pass needs
-/// to look inside a contraction).
+/// to look inside a contraction). Splitting an element's `let`s into comprehensions of their
+/// own comes after everything else: it only serves code generation (each part runs side by
+/// side), and the passes before would lift or fuse what it splits.
 pub const PIPELINE: &[Pass] = &[
     Pass { name: "inline", run: inline::inline },
     Pass { name: "simplify", run: simplify::simplify },
@@ -46,6 +49,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "contract", run: contract::contract },
     Pass { name: "transpose", run: transpose::transpose_across },
     Pass { name: "fuse-reductions", run: fuse_reductions::fuse_reductions },
+    Pass { name: "split-lets", run: split_lets::split_lets },
 ];
 
 /// Whether `EIN_DUMP` asks for dumps.

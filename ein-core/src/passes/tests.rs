@@ -519,3 +519,44 @@ fn sibling_reductions_that_share_a_term_run_as_one() {
         assert_eq!(reductions(&program), 2, "{source}: {program}");
     }
 }
+
+#[test]
+fn a_column_statistic_read_by_a_second_reduction_gets_a_comprehension_of_its_own() {
+    // A column's variance: the mean is computed by its own comprehension into an array, then
+    // read along the columns by the variance's, so that both run side by side.
+    let variance = optimised(
+        "fn col_var(a: [[f32]]) -> [f32] {
+            for j { let m = sum i { a[i, j] } / (a.len() as f32); sum i { (a[i, j] - m) * (a[i, j] - m) } }
+        }",
+    );
+    assert_eq!((loop_nests(&variance), array_temporaries(&variance)), (2, 1));
+    // Two statistics, the second reading the first, and an epilogue reading both.
+    let standardised = optimised(
+        "fn col_z(a: [[f64]]) -> [f64] {
+            for j {
+                let m = sum i { a[i, j] };
+                let s = sqrt(sum i { (a[i, j] - m) * (a[i, j] - m) });
+                sum i { abs(a[i, j] - m) } / s
+            }
+        }",
+    );
+    assert_eq!((loop_nests(&standardised), array_temporaries(&standardised)), (3, 2));
+    // A row's variance reads along its own reductions (one element at a time is fast): kept
+    // whole. So is a column statistic whose value can fail (a gathered row, clamped: an empty
+    // axis fails), since splitting would compute every element's first value before any
+    // element's second, and the inner axis of a nest (each row would allocate its arrays).
+    for kept in [
+        "fn row_var(a: [[f32]]) -> [f32] {
+            for i { let m = sum k { a[i, k] }; sum k { (a[i, k] - m) * (a[i, k] - m) } }
+        }",
+        "fn gathered(a: [[f32]], g: [i64]) -> [f32] {
+            for j { let m = sum i { a[g[i], j] }; sum i { (a[i, j] - m) * (a[i, j] - m) } }
+        }",
+        "fn batched(x: [[[f32]]]) -> [[f32]] {
+            for b, j { let m = sum i { x[b, i, j] }; sum i { (x[b, i, j] - m) * (x[b, i, j] - m) } }
+        }",
+    ] {
+        let program = optimised(kept);
+        assert_eq!((loop_nests(&program), array_temporaries(&program)), (1, 0), "{kept}");
+    }
+}
