@@ -25,11 +25,12 @@
 //! by side already; it is `let x_1 = v_1; …; let x_k = v_k; tail` with every `x` a scalar,
 //! every `v` and the tail side by side over the comprehension's index or free of loops (the
 //! earlier `x`s they read are plain variables there, and become reads along the index), at
-//! least one of them with a loop; and no `v` can fail.
+//! least one of them with a loop; no `v` can fail; and the comprehension's size binds nothing
+//! (it is copied to each part).
 
 use crate::analysis::Analysis;
 use crate::ir::node;
-use crate::ir::visit::substitute;
+use crate::ir::visit::{bound_vars, substitute};
 use crate::ir::SYNTHETIC_PREFIX;
 use crate::ir::{declare, number_nodes, Bounds, Expr, ExprKind, NodeId, Program, Type, VarId, VarInfo, VarKind};
 use crate::passes::purity::has_loop;
@@ -54,8 +55,9 @@ pub fn split_lets(mut program: Program) -> Program {
 /// The comprehensions to split, by node. Only a comprehension of rank 1 (not the inner axis of
 /// a nest, whose rows would then each allocate their arrays) is split.
 fn collect(analysis: &Analysis<'_>, expr: &Expr, split: &mut BTreeSet<NodeId>) {
-    if let ExprKind::For(node::For { index, body, .. }) = &expr.kind {
-        if splits(analysis, *index, body) {
+    if let ExprKind::For(node::For { index, size, body }) = &expr.kind {
+        // The size is copied to each part: it may bind nothing (each binder is bound once).
+        if bound_vars(size).is_empty() && splits(analysis, *index, body) {
             split.insert(expr.id);
         }
         // The inner axes of a nest are not split; what their element contains may be.
