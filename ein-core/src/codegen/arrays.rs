@@ -282,7 +282,7 @@ impl Gen<'_> {
 
     /// A work estimate with no comprehension axis in it (a reduction step's), as a `usize`
     /// expression.
-    pub(super) fn step_work(&mut self, work: &Work<'_>) -> syn::Result<TokenStream> {
+    pub(super) fn work_tokens(&mut self, work: &Work<'_>) -> syn::Result<TokenStream> {
         Ok(self.work(work, &[])?.tokens())
     }
 

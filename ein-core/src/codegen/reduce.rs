@@ -620,23 +620,20 @@ impl<'p> Gen<'p> {
         let (count, identity) = (&count.tokens, &identity.tokens);
         let mut free = crate::ir::visit::free_vars(body);
         free.remove(&index);
-        let fold = match self.analysis.step_work(index) {
-            // Steps that each run loops: their values in parallel, then folded in order.
+        // Steps that each run loops have their values computed in parallel, then folded in
+        // order; others are folded as they are computed.
+        let (fold_function, work) = match self.analysis.step_work(index) {
             Some(work) => {
-                let work = self.step_work(work)?;
-                quote! {
-                    ::ein::__private::fold_values(#end - #start, #work, #identity, #combine, |#offset_param| {
-                        #position_binding
-                        #value_body
-                    })
-                }
+                let work = self.work_tokens(work)?;
+                (quote!(::ein::__private::fold_values), quote!(#work,))
             }
-            None => quote! {
-                ::ein::__private::Accumulate::fold_range(#end - #start, #identity, #combine, |#offset_param| {
-                    #position_binding
-                    #value_body
-                })
-            },
+            None => (quote!(::ein::__private::Accumulate::fold_range), TokenStream::new()),
+        };
+        let fold = quote! {
+            #fold_function(#end - #start, #work #identity, #combine, |#offset_param| {
+                #position_binding
+                #value_body
+            })
         };
         let copies = self.local_copies(&free);
         let chunk = if copies.is_empty() { fold } else { quote!({ #copies #fold }) };
