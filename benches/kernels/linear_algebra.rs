@@ -28,6 +28,10 @@ ein! {
         for i { sum j { a[i, j] * x[j] } }
     }
 
+    pub fn vecmat(x: [f32], a: [[f32]]) -> [f32] {
+        for j { sum i { x[i] * a[i, j] } }
+    }
+
     pub fn batched_matmul(a: [[[f32]]], b: [[[f32]]]) -> [[[f32]]] {
         for n, i, j { sum k { a[n, i, k] * b[n, k, j] } }
     }
@@ -55,6 +59,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "matmul-f32", build: matmul_f32_kernel },
         KernelSpec { name: "matmul-f64", build: matmul_f64_kernel },
         KernelSpec { name: "matvec", build: matvec_kernel },
+        KernelSpec { name: "vecmat", build: vecmat_kernel },
         KernelSpec { name: "batched-matmul", build: batched_matmul_kernel },
         KernelSpec { name: "chain", build: chain_kernel },
         KernelSpec { name: "attention", build: attention_kernel },
@@ -206,6 +211,40 @@ fn matvec_kernel(quick: bool) -> Kernel {
         .variant("ein", move || matvec(&data::view(&a1, shape), &*x1))
         .variant("hand", move || a2.par_chunks(n).map(|row| dot(row, &x2)).collect::<Vec<f32>>())
         .variant("ndarray", move || data::view(&a, shape).dot(&ArrayView1::from(&x[..])))
+}
+
+/// `x A` of a row-major A: the sum runs down A's columns. The hand-written version gives each
+/// task a block of A's rows and adds the tasks' partial vectors.
+fn vecmat_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 512 } else { 4096 };
+    let a = Arc::new(data::uniform_f32(13, n * n, -1.0, 1.0));
+    let x = Arc::new(data::uniform_f32(14, n, -1.0, 1.0));
+    let shape = (n, n);
+    let (a1, x1) = (Arc::clone(&a), Arc::clone(&x));
+    let (a2, x2) = (Arc::clone(&a), Arc::clone(&x));
+    let rows_per_task = 64;
+    Kernel::new("vecmat", format!("{n}² f32"), Work::Bytes(4.0 * (n * n + 2 * n) as f64), Check::Close(1e-4))
+        .note("ndarray is `x.dot(&a)` (serial)")
+        .variant("ein", move || vecmat(&*x1, &data::view(&a1, shape)))
+        .variant("hand", move || {
+            a2.par_chunks(n * rows_per_task)
+                .zip(x2.par_chunks(rows_per_task))
+                .map(|(rows, x)| {
+                    let mut sums = vec![0.0f32; n];
+                    for (row, &factor) in rows.chunks(n).zip(x) {
+                        sums.iter_mut().zip(row).for_each(|(sum, value)| *sum += factor * value);
+                    }
+                    sums
+                })
+                .reduce(
+                    || vec![0.0f32; n],
+                    |mut total, part| {
+                        total.iter_mut().zip(&part).for_each(|(sum, value)| *sum += value);
+                        total
+                    },
+                )
+        })
+        .variant("ndarray", move || ArrayView1::from(&x[..]).dot(&data::view(&a, shape)))
 }
 
 fn batched_matmul_kernel(quick: bool) -> Kernel {

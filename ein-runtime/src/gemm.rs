@@ -30,7 +30,9 @@
 //! Rounding: each output element is a sum of the same products as the loop nest it replaces,
 //! added in another order (blocked by the GEMM kernel, with fused multiply–adds where the CPU
 //! has them, or in eight interleaved partial sums), then multiplied by `scale`; an empty sum is
-//! `scale * 0`. The order does not depend on the thread count (threads split M and N, never K).
+//! `scale * 0`. The order does not depend on the thread count: threads split M and N, and K
+//! only where a GEMV is cut into blocks of summed steps whose length the sizes alone fix
+//! ([`gemv`]).
 //!
 //! Sizes: the output's element count is checked before anything is allocated (the output
 //! labels come from two operands, so their product can exceed memory even when each operand's
@@ -346,11 +348,21 @@ const SPLIT_SUM_ROWS: usize = 256;
 /// the sum (and so its rounding) depends on the sizes only, never on the thread count.
 const GEMV_BLOCK: usize = 4096;
 
+/// The most bytes of sums of a column-major GEMV's task ([`split_sum`]): they stay in the L1
+/// cache beside the runs being read.
+const COLUMN_STRIP_BYTES: usize = 1 << 14;
+
+/// The fewest summed steps of a column-major GEMV's task, and the multiply–adds a task should
+/// have at least (`COLUMN_TASK / strip` steps when that is more).
+const COLUMN_BLOCK: usize = 128;
+const COLUMN_TASK: usize = 1 << 18;
+
 /// `y[i] = alpha * Σ_k A[i, k] x[k]` for `A: m × k`: dot products over rows (vectorised when
 /// the rows and `x` are contiguous), or, for a column-major A, column updates. With at least
-/// [`PARALLEL_CONTRACTION`] multiply–adds the work is spread over rayon's threads: by rows,
-/// or, with fewer than [`SPLIT_SUM_ROWS`] rows, by blocks of [`GEMV_BLOCK`] summed steps whose
-/// partial sums are then added in block order.
+/// [`PARALLEL_CONTRACTION`] multiply–adds the work is spread over rayon's threads: by rows;
+/// with fewer than [`SPLIT_SUM_ROWS`] rows, by blocks of [`GEMV_BLOCK`] summed steps whose
+/// partial sums are then added in block order; a column-major A with more rows, by strips of
+/// rows and blocks of at least [`COLUMN_BLOCK`] steps ([`split_sum`]).
 ///
 /// # Safety
 /// Every element of A and x addressed by the sizes and strides must be readable, and `y` must
@@ -385,25 +397,19 @@ pub(crate) unsafe fn gemv<T: Num>(
     let work = m.saturating_mul(k);
     // Decided by the sizes alone (not the thread count), so that the grouping is too.
     if work >= PARALLEL_CONTRACTION && m < SPLIT_SUM_ROWS && k >= 2 * GEMV_BLOCK {
-        let blocks = k.div_ceil(GEMV_BLOCK);
-        let partials: Vec<Vec<T>> = (0..blocks)
-            .into_par_iter()
-            .map(|block| {
-                let (a, x) = (a, x);
-                let steps = block * GEMV_BLOCK..Ord::min(k, (block + 1) * GEMV_BLOCK);
-                let mut sums = crate::memory::filled_vec(m, identity);
-                // SAFETY: rows 0..m and steps below k are in range (the caller's promise).
-                unsafe { partial_sums(0..m, steps, a.0, a_strides, x.0, x_stride, &mut sums) };
-                sums
-            })
-            .collect();
-        let mut sums = crate::memory::filled_vec(m, identity);
-        for partial in &partials {
-            for (sum, &value) in sums.iter_mut().zip(partial) {
-                *sum = sum.add(value);
-            }
-        }
-        write(0..m, &sums);
+        // SAFETY: the caller's promise, passed on.
+        unsafe { split_sum(m, k, m, GEMV_BLOCK, identity, a, a_strides, x, x_stride, write) };
+        return;
+    }
+    if work >= PARALLEL_CONTRACTION && rsa == 1 && csa != 1 && m >= SPLIT_SUM_ROWS {
+        // Column-major with many rows (`xᵀ A` of a row-major A): a task takes a strip of rows
+        // and a block of steps, so that it reads long runs of each column (whole rows of the
+        // user's A) and keeps its sums in the L1 cache; by strips alone a task read a short
+        // run of every column, a page apart (3x slower than reading rows).
+        let strip = Ord::min(m, COLUMN_STRIP_BYTES / Ord::max(std::mem::size_of::<T>(), 1));
+        let block = Ord::max(COLUMN_BLOCK, COLUMN_TASK / strip);
+        // SAFETY: the caller's promise, passed on.
+        unsafe { split_sum(m, k, strip, block, identity, a, a_strides, x, x_stride, write) };
         return;
     }
     let rows = |range: std::ops::Range<usize>| {
@@ -427,6 +433,50 @@ pub(crate) unsafe fn gemv<T: Num>(
     } else {
         rows(0..m);
     }
+}
+
+/// The GEMV of [`gemv`] as a grid of tasks, each a strip of at most `strip` rows by a block of
+/// `block` summed steps, run on rayon; each row's block sums are then added in block order and
+/// handed to `write` with the strip's rows. The grouping depends on the sizes alone.
+///
+/// # Safety
+/// As [`gemv`]'s: every element of A (`m × k`) and x at these strides must be readable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn split_sum<T: Num>(
+    m: usize,
+    k: usize,
+    strip: usize,
+    block: usize,
+    identity: T,
+    a: ReadPointer<T>,
+    a_strides: [isize; 2],
+    x: ReadPointer<T>,
+    x_stride: isize,
+    write: impl Fn(std::ops::Range<usize>, &[T]) + Sync,
+) {
+    let (strips, blocks) = (m.div_ceil(strip), k.div_ceil(block));
+    let span = |part: usize, length: usize, total: usize| part * length..Ord::min(total, (part + 1) * length);
+    let partials: Vec<Vec<T>> = (0..strips * blocks)
+        .into_par_iter()
+        .map(|task| {
+            let (a, x) = (a, x);
+            let (rows, steps) = (span(task / blocks, strip, m), span(task % blocks, block, k));
+            let mut sums = crate::memory::filled_vec(rows.len(), identity);
+            // SAFETY: the rows are below m and the steps below k (the caller's promise).
+            unsafe { partial_sums(rows, steps, a.0, a_strides, x.0, x_stride, &mut sums) };
+            sums
+        })
+        .collect();
+    partials.par_chunks(blocks).enumerate().for_each(|(part, of_strip)| {
+        let rows = span(part, strip, m);
+        let mut sums = crate::memory::filled_vec(rows.len(), identity);
+        for partial in of_strip {
+            for (sum, &value) in sums.iter_mut().zip(partial) {
+                *sum = sum.add(value);
+            }
+        }
+        write(rows, &sums);
+    });
 }
 
 /// Adds `Σ_{s ∈ steps} A[i, s] x[s]` to `sums[i - rows.start]` for every row `i` of `rows`: whole
@@ -1260,6 +1310,32 @@ mod tests {
         let result = contract(&vector_matrix, [m], &[k], Some(2.0), x.as_view(), AsView::<f64, 2>::as_view(&b));
         let doubled: Vec<f64> = expected.iter().map(|value| 2.0 * value).collect();
         assert_close(result.as_slice(), &doubled, "vector-matrix");
+    }
+
+    /// `x A` with many outputs and a long sum: a grid of strips of outputs by blocks of steps,
+    /// whose block sums are added in block order: those bits on any thread count.
+    #[test]
+    fn a_vector_matrix_product_with_many_outputs_sums_blocks_of_steps_in_order() {
+        let (outputs, steps) = (size(COLUMN_STRIP_BYTES / 8 + 300, 40), size(4 * COLUMN_BLOCK + 7, 9));
+        let a = matrix(steps, outputs, 31);
+        let x: Vec<f64> = numbers(steps, 32);
+        let block = Ord::max(COLUMN_BLOCK, COLUMN_TASK / Ord::min(outputs, COLUMN_STRIP_BYTES / 8));
+        let expected: Vec<f64> = (0..outputs)
+            .map(|j| {
+                (0..steps).step_by(block).fold(-0.0, |total, start| {
+                    let block_sum = (start..Ord::min(steps, start + block)).fold(-0.0, |sum, i| sum + a[[i, j]] * x[i]);
+                    total + block_sum
+                })
+            })
+            .collect();
+        let bits = |values: &[f64]| values.iter().map(|value| value.to_bits()).collect::<Vec<_>>();
+        let vector_matrix = ContractionSpec { outputs: 1, left: &[1], right: &[1, 0] };
+        for threads in [1, 2, 3] {
+            let result = in_pool(threads, || {
+                contract(&vector_matrix, [outputs], &[steps], None, x.as_view(), AsView::<f64, 2>::as_view(&a))
+            });
+            assert_eq!(bits(result.as_slice()), bits(&expected), "{threads} threads");
+        }
     }
 
     /// `out[p, i, j] = Σ_k a[i, p, k] b[k, p, j]` (batch in the middle), and the same with the
