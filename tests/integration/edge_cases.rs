@@ -301,7 +301,7 @@ program! {
 /// thread count and through a transposed view.
 #[test]
 fn columns_reduced_side_by_side_have_the_bits_of_one_column_alone() {
-    for (m, n) in [(0, 70), (1, 9), (31, 65), (32, 64), (33, 200), (17, 130), (1000, 72)] {
+    for (m, n) in [(0, 70), (1, 9), (31, 65), (32, 64), (33, 200), (17, 130), (1000, 72), (9, 1100), (40, 600)] {
         let value = |i: usize, j: usize| ((i * 7919 + j * 104_729) % 1013) as f64 / 7.0 - 70.0 + 1e-9 * (i + j) as f64;
         let b = ndarray::Array2::from_shape_fn((m, n), |(i, j)| value(i, j));
         let a = b.mapv(|v| v as f32 * 0.1);

@@ -227,7 +227,7 @@ impl Gen<'_> {
         let min_chunk_rows = if tiled {
             quote!(::ein::__private::TILE)
         } else if jammed {
-            let widest = proc_macro2::Literal::usize_unsuffixed(super::reduce::JAM_WIDE);
+            let widest = proc_macro2::Literal::usize_unsuffixed(super::reduce::JAM_WIDEST);
             quote!(::ein::__private::jammed_chunk_rows(#rows, #widest))
         } else {
             quote!(1)

@@ -46,11 +46,22 @@ impl Step {
 const JAM_WIDTH: usize = 8;
 
 /// How many a [`Jam`] whose innermost reduction is long (grouped in lanes) computes side by
-/// side first: each step of that reduction then reads a run of this many consecutive elements
-/// of a row (256 bytes of f32), where [`JAM_WIDTH`] would read half a cache line per row — a
-/// column sum `for j { sum i { a[i, j] } }` walks down the rows, and eight columns at a time
-/// it ran 4× slower than a row-by-row hand loop. A multiple of [`JAM_WIDTH`].
-pub(super) const JAM_WIDE: usize = 64;
+/// side after its widest blocks ([`JAM_WIDE_BYTES`]): each step of that reduction then reads a
+/// run of this many consecutive elements of a row (256 bytes of f32), where [`JAM_WIDTH`] would
+/// read half a cache line per row — a column sum `for j { sum i { a[i, j] } }` walks down the
+/// rows, and eight columns at a time it ran 4× slower than a row-by-row hand loop. A multiple
+/// of [`JAM_WIDTH`].
+const JAM_WIDE: usize = 64;
+
+/// The bytes of a row each step of the widest blocks of such a [`Jam`] reads: 256 f32 elements
+/// (128 f64). A sum over a middle axis, `for i, k { sum j { a[i, j, k] } }` of 256³ f32, took
+/// 2.2× a hand loop's time in blocks of [`JAM_WIDE`] and 1.0–1.2× in blocks of 256, whose
+/// lanes (16 KiB) still fit the L1 cache.
+const JAM_WIDE_BYTES: usize = 1024;
+
+/// The most elements of any wide block (of f32), which a rank-1 comprehension's chunk of rows
+/// should hold when there are enough.
+pub(super) const JAM_WIDEST: usize = JAM_WIDE_BYTES / 4;
 
 /// One way to run a [`Jam`]'s nest side by side (see [`Gen::jam_step`]): its steps, valid (the
 /// same bits as one iteration at a time) where `condition` holds (always, if there is none),
@@ -343,7 +354,7 @@ impl<'p> Gen<'p> {
         Ok(Code::name(&acc))
     }
 
-    /// The leading blocks of [`JAM_WIDE`] or [`JAM_WIDTH`] elements of a comprehension's run of
+    /// The leading blocks of [`JAM_WIDE_BYTES`], [`JAM_WIDE`] or [`JAM_WIDTH`] elements of a comprehension's run of
     /// `count` elements from `offset`, computed side by side ([`Gen::jam_step`]), each pushed
     /// in order. Returns the local holding the number of elements written.
     pub(super) fn jammed_run(
@@ -391,7 +402,7 @@ impl<'p> Gen<'p> {
     /// blocks of [`JAM_WIDTH`]; and every outer one a plain fold, the innermost one of any
     /// length grouped as `Accumulate::fold_range` groups it — its steps in order, step `p` into
     /// lane `p % LANES`, below the last whole block of lanes, then their tree, then the
-    /// remaining steps in order — in blocks of [`JAM_WIDE`], then of [`JAM_WIDTH`], when
+    /// remaining steps in order — in blocks of [`JAM_WIDE_BYTES`], then of [`JAM_WIDE`], then of [`JAM_WIDTH`], when
     /// `wide` (a comprehension's elements), else of [`JAM_WIDTH`] only (an `argmin`'s
     /// candidates: a short distance each, whose narrow lanes stay in registers). Each variant
     /// is its own loop in the caller, so the common short case keeps the small loop LLVM
@@ -536,7 +547,10 @@ impl<'p> Gen<'p> {
             }
             step
         };
-        let [narrow, wide_width] = [JAM_WIDTH, JAM_WIDE].map(proc_macro2::Literal::usize_unsuffixed);
+        let widest =
+            JAM_WIDE_BYTES / if matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(Scalar::F64))) { 8 } else { 4 };
+        let [narrow, wide_width, widest_width] =
+            [JAM_WIDTH, JAM_WIDE, widest].map(proc_macro2::Literal::usize_unsuffixed);
         let mut variants = vec![JamVariant {
             condition: Some(quote!(#(#plain)&&*)),
             steps: vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow)))],
@@ -548,6 +562,7 @@ impl<'p> Gen<'p> {
                 condition: (!outer_plain.is_empty()).then(|| quote!(#(#outer_plain)&&*)),
                 steps: if wide {
                     vec![
+                        (widest, nest(&widest_width, lanes_innermost(&widest_width, true))),
                         (JAM_WIDE, nest(&wide_width, lanes_innermost(&wide_width, true))),
                         (JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false))),
                     ]

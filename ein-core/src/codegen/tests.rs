@@ -1093,16 +1093,23 @@ fn arrays_built_by_the_generated_code_are_read_at_unit_stride() {
 
 #[test]
 fn column_reductions_run_side_by_side_in_wide_blocks() {
-    // A comprehension over the last axis around a long reduction down the rows: blocks of 64
-    // columns (each step reading 64 consecutive elements of a row), then of 8, and chunks of
-    // at least a block where the output allows.
+    // A comprehension over the last axis around a long reduction down the rows: blocks of a
+    // kibibyte of each row (256 f32 columns, 128 f64), then of 64, then of 8, and chunks of
+    // at least the widest block where the output allows.
     let source = quote::quote! {
         fn column_sums(a: [[f32]]) -> [f32] { for j { sum i { a[i, j] } } }
     };
     let code = squeeze(&crate::compile(source).expect("compiles").to_string());
-    assert!(code.contains(&squeeze("while __ein_jammed + 64 <= __ein_end - __ein_start")), "{code}");
-    assert!(code.contains(&squeeze("while __ein_jammed + 8 <= __ein_end - __ein_start")), "{code}");
-    assert!(code.contains(&squeeze("::ein::__private::jammed_chunk_rows(__ein_size_j, 64)")), "{code}");
+    for width in [256, 64, 8] {
+        assert!(code.contains(&squeeze(&format!("while __ein_jammed + {width} <= __ein_end - __ein_start"))), "{code}");
+    }
+    assert!(code.contains(&squeeze("::ein::__private::jammed_chunk_rows(__ein_size_j, 256)")), "{code}");
+    let source = quote::quote! {
+        fn column_sums(a: [[f64]]) -> [f64] { for j { sum i { a[i, j] } } }
+    };
+    let code = squeeze(&crate::compile(source).expect("compiles").to_string());
+    assert!(code.contains(&squeeze("while __ein_jammed + 128 <= __ein_end - __ein_start")), "{code}");
+    assert!(!code.contains(&squeeze("while __ein_jammed + 256 <=")), "{code}");
     // An argmin's candidates side by side keep blocks of 8 (a short distance per candidate:
     // the lanes' accumulators stay in registers).
     let source = quote::quote! {
