@@ -28,5 +28,5 @@ pub use crate::scalar::{
 };
 pub use crate::scan::{scan, SCAN_BLOCK};
 pub use crate::tape::Tape;
-pub use crate::view::{UnitView, View};
+pub use crate::view::{IntoView, UnitView, View};
 pub use crate::view_mut::ViewMut;

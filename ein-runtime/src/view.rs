@@ -538,6 +538,28 @@ impl<'a, T, const N: usize> UnitView<'a, T, N> {
     }
 }
 
+/// The plain [`View`] of whichever of [`View`] and [`UnitView`] generated code holds for an
+/// array: code that takes the plain view (a contraction's operands) is written once for both,
+/// as a loop versioned for unit strides holds the second where its other copy holds the first.
+pub trait IntoView<'a, T, const N: usize> {
+    /// The plain view.
+    fn into_view(self) -> View<'a, T, N>;
+}
+
+impl<'a, T, const N: usize> IntoView<'a, T, N> for View<'a, T, N> {
+    #[inline]
+    fn into_view(self) -> View<'a, T, N> {
+        self
+    }
+}
+
+impl<'a, T, const N: usize> IntoView<'a, T, N> for UnitView<'a, T, N> {
+    #[inline]
+    fn into_view(self) -> View<'a, T, N> {
+        self.0
+    }
+}
+
 impl<T: Copy, const N: usize> UnitView<'_, T, N> {
     /// [`View::get_unchecked`], the last index added with the constant stride 1.
     ///

@@ -216,3 +216,14 @@ differential! {
     cases [m, d] in [[5, 3], [1, 1], [0, 4], [3, 0], [300, 32]];
     args (r = array([m]), x = array([m, d]), n = scalar(7.0f32));
 }
+
+differential! {
+    /// A function of one operand per row (`share-rows` computes `exp(a[i, k])` once per row),
+    /// then a vector–matrix contraction per row inside the row loop, which is versioned for
+    /// unit-stride views: the contraction takes its operands' plain views from either copy.
+    contraction_per_row_inside_a_versioned_loop: fn(a: [[f32]], b: [[f32]]) -> [[f32]] {
+        for i, j { sum k { exp(a[i, k] * 0.1) * b[k, j] } }
+    }
+    cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [4, 3, 0], [9, 70, 65]];
+    args (a = array([m, k]), b = array([k, n]));
+}

@@ -96,7 +96,10 @@ impl Gen<'_> {
             .collect();
         let outputs = Literal::usize_unsuffixed(contraction.outputs);
         let (output_sizes, summed_sizes) = sizes.split_at(contraction.outputs);
-        let call = match (views, &axes[..]) {
+        // Inside a loop versioned for unit strides an operand may be a `UnitView`.
+        let views: Vec<TokenStream> =
+            views.iter().map(|view| quote!(::ein::__private::IntoView::into_view(#view))).collect();
+        let call = match (&views[..], &axes[..]) {
             ([left, right], [left_axes, right_axes]) => quote! {
                 ::ein::__private::contract(
                     &::ein::__private::ContractionSpec { outputs: #outputs, left: #left_axes, right: #right_axes },
