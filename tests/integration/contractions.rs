@@ -227,3 +227,21 @@ differential! {
     cases [m, k, n] in [[3, 4, 5], [1, 1, 1], [0, 3, 2], [2, 0, 3], [4, 3, 0], [9, 70, 65]];
     args (a = array([m, k]), b = array([k, n]));
 }
+
+differential! {
+    /// Factors that are expressions of the labels, computed first into arrays of their own:
+    /// a covariance (both factors centred columns, the consumer a division), an element-wise
+    /// function of one operand, a factor with a captured scalar, and a batched product.
+    contraction_computed_factors: fn(x: [[f64]], a: [[f64]], b: [[f64]], t: [[[f64]]], u: [[[f64]]], c: f64) -> ([[f64]], [[f64]], [[f64]], [[[f64]]]) {
+        let n = x.len() as f64;
+        let m = for j { sum i { x[i, j] } / n };
+        (
+            for p, q { sum i { (x[i, p] - m[p]) * (x[i, q] - m[q]) } / (n - 1.0) },
+            for i, j { sum k { exp(a[i, k] * 0.1) * b[k, j] } },
+            for i, j { sum k { (a[i, k] * 0.5 + c) * (b[k, j] - c) } },
+            for s, i, j { sum k { tanh(t[s, i, k]) * u[s, k, j] } },
+        )
+    }
+    cases [r, m, k, n] in [[5, 3, 4, 2], [1, 1, 1, 1], [0, 2, 0, 3], [3, 0, 2, 0], [40, 33, 29, 41]];
+    args (x = array([r, m]), a = array([m, k]), b = array([k, n]), t = array([2, m, k]), u = array([2, k, n]), c = scalar(0.25));
+}

@@ -25,9 +25,16 @@
 //! loop code generator already runs it as a parallel, vectorised reduction, which measured
 //! as fast as a hand-written one, and faster than a call into a serial dot kernel.
 //!
-//! Anything else keeps its loops: min-plus products (`min k { a + b }`), non-linear operands
-//! (`exp(a[i, k]) * b[k, j]`), integer element types, clamped or affine reads, a factor inside
-//! the sum (`sum k { s * a * b }`, which would round differently if moved out).
+//! A factor that is not a read but an expression of the labels — `exp(a[i, k]) * b[k, j]`, a
+//! covariance's `(x[i, a] - m[a]) * (x[i, b] - m[b])` — is computed first into an array over
+//! the labels it mentions, when it leaves out an output label (so the loops would compute it
+//! again for each value of that label), contains no loop and cannot fail; the contraction
+//! then reads that array, and each product is still the product as written (`f * g`, split
+//! where the sum's body was last multiplied).
+//!
+//! Anything else keeps its loops: min-plus products (`min k { a + b }`), integer element
+//! types, clamped or affine reads of an operand, a factor inside the sum (`sum k { s * a * b }`,
+//! which would round differently if moved out).
 //!
 //! Semantics are preserved exactly up to the order of float additions: the contraction sums
 //! the same products (see `Contraction`), then multiplies by `scale` as the program did. A
@@ -48,7 +55,7 @@ use crate::ir::node;
 use crate::ir::visit::free_vars;
 use crate::ir::{
     Bounds, Contraction, Expr, ExprKind, Label, Literal, Operand, Program, ReduceOp, Scalar, ScalarType, Scale, Side,
-    VarId,
+    VarId, VarInfo,
 };
 use crate::ops::BinaryOp;
 use std::collections::BTreeSet;
@@ -91,20 +98,17 @@ fn split_consumer(program: &mut Program, nest: &mut Expr) -> Option<Expr> {
         }
         // `for o… { sum }`, its binders fresh: the contraction keeps it as its loop nest, next
         // to the consumer's own.
-        let mut alone = chain.iter().rev().fold(sum.clone(), |body, (index, size)| {
-            let ty = body.ty.with_outer_axis();
-            let span = body.span;
-            Expr::new(
-                ExprKind::For(node::For { index: *index, size: Box::new(size.clone()), body: Box::new(body) }),
-                ty,
-                span,
-            )
-        });
+        let sizes: Vec<(VarId, &Expr)> = chain.iter().map(|(index, size)| (*index, size)).collect();
+        let mut alone = nest_around(&sizes, sum.clone());
         crate::ir::visit::rename_binders(&mut alone, &mut program.vars);
         let contraction = recognise(program, &alone)?;
         // Row-wise dots (every output label in every operand) stay with the loop code, which
         // runs them as fast fused reductions; only a product with a free axis is worth it.
-        let ExprKind::Contract(found) = &contraction.kind else { return None };
+        let mut found = &contraction;
+        while let ExprKind::Let(node::Let { body, .. }) = &found.kind {
+            found = body;
+        }
+        let ExprKind::Contract(found) = &found.kind else { return None };
         let batch_only =
             (0..found.outputs).all(|label| found.operands.iter().all(|operand| operand.axes.contains(&label)));
         (!batch_only).then_some((path, contraction))
@@ -177,8 +181,63 @@ fn replace_at(expr: &mut Expr, path: &[usize], by: Expr) {
     });
 }
 
-/// The contraction that `expr` is, if it is one (see the module documentation).
-fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
+/// The contraction that `expr` is, if it is one (see the module documentation), after the
+/// `let`s of any factors computed into arrays of their own ([`computed_factors`]).
+fn recognise(program: &mut Program, expr: &Expr) -> Option<Expr> {
+    let plan = plan(&program.vars, expr)?;
+    Some(build(program, expr, plan))
+}
+
+/// Whether `contract` will turn the comprehension nest `nest` (or a sum of its element, with
+/// the consumer taken apart) into a contraction of a factor it computes into an array first:
+/// `share-steps` then leaves the nest alone, as its array of that factor per row would leave
+/// one small product per row where `contract` makes one product of the whole nest.
+pub(super) fn computes_factors(vars: &[VarInfo], nest: &Expr) -> bool {
+    let computes = |nest: &Expr| plan(vars, nest).is_some_and(|plan| !plan.computed.is_empty());
+    if !matches!(nest.kind, ExprKind::For(_)) {
+        return false;
+    }
+    if computes(nest) {
+        return true;
+    }
+    let mut chain: Vec<(VarId, &Expr)> = Vec::new();
+    let mut element = nest;
+    while let ExprKind::For(node::For { index, size, body }) = &element.kind {
+        chain.push((*index, size));
+        element = body;
+    }
+    let inside = crate::ir::visit::bound_vars(element);
+    element_sums(element)
+        .into_iter()
+        .any(|(_, sum)| free_vars(sum).is_disjoint(&inside) && computes(&nest_around(&chain, sum.clone())))
+}
+
+/// `for o… { body }` over the indices and sizes of `chain` (outermost first).
+fn nest_around(chain: &[(VarId, &Expr)], body: Expr) -> Expr {
+    chain.iter().rev().fold(body, |body, (index, size)| {
+        let (ty, span) = (body.ty.with_outer_axis(), body.span);
+        Expr::new(
+            ExprKind::For(node::For { index: *index, size: Box::new((*size).clone()), body: Box::new(body) }),
+            ty,
+            span,
+        )
+    })
+}
+
+/// What [`recognise`] found: the labels (outputs first) with their sizes, the operands (a
+/// computed factor's array still the factor itself), the factors to compute first (operand
+/// positions and values), the scale and the element type.
+struct Plan {
+    labels: Vec<(VarId, Expr)>,
+    outputs: usize,
+    operands: Vec<Operand>,
+    computed: Vec<(usize, Expr)>,
+    scale: Option<Scale>,
+    elem: ScalarType,
+}
+
+/// The [`Plan`] of the contraction `expr` is, if it is one.
+fn plan(vars: &[VarInfo], expr: &Expr) -> Option<Plan> {
     let mut labels: Vec<(VarId, &Expr)> = Vec::new();
     let mut node = expr;
     while let ExprKind::For(node::For { index, size, body }) = &node.kind {
@@ -212,7 +271,7 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
                 // A sum's range may depend on outer indices (`sum k in 0..i + 1`); a label's
                 // size is evaluated once, before the contraction, so it must not.
                 let regular = crate::ir::visit::free_vars(size).iter().all(|var| {
-                    !matches!(program.var(*var).kind, crate::ir::VarKind::Index | crate::ir::VarKind::Accumulator)
+                    !matches!(vars[var.0 as usize].kind, crate::ir::VarKind::Index | crate::ir::VarKind::Accumulator)
                 });
                 if !cannot_fail || !regular {
                     return None;
@@ -259,8 +318,13 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
     // What an operand or the scale must not mention: the labels, and the names just removed.
     let bound_inside: BTreeSet<VarId> =
         labels.iter().map(|(var, _)| *var).chain(reads.iter().map(|(var, _)| *var)).collect();
-    let operands: Vec<Operand> =
-        factors.iter().map(|factor| operand(factor, &labels, &bound_inside)).collect::<Option<_>>()?;
+    let read_operands: Option<Vec<Operand>> =
+        factors.iter().map(|factor| operand(factor, &labels, &bound_inside)).collect();
+    let (operands, computed) = match read_operands {
+        Some(operands) => (operands, Vec::new()),
+        None if reads.is_empty() => computed_factors(node, &labels, outputs, &bound_inside)?,
+        None => return None,
+    };
     if let Some(scale) = &scale {
         if !movable(&scale.factor, &bound_inside) {
             return None;
@@ -274,13 +338,88 @@ fn recognise(program: &Program, expr: &Expr) -> Option<Expr> {
         }
     }
 
-    let labels = labels
-        .into_iter()
-        .map(|(var, size)| Label { name: program.var(var).name.clone(), size: size.clone() })
-        .collect();
+    let labels = labels.into_iter().map(|(var, size)| (var, size.clone())).collect();
+    Some(Plan { labels, outputs, operands, computed, scale, elem })
+}
+
+/// The contraction of `plan` (found in `expr`), after the `let`s of its computed factors.
+fn build(program: &mut Program, expr: &Expr, plan: Plan) -> Expr {
+    let Plan { labels, outputs, operands, computed, scale, elem } = plan;
+    // The computed factors' arrays, each `for l… { factor }` over its labels (binders fresh);
+    // two equal up to the labels' names (`x[i, a] - m[a]` and `x[i, b] - m[b]`) are one.
+    let mut operands = operands;
+    let mut lets: Vec<(VarId, Expr)> = Vec::new();
+    let mut computed_keys: Vec<(String, VarId)> = Vec::new();
+    for (position, factor) in computed {
+        let axes: Vec<(VarId, &Expr)> =
+            operands[position].axes.iter().map(|&axis| (labels[axis].0, &labels[axis].1)).collect();
+        let mut value = nest_around(&axes, factor);
+        let key = crate::ir::visit::alpha_key(&value);
+        if let Some((_, var)) = computed_keys.iter().find(|(known, _)| *known == key) {
+            operands[position].array = Expr::new(ExprKind::Var(*var), value.ty.clone(), value.span);
+            continue;
+        }
+        crate::ir::visit::rename_binders(&mut value, &mut program.vars);
+        let name = format!("{}factor", crate::ir::SYNTHETIC_PREFIX);
+        let (ty, span) = (value.ty.clone(), value.span);
+        let var = program.fresh_var(crate::ir::VarInfo { name, ty: ty.clone(), kind: crate::ir::VarKind::Let, span });
+        operands[position].array = Expr::new(ExprKind::Var(var), ty, span);
+        computed_keys.push((key, var));
+        lets.push((var, value));
+    }
+    let labels = labels.into_iter().map(|(var, size)| Label { name: program.var(var).name.clone(), size }).collect();
     let loops = Box::new(expr.clone());
     let contraction = Contraction { labels, outputs, operands, scale, elem, loops };
-    Some(Expr::new(ExprKind::Contract(Box::new(contraction)), expr.ty.clone(), expr.span))
+    let contraction = Expr::new(ExprKind::Contract(Box::new(contraction)), expr.ty.clone(), expr.span);
+    lets.into_iter().rev().fold(contraction, |body, (var, value)| {
+        let (ty, span) = (body.ty.clone(), body.span);
+        Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }), ty, span)
+    })
+}
+
+/// The operands of `product` = `f * g` (the sum's body, split where it was written last)
+/// when a factor is not a read but an expression of the labels: such a factor is computed
+/// first into an array over the labels it mentions, in label order (`(x[i, a] - m[a]) *
+/// (x[i, b] - m[b])`, a covariance, becomes a product of two centred copies of `x`). Each
+/// product of the sum is then exactly `f * g` as written. Only where that saves work: the
+/// factor leaves out an output label (the loops compute it again for every value of that
+/// label), contains no loop and cannot fail (so computing it for every element of its array,
+/// even for an empty output, changes nothing observable). Returns the operands (a computed
+/// factor's array still to be bound: its position and value are in the second part).
+#[allow(clippy::type_complexity)]
+fn computed_factors(
+    product: &Expr,
+    labels: &[(VarId, &Expr)],
+    outputs: usize,
+    bound_inside: &BTreeSet<VarId>,
+) -> Option<(Vec<Operand>, Vec<(usize, Expr)>)> {
+    let ExprKind::Binary(node::Binary { op: BinaryOp::Mul, lhs, rhs }) = &product.kind else {
+        return None;
+    };
+    let label_vars: BTreeSet<VarId> = labels.iter().map(|(var, _)| *var).collect();
+    let mut operands = Vec::new();
+    let mut computed = Vec::new();
+    for (position, factor) in [lhs, rhs].into_iter().enumerate() {
+        if let Some(read) = operand(factor, labels, bound_inside) {
+            operands.push(read);
+            continue;
+        }
+        let free = free_vars(factor);
+        // It may read the labels, and what is bound outside the loops.
+        if !free.iter().all(|var| label_vars.contains(var) || !bound_inside.contains(var)) {
+            return None;
+        }
+        let axes = labels_in_order(factor, labels);
+        let leaves_out_an_output = (0..outputs).any(|label| !axes.contains(&label));
+        let sizes_cannot_fail = axes.iter().all(|&label| !may_fail(labels[label].1));
+        if axes.is_empty() || !leaves_out_an_output || !sizes_cannot_fail || has_loop(factor) || may_fail(factor) {
+            return None;
+        }
+        // A placeholder array until the caller binds the computed one.
+        operands.push(Operand { array: factor.as_ref().clone(), axes });
+        computed.push((position, factor.as_ref().clone()));
+    }
+    (!computed.is_empty()).then_some((operands, computed))
 }
 
 /// The factors of a product, in order: `a * b * c` and `a * (b * c)` give `[a, b, c]`.
@@ -292,6 +431,25 @@ fn flatten_product<'e>(expr: &'e Expr, factors: &mut Vec<&'e Expr>) {
         }
         _ => factors.push(expr),
     }
+}
+
+/// The labels `expr` mentions (positions in `labels`), in the order they first occur in it:
+/// a computed factor's array takes its axes in that order, so that computing it reads its
+/// arrays along their own axes (`x[i, a] - m[a]` gives axes `i, a`).
+fn labels_in_order(expr: &Expr, labels: &[(VarId, &Expr)]) -> Vec<usize> {
+    fn visit(expr: &Expr, labels: &[(VarId, &Expr)], found: &mut Vec<usize>) {
+        if let ExprKind::Var(var) = expr.kind {
+            if let Some(label) = labels.iter().position(|(label, _)| *label == var) {
+                if !found.contains(&label) {
+                    found.push(label);
+                }
+            }
+        }
+        expr.for_each_child(|child| visit(child, labels, found));
+    }
+    let mut found = Vec::new();
+    visit(expr, labels, &mut found);
+    found
 }
 
 /// An operand `a[e…][l…]`: a chain of proven reads whose trailing indices are distinct labels

@@ -191,8 +191,10 @@ fn what_is_not_a_contraction_keeps_its_loops() {
         "fn f(a: [[i64]], b: [[i64]]) -> [[i64]] { for i, j { sum k { a[i, k] * b[k, j] } } }",
         // Explicit sizes: the reads are clamped.
         "fn f(a: [[f32]], b: [[f32]], n: usize) -> [[f32]] { for i, j { sum k in 0..n { a[i, k] * b[k, j] } } }",
-        // A factor inside the sum would round differently outside it.
-        "fn f(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] { for i, j { sum k { s * a[i, k] * b[k, j] } } }",
+        // A computed factor that leaves out no output label: the loops compute it once anyway.
+        "fn f(a: [[f64]], x: [f64]) -> [f64] { for i { sum k { exp(a[i, k]) * x[k] } } }",
+        // A computed factor that can fail (a gather).
+        "fn f(a: [[f64]], b: [[f64]], g: [i64]) -> [[f64]] { for i, j { sum k { (a[g[i], k] + 1.0) * b[k, j] } } }",
         // A diagonal read uses a label twice.
         "fn f(a: [[f64]], b: [f64]) -> [f64] { for i { sum k { a[k, k] * b[i] } } }",
         // A summed label in one operand only.
@@ -236,6 +238,40 @@ fn contractions_inside_element_wise_consumers_are_taken_apart() {
         "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { let s = a[i, 0] * 2.0; sum k { a[i, k] * b[k, j] * s } } }",
     );
     assert!(contractions(&program).is_empty(), "{program}");
+}
+
+#[test]
+fn factors_that_are_expressions_of_the_labels_are_computed_into_arrays_first() {
+    let factor_lets = |program: &Program| {
+        let mut count = 0;
+        walk(&program.body, &mut |expr| {
+            if let ExprKind::Let(crate::ir::node::Let { var, .. }) = &expr.kind {
+                count += program.var(*var).name.ends_with("factor") as usize;
+            }
+        });
+        count
+    };
+    // A covariance: both factors are the centred columns, one array (axes as `x` has them).
+    let program = optimised(
+        "fn f(x: [[f64]]) -> [[f64]] { let m = for j { sum i { x[i, j] } }; for a, b { sum i { (x[i, a] - m[a]) * (x[i, b] - m[b]) } } }",
+    );
+    let found = contractions(&program);
+    assert_eq!((found.len(), factor_lets(&program)), (1, 1), "{program}");
+    assert_eq!(names(found[0], &found[0].operands[0].axes), ["i", "a"], "{program}");
+    assert_eq!(names(found[0], &found[0].operands[1].axes), ["i", "b"], "{program}");
+    // A function of one operand, and a scalar inside the sum (kept inside its factor, so each
+    // product rounds as written).
+    for source in [
+        "fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { exp(a[i, k]) * b[k, j] } } }",
+        "fn f(a: [[f64]], b: [[f64]], s: f64) -> [[f64]] { for i, j { sum k { s * a[i, k] * b[k, j] } } }",
+    ] {
+        let program = optimised(source);
+        assert_eq!((contractions(&program).len(), factor_lets(&program)), (1, 1), "{program}");
+    }
+    // Two different computed factors.
+    let program =
+        optimised("fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sum k { tanh(a[i, k]) * (b[k, j] - 1.0) } } }");
+    assert_eq!((contractions(&program).len(), factor_lets(&program)), (1, 2), "{program}");
 }
 
 #[test]
@@ -301,6 +337,12 @@ fn the_interpreter_gives_the_same_answers_after_the_pass() {
         let source = "for p, i, j { sum k { a[p, i, k] * b[p, k, j] } }";
         let args = vec![numbers.array(&[2, m, k], Scalar::F32), numbers.array(&[2, k, n], Scalar::F32)];
         agrees(source, args, &[Scalar::F32, Scalar::F32]);
+        // Computed factors: a covariance (divided, an empty column count giving NaN means).
+        let source = "fn f(x: [[f64]]) -> [[f64]] { let n = x.len() as f64; let m = for j { sum i { x[i, j] } / n }; for a, b { sum i { (x[i, a] - m[a]) * (x[i, b] - m[b]) } / (n - 1.0) } }";
+        agrees(source, vec![numbers.array(&[k, m], Scalar::F64)], &[]);
+        let source =
+            "fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { exp(a[i, k]) * (b[k, j] * 0.5) } } }";
+        agrees(source, vec![numbers.array(&[m, k], Scalar::F32), numbers.array(&[k, n], Scalar::F32)], &[]);
     }
 }
 
