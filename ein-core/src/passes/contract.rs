@@ -32,9 +32,11 @@
 //! then reads that array, and each product is still the product as written (`f * g`, split
 //! where the sum's body was last multiplied).
 //!
+//! A scalar inside the sum (`sum k { s * a[i, k] * b[k, j] }`) stays there: it is part of the
+//! computed factor `s * a[i, k]`, never moved out of the sum (which would round differently).
+//!
 //! Anything else keeps its loops: min-plus products (`min k { a + b }`), integer element
-//! types, clamped or affine reads of an operand, a factor inside the sum (`sum k { s * a * b }`,
-//! which would round differently if moved out).
+//! types, clamped reads, factors that may fail (a gather) or would not save work.
 //!
 //! Semantics are preserved exactly up to the order of float additions: the contraction sums
 //! the same products (see `Contraction`), then multiplies by `scale` as the program did. A
@@ -379,7 +381,8 @@ fn build(program: &mut Program, expr: &Expr, plan: Plan) -> Expr {
 
 /// The operands of `product` = `f * g` (the sum's body, split where it was written last)
 /// when a factor is not a read but an expression of the labels: such a factor is computed
-/// first into an array over the labels it mentions, in label order (`(x[i, a] - m[a]) *
+/// first into an array over the labels it mentions, in the order its reads use them
+/// ([`labels_in_order`]; `(x[i, a] - m[a]) *
 /// (x[i, b] - m[b])`, a covariance, becomes a product of two centred copies of `x`). Each
 /// product of the sum is then exactly `f * g` as written. Only where that saves work: the
 /// factor leaves out an output label (the loops compute it again for every value of that
