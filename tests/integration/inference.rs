@@ -35,6 +35,35 @@ differential! {
 }
 
 differential! {
+    /// Windows that grow or shrink with the outer index, read at `i + k` (clamped past the
+    /// end): the window's size depends on `i`, so the loop over `i` has no interior computed
+    /// before it (these did not compile: an internal error, `i` used out of scope).
+    windows_sized_by_the_outer_index: fn(x: [f64], w: [i64]) -> ([f64], [f64], [f64], [f64]) {
+        (
+            for i in 0..x.len() { sum k in 0..i + 1 { x[i + k] } },
+            for i { max k in 0..x.len() - i { x[i + k] } },
+            for i { x[i] * sum k in 0..x.len() - i { x[k + i + 1] } },
+            for i { min k in 0..w[i] { x[i + k] } },
+        )
+    }
+    cases [n] in [[0], [1], [5], [40]];
+    args (x = array([n]), w = array([n]).within(0.0, 6.0));
+}
+
+differential! {
+    /// A fold whose state is a tuple of arrays, named by a pattern or read by field: the
+    /// indices take their sizes from the parts of the initial value (reads proven in bounds).
+    tuple_state_fold: fn(x0: [f64], v0: [f64], n: usize) -> (([f64], [f64]), ([f64], [f64])) {
+        (
+            fold t in 0..n, (x, v) = (x0, v0) { (for i { x[i] + 0.5 * v[i] }, for i { v[i] * 0.9 - x[i] * 0.1 }) },
+            fold t in 0..n, s = (x0, v0) { (for i { s.0[i] + s.1[i] }, for i { s.1[i] * 0.5 }) },
+        )
+    }
+    cases [len, steps] in [[0, 2], [1, 1], [5, 0], [5, 3], [40, 7]];
+    args (x0 = array([len]), v0 = array([len]), n = scalar(steps));
+}
+
+differential! {
     /// A heat step as a fold over an array: the comprehension's sizes come from the
     /// accumulator, whose shape is the initial value's.
     heat_fold: fn(temp: [[f32]], n: usize) -> [[f32]] {

@@ -756,7 +756,7 @@ impl<'p> Analysis<'p> {
                         let read = match self.shift_of(position, index) {
                             Some(offset) => Some(Interior { index, array: *array, axis, offset, window: None }),
                             None => window_shift(position, index)
-                                .filter(|(window, _)| self.is_window(*window, inside))
+                                .filter(|(window, _)| self.is_window(*window, index, inside))
                                 .map(|(window, offset)| Interior {
                                     index,
                                     array: *array,
@@ -819,12 +819,14 @@ impl<'p> Analysis<'p> {
 
     /// Whether `window` is the index of a reduction inside the loop (in `inside`) whose size
     /// can be computed before the loop: then its range bounds a window read's offsets.
-    fn is_window(&self, window: VarId, inside: &BTreeSet<VarId>) -> bool {
+    fn is_window(&self, window: VarId, index: VarId, inside: &BTreeSet<VarId>) -> bool {
         inside.contains(&window)
-            && self
-                .reduction_sizes
-                .get(&window)
-                .is_some_and(|size| self.can_reorder(size) && free_vars(size).is_disjoint(inside))
+            && self.reduction_sizes.get(&window).is_some_and(|size| {
+                let reads = free_vars(size);
+                // Computed before the loop over `index`: it must not read that index either
+                // (`sum k in 0..i + 1 { x[i + k] }`, a window that grows with `i`).
+                self.can_reorder(size) && reads.is_disjoint(inside) && !reads.contains(&index)
+            })
     }
 }
 

@@ -69,6 +69,12 @@ fn shifted_clamped_reads_are_interior_reads_of_their_loop() {
     let inner =
         prepared("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { let b = for k in 0..3 { a[k] }; b[i + 1] } }");
     assert!(Analysis::of(&inner).interior_reads(var(&inner, "i")).is_empty());
+    // A window read whose window size is known before the loop is one; one whose size reads
+    // the loop's own index (a window growing with `i`) is not.
+    let fixed = prepared("fn f(x: [f64], k: [f64]) -> [f64] { for i { sum w { x[i + w] * k[w] } } }");
+    assert_eq!(Analysis::of(&fixed).interior_reads(var(&fixed, "i")).len(), 1);
+    let growing = prepared("fn f(x: [f64]) -> [f64] { for i in 0..x.len() { sum w in 0..i + 1 { x[i + w] } } }");
+    assert!(Analysis::of(&growing).interior_reads(var(&growing, "i")).is_empty());
 }
 
 #[test]

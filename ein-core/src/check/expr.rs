@@ -486,15 +486,34 @@ impl Checker {
         None
     }
 
-    /// A candidate read from a fold accumulator (`len(t, 1)`), sized by the accumulator's
-    /// initial value instead, whose shape every step keeps.
+    /// A candidate read from a fold accumulator (`len(t, 1)`), or from an array part of a
+    /// tuple accumulator (`len(x, 0)` with `(x, v)` the accumulator's pattern, `len(s.0, 0)`),
+    /// sized by that part of the accumulator's initial value instead, whose shape every step
+    /// keeps.
     fn through_accumulators(&self, candidate: sizes::Candidate) -> sizes::Candidate {
         let ExprKind::Len(node::Len { array, axis }) = &candidate.size.kind else { return candidate };
-        let ExprKind::Var(var) = array.kind else { return candidate };
-        let Some(init) = self.accumulator_inits.get(&var) else { return candidate };
-        match crate::ir::shape::raw_shape(init).and_then(|shape| shape.into_iter().nth(*axis)) {
+        let Some(init) = self.accumulator_part(array) else { return candidate };
+        match crate::ir::shape::raw_shape(&init).and_then(|shape| shape.into_iter().nth(*axis)) {
             Some(size) => sizes::Candidate { size: crate::ir::shape::simplify_lengths(size), ..candidate },
             None => candidate,
+        }
+    }
+
+    /// The initial value of the accumulator part that `array` is: an accumulator, a field of
+    /// one, or a `let` (a pattern's name) bound to either.
+    fn accumulator_part(&self, array: &Expr) -> Option<Expr> {
+        match &array.kind {
+            ExprKind::Var(var) => match self.accumulator_inits.get(var) {
+                Some(init) => Some(init.clone()),
+                None if self.var(*var).kind == VarKind::Let => self.accumulator_part(self.lets.get(var)?),
+                None => None,
+            },
+            ExprKind::Project(node::Project { tuple, field }) => {
+                let init = self.accumulator_part(tuple)?;
+                let kind = ExprKind::Project(node::Project { tuple: Box::new(init), field: *field });
+                Some(Expr::new(kind, array.ty.clone(), array.span))
+            }
+            _ => None,
         }
     }
 
@@ -546,7 +565,7 @@ impl Checker {
                 };
                 let acc_var = self.declare(&acc_name, init.ty.clone(), VarKind::Accumulator, acc.span());
                 self.enter_scope(acc_var);
-                if matches!(acc, Pattern::Name(_)) && init.ty.rank() > 0 {
+                if init.ty.has_array() {
                     self.accumulator_inits.insert(acc_var, init.clone());
                 }
                 let bindings = match acc {

@@ -101,6 +101,21 @@ fn matmul_sizes_come_from_the_arrays_with_one_check() {
 }
 
 #[test]
+fn a_tuple_fold_state_sizes_indices_by_the_parts_of_its_initial_value() {
+    // Named by a pattern, or read by field: `i` takes the size of that part of `(x0, v0)`, and
+    // the reads are proven in bounds (every step keeps the shape, checked).
+    for source in [
+        "fn f(x0: [f64], v0: [f64], n: i64) -> ([f64], [f64]) { fold t in 0..n, (x, v) = (x0, v0) { (for i { x[i] + v[i] }, for i { v[i] }) } }",
+        "fn f(x0: [f64], v0: [f64], n: i64) -> ([f64], [f64]) { fold t in 0..n, s = (x0, v0) { (for i { s.0[i] + s.1[i] }, for i { s.1[i] }) } }",
+    ] {
+        let checked = program(source);
+        let found: Vec<String> = sizes(&checked).into_iter().map(|(_, size)| size).collect();
+        assert_eq!(found, ["len(x0, 0)", "len(v0, 0)"], "{checked}");
+        assert!(bounds(&checked).iter().all(|b| *b == Bounds::Proven), "{checked}");
+    }
+}
+
+#[test]
 fn equal_by_construction_needs_no_check() {
     let checked = program("fn f(a: [f64]) -> [f64] { for i { a[i] + a[i] * a[i] } }");
     assert!(checks(&checked).is_empty());

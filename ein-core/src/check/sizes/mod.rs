@@ -131,6 +131,29 @@ pub fn canonical(size: &Expr, lets: &LetValues) -> Expr {
     canonical_to_depth(size, lets, 0)
 }
 
+/// `array` (a variable, or fields of one: `t.0.1`) with its variable replaced by the `let`
+/// value it names when that value is itself such a path; `None` when nothing is replaced.
+fn through_path_lets(array: &Expr, lets: &LetValues) -> Option<Expr> {
+    match &array.kind {
+        ExprKind::Var(var) => lets.get(var).filter(|value| is_path(value)).cloned(),
+        ExprKind::Project(node::Project { tuple, field }) => {
+            let tuple = through_path_lets(tuple, lets)?;
+            let kind = ExprKind::Project(node::Project { tuple: Box::new(tuple), field: *field });
+            Some(Expr::new(kind, array.ty.clone(), array.span))
+        }
+        _ => None,
+    }
+}
+
+/// A variable, or fields of one.
+fn is_path(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Project(node::Project { tuple, .. }) => is_path(tuple),
+        _ => false,
+    }
+}
+
 fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
     if depth > 64 {
         return size.clone();
@@ -148,6 +171,12 @@ fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
                         }
                     }
                 }
+            }
+            // A part of a tuple named by a pattern (`x` of `let (x, v) = t`, bound to `t.0`):
+            // the length of that part of the tuple's own name.
+            if let Some(path) = through_path_lets(array, lets) {
+                let kind = ExprKind::Len(node::Len { array: Box::new(path), axis: *axis });
+                return canonical_to_depth(&Expr::new(kind, size.ty.clone(), size.span), lets, depth + 1);
             }
             size.clone()
         }
