@@ -397,7 +397,9 @@ pub(crate) unsafe fn gemv<T: Num>(
     let work = m.saturating_mul(k);
     // Decided by the sizes alone (not the thread count), so that the grouping is too.
     if work >= PARALLEL_CONTRACTION && m < SPLIT_SUM_ROWS && k >= 2 * GEMV_BLOCK {
-        // SAFETY: the caller's promise, passed on.
+        // SAFETY: `split_sum` reads A (`m × k` at `a_strides`) and x (`k` at `x_stride`) only,
+        // which this function's caller promises readable; its writes go through `write`, which
+        // touches rows below `m` of y alone.
         unsafe { split_sum(m, k, m, GEMV_BLOCK, identity, a, a_strides, x, x_stride, write) };
         return;
     }
@@ -408,7 +410,8 @@ pub(crate) unsafe fn gemv<T: Num>(
         // run of every column, a page apart (3x slower than reading rows).
         let strip = Ord::min(m, COLUMN_STRIP_BYTES / Ord::max(std::mem::size_of::<T>(), 1));
         let block = Ord::max(COLUMN_BLOCK, COLUMN_TASK / strip);
-        // SAFETY: the caller's promise, passed on.
+        // SAFETY: as for the split above: only A and x within `m × k` are read, the promise
+        // of this function's caller, and `write` touches rows below `m` of y alone.
         unsafe { split_sum(m, k, strip, block, identity, a, a_strides, x, x_stride, write) };
         return;
     }
@@ -441,6 +444,8 @@ pub(crate) unsafe fn gemv<T: Num>(
 ///
 /// # Safety
 /// As [`gemv`]'s: every element of A (`m × k`) and x at these strides must be readable.
+/// SAFETY (what the body relies on): every task's rows lie below `m` and its steps below `k`
+/// (`span` clamps both), so each `partial_sums` call reads inside that promise.
 #[allow(clippy::too_many_arguments)]
 unsafe fn split_sum<T: Num>(
     m: usize,

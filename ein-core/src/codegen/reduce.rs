@@ -354,9 +354,9 @@ impl<'p> Gen<'p> {
         Ok(Code::name(&acc))
     }
 
-    /// The leading blocks of [`JAM_WIDE_BYTES`], [`JAM_WIDE`] or [`JAM_WIDTH`] elements of a comprehension's run of
-    /// `count` elements from `offset`, computed side by side ([`Gen::jam_step`]), each pushed
-    /// in order. Returns the local holding the number of elements written.
+    /// The leading blocks of [`JAM_WIDE_BYTES`], [`JAM_WIDE`] or [`JAM_WIDTH`] elements of a
+    /// comprehension's run of `count` elements from `offset`, computed side by side
+    /// ([`Gen::jam_step`]), each pushed in order. Returns the local holding the number of elements written.
     pub(super) fn jammed_run(
         &mut self,
         index: VarId,
@@ -402,9 +402,10 @@ impl<'p> Gen<'p> {
     /// blocks of [`JAM_WIDTH`]; and every outer one a plain fold, the innermost one of any
     /// length grouped as `Accumulate::fold_range` groups it — its steps in order, step `p` into
     /// lane `p % LANES`, below the last whole block of lanes, then their tree, then the
-    /// remaining steps in order — in blocks of [`JAM_WIDE_BYTES`], then of [`JAM_WIDE`], then of [`JAM_WIDTH`], when
-    /// `wide` (a comprehension's elements), else of [`JAM_WIDTH`] only (an `argmin`'s
-    /// candidates: a short distance each, whose narrow lanes stay in registers). Each variant
+    /// remaining steps in order — in blocks of [`JAM_WIDE_BYTES`], then of [`JAM_WIDE`], then
+    /// of [`JAM_WIDTH`], when `wide` (a comprehension's elements), else of [`JAM_WIDTH`] only
+    /// (an `argmin`'s candidates: a short distance each, whose narrow lanes stay in
+    /// registers). Each variant
     /// is its own loop in the caller, so the common short case keeps the small loop LLVM
     /// optimises best. Returns the variants and the local holding the outermost reduction's
     /// results.
