@@ -88,3 +88,40 @@ differential_expr! {
     let grid = array::<f64>([m, n]);
     ein!({ let g = grid; for i, j { g[i, j] * 2.0 + g[i, j + 1] } });
 }
+
+differential! {
+    /// Arrays held in tuples bound inside a loop, and rows of a fold's state bound by `let`,
+    /// size the indices that read them; where a second array sizes the same index (`v[j]`),
+    /// the sizes are checked equal (a mismatch panics, as for any two arrays).
+    sizes_through_tuples_and_rows: fn(a: [[f64]], v: [f64], n: usize) -> ([f64], [[f64]], [[f64]], [f64]) {
+        (
+            for i { let (r, s) = (a[i], 2.0); sum k { r[k] * s } },
+            for i { let (r, s) = (a[i], 0.5); for j { r[j] * s + v[j] } },
+            fold t in 0..n, u = a { for i { let r = u[i]; for j { r[j] * 0.5 + 1.0 } } },
+            for i { let t = if i > 0 { (a[i], 1.0) } else { (a[0], -1.0) }; max k { t.0[k] * t.1 } },
+        )
+    }
+    cases [rows, cols, vlen, steps] in [[0, 3, 3, 1], [1, 1, 1, 2], [4, 5, 5, 0], [6, 3, 3, 3], [3, 4, 2, 1]];
+    args (a = array([rows, cols]), v = array([vlen]), n = scalar(steps));
+}
+
+differential! {
+    /// Reads that size their index besides `a[i]`, `a[i + 2]` and windows of literals: a cast
+    /// index, a shift by a parameter, a centred window with a computed radius, a window read
+    /// backwards, a torus read, and a helper called with a shifted index. Shifted reads clamp.
+    computed_shifts_size_their_index: fn(a: [f64], x: [f64], w: [f64], off: i64)
+        -> ([f64], [f64], [f64], [f64], [f64], [f64])
+    {
+        (
+            for i { a[i as usize] * 2.0 },
+            for i { a[i + off] },
+            { let r = w.len() / 2; for i { sum k { x[i + k - r] * w[k] } } },
+            for i { sum k { x[i - k] * w[k] } },
+            { let n = a.len(); for i { a[(i + 1) % n] - a[i] } },
+            for i { at(a, i + 1) - at(a, i) },
+        )
+    }
+    with { fn at(v: [f64], p: i64) -> f64 { v[p] } }
+    cases [alen, xlen, wlen, shift] in [[1, 1, 1, 0], [5, 7, 3, 1], [6, 9, 4, 4], [3, 2, 5, 2], [0, 4, 1, 3]];
+    args (a = array([alen]), x = array([xlen]), w = array([wlen]), off = scalar(shift as i64 - 2));
+}

@@ -254,13 +254,7 @@ impl Checker {
                     Some(resolved) => (resolved.size, resolved.checks),
                     None if self.shadowed_indices.contains(&index) => return Err(Reported),
                     None => {
-                        self.errors.push(
-                            binder.name.span(),
-                            format!(
-                                "index `{name}` has no size: it never directly indexes an array; \
-                                 give it one with `{name} in 0..n`"
-                            ),
-                        );
+                        self.no_size(index, &name, binder.name.span());
                         return Err(Reported);
                     }
                 }
@@ -301,6 +295,25 @@ impl Checker {
             vars.extend(free_vars(&check.right));
             vars.iter().all(|var| self.var(*var).kind == VarKind::Param)
         });
+        for check in global.iter().chain(&local) {
+            if let Some(difference) = sizes::constant_difference(&check.left, &check.right, &self.lets) {
+                let (longer, shorter) = match difference > 0 {
+                    true => (&check.left_what, &check.right_what),
+                    false => (&check.right_what, &check.left_what),
+                };
+                let name = &check.index_name;
+                self.errors.push(
+                    check.span,
+                    format!(
+                        "index `{name}` reads {longer} and {shorter}, and the first always has {count} more \
+                         element{plural} than the second, so they can never agree; give `{name}` a range \
+                         (`{name} in 0..n`) and make the reads fit it",
+                        count = difference.unsigned_abs(),
+                        plural = if difference.unsigned_abs() == 1 { "" } else { "s" },
+                    ),
+                );
+            }
+        }
         self.global_checks.extend(global);
         if local.is_empty() {
             return node;
@@ -499,8 +512,9 @@ impl Checker {
         }
     }
 
-    /// The initial value of the accumulator part that `array` is: an accumulator, a field of
-    /// one, or a `let` (a pattern's name) bound to either.
+    /// The initial value of the accumulator part that `array` is: an accumulator, a field or a
+    /// row of one (`u[i]`: the same row of the initial value), or a `let` (a pattern's name)
+    /// bound to any of these.
     fn accumulator_part(&self, array: &Expr) -> Option<Expr> {
         match &array.kind {
             ExprKind::Var(var) => match self.accumulator_inits.get(var) {
@@ -513,8 +527,34 @@ impl Checker {
                 let kind = ExprKind::Project(node::Project { tuple: Box::new(init), field: *field });
                 Some(Expr::new(kind, array.ty.clone(), array.span))
             }
+            ExprKind::Index(node::Index { array: rows, index, bounds }) => {
+                let init = self.accumulator_part(rows)?;
+                let kind =
+                    ExprKind::Index(node::Index { array: Box::new(init), index: index.clone(), bounds: *bounds });
+                Some(Expr::new(kind, array.ty.clone(), array.span))
+            }
             _ => None,
         }
+    }
+
+    /// The error for an index that nothing sizes: at its binder, and at a read that uses it
+    /// without sizing it (`a[2 * i]`, `a[j + i]` inside a loop over `j`), if there is one.
+    fn no_size(&mut self, index: VarId, name: &str, span: Span) {
+        let Some(read) = self.size_uses.mentioned(index) else {
+            let message = format!(
+                "index `{name}` has no size: it never directly indexes an array; give it one with `{name} in 0..n`"
+            );
+            self.errors.push(span, message);
+            return;
+        };
+        self.errors.push(
+            span,
+            format!(
+                "index `{name}` has no size: no read sizes it (only `a[{name}]`, a shift `a[{name} + c]`, or a window \
+                 `a[{name} + k]` with `{name}` its outermost index does); give it one with `{name} in 0..n`"
+            ),
+        );
+        self.errors.push(read, format!("this read computes its position from `{name}`, so it does not size `{name}`"));
     }
 
     fn usable_at_binder(&self, size: &Expr) -> bool {
@@ -796,13 +836,14 @@ impl Checker {
                 self.errors.push(index.span, format!("array indices must be integers, found {found}"));
                 return Err(Reported);
             }
-            if let Some((var, offset)) = crate::ir::shape::var_plus_literal(&index) {
-                if self.var(var).kind == VarKind::Index {
-                    let read = if offset == 0 { sizes::Read::Plain } else { sizes::Read::Shifted };
-                    self.size_uses.record(&self.vars, var, &current, 0, index.span, read);
+            let sized = self.sizing_read(&index, &current);
+            if let Some((var, read)) = sized {
+                self.size_uses.record(&self.vars, var, &current, 0, index.span, read);
+            }
+            for var in free_vars(&self.through_index_lets(&index, 0)) {
+                if self.var(var).kind == VarKind::Index && sized.is_none_or(|(position, _)| position != var) {
+                    self.size_uses.mention(var, index.span);
                 }
-            } else if let Some(var) = self.window_position(&index) {
-                self.size_uses.record(&self.vars, var, &current, 0, index.span, sizes::Read::Shifted);
             }
             let ty = current.ty.indexed().ok_or(Reported)?;
             let kind = ExprKind::Index(node::Index {
@@ -815,14 +856,63 @@ impl Checker {
         Ok(current)
     }
 
-    /// In a window read `a[i + di - 2]` (indices added, literals added or subtracted): the
-    /// outermost index, `i`, which takes its size from the axis like a shifted read; the
-    /// inner ones are offsets within the window and are sized by their own reads (`w[di]`).
-    fn window_position(&self, index: &Expr) -> Option<VarId> {
-        let (vars, _) = crate::ir::shape::vars_plus_literal(index)?;
-        let all_indices = vars.len() > 1 && vars.iter().all(|var| self.var(*var).kind == VarKind::Index);
+    /// The index variable that a read `array[index]` sizes, and how. `a[i]` is a plain read;
+    /// `a[i + c]`, `a[i - off]` (any offset that does not change inside the loops) are shifted
+    /// reads; in a window `a[i + di - r]` (indices added, or subtracted after the first) the
+    /// outermost added index, `i`, is the position and is read shifted, the inner ones being
+    /// offsets within the window sized by their own reads (`w[di]`); a torus read `a[(i + 1) %
+    /// n]` with `n` the axis's length is a shifted read of `i`. The index is seen through
+    /// `let`s (a helper's argument is a `let`) and casts to 64-bit integers (`a[i as usize]`).
+    fn sizing_read(&self, index: &Expr, array: &Expr) -> Option<(VarId, sizes::Read)> {
+        let index = self.through_index_lets(index, 0);
+        if let ExprKind::Binary(node::Binary { op: BinaryOp::Rem, lhs, rhs }) = &index.kind {
+            let axis = crate::ir::shape::simplify_lengths(crate::ir::shape::length(array.clone(), 0));
+            let divisor = self.through_index_lets(rhs, 0);
+            let same =
+                sizes::key(&sizes::canonical(&divisor, &self.lets)) == sizes::key(&sizes::canonical(&axis, &self.lets));
+            let (var, _) = self.sizing_read(lhs, array).filter(|_| same)?;
+            return Some((var, sizes::Read::Shifted));
+        }
+        let mut terms = Vec::new();
+        sizes::signed_terms(&index, true, &mut terms);
+        let mut indices = Vec::new();
+        let mut shifted = false;
+        for (term, added) in terms {
+            match term.kind {
+                ExprKind::Var(var) if self.var(var).kind == VarKind::Index => indices.push((var, added)),
+                ExprKind::Literal(Literal::Int(0)) => {}
+                _ if self.index_dependency(&term).is_none() => shifted = true,
+                _ => return None,
+            }
+        }
         // Variables are declared as their binders are checked: the outermost has the least id.
-        all_indices.then(|| vars.iter().copied().min()).flatten()
+        let position = indices.iter().filter(|(_, added)| *added).map(|(var, _)| *var).min()?;
+        let read = if indices.len() == 1 && !shifted { sizes::Read::Plain } else { sizes::Read::Shifted };
+        Some((position, read))
+    }
+
+    /// `expr` with a `let`-bound variable replaced by its value and casts to 64-bit integers
+    /// removed, at the top and inside sums and differences.
+    fn through_index_lets(&self, expr: &Expr, depth: usize) -> Expr {
+        if depth > 64 {
+            return expr.clone();
+        }
+        if let Some(operand) = sizes::cast_to_64_bits(expr) {
+            return self.through_index_lets(operand, depth + 1);
+        }
+        match &expr.kind {
+            ExprKind::Var(var) if self.var(*var).kind == VarKind::Let => match self.lets.get(var) {
+                Some(value) if value.ty.rank() == 0 => self.through_index_lets(value, depth + 1),
+                _ => expr.clone(),
+            },
+            ExprKind::Binary(node::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), lhs, rhs }) => {
+                let lhs = self.through_index_lets(lhs, depth + 1);
+                let rhs = self.through_index_lets(rhs, depth + 1);
+                let kind = ExprKind::Binary(node::Binary { op: *op, lhs: Box::new(lhs), rhs: Box::new(rhs) });
+                Expr::new(kind, expr.ty.clone(), expr.span)
+            }
+            _ => expr.clone(),
+        }
     }
 
     fn field(&mut self, base: &ast::Expr, member: &Member, span: Span) -> Checked<Expr> {

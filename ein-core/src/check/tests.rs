@@ -116,6 +116,29 @@ fn a_tuple_fold_state_sizes_indices_by_the_parts_of_its_initial_value() {
 }
 
 #[test]
+fn arrays_held_in_tuples_and_rows_of_fold_state_size_their_indices() {
+    // `r` of a tuple bound inside the loop over `i` is a row of `a`: `k` ranges over axis 1.
+    for source in [
+        "fn f(a: [[f64]]) -> [f64] { for i { let (r, s) = (a[i], 2.0); sum k { r[k] * s } } }",
+        "fn f(a: [[f64]]) -> [f64] { for i { let t = (a[i], 2.0); sum k { t.0[k] * t.1 } } }",
+        "fn f(a: [[f64]]) -> [f64] { for i { let (r, s) = if i > 0 { (a[i], 2.0) } else { (a[0], 1.0) }; sum k { r[k] * s } } }",
+    ] {
+        let checked = program(source);
+        assert_eq!(sizes(&checked)[1], ("k".to_string(), "len(a, 1)".to_string()), "{checked}");
+    }
+    // With a second array sizing the same index, the sizes must still be checked equal.
+    let checked = program(
+        "fn f(a: [[f64]], v: [f64]) -> [[f64]] { for i { let (r, s) = (a[i], 2.0); for j { r[j] * s + v[j] } } }",
+    );
+    assert_eq!(checks(&checked), vec![("j".to_string(), "axis 0 of `r`".to_string(), "axis 0 of `v`".to_string())]);
+    // A row of a fold's state bound by `let` has the shape of that row of the initial value.
+    let checked =
+        program("fn f(a: [[f64]], n: i64) -> [[f64]] { fold t in 0..n, u = a { for i { let r = u[i]; for j { r[j] * 2.0 } } } }");
+    let found: Vec<String> = sizes(&checked).into_iter().map(|(_, size)| size).collect();
+    assert_eq!(found, ["len(a, 0)", "len(a, 1)"], "{checked}");
+}
+
+#[test]
 fn equal_by_construction_needs_no_check() {
     let checked = program("fn f(a: [f64]) -> [f64] { for i { a[i] + a[i] * a[i] } }");
     assert!(checks(&checked).is_empty());
@@ -170,6 +193,65 @@ fn a_window_read_sizes_its_outermost_index() {
 
 fn program_with_shift() -> Program {
     program("fn f(a: [f64]) -> [f64] { for i { a[i + 1] - a[i] } }")
+}
+
+#[test]
+fn casts_invariant_shifts_negative_offsets_tori_and_helper_shifts_size_their_index() {
+    // `(source, sizes, every read proven)`.
+    let cases = [
+        ("fn f(a: [f64]) -> [f64] { for i { a[i as usize] } }", vec!["len(a, 0)"], true),
+        ("fn f(a: [f64], off: i64) -> [f64] { for i { a[i + off] } }", vec!["len(a, 0)"], false),
+        (
+            "fn f(x: [f64], w: [f64]) -> [f64] { let r = w.len() / 2; for i { sum k { x[i + k - r] * w[k] } } }",
+            vec!["len(x, 0)", "len(w, 0)"],
+            false,
+        ),
+        (
+            "fn f(x: [f64], w: [f64]) -> [f64] { for i { sum k { x[i - k] * w[k] } } }",
+            vec!["len(x, 0)", "len(w, 0)"],
+            false,
+        ),
+        ("fn f(a: [f64]) -> [f64] { let n = a.len(); for i { a[(i + 1) % n] } }", vec!["len(a, 0)"], true),
+        (
+            "pub fn f(a: [f64]) -> [f64] { for i { at(a, i + 1) - at(a, i) } }
+             fn at(v: [f64], p: i64) -> f64 { v[p] }",
+            vec!["len(a, 0)"],
+            false,
+        ),
+    ];
+    for (source, expected, proven) in cases {
+        let checked = program(source);
+        let found: Vec<String> = sizes(&checked).into_iter().map(|(_, size)| size).collect();
+        assert_eq!(found, expected, "{checked}");
+        assert_eq!(bounds(&checked).iter().all(|b| *b == Bounds::Proven), proven, "{checked}");
+    }
+    // `a[i as usize + 1]` is a shifted read, clamped; `a[i as usize]` beside it is proven.
+    let checked = program("fn f(a: [f64]) -> [f64] { for i { a[i as usize + 1] - a[i as usize] } }");
+    assert_eq!(bounds(&checked), [Bounds::Clamped, Bounds::Proven]);
+}
+
+#[test]
+fn a_read_that_computes_its_position_is_named_when_nothing_sizes_an_index() {
+    let messages = errors("fn f(a: [f64]) -> [f64] { for i { a[2 * i] } }");
+    assert!(messages[0].starts_with("index `i` has no size: no read sizes it"), "{messages:?}");
+    assert_eq!(messages[1], "this read computes its position from `i`, so it does not size `i`");
+    let messages = errors("fn f(a: [f64]) -> [f64] { for i { a[0] } }");
+    assert_eq!(messages, ["index `i` has no size: it never directly indexes an array; give it one with `i in 0..n`"]);
+}
+
+#[test]
+fn a_size_check_that_can_never_hold_is_a_compile_error() {
+    let messages = errors(
+        "fn f(a: [f64]) -> [f64] { let d = for i in 0..a.len() - 1 { a[i + 1] - a[i] }; for i { d[i] * a[i] } }",
+    );
+    assert_eq!(
+        messages,
+        ["index `i` reads axis 0 of `a` and axis 0 of `d`, and the first always has 1 more element than the \
+          second, so they can never agree; give `i` a range (`i in 0..n`) and make the reads fit it"]
+    );
+    // Sizes that only may differ are checked at run time, as before.
+    let checked = program("fn f(a: [f64], b: [f64]) -> [f64] { for i { a[i] * b[i] } }");
+    assert_eq!(checks(&checked).len(), 1);
 }
 
 #[test]

@@ -9,8 +9,8 @@
 
 use crate::ir::node;
 use crate::ir::shape::{raw_shape, simplify_lengths};
-use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, SizeCheck, VarId, VarInfo};
-use crate::ops::BinaryOp;
+use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, ScalarType, SizeCheck, Type, VarId, VarInfo};
+use crate::ops::{BinaryOp, Scalar};
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 
@@ -39,6 +39,9 @@ pub enum Read {
 pub struct SizeUses {
     uses: BTreeMap<VarId, Vec<Candidate>>,
     shifted: BTreeMap<VarId, Vec<Candidate>>,
+    /// The first read whose position uses an index without sizing it (`a[2 * i]`), per index:
+    /// where to point when nothing sizes the index.
+    mentioned: BTreeMap<VarId, Span>,
 }
 
 impl SizeUses {
@@ -51,6 +54,16 @@ impl SizeUses {
             Read::Shifted => &mut self.shifted,
         };
         uses.entry(index).or_default().push(Candidate { size, what, span });
+    }
+
+    /// Records that the read at `span` computes its position from `index` without sizing it.
+    pub fn mention(&mut self, index: VarId, span: Span) {
+        self.mentioned.entry(index).or_insert(span);
+    }
+
+    /// The read recorded by [`SizeUses::mention`] for `index`, if any.
+    pub fn mentioned(&self, index: VarId) -> Option<Span> {
+        self.mentioned.get(&index).copied()
     }
 
     /// The candidates of `index`: its plain reads', or if it has none, its shifted reads'.
@@ -145,6 +158,34 @@ fn through_path_lets(array: &Expr, lets: &LetValues) -> Option<Expr> {
     }
 }
 
+/// The value that `array` (a variable, or fields of one) names through `let`s: `r` of `let (r,
+/// s) = (a[i], 1.0)` is `a[i]`, so its length is `len(a, 1)` even though `a[i]` cannot be
+/// evaluated where the index over `r` is bound. `None` for a parameter, an index or an
+/// accumulator (nothing to see through).
+fn value_through_lets(array: &Expr, lets: &LetValues, depth: usize) -> Option<Expr> {
+    if depth > 64 {
+        return None;
+    }
+    match &array.kind {
+        ExprKind::Var(var) => lets.get(var).cloned(),
+        ExprKind::Project(node::Project { tuple, field }) => {
+            let tuple = value_through_lets(tuple, lets, depth + 1)?;
+            match tuple.kind {
+                ExprKind::Tuple(mut items) if *field < items.len() => {
+                    let item = items.swap_remove(*field);
+                    Some(value_through_lets(&item, lets, depth + 1).unwrap_or(item))
+                }
+                tuple_kind => {
+                    let tuple = Expr::new(tuple_kind, tuple.ty, tuple.span);
+                    let kind = ExprKind::Project(node::Project { tuple: Box::new(tuple), field: *field });
+                    Some(Expr::new(kind, array.ty.clone(), array.span))
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
 /// A variable, or fields of one.
 fn is_path(expr: &Expr) -> bool {
     match &expr.kind {
@@ -160,14 +201,12 @@ fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
     }
     match &size.kind {
         ExprKind::Len(node::Len { array, axis }) => {
-            if let ExprKind::Var(var) = array.kind {
-                if let Some(value) = lets.get(&var) {
-                    if let Some(sizes) = raw_shape(value) {
-                        if let Some(axis_size) = sizes.into_iter().nth(*axis) {
-                            let axis_size = simplify_lengths(axis_size);
-                            if !has_opaque_length(&axis_size) {
-                                return canonical_to_depth(&axis_size, lets, depth + 1);
-                            }
+            if let Some(value) = value_through_lets(array, lets, depth) {
+                if let Some(sizes) = raw_shape(&value) {
+                    if let Some(axis_size) = sizes.into_iter().nth(*axis) {
+                        let axis_size = simplify_lengths(axis_size);
+                        if !has_opaque_length(&axis_size) {
+                            return canonical_to_depth(&axis_size, lets, depth + 1);
                         }
                     }
                 }
@@ -189,6 +228,59 @@ fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
             rebuilt.for_each_child_mut(|child| *child = canonical_to_depth(child, lets, depth + 1));
             rebuilt
         }
+    }
+}
+
+/// The terms of a sum and difference with their signs (`true`: added), into `terms`.
+pub fn signed_terms(expr: &Expr, added: bool, terms: &mut Vec<(Expr, bool)>) {
+    match &expr.kind {
+        ExprKind::Binary(node::Binary { op: BinaryOp::Add, lhs, rhs }) => {
+            signed_terms(lhs, added, terms);
+            signed_terms(rhs, added, terms);
+        }
+        ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) => {
+            signed_terms(lhs, added, terms);
+            signed_terms(rhs, !added, terms);
+        }
+        _ => terms.push((expr.clone(), added)),
+    }
+}
+
+/// `left - right` when it is a nonzero constant however the variables are chosen (`len(a, 0)
+/// - 1` against `len(a, 0)`): a size check between them can never hold.
+pub fn constant_difference(left: &Expr, right: &Expr, lets: &LetValues) -> Option<i64> {
+    // The non-literal terms (canonical text, sign), sorted, and the literal total.
+    let linear = |size: &Expr| -> Option<(Vec<(String, bool)>, i64)> {
+        let mut terms = Vec::new();
+        signed_terms(&canonical(size, lets), true, &mut terms);
+        let mut symbols = Vec::new();
+        let mut constant = 0i64;
+        for (term, added) in terms {
+            match term.kind {
+                ExprKind::Literal(Literal::Int(value)) => {
+                    constant = if added { constant.checked_add(value)? } else { constant.checked_sub(value)? };
+                }
+                _ => symbols.push((key(&term), added)),
+            }
+        }
+        symbols.sort();
+        Some((symbols, constant))
+    };
+    let (left_symbols, left_constant) = linear(left)?;
+    let (right_symbols, right_constant) = linear(right)?;
+    let difference = left_constant.checked_sub(right_constant)?;
+    (left_symbols == right_symbols && difference != 0).then_some(difference)
+}
+
+/// The operand of a cast to a 64-bit integer type (`i as usize`), which keeps the value of an
+/// index (never negative, and a length fits `isize`).
+pub fn cast_to_64_bits(expr: &Expr) -> Option<&Expr> {
+    match &expr.kind {
+        ExprKind::Cast(node::Cast {
+            operand,
+            to: ScalarType::Known(Scalar::I64 | Scalar::Isize | Scalar::U64 | Scalar::Usize),
+        }) => Some(operand),
+        _ => None,
     }
 }
 
@@ -310,8 +402,11 @@ impl Prover<'_> {
         }
     }
 
-    /// `i + c` (see [`var_plus_offset`]) with `i` an index variable, seen through aliases.
+    /// `i + c` (see [`var_plus_offset`]) with `i` an index variable, seen through aliases and
+    /// a cast to a 64-bit integer (`(i + 1) as usize`: an `i64` that is never negative here,
+    /// so the cast keeps its value).
     fn index_plus_offset(&self, expr: &Expr) -> Option<(VarId, i64)> {
+        let expr = cast_to_64_bits(expr).filter(|operand| operand.ty == Type::I64).unwrap_or(expr);
         let (var, offset) = var_plus_offset(expr)?;
         match self.aliases.get(&var) {
             Some(&(index, alias_offset)) => Some((index, alias_offset.checked_add(offset)?)),
@@ -329,7 +424,7 @@ impl Prover<'_> {
         let index = canonical(index, self.lets);
         let ExprKind::Binary(node::Binary { op: BinaryOp::Rem, lhs, rhs }) = &index.kind else { return false };
         let divisor = key(rhs);
-        index.ty == crate::ir::Type::I64
+        index.ty == Type::I64
             && self.equal(&divisor, axis)
             && self.lower_bound(lhs, &divisor).is_some_and(|bound| bound >= 0)
     }
