@@ -52,6 +52,18 @@ ein! {
         };
         for i, c { sum j { weights[i, j] * values[j, c] } }
     }
+
+    /// The same with the softmax written inside the row loop, as a user might: each row's
+    /// maximum and total, then its weighted sum of value rows.
+    pub fn attention_rows(queries: [[f32]], keys: [[f32]], values: [[f32]]) -> [[f32]] {
+        let scale = 1.0 / sqrt(queries.shape(1) as f32);
+        let scores = for i, j { sum d { queries[i, d] * keys[j, d] } * scale };
+        for i {
+            let m = max l { scores[i, l] };
+            let z = sum l { exp(scores[i, l] - m) };
+            for c { sum j { exp(scores[i, j] - m) / z * values[j, c] } }
+        }
+    }
 }
 
 pub fn kernels() -> Vec<KernelSpec> {
@@ -358,9 +370,13 @@ fn attention_kernel(quick: bool) -> Kernel {
     let shape = (n, d);
     let (q1, k1, v1) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
     let (q2, k2, v2) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
+    let (q3, k3, v3) = (Arc::clone(&q), Arc::clone(&k), Arc::clone(&v));
     Kernel::new("attention", format!("n={n} d={d} f32"), Work::Flops(4.0 * (n * n * d) as f64), Check::Close(1e-4))
-        .note("rate counts the two products (4·n²·d flops), not the n² exponentials; ndarray is `q.dot(&k.t())`, a row softmax in `Zip::par_for_each`, then `.dot(&v)`")
+        .note("rate counts the two products (4·n²·d flops), not the n² exponentials; ein-rows is the softmax written inside the row loop; ndarray is `q.dot(&k.t())`, a row softmax in `Zip::par_for_each`, then `.dot(&v)`")
         .variant("ein", move || attention(&data::view(&q1, shape), &data::view(&k1, shape), &data::view(&v1, shape)))
+        .variant("ein-rows", move || {
+            attention_rows(&data::view(&q3, shape), &data::view(&k3, shape), &data::view(&v3, shape))
+        })
         .variant("hand", move || attention_hand(&q2, &k2, &v2, n, d))
         .variant("ndarray", move || {
             let (q, k, v) = (data::view(&q, shape), data::view(&k, shape), data::view(&v, shape));

@@ -208,7 +208,7 @@ fn column_means_kernel(quick: bool) -> Kernel {
     let shape = (rows, columns);
     let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
     Kernel::new("column-means", format!("{rows}×{columns} f32"), Work::Bytes(4.0 * (rows * columns) as f64), Check::Close(1e-4))
-        .note("ein is `for j { sum i { x[i, j] } / n }`: blocks of 64 columns side by side, each step of the sums reading 64 consecutive elements of a row")
+        .note("ein is `for j { sum i { x[i, j] } / n }`: blocks of 256 columns side by side, each step of the sums reading 256 consecutive elements of a row")
         .note("hand: bands of rows in parallel, each row added whole into the band's column sums; ndarray: `mean_axis(Axis(0))` (serial)")
         .variant("ein", move || column_means(&data::view(&x1, shape)))
         .variant("hand", move || column_means_hand(&x2, columns))

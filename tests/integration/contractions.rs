@@ -245,3 +245,18 @@ differential! {
     cases [r, m, k, n] in [[5, 3, 4, 2], [1, 1, 1, 1], [0, 2, 0, 3], [3, 0, 2, 0], [40, 33, 29, 41]];
     args (x = array([r, m]), a = array([m, k]), b = array([k, n]), t = array([2, m, k]), u = array([2, k, n]), c = scalar(0.25));
 }
+
+differential! {
+    /// Scalars each row computes before its products (a softmax's maximum and total, a norm, a
+    /// row sum) are computed into arrays over the rows first, so the nest is one product instead
+    /// of one vector–matrix product per row; a row named by `let` is read in place.
+    contraction_after_row_scalars: fn(s: [[f32]], v: [[f32]], x: [[f64]], w: [[f64]]) -> ([[f32]], [[f64]], [[f64]]) {
+        (
+            for i { let m = max k { s[i, k] }; let z = sum k { exp(s[i, k] - m) }; for c { sum j { exp(s[i, j] - m) / z * v[j, c] } } },
+            for i { let r = x[i]; let n = sqrt(sum k { r[k] * r[k] }) + 1.0; for j { sum k { r[k] * w[k, j] } / n } },
+            for i { let t = sum k { x[i, k] }; for j { sum k { x[i, k] * w[k, j] } * 0.5 + t } },
+        )
+    }
+    cases [m, k, n, kw] in [[3, 4, 5, 4], [1, 1, 1, 1], [0, 3, 2, 3], [2, 0, 3, 0], [4, 3, 0, 3], [33, 29, 17, 29], [3, 4, 5, 2]];
+    args (s = array([m, k]), v = array([k, n]), x = array([m, k]), w = array([kw, n]));
+}

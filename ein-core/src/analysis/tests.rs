@@ -167,7 +167,7 @@ fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
     assert_eq!(levels(norm), Some(vec![ReduceOp::Sum]));
     // A nest reading what its epilogue binds; a failure that depends on the values (a
     // divisor); a size that depends on the comprehension's index; argmax.
-    let bound_outside = "fn f(x: [[f64]]) -> [[f64]] { for i, j { let r = x[i]; sum k { r[k] * x[k, j] } } }";
+    let bound_outside = "fn f(x: [[f64]]) -> [[f64]] { for i, j { let r = x[j]; sum k { r[k] * x[k, i] } } }";
     assert_eq!(levels(bound_outside), None);
     assert_eq!(levels("fn f(a: [[i64]], d: [i64]) -> [[i64]] { for i, j { sum k { a[i, k] / d[j] } } }"), None);
     assert_eq!(

@@ -44,6 +44,13 @@
 //! cheapest for the sizes at hand (`ein-runtime/src/chain.rs`), which also regroups each
 //! product (`(a b) c` or `a (b c)`): as with summation order, results may differ in rounding.
 //!
+//! A nest whose rows first compute scalars of their own (`for i { let m = max k { s[i, k] };
+//! let z = …; for c { sum j { exp(s[i, j] - m) / z * v[j, c] } } }`, a softmax times a matrix
+//! written in one nest) has those scalars computed first into arrays over the rows, each name
+//! then read from its array; when what remains is a contraction (or holds one), the nest is
+//! one product instead of one vector–matrix product per row. Only values that cannot fail are
+//! computed ahead, so no error is added, dropped or reordered.
+//!
 //! A contraction inside an element-wise consumer (`for i, j { relu(sum k { … } + bias[j]) }`,
 //! `sum k { … } / n`, `-sum k { … }`, as written or as fusion by inlining left it) is taken
 //! apart: the sum becomes a contraction of its own, computed first into an array, and the
@@ -76,6 +83,9 @@ fn rewrite(program: &mut Program, mut expr: Expr) -> Expr {
         }
         if let Some(split) = split_consumer(program, &mut expr) {
             return split;
+        }
+        if let Some(lifted) = lift_row_lets(program, &expr) {
+            return lifted;
         }
     }
     expr.rewrite_children(|child| rewrite(program, child));
@@ -120,20 +130,92 @@ fn split_consumer(program: &mut Program, nest: &mut Expr) -> Option<Expr> {
     let span = contraction.span;
     let name = format!("{}contracted", crate::ir::SYNTHETIC_PREFIX);
     let var = program.fresh_var(crate::ir::VarInfo { name, ty: ty.clone(), kind: crate::ir::VarKind::Let, span });
-    // `c[o1][o2]…`: in bounds, as `c` has exactly the nest's sizes.
-    let read = chain.iter().fold(Expr::new(ExprKind::Var(var), ty, span), |array, (index, _)| {
-        let ty = array.ty.indexed().unwrap_or_else(|| array.ty.clone());
-        let index = Expr::new(ExprKind::Var(*index), crate::ir::Type::I64, span);
-        let kind =
-            ExprKind::Index(node::Index { array: Box::new(array), index: Box::new(index), bounds: Bounds::Proven });
-        Expr::new(kind, ty, span)
-    });
+    let indices: Vec<VarId> = chain.iter().map(|(index, _)| *index).collect();
+    let read = read_at(var, ty, &indices, span);
     // The element is each `for`'s second child (after its size), `chain.len()` times down.
     let full_path: Vec<usize> = std::iter::repeat_n(1, chain.len()).chain(path).collect();
     replace_at(nest, &full_path, read);
     let consumer = rewrite(program, nest.take());
     let ty = consumer.ty.clone();
     Some(Expr::new(ExprKind::Let(node::Let { var, value: Box::new(contraction), body: Box::new(consumer) }), ty, span))
+}
+
+/// `array[o1][o2]…` for the nest indices `o…`: in bounds, as `array` has exactly the nest's
+/// sizes.
+fn read_at(array: VarId, ty: crate::ir::Type, indices: &[VarId], span: proc_macro2::Span) -> Expr {
+    indices.iter().fold(Expr::new(ExprKind::Var(array), ty, span), |array, index| {
+        let ty = array.ty.indexed().unwrap_or_else(|| array.ty.clone());
+        let index = Expr::new(ExprKind::Var(*index), crate::ir::Type::I64, span);
+        let kind =
+            ExprKind::Index(node::Index { array: Box::new(array), index: Box::new(index), bounds: Bounds::Proven });
+        Expr::new(kind, ty, span)
+    })
+}
+
+/// `for o… { let x = v; …; for … { … } }` where the inner nest, with each scalar `x` read from
+/// an array of its values over `o…` computed first, is a contraction or holds one that
+/// [`split_consumer`] takes out: those arrays (`let X = for o… { v }`, later values reading
+/// the earlier arrays), then that contraction. Otherwise a row's own scalars (softmax's maximum
+/// and total, a norm) would leave one vector–matrix product per row. Only values that cannot
+/// fail are computed ahead (so no error is added or reordered); an array `let` is taken only
+/// when it is a read that cannot fail (`let r = a[i]`), put in place of its name.
+fn lift_row_lets(program: &mut Program, nest: &Expr) -> Option<Expr> {
+    let mut chain: Vec<(VarId, &Expr)> = Vec::new();
+    let mut element = nest;
+    while let ExprKind::For(node::For { index, size, body }) = &element.kind {
+        chain.push((*index, size));
+        element = body;
+    }
+    let mut lets: Vec<(VarId, &Expr)> = Vec::new();
+    while let ExprKind::Let(node::Let { var, value, body }) = &element.kind {
+        lets.push((*var, value));
+        element = body;
+    }
+    let liftable = |value: &Expr| {
+        !may_fail(value)
+            && (value.ty.rank() == 0
+                || (!has_loop(value) && matches!(value.kind, ExprKind::Index(_) | ExprKind::Var(_))))
+    };
+    if lets.is_empty() || !matches!(element.kind, ExprKind::For(_)) || !lets.iter().all(|(_, value)| liftable(value)) {
+        return None;
+    }
+    let indices: Vec<VarId> = chain.iter().map(|(index, _)| *index).collect();
+    let declared = program.vars.len();
+    // Each name's replacement (a read of its array, or the row it names), and the arrays.
+    let mut replacements: Vec<(VarId, Expr)> = Vec::new();
+    let mut arrays: Vec<(VarId, Expr)> = Vec::new();
+    for (var, value) in lets {
+        let mut value = value.clone();
+        for (earlier, replacement) in &replacements {
+            crate::ir::visit::substitute(&mut value, *earlier, replacement);
+        }
+        if value.ty.rank() > 0 {
+            replacements.push((var, value));
+            continue;
+        }
+        let mut values = nest_around(&chain, value);
+        crate::ir::visit::rename_binders(&mut values, &mut program.vars);
+        let (ty, span) = (values.ty.clone(), values.span);
+        let name = format!("{}{}", crate::ir::SYNTHETIC_PREFIX, program.var(var).name);
+        let array = program.fresh_var(crate::ir::VarInfo { name, ty: ty.clone(), kind: crate::ir::VarKind::Let, span });
+        replacements.push((var, read_at(array, ty, &indices, span)));
+        arrays.push((array, values));
+    }
+    let mut inner = element.clone();
+    for (var, replacement) in &replacements {
+        crate::ir::visit::substitute(&mut inner, *var, replacement);
+    }
+    let mut candidate = nest_around(&chain, inner);
+    let found = recognise(program, &candidate).or_else(|| split_consumer(program, &mut candidate));
+    let Some(contraction) = found else {
+        // Nothing to gain: forget the names declared for the attempt.
+        program.vars.truncate(declared);
+        return None;
+    };
+    Some(arrays.into_iter().rev().fold(contraction, |body, (var, value)| {
+        let (ty, span) = (body.ty.clone(), body.span);
+        Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) }), ty, span)
+    }))
 }
 
 /// The sums of an element that are computed once per element (not inside a loop of the

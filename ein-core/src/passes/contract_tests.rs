@@ -275,6 +275,30 @@ fn factors_that_are_expressions_of_the_labels_are_computed_into_arrays_first() {
 }
 
 #[test]
+fn scalars_a_row_computes_before_its_products_are_computed_into_arrays_first() {
+    // A softmax row times a matrix, in one nest: the row's maximum and total become arrays over
+    // the rows, the weights a computed factor, and the whole nest one product (not one
+    // vector–matrix product per row).
+    let program = optimised(
+        "fn f(s: [[f32]], v: [[f32]]) -> [[f32]] { for i { let m = max k { s[i, k] }; let z = sum k { exp(s[i, k] - m) }; for c { sum j { exp(s[i, j] - m) / z * v[j, c] } } } }",
+    );
+    let found = contractions(&program);
+    assert_eq!(found.len(), 1, "{program}");
+    assert_eq!(found[0].outputs, 2, "{program}");
+    // A row named by `let` and a scale: the row read in place, the scale an array.
+    let program = optimised(
+        "fn f(x: [[f64]], w: [[f64]]) -> [[f64]] { for i { let r = x[i]; let n = sqrt(sum k { r[k] * r[k] }); for j { sum k { r[k] * w[k, j] } / n } } }",
+    );
+    let found = contractions(&program);
+    assert_eq!((found.len(), found[0].outputs), (1, 2), "{program}");
+    // A value that may fail stays in its row (an integer division by a parameter).
+    let program = optimised(
+        "fn f(x: [[f64]], w: [[f64]], d: i64) -> [[f64]] { for i { let q = (i / d) as f64; for j { sum k { x[i, k] * w[k, j] } + q } } }",
+    );
+    assert!(contractions(&program).iter().all(|found| found.outputs == 1), "{program}");
+}
+
+#[test]
 fn a_dot_product_inside_a_loop_is_left_to_the_loop_code() {
     // Per-row dots of a row-dependent operand: recognised only as part of a whole `for` nest.
     let program = optimised("fn f(a: [[f64]], b: [[f64]]) -> [f64] { for i { sum k { a[i, k] * b[i, k] } + 1.0 } }");
@@ -342,6 +366,9 @@ fn the_interpreter_gives_the_same_answers_after_the_pass() {
         agrees(source, vec![numbers.array(&[k, m], Scalar::F64)], &[]);
         let source =
             "fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { exp(a[i, k]) * (b[k, j] * 0.5) } } }";
+        agrees(source, vec![numbers.array(&[m, k], Scalar::F32), numbers.array(&[k, n], Scalar::F32)], &[]);
+        // A row's own scalars computed into arrays first.
+        let source = "fn f(s: [[f32]], v: [[f32]]) -> [[f32]] { for i { let m = max t { s[i, t] }; let z = sum t { exp(s[i, t] - m) }; for c { sum j { exp(s[i, j] - m) / z * v[j, c] } } } }";
         agrees(source, vec![numbers.array(&[m, k], Scalar::F32), numbers.array(&[k, n], Scalar::F32)], &[]);
     }
 }
