@@ -238,6 +238,25 @@ fn views_from_raw_parts_and_slices() {
 }
 
 #[test]
+fn prefetch_hints_take_any_index_and_change_nothing() {
+    // Contiguous, reversed, transposed and empty views; indices in range, past the end and at
+    // the top of `usize` (the address arithmetic wraps, and nothing is read).
+    let matrix = sample_matrix();
+    let reversed = matrix.slice(s![.., ..;-1]);
+    let transposed = matrix.t();
+    let empty = Array2::<i32>::zeros((0, 3));
+    for view in [matrix.view(), reversed.view(), transposed.view(), empty.view()] {
+        let ein_view = view.as_view();
+        for index in [[0, 0], [1, 2], [7, 0], [usize::MAX, usize::MAX / 2], [0, usize::MAX]] {
+            for count in [0, 1, 3, 1000] {
+                ein_view.prefetch_run(index, count);
+            }
+        }
+        check_view(ein_view, view.into_dyn());
+    }
+}
+
+#[test]
 fn sub_unchecked_asserts_ranks() {
     let data = [1, 2, 3, 4];
     let view = View::from_slice(&data, [2, 2]);

@@ -866,7 +866,7 @@ fn product(factors: &[&TokenStream]) -> TokenStream {
 /// array's in that order (`transposition_of` recognises only such a copy), so each index is
 /// in range on the copy's axis exactly where it was on the array's; the analysis lists only
 /// reads whose indices are all proven (`AcrossRead`).
-fn transposed_read(read: &Expr, copy: VarId, axis: usize, copy_type: &Type) -> Expr {
+pub(super) fn transposed_read(read: &Expr, copy: VarId, axis: usize, copy_type: &Type) -> Expr {
     let (_, positions) = read.read_chain();
     let mut positions: Vec<(Expr, Bounds)> =
         positions.into_iter().map(|(position, bounds)| (position.clone(), bounds)).collect();

@@ -1104,6 +1104,13 @@ fn column_reductions_run_side_by_side_in_wide_blocks() {
         assert!(code.contains(&squeeze(&format!("while __ein_jammed + {width} <= __ein_end - __ein_start"))), "{code}");
     }
     assert!(code.contains(&squeeze("::ein::__private::jammed_chunk_rows(__ein_size_j, 256)")), "{code}");
+    // The wide blocks ask for the run of the row they read eight steps later; the narrow ones
+    // (whose lanes fill one at a time) do not.
+    for width in [256, 64] {
+        let hint = format!("a.prefetch_run([__ein_position + 8, __ein_start + __ein_jammed], {width});");
+        assert!(code.contains(&squeeze(&hint)), "{code}");
+    }
+    assert!(!code.contains(&squeeze("__ein_jammed], 8);")), "{code}");
     let source = quote::quote! {
         fn column_sums(a: [[f64]]) -> [f64] { for j { sum i { a[i, j] } } }
     };
