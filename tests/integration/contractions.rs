@@ -250,11 +250,12 @@ differential! {
     /// Scalars each row computes before its products (a softmax's maximum and total, a norm, a
     /// row sum) are computed into arrays over the rows first, so the nest is one product instead
     /// of one vector–matrix product per row; a row named by `let` is read in place.
-    contraction_after_row_scalars: fn(s: [[f32]], v: [[f32]], x: [[f64]], w: [[f64]]) -> ([[f32]], [[f64]], [[f64]]) {
+    contraction_after_row_scalars: fn(s: [[f32]], v: [[f32]], x: [[f64]], w: [[f64]]) -> ([[f32]], [[f64]], [[f64]], [[f64]]) {
         (
             for i { let m = max k { s[i, k] }; let z = sum k { exp(s[i, k] - m) }; for c { sum j { exp(s[i, j] - m) / z * v[j, c] } } },
             for i { let r = x[i]; let n = sqrt(sum k { r[k] * r[k] }) + 1.0; for j { sum k { r[k] * w[k, j] } / n } },
             for i { let t = sum k { x[i, k] }; for j { sum k { x[i, k] * w[k, j] } * 0.5 + t } },
+            for i { let (lo, hi) = (min k { x[i, k] }, max k { x[i, k] }); for j { sum k { (x[i, k] - lo) * w[k, j] } / (hi - lo + 1.0) } },
         )
     }
     cases [m, k, n, kw] in [[3, 4, 5, 4], [1, 1, 1, 1], [0, 3, 2, 3], [2, 0, 3, 0], [4, 3, 0, 3], [33, 29, 17, 29], [3, 4, 5, 2]];

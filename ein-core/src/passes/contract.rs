@@ -196,7 +196,8 @@ fn lift_row_lets(program: &mut Program, nest: &Expr) -> Option<Expr> {
         let mut values = nest_around(&chain, value);
         crate::ir::visit::rename_binders(&mut values, &mut program.vars);
         let (ty, span) = (values.ty.clone(), values.span);
-        let name = format!("{}{}", crate::ir::SYNTHETIC_PREFIX, program.var(var).name);
+        let prefix = crate::ir::SYNTHETIC_PREFIX;
+        let name = format!("{prefix}{}", program.var(var).name.trim_start_matches(prefix));
         let array = program.fresh_var(crate::ir::VarInfo { name, ty: ty.clone(), kind: crate::ir::VarKind::Let, span });
         replacements.push((var, read_at(array, ty, &indices, span)));
         arrays.push((array, values));
