@@ -144,3 +144,22 @@ differential! {
     cases [n, b] in [[20, 5], [1, 1], [0, 4], [10, 0], [500, 10]];
     args (data = array([n]).within(-1.0, 10.0), bins = scalar(b));
 }
+
+differential! {
+    /// Reductions over a column written inside `for i, j` (a column softmax, centring, an
+    /// inline batch normalisation): computed once per column before the rows, as if written as
+    /// comprehensions of their own.
+    column_reductions_inside_the_element: fn(x: [[f64]], y: [[f32]]) -> ([[f64]], [[f64]], [[f32]]) {
+        (
+            for i, j { exp(x[i, j] - max k { x[k, j] }) / sum k { exp(x[k, j] - max l { x[l, j] }) } },
+            { let n = x.len() as f64; for i, j { x[i, j] - sum k { x[k, j] } / n } },
+            for i, j {
+                let m = sum k { y[k, j] } / 4.0;
+                let v = sum k { (y[k, j] - m) * (y[k, j] - m) };
+                (y[i, j] - m) / sqrt(v + 0.001)
+            },
+        )
+    }
+    cases [r, c] in [[0, 3], [3, 0], [1, 1], [5, 4], [17, 33]];
+    args (x = array([r, c]), y = array([r, c]));
+}

@@ -4,20 +4,28 @@
 //! `for i, j { exp(x[i, j] - max k { x[i, k] }) / sum k { … } }`, both reductions rise out of
 //! `for j` and are computed once per row.
 //!
+//! A value that depends on exactly one index of an inner loop, none other of the loops being
+//! left (`for i, j { x[i, j] - sum k { x[k, j] } / n }`: a column's mean, the same for every
+//! row), is computed once per value of that index into an array before the outer loop (`let m
+//! = for j { sum k { x[k, j] } / n }`) and read there (`m[j]`): otherwise each element would
+//! compute its column's reduction again, one loop more than the program needs.
+//!
 //! Only expressions that cannot fail move (see [`may_fail_where`]): a loop may run zero times, and a
 //! moved expression must not add an error. An integer division by the size of a loop that
 //! encloses the new place cannot fail there (that loop is running, so its size is not zero).
 //! Nothing moves out of an `Assert`: the reads inside may be proven in bounds only by that check.
 
-use super::purity::{is_expensive, may_fail_where};
+use super::purity::{has_loop, is_expensive, is_length, may_fail_where};
 use crate::ir::node;
-use crate::ir::visit::{alpha_key, free_vars};
-use crate::ir::{Expr, ExprKind, Program, VarId, VarInfo, VarKind};
+use crate::ir::visit::{alpha_key, bound_vars, free_vars, substitute};
+use crate::ir::{Bounds, Expr, ExprKind, Program, VarId, VarInfo, VarKind};
 use std::collections::BTreeSet;
 
 pub fn hoist(mut program: Program) -> Program {
     let body = program.body.take();
-    program.body = Hoister { vars: &mut program.vars, enclosing_sizes: Vec::new() }.expr(body);
+    program.body =
+        Hoister { vars: &mut program.vars, enclosing_sizes: Vec::new(), columns: Vec::new(), column_lets: Vec::new() }
+            .expr(body);
     program
 }
 
@@ -27,6 +35,15 @@ struct Hoister<'a> {
     /// lifted out of it is evaluated, each of them is running, so none is zero. A division by
     /// one cannot fail there (the torus wrap `(i + h - 1) % h` inside `for i in 0..h`).
     enclosing_sizes: Vec<String>,
+    /// While extracting from a loop body: the indices of the comprehensions inside it, on the way down, whose sizes do not depend on anything bound inside the loop
+    /// being processed and cannot fail (lengths), with those sizes: a value depending on one
+    /// of them alone can become an array over it ([`Hoister::column`]).
+    columns: Vec<(VarId, Expr)>,
+    /// `let`s inside the loop body whose values depend on one of [`Hoister::columns`] alone
+    /// and are cheap (`let m = m_array[j]` once a column mean is lifted): the variable, that
+    /// index and the value, so a later value reading it (a variance reading the mean) can be
+    /// lifted over the same index with the value in its place.
+    column_lets: Vec<(VarId, VarId, Expr)>,
 }
 
 /// A binding lifted out of a loop, in evaluation order.
@@ -134,6 +151,24 @@ impl Hoister<'_> {
                 self.extract(*body, blocked, lifted, at_root)
             }
             ExprKind::Assert(_) => expr,
+            // A value of one column alone, once extracted from, is remembered (see
+            // `column_lets`) while its body is extracted from.
+            ExprKind::Let(node::Let { var, value, body }) if !self.columns.is_empty() => {
+                let value = self.extract(*value, blocked, lifted, false);
+                let column = self.column(&value, blocked).filter(|_| !has_loop(&value) && !self.may_fail(&value));
+                let remembered = self.column_lets.len();
+                if let Some((index, _)) = column {
+                    self.column_lets.push((var, index, value.clone()));
+                }
+                let newly = blocked.insert(var);
+                let body = self.extract(*body, blocked, lifted, false);
+                if newly {
+                    blocked.remove(&var);
+                }
+                self.column_lets.truncate(remembered);
+                let kind = ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(body) });
+                Expr { kind, ..expr }
+            }
             // An accum's update loops are part of it, never an array of their own: only what
             // they contain may move (their sizes, their `let`s, parts of their updates).
             ExprKind::Accum(mut accum) => {
@@ -149,7 +184,24 @@ impl Hoister<'_> {
                 lifted.push(Lifted { var, value: expr });
                 Expr::new(ExprKind::Var(var), ty, span)
             }
+            _ if !at_root && has_loop(&expr) && !self.may_fail(&expr) && self.column(&expr, blocked).is_some() => {
+                let Some((index, size)) = self.column(&expr, blocked) else { return expr };
+                self.lift_column(expr, index, size, lifted)
+            }
             _ => {
+                // An inner comprehension whose size the whole loop body shares: values depending
+                // on its index alone may become arrays over it. (A reduction's steps are
+                // `share-steps`' to give arrays, which also takes in what they share.)
+                let column = match &expr.kind {
+                    ExprKind::For(node::For { index, size, .. })
+                        if is_length(size) && invariant(size, blocked) && bound_vars(size).is_empty() =>
+                    {
+                        Some((*index, (**size).clone()))
+                    }
+                    _ => None,
+                };
+                let columns_before = self.columns.len();
+                self.columns.extend(column);
                 // A binder's variable is in scope in its body only (the last child), but blocking
                 // it for the earlier children too is harmless: they cannot mention it.
                 let newly: Vec<VarId> = expr.binders().filter(|var| blocked.insert(*var)).collect();
@@ -157,6 +209,7 @@ impl Hoister<'_> {
                 for var in newly {
                     blocked.remove(&var);
                 }
+                self.columns.truncate(columns_before);
                 expr
             }
         }
@@ -183,6 +236,50 @@ impl Hoister<'_> {
             blocked.remove(&var);
         }
         expr
+    }
+
+    /// The inner index (with its size) that `expr` depends on alone among the variables bound
+    /// inside the loop being processed, when it is one of [`Hoister::columns`].
+    fn column(&self, expr: &Expr, blocked: &BTreeSet<VarId>) -> Option<(VarId, Expr)> {
+        // A remembered `let` counts as the index its value depends on.
+        let mut depends: BTreeSet<VarId> = free_vars(expr)
+            .into_iter()
+            .filter(|var| blocked.contains(var))
+            .map(|var| match self.column_lets.iter().find(|(name, ..)| *name == var) {
+                Some((_, index, _)) => *index,
+                None => var,
+            })
+            .collect();
+        let index = depends.pop_first()?;
+        if !depends.is_empty() {
+            return None;
+        }
+        self.columns.iter().find(|(column, _)| *column == index).cloned()
+    }
+
+    /// `expr`, which depends on the inner index `index` alone, as a read `a[index]` of an
+    /// array `a = for index' in 0..size { expr }` bound before the loop being processed (in
+    /// bounds: `index` ranges over `size`).
+    fn lift_column(&mut self, mut expr: Expr, index: VarId, size: Expr, lifted: &mut Vec<Lifted>) -> Expr {
+        let (ty, span) = (expr.ty.clone(), expr.span);
+        // Remembered `let`s read by `expr` get their values (latest first: a value may read an
+        // earlier one).
+        for (name, _, value) in self.column_lets.iter().rev() {
+            substitute(&mut expr, *name, value);
+        }
+        let fresh_index = crate::ir::declare(self.vars, self.vars[index.0 as usize].clone());
+        substitute(&mut expr, index, &Expr::new(ExprKind::Var(fresh_index), crate::ir::Type::I64, span));
+        let array_ty = ty.with_outer_axis();
+        let kind = ExprKind::For(node::For { index: fresh_index, size: Box::new(size), body: Box::new(expr) });
+        let array = Expr::new(kind, array_ty.clone(), span);
+        let var = self.fresh(&array);
+        lifted.push(Lifted { var, value: array });
+        let read = ExprKind::Index(node::Index {
+            array: Box::new(Expr::new(ExprKind::Var(var), array_ty, span)),
+            index: Box::new(Expr::new(ExprKind::Var(index), crate::ir::Type::I64, span)),
+            bounds: Bounds::Proven,
+        });
+        Expr::new(read, ty, span)
     }
 
     /// Whether `expr` may fail just outside the loop being processed.

@@ -300,6 +300,24 @@ fn before_and_after(source: &str, pass: fn(Program) -> Program) -> (String, Stri
 }
 
 #[test]
+fn reductions_over_a_column_are_computed_once_per_column() {
+    // A column's maximum, total or mean, written inside `for i, j`: one array over the
+    // columns before the rows, no reduction left under `i`.
+    for source in [
+        "fn f(x: [[f64]]) -> [[f64]] { for i, j { exp(x[i, j] - max k { x[k, j] }) / sum k { exp(x[k, j] - max l { x[l, j] }) } } }",
+        "fn f(x: [[f64]]) -> [[f64]] { let n = x.len() as f64; for i, j { x[i, j] - sum k { x[k, j] } / n } }",
+        "fn f(x: [[f32]]) -> [[f32]] { for i, j { let m = sum k { x[k, j] } / 4.0; let v = sum k { (x[k, j] - m) * (x[k, j] - m) }; (x[i, j] - m) / sqrt(v + 0.001) } }",
+    ] {
+        let program = optimised(source);
+        assert_eq!(reductions_inside(&program, "i"), 0, "{program}");
+        assert!(array_temporaries(&program) >= 1, "{program}");
+    }
+    // A reduction that may fail (an integer division by a parameter) stays in place.
+    let program = optimised("fn f(x: [[i64]], d: i64) -> [[i64]] { for i, j { x[i, j] + sum k { x[k, j] / d } } }");
+    assert_eq!(reductions_inside(&program, "i"), 1, "{program}");
+}
+
+#[test]
 fn hoist_lifts_an_invariant_reduction_out_of_its_loop() {
     let (_, after) =
         before_and_after("fn f(a: [f64], b: [f64]) -> f64 { sum k { a[k] * sum l { b[l] } } }", super::hoist::hoist);
