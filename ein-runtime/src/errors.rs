@@ -149,6 +149,29 @@ fn size_mismatch(left: i64, right: i64, index: &str, left_what: &str, right_what
     )
 }
 
+/// A captured Rust integer of the expression form as the integer type the program gives it (a
+/// `usize` local `n` in `x[n - 1 - i]` is an `i64`, like the index beside it): any integer
+/// width converts, and a value that does not fit panics naming the local:
+/// "ein: captured `n` = 18446744073709551615 does not fit in i64".
+#[inline]
+#[track_caller]
+pub fn captured_int<T, S>(value: S, name: &str) -> T
+where
+    S: TryInto<T> + Copy + std::fmt::Display,
+{
+    match value.try_into() {
+        Ok(converted) => converted,
+        Err(_) => captured_int_out_of_range(&value.to_string(), name, std::any::type_name::<T>()),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn captured_int_out_of_range(value: &str, name: &str, ty: &str) -> ! {
+    panic!("ein: captured `{name}` = {value} does not fit in {ty}")
+}
+
 /// Clamps `index` into `0..len` (ein's rule for out-of-range reads such as `a[i + 1]` at the
 /// edge); panics if `len == 0`, since there is nothing to clamp to:
 /// "ein: read from empty axis 0 of `a` (at file:line:col)".
@@ -220,6 +243,17 @@ mod tests {
     use ein_testing::expect_panic;
 
     const SITE: Site = Site { file: "src/x.rs", line: 4, column: 9 };
+
+    #[test]
+    fn captured_integers_convert_to_the_programs_type_or_panic_naming_the_local() {
+        assert_eq!(captured_int::<i64, usize>(7, "n"), 7i64);
+        assert_eq!(captured_int::<u8, i64>(255, "k"), 255u8);
+        assert_eq!(captured_int::<i32, i32>(-3, "m"), -3);
+        let message = expect_panic(|| captured_int::<i64, usize>(usize::MAX, "n"));
+        assert_eq!(message, format!("ein: captured `n` = {} does not fit in i64", usize::MAX));
+        let message = expect_panic(|| captured_int::<usize, i64>(-1, "len"));
+        assert_eq!(message, "ein: captured `len` = -1 does not fit in usize");
+    }
 
     #[test]
     fn site_displays_as_file_line_column() {

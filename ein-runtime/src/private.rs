@@ -16,7 +16,8 @@ pub use crate::dispatch::{
     DEFAULT_MATH_COPY,
 };
 pub use crate::errors::{
-    check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero, IntoSize, Site,
+    captured_int, check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero,
+    IntoSize, Site,
 };
 pub use crate::filter::{filter, Kept, FILTER_CHUNK};
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};

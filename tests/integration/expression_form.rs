@@ -85,6 +85,15 @@ differential_expr! {
 }
 
 differential_expr! {
+    /// A captured `usize` length used beside an index (`n - 1 - i`, an `i64` expression) is
+    /// converted to the index's type: reversing an array with a range and a computed position.
+    expression_captured_usize_in_index_arithmetic:
+    cases [len] in [[0], [1], [2], [7]];
+    let x = array::<f64>([len]), n = scalar(len);
+    ein!(for i in 0..n { x[n - 1 - i] * 2.0 });
+}
+
+differential_expr! {
     /// Literals nothing in the block constrains take their type from the Rust use site, as in
     /// Rust: Fibonacci's state is a `u64` here (wrapping past n = 93 as release Rust does).
     expression_fibonacci_typed_by_the_use_site:

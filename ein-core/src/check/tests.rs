@@ -131,6 +131,9 @@ fn arrays_held_in_tuples_and_rows_of_fold_state_size_their_indices() {
         "fn f(a: [[f64]], v: [f64]) -> [[f64]] { for i { let (r, s) = (a[i], 2.0); for j { r[j] * s + v[j] } } }",
     );
     assert_eq!(checks(&checked), vec![("j".to_string(), "axis 0 of `r`".to_string(), "axis 0 of `v`".to_string())]);
+    // Checks name a field of a named tuple by its path.
+    let checked = program("fn f(a: [f64], b: [f64]) -> [f64] { let p = (a, b); for i { p.0[i] * p.1[i] } }");
+    assert_eq!(checks(&checked), vec![("i".to_string(), "axis 0 of `p.0`".to_string(), "axis 0 of `p.1`".to_string())]);
     // A row of a fold's state bound by `let` has the shape of that row of the initial value.
     let checked =
         program("fn f(a: [[f64]], n: i64) -> [[f64]] { fold t in 0..n, u = a { for i { let r = u[i]; for j { r[j] * 2.0 } } } }");

@@ -493,7 +493,17 @@ impl<'p> Gen<'p> {
             // reported there.
             let span = user.span();
             let reference = |_, column: &TokenStream| quote_spanned!(span=> &#column);
-            args.push(map_array_columns(&info.ty, &user.to_token_stream(), &mut { reference }));
+            let arg = match &info.ty {
+                // A captured integer of any width becomes the integer type the program uses it
+                // as (a `usize` length beside an index is an `i64`), checked.
+                Type::Scalar(ScalarType::Known(scalar)) if scalar.is_int() => {
+                    let ty = primitive(*scalar);
+                    let name = user.to_string();
+                    quote_spanned!(span=> ::ein::__private::captured_int::<#ty, _>(#user, #name))
+                }
+                _ => map_array_columns(&info.ty, &user.to_token_stream(), &mut { reference }),
+            };
+            args.push(arg);
         }
         let ret_type = owned_type(&self.program.body.ty, self.program.body.span)?;
         let name = self.names.fresh("expression");

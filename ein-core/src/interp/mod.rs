@@ -111,6 +111,7 @@ pub fn run_with_externs(
             .vars
             .get(param.0 as usize)
             .ok_or_else(|| RuntimeError::internal(format!("parameter #{} is not declared", param.0)))?;
+        let argument = converted_capture(argument, &info.ty, &info.name)?;
         if let Some(problem) = mismatch(&interpreter, &argument, &info.ty)? {
             return Err(RuntimeError::new(format!("argument `{}` should be {}: {problem}", info.name, info.ty)));
         }
@@ -118,6 +119,42 @@ pub fn run_with_externs(
     }
     let result = interpreter.eval(&program.body)?;
     Ok(result.to_value())
+}
+
+/// An integer argument of another width than its integer parameter, converted (what the
+/// expression form does with a captured local: a `usize` length used beside an index is an
+/// `i64`; `ein::__private::captured_int`); an error naming it when the value does not fit.
+/// Any other argument as it is (in the function form Rust has given every argument its
+/// parameter's type).
+fn converted_capture(argument: Value, ty: &Type, name: &str) -> Result<Value, RuntimeError> {
+    let Type::Scalar(crate::ir::ScalarType::Known(scalar)) = ty else { return Ok(argument) };
+    let wide: i128 = match argument {
+        Value::I8(value) => value.into(),
+        Value::I16(value) => value.into(),
+        Value::I32(value) => value.into(),
+        Value::I64(value) => value.into(),
+        Value::Isize(value) => value as i128,
+        Value::U8(value) => value.into(),
+        Value::U16(value) => value.into(),
+        Value::U32(value) => value.into(),
+        Value::U64(value) => value.into(),
+        Value::Usize(value) => value as i128,
+        _ => return Ok(argument),
+    };
+    let converted = match scalar {
+        Scalar::I8 => i8::try_from(wide).ok().map(Value::I8),
+        Scalar::I16 => i16::try_from(wide).ok().map(Value::I16),
+        Scalar::I32 => i32::try_from(wide).ok().map(Value::I32),
+        Scalar::I64 => i64::try_from(wide).ok().map(Value::I64),
+        Scalar::Isize => isize::try_from(wide).ok().map(Value::Isize),
+        Scalar::U8 => u8::try_from(wide).ok().map(Value::U8),
+        Scalar::U16 => u16::try_from(wide).ok().map(Value::U16),
+        Scalar::U32 => u32::try_from(wide).ok().map(Value::U32),
+        Scalar::U64 => u64::try_from(wide).ok().map(Value::U64),
+        Scalar::Usize => usize::try_from(wide).ok().map(Value::Usize),
+        _ => return Ok(argument),
+    };
+    converted.ok_or_else(|| RuntimeError::new(format!("captured `{name}` = {wide} does not fit in {scalar}")))
 }
 
 /// Forward-mode differentiation by dual numbers, the oracle of `#[jvp]` companions: runs

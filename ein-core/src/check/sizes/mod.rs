@@ -76,16 +76,32 @@ impl SizeUses {
     }
 }
 
-/// "axis 1 of `a`" for `len(a, 1)`; a generic phrase otherwise.
+/// "axis 1 of `a`" for `len(a, 1)`, "axis 0 of `s.1`" for a field of a named tuple; a
+/// generic phrase otherwise.
 pub fn describe(vars: &[VarInfo], size: &Expr) -> String {
     if let ExprKind::Len(node::Len { array, axis }) = &size.kind {
-        if let ExprKind::Var(var) = array.kind {
-            if let Some(info) = vars.get(var.0 as usize).filter(|info| !info.is_synthetic()) {
-                return format!("axis {axis} of `{}`", info.name);
-            }
+        if let Some(path) = path_text(vars, array) {
+            return format!("axis {axis} of `{path}`");
         }
     }
     "a computed array".to_string()
+}
+
+/// `a`, or `s.1.0`: a variable the user named, or fields of one.
+fn path_text(vars: &[VarInfo], expr: &Expr) -> Option<String> {
+    match &expr.kind {
+        ExprKind::Var(var) => {
+            vars.get(var.0 as usize).filter(|info| !info.is_synthetic()).map(|info| info.name.clone())
+        }
+        ExprKind::Project(node::Project { tuple, field }) => {
+            let name = match &tuple.ty {
+                Type::Tuple { names, .. } if *field < names.len() => names[*field].clone(),
+                _ => field.to_string(),
+            };
+            Some(format!("{}.{name}", path_text(vars, tuple)?))
+        }
+        _ => None,
+    }
 }
 
 /// The `let`-bound values in scope, used to see through `let`s when comparing sizes.
