@@ -770,9 +770,21 @@ impl Checker {
                     other => {
                         let found = self.unifier.describe_type(other);
                         self.bind_unknown(pattern);
+                        // An array of tuples is one value inside ein (a tuple of arrays only on
+                        // the Rust side, once returned).
+                        let hint = match other {
+                            Type::Array { elem, .. } if matches!(**elem, Type::Tuple { .. }) => {
+                                "; an array of tuples or records is one array inside ein: bind it to one name and \
+                                 read its elements' fields (`q[i].0`), or return it, and Rust gets a tuple of arrays"
+                            }
+                            _ => "",
+                        };
                         self.errors.push(
                             *span,
-                            format!("this pattern takes a tuple of {} values, but the value is {found}", items.len()),
+                            format!(
+                                "this pattern takes a tuple of {} values, but the value is {found}{hint}",
+                                items.len()
+                            ),
                         );
                         return Err(Reported);
                     }

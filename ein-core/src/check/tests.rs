@@ -243,6 +243,16 @@ fn a_read_that_computes_its_position_is_named_when_nothing_sizes_an_index() {
 }
 
 #[test]
+fn a_tuple_pattern_over_an_array_of_tuples_says_how_to_read_it() {
+    let messages = errors("fn f(a: [f64]) -> [f64] { let (s, c) = for i { (a[i], 1.0) }; s }");
+    assert!(
+        messages[0].starts_with("this pattern takes a tuple of 2 values, but the value is `[(f64, float)]`"),
+        "{messages:?}"
+    );
+    assert!(messages[0].contains("read its elements' fields (`q[i].0`)"), "{messages:?}");
+}
+
+#[test]
 fn a_size_check_that_can_never_hold_is_a_compile_error() {
     let messages = errors(
         "fn f(a: [f64]) -> [f64] { let d = for i in 0..a.len() - 1 { a[i + 1] - a[i] }; for i { d[i] * a[i] } }",
