@@ -172,9 +172,13 @@ fn lift_row_lets(program: &mut Program, nest: &Expr) -> Option<Expr> {
         element = body;
     }
     let liftable = |value: &Expr| {
+        // A scalar or a tuple of them (computed into an array), or a row read in place; never
+        // a tuple holding an array (there are no arrays of those).
         !may_fail(value)
-            && (value.ty.rank() == 0
-                || (!has_loop(value) && matches!(value.kind, ExprKind::Index(_) | ExprKind::Var(_))))
+            && (!value.ty.has_array()
+                || (value.ty.rank() > 0
+                    && !has_loop(value)
+                    && matches!(value.kind, ExprKind::Index(_) | ExprKind::Var(_))))
     };
     if lets.is_empty() || !matches!(element.kind, ExprKind::For(_)) || !lets.iter().all(|(_, value)| liftable(value)) {
         return None;
@@ -189,7 +193,7 @@ fn lift_row_lets(program: &mut Program, nest: &Expr) -> Option<Expr> {
         for (earlier, replacement) in &replacements {
             crate::ir::visit::substitute(&mut value, *earlier, replacement);
         }
-        if value.ty.rank() > 0 {
+        if value.ty.has_array() {
             replacements.push((var, value));
             continue;
         }

@@ -155,7 +155,8 @@ impl Hoister<'_> {
             // `column_lets`) while its body is extracted from.
             ExprKind::Let(node::Let { var, value, body }) if !self.columns.is_empty() => {
                 let value = self.extract(*value, blocked, lifted, false);
-                let column = self.column(&value, blocked).filter(|_| !has_loop(&value) && !self.may_fail(&value));
+                let cheap_scalar = !value.ty.has_array() && !has_loop(&value) && !self.may_fail(&value);
+                let column = self.column(&value, blocked).filter(|_| cheap_scalar);
                 let remembered = self.column_lets.len();
                 if let Some((index, _)) = column {
                     self.column_lets.push((var, index, value.clone()));
@@ -184,7 +185,15 @@ impl Hoister<'_> {
                 lifted.push(Lifted { var, value: expr });
                 Expr::new(ExprKind::Var(var), ty, span)
             }
-            _ if !at_root && has_loop(&expr) && !self.may_fail(&expr) && self.column(&expr, blocked).is_some() => {
+            // Scalars (or tuples of them) only: an array of arrays over the index would have
+            // rows whose sizes read that index (irregular to the IR, even where every row has
+            // one length), and there are no arrays of tuples holding arrays.
+            _ if !at_root
+                && !expr.ty.has_array()
+                && has_loop(&expr)
+                && !self.may_fail(&expr)
+                && self.column(&expr, blocked).is_some() =>
+            {
                 let Some((index, size)) = self.column(&expr, blocked) else { return expr };
                 self.lift_column(expr, index, size, lifted)
             }
