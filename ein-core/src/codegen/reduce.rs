@@ -609,6 +609,8 @@ impl<'p> Gen<'p> {
     ) -> TokenStream {
         let mut reads = Vec::new();
         collect_reads(jam.leaf, &mut reads);
+        // Names the leaf binds are not in scope where the hints go, before the leaf.
+        let bound_in_leaf = crate::ir::visit::bound_vars(jam.leaf);
         let Some(innermost) = jam.levels.last().map(|level| level.index) else { return TokenStream::new() };
         let (ahead, count) =
             (proc_macro2::Literal::usize_unsuffixed(PREFETCH_AHEAD), proc_macro2::Literal::usize_unsuffixed(width));
@@ -647,6 +649,9 @@ impl<'p> Gen<'p> {
                     if let Some(level) = jam.levels.iter().position(|level| level.index == *var) {
                         let position = &positions[level];
                         return Some(quote!(#position));
+                    }
+                    if bound_in_leaf.contains(var) {
+                        return None;
                     }
                     match self.env.get(var) {
                         Some(Value::Plain(code)) if code.simple => {

@@ -35,9 +35,10 @@ struct Hoister<'a> {
     /// lifted out of it is evaluated, each of them is running, so none is zero. A division by
     /// one cannot fail there (the torus wrap `(i + h - 1) % h` inside `for i in 0..h`).
     enclosing_sizes: Vec<String>,
-    /// While extracting from a loop body: the indices of the comprehensions inside it, on the way down, whose sizes do not depend on anything bound inside the loop
-    /// being processed and cannot fail (lengths), with those sizes: a value depending on one
-    /// of them alone can become an array over it ([`Hoister::column`]).
+    /// While extracting from a loop body: the indices of the comprehensions inside it, on the
+    /// way down, whose sizes do not depend on anything bound inside the loop being processed
+    /// and cannot fail (lengths), with those sizes: a value depending on one of them alone can
+    /// become an array over it ([`Hoister::column`]).
     columns: Vec<(VarId, Expr)>,
     /// `let`s inside the loop body whose values depend on one of [`Hoister::columns`] alone
     /// and are cheap (`let m = m_array[j]` once a column mean is lifted): the variable, that
