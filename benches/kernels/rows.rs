@@ -1,6 +1,7 @@
 //! Row-wise kernels whose statistics are reductions per row: softmax and layer norm. Written
 //! naively in ein (the statistics inside the element's expression); the optimiser is what
-//! must hoist them to once per row. And column means, a reduction down the rows per column.
+//! must hoist them to once per row. Column means, a reduction down the rows per column, and
+//! each row's argmax (the class of each row of logits).
 
 use std::sync::Arc;
 
@@ -33,6 +34,11 @@ ein! {
     pub fn column_means(x: [[f32]]) -> [f32] {
         for j { sum i { x[i, j] } / (x.len() as f32) }
     }
+
+    /// The position of each row's greatest element (the first of equals).
+    pub fn row_argmax(x: [[f32]]) -> [usize] {
+        for i { argmax j { x[i, j] } }
+    }
 }
 
 pub fn kernels() -> Vec<KernelSpec> {
@@ -40,6 +46,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "softmax", build: softmax_kernel },
         KernelSpec { name: "layernorm", build: layernorm_kernel },
         KernelSpec { name: "column-means", build: column_means_kernel },
+        KernelSpec { name: "row-argmax", build: row_argmax_kernel },
     ]
 }
 
@@ -213,4 +220,67 @@ fn column_means_kernel(quick: bool) -> Kernel {
         .variant("ein", move || column_means(&data::view(&x1, shape)))
         .variant("hand", move || column_means_hand(&x2, columns))
         .variant("ndarray", move || data::view(&x, shape).mean_axis(ndarray::Axis(0)).expect("rows"))
+}
+
+/// The first position of a row's greatest element, comparing in eight lanes (each keeping
+/// its own best and the first position of it), the lanes then combined: LLVM keeps the lanes
+/// in vector registers. A NaN is never greater, so it is skipped as in a serial loop (the
+/// kernel's data has none).
+fn argmax_lanes(row: &[f32]) -> usize {
+    const LANES: usize = 8;
+    let Some(&first) = row.first() else { return 0 };
+    let (mut tops, mut ats) = ([first; LANES], [0usize; LANES]);
+    let blocks = row.len() / LANES;
+    for block in 0..blocks {
+        for lane in 0..LANES {
+            let (at, value) = (block * LANES + lane, row[block * LANES + lane]);
+            let greater = value > tops[lane];
+            tops[lane] = if greater { value } else { tops[lane] };
+            ats[lane] = if greater { at } else { ats[lane] };
+        }
+    }
+    let (mut top, mut best) = (tops[0], ats[0]);
+    for lane in 1..LANES {
+        if tops[lane] > top || (tops[lane] == top && ats[lane] < best) {
+            (top, best) = (tops[lane], ats[lane]);
+        }
+    }
+    for (at, &value) in row.iter().enumerate().skip(blocks * LANES) {
+        if value > top {
+            (top, best) = (value, at);
+        }
+    }
+    best
+}
+
+/// Each row's argmax by hand: rows in parallel, [`argmax_lanes`] on each.
+fn row_argmax_hand(x: &[f32], columns: usize) -> Vec<usize> {
+    x.par_chunks(columns.max(1)).with_min_len(64).map(argmax_lanes).collect()
+}
+
+/// Each row's argmax the way a Rust user writes it: `if row[j] > row[best] { best = j }`.
+fn row_argmax_naive(x: &[f32], columns: usize) -> Vec<usize> {
+    x.chunks(columns.max(1))
+        .map(|row| {
+            let mut best = 0;
+            for j in 1..row.len() {
+                if row[j] > row[best] {
+                    best = j;
+                }
+            }
+            best
+        })
+        .collect()
+}
+
+fn row_argmax_kernel(quick: bool) -> Kernel {
+    let (rows, columns): (usize, usize) = if quick { (256, 256) } else { (4096, 1024) };
+    let x = Arc::new(data::uniform_f32(29, rows * columns, -4.0, 4.0));
+    let shape = (rows, columns);
+    let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("row-argmax", format!("{rows}×{columns} f32"), Work::Bytes(4.0 * (rows * columns) as f64), Check::Close(0.0))
+        .note("ein is `for i { argmax j { x[i, j] } }`; hand: rows in parallel, eight lanes of running maxima by selects; naive: a serial `if row[j] > row[best]` loop")
+        .variant("ein", move || row_argmax(&data::view(&x1, shape)))
+        .variant("hand", move || row_argmax_hand(&x2, columns))
+        .variant("naive", move || row_argmax_naive(&x, columns))
 }

@@ -21,7 +21,7 @@ pub use crate::errors::{
 };
 pub use crate::filter::{filter, Kept, FILTER_CHUNK};
 pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
-pub use crate::reduce::{fold_values, lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
+pub use crate::reduce::{arg_range, fold_values, lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
 pub use crate::scalar::{
     highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, result_of, typed_closure0, typed_closure1,
     typed_closure2, typed_closure3, typed_closure4, typed_closure5, typed_closure6, typed_closure7, typed_closure8,

@@ -37,7 +37,7 @@ pub const REDUCE_CHUNK: usize = GRAIN / 4;
 
 /// A type generated code reduces: how [`Accumulate::fold_range`] groups the combining
 /// operation (see the module documentation).
-pub trait Accumulate: Copy {
+pub trait Accumulate: Copy + Default {
     /// Below this many values [`Accumulate::fold_range`] is the plain left-to-right fold, so
     /// generated code may fold several reductions side by side, one step of each at a time
     /// (across a comprehension's index), and get the same bits.
@@ -124,6 +124,81 @@ fn combine_tree<T: Copy, const L: usize>(mut lanes: [T; L], combine: &impl Fn(T,
         }
     }
     lanes[0]
+}
+
+/// How many values [`arg_range`] computes into a buffer before comparing them.
+const ARG_BLOCK: usize = 128;
+
+/// How many lanes [`arg_range`] takes a block's maximum in: one AVX2 register of f32.
+const ARG_LANES: usize = 8;
+
+/// `argmax` (`MAX`) or `argmin` over `start..end`, continuing from `best`: the best value so
+/// far and its position, `None` before the first. A value replaces the best only when strictly
+/// greater (smaller), so a tie keeps the first position and nothing replaces a NaN; a NaN
+/// becomes the first best only where `nan_may_lead` (a chunk that does not start the range
+/// would, run serially, only have compared it, never kept it).
+///
+/// Values are computed once each, in order, exactly as a serial loop, into a buffer of
+/// [`ARG_BLOCK`]; the block's best value is found in [`ARG_LANES`] lanes (plain vector
+/// maxima, no positions), and only a block whose best beats the best so far is searched for
+/// the first position holding it. That is the serial answer: a block's first value equal to
+/// its best is where a serial loop would have stopped replacing (a NaN never equals it).
+/// Tracking positions in the lanes instead left LLVM's selects in scalar registers on AVX2.
+#[inline(always)]
+pub fn arg_range<T: Accumulate + PartialOrd, const MAX: bool>(
+    start: usize,
+    end: usize,
+    mut best: Option<(T, usize)>,
+    nan_may_lead: bool,
+    mut value: impl FnMut(usize) -> T,
+) -> Option<(T, usize)> {
+    let better = |candidate: T, top: T| if MAX { candidate > top } else { candidate < top };
+    let mut position = start;
+    while best.is_none() && position < end {
+        let candidate = value(position);
+        // `partial_cmp` with itself is `None` only for a NaN.
+        if nan_may_lead || candidate.partial_cmp(&candidate).is_some() {
+            best = Some((candidate, position));
+        }
+        position += 1;
+    }
+    let (mut top, mut at) = best?;
+    // A buffer of defaults, not of `top`: filled from a value known only at run time, LLVM
+    // kept it in memory and the loop ran 1.6× slower.
+    let mut buffer = [T::default(); ARG_BLOCK];
+    while position < end {
+        let block = &mut buffer[..(end - position).min(ARG_BLOCK)];
+        for (offset, slot) in block.iter_mut().enumerate() {
+            *slot = value(position + offset);
+        }
+        let mut lanes = [top; ARG_LANES];
+        let whole = block.chunks_exact(ARG_LANES);
+        let rest = whole.remainder();
+        for values in whole {
+            for lane in 0..ARG_LANES {
+                // A select, not a branch: a vector maximum.
+                lanes[lane] = if better(values[lane], lanes[lane]) { values[lane] } else { lanes[lane] };
+            }
+        }
+        let mut block_top = lanes[0];
+        for &candidate in &lanes[1..] {
+            if better(candidate, block_top) {
+                block_top = candidate;
+            }
+        }
+        for &candidate in rest {
+            if better(candidate, block_top) {
+                block_top = candidate;
+            }
+        }
+        if better(block_top, top) {
+            // `block_top` is one of the block's values, not a NaN: the search finds it.
+            let offset = block.iter().position(|&candidate| candidate == block_top).unwrap_or(0);
+            (top, at) = (block_top, position + offset);
+        }
+        position += block.len();
+    }
+    Some((top, at))
 }
 
 macro_rules! impl_accumulate {
@@ -564,6 +639,77 @@ mod tests {
             },
         );
         assert_eq!(order, (0..n).collect::<Vec<_>>());
+    }
+
+    /// The serial answer `arg_range` must give: the first best, replaced only by a strictly
+    /// better value.
+    fn serial_arg<T: Copy + PartialOrd>(values: &[T], greatest: bool) -> Option<(T, usize)> {
+        let mut best: Option<(T, usize)> = None;
+        for (position, &value) in values.iter().enumerate() {
+            let replace = match best {
+                Some((top, _)) => {
+                    if greatest {
+                        value > top
+                    } else {
+                        value < top
+                    }
+                }
+                None => true,
+            };
+            if replace {
+                best = Some((value, position));
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn arg_ranges_in_lanes_give_the_serial_position() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for count in [0, 1, 2, 7, 8, 15, 16, 17, 31, 64, 100, 1000] {
+            for round in 0..40 {
+                // Few distinct values (many ties), some NaNs, signed zeros.
+                let values: Vec<f32> = (0..count)
+                    .map(|_| match next() % 16 {
+                        0 if round % 3 == 0 => f32::NAN,
+                        1 => -0.0,
+                        2 => 0.0,
+                        r => (r % 5) as f32 - 2.0,
+                    })
+                    .collect();
+                let calls = std::cell::Cell::new(0);
+                let counted = |position: usize| {
+                    assert_eq!(position, calls.get(), "values are computed once each, in order");
+                    calls.set(position + 1);
+                    values[position]
+                };
+                let got = arg_range::<f32, true>(0, count, None, true, counted).map(|(_, at)| at);
+                assert_eq!(got, serial_arg(&values, true).map(|(_, at)| at), "argmax of {values:?}");
+                assert_eq!(calls.get(), count);
+                let got = arg_range::<f32, false>(0, count, None, true, |p| values[p]).map(|(_, at)| at);
+                assert_eq!(got, serial_arg(&values, false).map(|(_, at)| at), "argmin of {values:?}");
+                let ints: Vec<i64> = (0..count).map(|_| (next() % 7) as i64 - 3).collect();
+                let got = arg_range::<i64, true>(0, count, None, true, |p| ints[p]).map(|(_, at)| at);
+                assert_eq!(got, serial_arg(&ints, true).map(|(_, at)| at), "argmax of {ints:?}");
+                // Continuing from a best found before `split` gives the whole range's answer.
+                let split = count / 3;
+                let before = serial_arg(&values[..split], true);
+                let got = arg_range::<f32, true>(split, count, before, true, |p| values[p]).map(|(_, at)| at);
+                assert_eq!(got, serial_arg(&values, true).map(|(_, at)| at), "argmax of {values:?} from {split}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_chunk_after_the_first_never_starts_with_a_nan() {
+        let values = [f32::NAN, f32::NAN, 1.0, 3.0, f32::NAN, 3.0];
+        assert_eq!(arg_range::<f32, true>(1, 6, None, false, |p| values[p]), Some((3.0, 3)));
+        assert_eq!(arg_range::<f32, true>(0, 6, None, true, |p| values[p]).map(|(_, at)| at), Some(0));
+        assert_eq!(arg_range::<f32, true>(4, 5, None, false, |p| values[p]), None);
     }
 
     #[test]

@@ -52,12 +52,12 @@ differential! {
 }
 
 differential! {
-    /// Values in -2..=2, so ties are everywhere: both must pick the first index. An empty row
-    /// makes argmax fail in both.
+    /// Values in -2..=2, so ties are everywhere: both must pick the first index (rows of 300:
+    /// across the runtime's blocks of 128). An empty row makes argmax fail in both.
     argmax_argmin_ties: fn(a: [[i64]]) -> ([usize], [usize]) {
         (for i { argmax j { a[i, j] } }, for i { argmin j { a[i, j] } })
     }
-    cases [m, n] in [[3, 4], [1, 1], [0, 3], [10, 20], [4, 0]];
+    cases [m, n] in [[3, 4], [1, 1], [0, 3], [10, 20], [4, 0], [6, 300]];
     args (a = array([m, n]).within(-2.0, 2.0));
 }
 

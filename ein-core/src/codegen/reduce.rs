@@ -2,9 +2,10 @@
 //! body) is a serial `Accumulate::fold_range` (several independent accumulators for floats, so
 //! that it vectorises without fast-math); one at the top level, producing a scalar, is the
 //! runtime's deterministic parallel `reduce`, given a closure that folds one chunk (with
-//! `fold_range`, or a plain loop for argmax/argmin). `argmax`/`argmin` keep the first element
+//! `fold_range`, or `arg_range` for argmax/argmin). `argmax`/`argmin` keep the first element
 //! and replace it only on a strictly greater (smaller) value, so ties go to the first index
-//! and a leading NaN wins, exactly as the serial semantics. A fold is a plain loop; an array
+//! and a leading NaN wins, exactly as the serial semantics (`arg_range` compares in lanes and
+//! gives that answer). A fold is a plain loop; an array
 //! accumulator is an owned store, viewed afresh each iteration.
 
 use super::code::{Block, Code, Prec, Store, Tree, Value};
@@ -118,7 +119,7 @@ impl<'p> Gen<'p> {
                 self.serial_arg_reduce(expr, *op, *index, size, body, block, hint)
             }
             (ReduceOp::ArgMax | ReduceOp::ArgMin, false) => {
-                self.parallel_arg_reduce(expr, *op, *index, size, body, ty, block, hint)
+                self.parallel_arg_reduce(expr, *op, *index, size, body, block, hint)
             }
             (_, true) => self.serial_reduce(*op, *index, size, body, ty, block, hint),
             (_, false) => self.parallel_reduce(*op, *index, size, body, ty, block),
@@ -215,6 +216,19 @@ impl<'p> Gen<'p> {
         name
     }
 
+    /// `|position| { let k = position as i64; body }`: the closure giving a reduction's value
+    /// at a position of its index, for the runtime's `fold_range` and `arg_range`.
+    fn value_closure(&mut self, index: VarId, body: &Expr) -> syn::Result<TokenStream> {
+        let position = self.names.fresh("position");
+        let (value_block, value) = self.nested(true, |generator, value_block| {
+            generator.bind_index(index, &position, value_block);
+            generator.scalar(body, value_block)
+        })?;
+        let position_param = if self.names.is_referenced(index) { position.to_token_stream() } else { quote!(_) };
+        let value_body = value_block.finish(Some(&value));
+        Ok(quote!(|#position_param| { #value_body }))
+    }
+
     /// `let acc = Accumulate::fold_range(n, identity, op, |position| body)`: in order, with
     /// several independent accumulators for floats (the runtime documents the grouping).
     #[allow(clippy::too_many_arguments)]
@@ -233,17 +247,11 @@ impl<'p> Gen<'p> {
         let identity = self.identity(op, ty, body.span)?;
         let step = self.step(op, ty, body.span)?;
         let acc = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
-        let position = self.names.fresh("position");
-        let (value_block, value) = self.nested(true, |generator, value_block| {
-            generator.bind_index(index, &position, value_block);
-            generator.scalar(body, value_block)
-        })?;
-        let position_param = if self.names.is_referenced(index) { position.to_token_stream() } else { quote!(_) };
-        let value_body = value_block.finish(Some(&value));
+        let value = self.value_closure(index, body)?;
         let combine = step.function();
         let (count, identity) = (&count.tokens, &identity.tokens);
         let tokens = quote! {
-            ::ein::__private::Accumulate::fold_range(#count, #identity, #combine, |#position_param| { #value_body })
+            ::ein::__private::Accumulate::fold_range(#count, #identity, #combine, #value)
         };
         block.push_let(acc.clone(), Code::expr(tokens, Prec::Atom));
         Ok(Code::name(&acc))
@@ -771,8 +779,8 @@ impl<'p> Gen<'p> {
         }
     }
 
-    /// `argmax`/`argmin` in a loop: the best `(value, position)` so far, `None` before the
-    /// first element.
+    /// `argmax`/`argmin` in a loop: the runtime's `arg_range` (values in order, comparisons
+    /// in lanes), after a leading part computed side by side where the body allows it.
     #[allow(clippy::too_many_arguments)]
     fn serial_arg_reduce(
         &mut self,
@@ -785,27 +793,12 @@ impl<'p> Gen<'p> {
         hint: Option<Ident>,
     ) -> syn::Result<Code> {
         let what = self.program.var(index).name.clone();
-        let end = self.size_end(size, &what, block)?;
+        let count_code = self.size_usize(size, &what, block)?;
+        let count = self.names.fresh(&format!("count_{what}"));
+        block.push_let(count.clone(), count_code);
         let best = self.names.fresh(&format!("best_{what}"));
         let (value, top, better) = (self.names.fresh("value"), self.names.fresh("top"), self.names.fresh("better"));
-        let name = self.names.var(index).clone();
         let comparison = Gen::better(op, &value, &top);
-        let (loop_block, ()) = self.nested(true, |generator, loop_block| {
-            generator.env.insert(index, Value::Plain(Code::name(&name)));
-            let code = generator.scalar(body, loop_block)?;
-            loop_block.push_let(value.clone(), code);
-            loop_block.push(quote! {
-                let #better = match #best {
-                    ::core::option::Option::Some((#top, _)) => #comparison,
-                    ::core::option::Option::None => true,
-                };
-                if #better {
-                    #best = ::core::option::Option::Some((#value, #name as ::core::primitive::usize));
-                }
-            });
-            Ok(())
-        })?;
-        let (end, body_tokens) = (&end.tokens, loop_block.finish(None));
         block.push(quote!(let mut #best = ::core::option::Option::None;));
         // Leading blocks of iterations whose values are computed side by side, compared in
         // order (nearest neighbour, k-means assignment: a short distance per candidate).
@@ -818,7 +811,7 @@ impl<'p> Gen<'p> {
                 let value_tokens = value_block.finish(Some(&jam_value));
                 let loops = JamVariant::choose(&variants, |width, step| {
                     quote! {
-                        while ((#done + #width) as ::core::primitive::i64) <= #end {
+                        while #done + #width <= #count {
                             #step
                             for #lane in 0..#width {
                                 let #value = { #value_tokens };
@@ -838,11 +831,15 @@ impl<'p> Gen<'p> {
                     let mut #done = 0usize;
                     #loops
                 });
-                quote!((#done as ::core::primitive::i64))
+                done.into_token_stream()
             }
             None => quote!(0),
         };
-        block.push(quote!(for #name in #start..#end { #body_tokens }));
+        let value_at = self.value_closure(index, body)?;
+        let greatest = op == ReduceOp::ArgMax;
+        block.push(quote! {
+            #best = ::ein::__private::arg_range::<_, #greatest>(#start, #count, #best, true, #value_at);
+        });
         self.arg_result(expr, op, &what, best.into_token_stream(), block, hint)
     }
 
@@ -871,9 +868,10 @@ impl<'p> Gen<'p> {
     }
 
     /// `argmax`/`argmin` at the top level: a parallel reduction over `Option<(value,
-    /// position)>` whose chunks combine so that ties go to the first index. Within a chunk
-    /// that does not start the range, a NaN is never the first best (the serial semantics
-    /// would only ever compare it, never keep it); only position 0 may keep a NaN.
+    /// position)>`, each chunk folded by the runtime's `arg_range`, the chunks combined so
+    /// that ties go to the first index. Within a chunk that does not start the range, a NaN is
+    /// never the first best (the serial semantics would only ever compare it, never keep it);
+    /// only position 0 may keep a NaN.
     #[allow(clippy::too_many_arguments)]
     fn parallel_arg_reduce(
         &mut self,
@@ -882,56 +880,23 @@ impl<'p> Gen<'p> {
         index: VarId,
         size: &Expr,
         body: &Expr,
-        ty: ScalarType,
         block: &mut Block,
         hint: Option<Ident>,
     ) -> syn::Result<Code> {
         let what = self.program.var(index).name.clone();
         let count = self.size_usize(size, &what, block)?;
-        let names =
-            ["best", "position", "value", "top", "better", "left", "right", "left_at", "right_at", "start", "end"];
-        let [best, position, value, top, better, left, right, left_at, right_at, start, end] =
-            names.map(|name| self.names.fresh(name));
-        let (step_block, code) = self.nested(true, |generator, step_block| {
-            generator.bind_index(index, &position, step_block);
-            generator.scalar(body, step_block)
-        })?;
-        let mut step_block = step_block;
-        step_block.push_let(value.clone(), code);
-        let first = match ty {
-            ScalarType::Known(scalar) if scalar.is_float() => quote!(#position == 0 || !#value.is_nan()),
-            ScalarType::Known(_) => quote!(true),
-            ScalarType::Param(param) => match self.class(param, expr.span)? {
-                NumberClass::Int | NumberClass::Bool => quote!(true),
-                _ => quote! {
-                    #position == 0 || ::core::cmp::PartialOrd::partial_cmp(&#value, &#value).is_some()
-                },
-            },
-        };
-        let comparison = Gen::better(op, &value, &top);
-        step_block.push(quote! {
-            let #better = match #best {
-                ::core::option::Option::Some((#top, _)) => #comparison,
-                ::core::option::Option::None => #first,
-            };
-        });
-        let tail = Code::expr(
-            quote!(if #better { ::core::option::Option::Some((#value, #position)) } else { #best }),
-            Prec::Block,
-        );
-        let step_body = step_block.finish(Some(&tail));
+        let value_at = self.value_closure(index, body)?;
+        let names = ["left", "right", "left_at", "right_at", "start", "end"];
+        let [left, right, left_at, right_at, start, end] = names.map(|name| self.names.fresh(name));
+        let greatest = op == ReduceOp::ArgMax;
         let combine_comparison = Gen::better(op, &right, &left);
         let (count,) = (&count.tokens,);
         let tokens = quote! {
             ::ein::__private::reduce(
                 #count,
-                |#start, #end| {
-                    let mut #best = ::core::option::Option::None;
-                    for #position in #start..#end {
-                        #best = { #step_body };
-                    }
-                    #best
-                },
+                |#start, #end| ::ein::__private::arg_range::<_, #greatest>(
+                    #start, #end, ::core::option::Option::None, #start == 0, #value_at,
+                ),
                 |#left, #right| match (#left, #right) {
                     (::core::option::Option::Some((#left, #left_at)), ::core::option::Option::Some((#right, #right_at))) => {
                         if #combine_comparison {

@@ -621,9 +621,8 @@ fn argmax_keeps_the_first_best_and_reports_empty_ranges() {
     assert_contains(
         &best,
         &[
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { let mut __ein_best = ::core::option::Option::None; for __ein_position in __ein_start..__ein_end {",
-            "__ein_position == 0 || !__ein_value.is_nan()",
-            "__ein_value > __ein_top",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::arg_range::<_, true>(__ein_start, __ein_end, ::core::option::Option::None, __ein_start == 0, |__ein_position| {",
+            "if __ein_right > __ein_left {",
             "::ein::__private::empty_arg_reduction(\"argmax\", \"k\", &__ein_site)",
         ],
     );
@@ -631,8 +630,7 @@ fn argmax_keeps_the_first_best_and_reports_empty_ranges() {
         &row_best,
         &[
             "let mut __ein_best_k = ::core::option::Option::None;",
-            "__ein_value < __ein_top",
-            "::core::option::Option::Some((__ein_value, k as ::core::primitive::usize))",
+            "__ein_best_k = ::ein::__private::arg_range::<_, false>(0, __ein_count_k, __ein_best_k, true,",
             "::ein::__private::empty_arg_reduction(\"argmin\", \"k\", &__ein_site)",
             "-> ::ein::Array<::core::primitive::usize, 1>",
         ],
@@ -1125,8 +1123,8 @@ fn column_reductions_run_side_by_side_in_wide_blocks() {
         }
     };
     let code = squeeze(&crate::compile(source).expect("compiles").to_string());
-    assert!(code.contains(&squeeze("+ 8) as ::core::primitive::i64) <=")), "{code}");
-    assert!(!code.contains(&squeeze("+ 64) as ::core::primitive::i64) <=")), "{code}");
+    assert!(code.contains(&squeeze("while __ein_jammed + 8 <= __ein_count_j")), "{code}");
+    assert!(!code.contains(&squeeze("while __ein_jammed + 64 <= __ein_count_j")), "{code}");
 }
 
 #[test]
