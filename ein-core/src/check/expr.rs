@@ -848,11 +848,12 @@ impl Checker {
                 self.errors.push(index.span, format!("array indices must be integers, found {found}"));
                 return Err(Reported);
             }
-            let sized = self.sizing_read(&index, &current);
+            let seen = self.through_index_lets(&index, 0);
+            let sized = self.sizing_read(&seen, &current);
             if let Some((var, read)) = sized {
                 self.size_uses.record(&self.vars, var, &current, 0, index.span, read);
             }
-            for var in free_vars(&self.through_index_lets(&index, 0)) {
+            for var in free_vars(&seen) {
                 if self.var(var).kind == VarKind::Index && sized.is_none_or(|(position, _)| position != var) {
                     self.size_uses.mention(var, index.span);
                 }
@@ -874,19 +875,19 @@ impl Checker {
     /// outermost added index, `i`, is the position and is read shifted, the inner ones being
     /// offsets within the window sized by their own reads (`w[di]`); a torus read `a[(i + 1) %
     /// n]` with `n` the axis's length is a shifted read of `i`. The index is seen through
-    /// `let`s (a helper's argument is a `let`) and casts to 64-bit integers (`a[i as usize]`).
+    /// `let`s (a helper's argument is a `let`) and casts to 64-bit integers (`a[i as usize]`):
+    /// `index` is given already seen through them ([`Checker::through_index_lets`]).
     fn sizing_read(&self, index: &Expr, array: &Expr) -> Option<(VarId, sizes::Read)> {
-        let index = self.through_index_lets(index, 0);
         if let ExprKind::Binary(node::Binary { op: BinaryOp::Rem, lhs, rhs }) = &index.kind {
             let axis = crate::ir::shape::simplify_lengths(crate::ir::shape::length(array.clone(), 0));
             let divisor = self.through_index_lets(rhs, 0);
             let same =
                 sizes::key(&sizes::canonical(&divisor, &self.lets)) == sizes::key(&sizes::canonical(&axis, &self.lets));
-            let (var, _) = self.sizing_read(lhs, array).filter(|_| same)?;
+            let (var, _) = self.sizing_read(&self.through_index_lets(lhs, 0), array).filter(|_| same)?;
             return Some((var, sizes::Read::Shifted));
         }
         let mut terms = Vec::new();
-        sizes::signed_terms(&index, true, &mut terms);
+        sizes::signed_terms(index, true, &mut terms);
         let mut indices = Vec::new();
         let mut shifted = false;
         for (term, added) in terms {

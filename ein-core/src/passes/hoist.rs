@@ -186,19 +186,16 @@ impl Hoister<'_> {
                 lifted.push(Lifted { var, value: expr });
                 Expr::new(ExprKind::Var(var), ty, span)
             }
-            // Scalars (or tuples of them) only: an array of arrays over the index would have
-            // rows whose sizes read that index (irregular to the IR, even where every row has
-            // one length), and there are no arrays of tuples holding arrays.
-            _ if !at_root
-                && !expr.ty.has_array()
-                && has_loop(&expr)
-                && !self.may_fail(&expr)
-                && self.column(&expr, blocked).is_some() =>
-            {
-                let Some((index, size)) = self.column(&expr, blocked) else { return expr };
-                self.lift_column(expr, index, size, lifted)
-            }
             _ => {
+                // A value of one column: scalars (or tuples of them) only, as an array of
+                // arrays over the index would have rows whose sizes read that index (irregular
+                // to the IR, even where every row has one length), and there are no arrays of
+                // tuples holding arrays.
+                if !at_root && !expr.ty.has_array() && has_loop(&expr) && !self.may_fail(&expr) {
+                    if let Some((index, size)) = self.column(&expr, blocked) {
+                        return self.lift_column(expr, index, size, lifted);
+                    }
+                }
                 // An inner comprehension whose size the whole loop body shares: values depending
                 // on its index alone may become arrays over it. (A reduction's steps are
                 // `share-steps`' to give arrays, which also takes in what they share.)
