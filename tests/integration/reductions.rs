@@ -163,3 +163,18 @@ differential! {
     cases [r, c] in [[0, 3], [3, 0], [1, 1], [5, 4], [17, 33]];
     args (x = array([r, c]), y = array([r, c]));
 }
+
+differential! {
+    /// Sums whose reads are shifted (clamped) along the sum's own axis cannot fail, so they
+    /// are computed once, outside the loop over `i`: the same values, and with an empty `y`
+    /// (a sum of nothing) or an empty `x` (no element) no error either.
+    shifted_sums_outside_the_element: fn(x: [f64], y: [f64], a: [[f64]]) -> ([f64], [f64], [[f64]]) {
+        (
+            for i { x[i] + sum k { y[k + 1] } },
+            for i { x[i] / (1.0 + sum k { abs(y[k + 1] - y[k]) }) },
+            for i, j { a[i, j] - sum k { a[i, k + 1] - a[i, k] } },
+        )
+    }
+    cases [n, m, r, c] in [[4, 5, 3, 4], [0, 3, 0, 2], [3, 0, 2, 0], [1, 1, 1, 1], [20, 37, 7, 9]];
+    args (x = array([n]), y = array([m]), a = array([r, c]));
+}

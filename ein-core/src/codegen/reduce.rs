@@ -46,6 +46,11 @@ impl Step {
 /// (one AVX2 register), two registers of f64.
 const JAM_WIDTH: usize = 8;
 
+/// The bytes of each accumulator of a comprehension's [`Jam`] of short reductions in its wide
+/// blocks (before those of [`JAM_WIDTH`]): four AVX2 registers, so each step's loop overhead
+/// and broadcast weight serve 32 f32 elements.
+const JAM_PLAIN_BYTES: usize = 128;
+
 /// How many a [`Jam`] whose innermost reduction is long (grouped in lanes) computes side by
 /// side after its widest blocks ([`JAM_WIDE_BYTES`]): each step of that reduction then reads a
 /// run of this many consecutive elements of a row (256 bytes of f32), where [`JAM_WIDTH`] would
@@ -578,10 +583,14 @@ impl<'p> Gen<'p> {
         };
         let (prefetch_widest, prefetch_wide, no_prefetch) =
             (prefetches(widest), prefetches(JAM_WIDE), TokenStream::new());
-        let mut variants = vec![JamVariant {
-            condition: Some(quote!(#(#plain)&&*)),
-            steps: vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow)))],
-        }];
+        let plain_wide =
+            JAM_PLAIN_BYTES / if matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(Scalar::F64))) { 8 } else { 4 };
+        let plain_wide_width = proc_macro2::Literal::usize_unsuffixed(plain_wide);
+        let mut plain_steps = vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow)))];
+        if wide_from.is_some() {
+            plain_steps.insert(0, (plain_wide, nest(&plain_wide_width, plain_innermost(&plain_wide_width))));
+        }
+        let mut variants = vec![JamVariant { condition: Some(quote!(#(#plain)&&*)), steps: plain_steps }];
         // Integers are folded in order at any length (one lane): the plain variant is all.
         if float_innermost {
             let outer_plain = &plain[..plain.len() - 1];

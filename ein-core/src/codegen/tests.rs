@@ -506,9 +506,11 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "(::core::option::Option::None, _) | (_, ::core::option::Option::None) => { let (a, b) = (a, b);",
             "(::core::option::Option::Some(a), ::core::option::Option::Some(b)) => {",
             "for __ein_row in __ein_start..__ein_end { let i = __ein_row as ::core::primitive::i64;",
-            // A short sum (a plain fold, below `PLAIN_BELOW`) runs for eight elements of the row
-            // side by side, one accumulator each, a step of every one before the next ...
-            "let mut __ein_jammed = 0usize; if a.len_of(1) < <::core::primitive::f32 as ::ein::__private::Accumulate>::PLAIN_BELOW { while __ein_jammed + 8 <= __ein_size_j { let mut __ein_acc = [0.0f32; 8]; for __ein_position in 0..a.len_of(1) { for __ein_lane in 0..8 { __ein_acc[__ein_lane] = ::core::ops::Add::add(__ein_acc[__ein_lane], { let k = __ein_position as ::core::primitive::i64; let j = (__ein_jammed + __ein_lane) as ::core::primitive::i64;",
+            // A short sum (a plain fold, below `PLAIN_BELOW`) runs for 32 elements of the row
+            // side by side (four AVX2 registers of f32), one accumulator each, a step of every
+            // one before the next, then for eight ...
+            "let mut __ein_jammed = 0usize; if a.len_of(1) < <::core::primitive::f32 as ::ein::__private::Accumulate>::PLAIN_BELOW { while __ein_jammed + 32 <= __ein_size_j { let mut __ein_acc = [0.0f32; 32]; for __ein_position in 0..a.len_of(1) { for __ein_lane in 0..32 { __ein_acc[__ein_lane] = ::core::ops::Add::add(__ein_acc[__ein_lane], { let k = __ein_position as ::core::primitive::i64; let j = (__ein_jammed + __ein_lane) as ::core::primitive::i64;",
+            "::ein::__private::Fill::fill(__ein_outs, 32, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, { __ein_acc[__ein_lane] }); }); __ein_jammed += 32; } while __ein_jammed + 8 <= __ein_size_j { let mut __ein_acc = [0.0f32; 8];",
             "::ein::__private::Fill::fill(__ein_outs, 8, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, { __ein_acc[__ein_lane] }); }); __ein_jammed += 8; } }",
             // ... and the rest of the row is one counted loop.
             "::ein::__private::Fill::fill(__ein_outs, __ein_size_j - __ein_jammed, |__ein_position_2, __ein_slot_2| { let j = (__ein_jammed + __ein_position_2) as ::core::primitive::i64;",

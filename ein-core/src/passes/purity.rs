@@ -2,6 +2,8 @@
 //! evaluating one can fail at run time, and whether it is worth a binding of its own.
 
 use crate::ir::node;
+use crate::ir::shape::{length, simplify_lengths};
+use crate::ir::visit::alpha_key;
 use crate::ir::{Bounds, Expr, ExprKind, Literal, ReduceOp, ScalarType, Type};
 use crate::ops::{BinaryOp, Failure, Func, UnaryOp};
 
@@ -15,12 +17,44 @@ pub fn may_fail(expr: &Expr) -> bool {
     may_fail_where(expr, &|_| false)
 }
 
-/// [`may_fail`] where every integer divisor for which `nonzero` holds is known not to be zero
-/// (a size of a loop that encloses the place the expression is evaluated, say).
+/// [`may_fail`] where every size for which `nonzero` holds is known not to be zero (a size of
+/// a loop that encloses the place the expression is evaluated, say): as an integer divisor,
+/// and as the length of an axis a clamped read reads. Inside a loop's body its own size is
+/// such a size too (the body runs only when it is not zero), so `sum k { y[k + 1] }` over
+/// `y`'s axis cannot fail.
 pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
+    if fails_here_where(expr, nonzero) {
+        return true;
+    }
     let mut children = false;
-    expr.for_each_child(|child| children |= may_fail_where(child, nonzero));
-    fails_here_where(expr, nonzero) || children
+    match loop_size_and_body(expr) {
+        Some((size, body)) => {
+            let size_key = alpha_key(size);
+            let inside = |candidate: &Expr| nonzero(candidate) || alpha_key(candidate) == size_key;
+            expr.for_each_child(|child| {
+                children |= if std::ptr::eq(child, body) {
+                    may_fail_where(child, &inside)
+                } else {
+                    may_fail_where(child, nonzero)
+                }
+            });
+        }
+        None => expr.for_each_child(|child| children |= may_fail_where(child, nonzero)),
+    }
+    children
+}
+
+/// A loop's size (or count) and the body it runs that many times.
+fn loop_size_and_body(expr: &Expr) -> Option<(&Expr, &Expr)> {
+    match &expr.kind {
+        ExprKind::For(node::For { size, body, .. })
+        | ExprKind::Filter(node::For { size, body, .. })
+        | ExprKind::Reduce(node::Reduce { size, body, .. }) => Some((size, body)),
+        ExprKind::Fold(node::Fold { count, body, .. }) | ExprKind::Scan(node::Fold { count, body, .. }) => {
+            Some((count, body))
+        }
+        _ => None,
+    }
 }
 
 /// Whether the node itself, its children aside, can raise a run-time error: the one
@@ -31,7 +65,10 @@ pub fn fails_here(expr: &Expr) -> bool {
 
 fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
     match &expr.kind {
-        ExprKind::Index(node::Index { bounds, .. }) => *bounds == Bounds::Clamped,
+        // A clamped read fails on an empty axis only.
+        ExprKind::Index(node::Index { array, bounds, .. }) => {
+            *bounds == Bounds::Clamped && !nonzero(&simplify_lengths(length((**array).clone(), 0)))
+        }
         // Integer division fails on a zero divisor only (`MIN / -1` wraps).
         ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, rhs }) => {
             !is_float(&lhs.ty) && !is_nonzero_literal(rhs) && !nonzero(rhs)

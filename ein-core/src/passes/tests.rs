@@ -328,6 +328,24 @@ fn hoist_lifts_an_invariant_reduction_out_of_its_loop() {
 }
 
 #[test]
+fn clamped_reads_inside_a_loop_over_their_own_axis_cannot_fail() {
+    // `y[k + 1]` clamps to `y`'s axis, which the sum over that axis only reads when it is not
+    // empty: the sum cannot fail and leaves the loop over `i`.
+    for (source, outer) in [
+        ("fn f(x: [f64], y: [f64]) -> [f64] { for i { x[i] + sum k { y[k + 1] } } }", "i"),
+        ("fn f(x: [f64], y: [f64]) -> [f64] { for i { x[i] / sum k { abs(y[k + 1] - y[k]) } } }", "i"),
+        ("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[i, j] - sum k { a[i, k + 1] - a[i, k] } } }", "j"),
+    ] {
+        let program = optimised(source);
+        assert_eq!(reductions_inside(&program, outer), 0, "{program}");
+    }
+    // A read clamped to another array's axis may fail (that array empty, the loop not).
+    let program =
+        optimised("fn f(x: [f64], y: [f64], z: [f64]) -> [f64] { for i { x[i] + sum k { y[k] * z[k + 1] } } }");
+    assert_eq!(reductions_inside(&program, "i"), 1, "{program}");
+}
+
+#[test]
 fn cse_shares_alpha_equivalent_terms() {
     let (_, after) = before_and_after(
         "fn f(x: [f64]) -> f64 { let m = max k { x[k] }; m + max l { x[l] } }",
