@@ -178,3 +178,20 @@ differential! {
     cases [n, m, r, c] in [[4, 5, 3, 4], [0, 3, 0, 2], [3, 0, 2, 0], [1, 1, 1, 1], [20, 37, 7, 9]];
     args (x = array([n]), y = array([m]), a = array([r, c]));
 }
+
+differential! {
+    /// Values that fail only on an empty axis the loop around them runs over (an argmax over
+    /// it, a read at its result) are computed once, before the loop, only when it runs: the
+    /// same values, and no error for an empty `x`. An argmax over another array (`y`) may fail
+    /// while the loop runs: it stays inside, failing for an empty `y` and non-empty `x` alike.
+    guarded_values_outside_the_element: fn(x: [f64], y: [i64], a: [[f32]]) -> ([f64], [usize], [f64], [[f32]]) {
+        (
+            for i { x[i] - x[argmax k { x[k] }] },
+            for i in 0..x.len() { argmin k { x[k] } },
+            for i { x[i] + y[argmax k { y[k] }] as f64 },
+            for i, j { a[i, j] - a[argmax k { a[k, j] }, j] },
+        )
+    }
+    cases [n, m, r, c] in [[5, 4, 3, 4], [0, 3, 0, 2], [3, 0, 2, 0], [1, 1, 1, 1], [40, 17, 9, 13], [0, 0, 0, 0]];
+    args (x = array([n]), y = array([m]).within(-3.0, 3.0), a = array([r, c]).within(-2.0, 2.0));
+}

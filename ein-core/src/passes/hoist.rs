@@ -12,20 +12,30 @@
 //!
 //! Only expressions that cannot fail move (see [`may_fail_where`]): a loop may run zero times, and a
 //! moved expression must not add an error. An integer division by the size of a loop that
-//! encloses the new place cannot fail there (that loop is running, so its size is not zero).
+//! encloses the new place cannot fail there (that loop is running, so its size is not zero),
+//! nor a read clamped to an axis of that length. A scalar that can fail only where the loop it
+//! leaves runs zero times moves too, computed only when that loop's size is not zero
+//! ([`LiftForm::Guarded`]): where the loop runs it cannot fail, so no error is added or
+//! reordered.
 //! Nothing moves out of an `Assert`: the reads inside may be proven in bounds only by that check.
 
 use super::purity::{has_loop, is_expensive, is_length, may_fail_where};
 use crate::ir::node;
 use crate::ir::visit::{alpha_key, bound_vars, free_vars, substitute};
-use crate::ir::{Bounds, Expr, ExprKind, Program, VarId, VarInfo, VarKind};
+use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, Scalar, ScalarType, Type, VarId, VarInfo, VarKind};
+use crate::ops::BinaryOp;
 use std::collections::BTreeSet;
 
 pub fn hoist(mut program: Program) -> Program {
     let body = program.body.take();
-    program.body =
-        Hoister { vars: &mut program.vars, enclosing_sizes: Vec::new(), columns: Vec::new(), column_lets: Vec::new() }
-            .expr(body);
+    program.body = Hoister {
+        vars: &mut program.vars,
+        enclosing_sizes: Vec::new(),
+        columns: Vec::new(),
+        column_lets: Vec::new(),
+        loop_size: None,
+    }
+    .expr(body);
     program
 }
 
@@ -45,6 +55,19 @@ struct Hoister<'a> {
     /// index and the value, so a later value reading it (a variance reading the mean) can be
     /// lifted over the same index with the value in its place.
     column_lets: Vec<(VarId, VarId, Expr)>,
+    /// The size of the loop being extracted from, when it is an array's length or a literal
+    /// (cheap, cannot fail): a scalar that can fail only where that loop runs zero times
+    /// leaves it behind a guard on that size ([`Hoister::lift_form`]).
+    loop_size: Option<Expr>,
+}
+
+/// How a value leaves the loop being extracted from.
+enum LiftForm {
+    /// As it is: it cannot fail just outside the loop.
+    Plain,
+    /// Only when the loop runs: it cannot fail where the loop's size is not zero, the only
+    /// place it is read, and a literal stands in where it is zero (see [`Hoister::guarded`]).
+    Guarded { size: Expr, zero: Literal },
 }
 
 /// A binding lifted out of a loop, in evaluation order.
@@ -85,12 +108,13 @@ impl Hoister<'_> {
         }
         let mut lifted = Vec::new();
         let mut blocked: BTreeSet<VarId> = expr.binders().collect();
-        if let ExprKind::For(node::For { body, .. })
-        | ExprKind::Filter(node::For { body, .. })
-        | ExprKind::Reduce(node::Reduce { body, .. })
-        | ExprKind::Fold(node::Fold { body, .. })
-        | ExprKind::Scan(node::Scan { body, .. }) = &mut expr.kind
+        if let ExprKind::For(node::For { size, body, .. })
+        | ExprKind::Filter(node::For { size, body, .. })
+        | ExprKind::Reduce(node::Reduce { size, body, .. })
+        | ExprKind::Fold(node::Fold { count: size, body, .. })
+        | ExprKind::Scan(node::Scan { count: size, body, .. }) = &mut expr.kind
         {
+            self.loop_size = is_length(size).then(|| (**size).clone());
             **body = self.extract(body.take(), &mut blocked, &mut lifted, true);
         } else {
             return expr;
@@ -112,7 +136,8 @@ impl Hoister<'_> {
                 **body = self.nest(body.take());
                 let mut lifted = Vec::new();
                 let mut blocked: BTreeSet<VarId> = expr.binders().collect();
-                if let ExprKind::For(node::For { body, .. }) = &mut expr.kind {
+                if let ExprKind::For(node::For { size, body, .. }) = &mut expr.kind {
+                    self.loop_size = is_length(size).then(|| (**size).clone());
                     **body = self.extract_nest(body.take(), &mut blocked, &mut lifted);
                 }
                 self.enclosing_sizes.pop();
@@ -147,9 +172,18 @@ impl Hoister<'_> {
         let invariant = |expr: &Expr, blocked: &BTreeSet<VarId>| free_vars(expr).is_disjoint(blocked);
         match expr.kind {
             // A `let` whose value is invariant floats out whole, keeping its variable.
-            ExprKind::Let(node::Let { var, value, body }) if invariant(&value, blocked) && !self.may_fail(&value) => {
-                lifted.push(Lifted { var, value: *value });
-                self.extract(*body, blocked, lifted, at_root)
+            ExprKind::Let(node::Let { var, value, body })
+                if invariant(&value, blocked) && self.lift_form(&value).is_some() =>
+            {
+                match self.lift_form(&value) {
+                    Some(form) => {
+                        let value = self.lifted_value(form, *value);
+                        lifted.push(Lifted { var, value });
+                        self.extract(*body, blocked, lifted, at_root)
+                    }
+                    // Not reached (the guard held); the `let` stays, which is always sound.
+                    None => Expr { kind: ExprKind::Let(node::Let { var, value, body }), ..expr },
+                }
             }
             ExprKind::Assert(_) => expr,
             // A value of one column alone, once extracted from, is remembered (see
@@ -180,10 +214,12 @@ impl Hoister<'_> {
                 *accum.updates = updates;
                 Expr { kind: ExprKind::Accum(accum), ..expr }
             }
-            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && !self.may_fail(&expr) => {
+            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && self.lift_form(&expr).is_some() => {
+                let Some(form) = self.lift_form(&expr) else { return expr };
                 let var = self.fresh(&expr);
                 let (ty, span) = (expr.ty.clone(), expr.span);
-                lifted.push(Lifted { var, value: expr });
+                let value = self.lifted_value(form, expr);
+                lifted.push(Lifted { var, value });
                 Expr::new(ExprKind::Var(var), ty, span)
             }
             _ => {
@@ -191,9 +227,10 @@ impl Hoister<'_> {
                 // arrays over the index would have rows whose sizes read that index (irregular
                 // to the IR, even where every row has one length), and there are no arrays of
                 // tuples holding arrays.
-                if !at_root && !expr.ty.has_array() && has_loop(&expr) && !self.may_fail(&expr) {
-                    if let Some((index, size)) = self.column(&expr, blocked) {
-                        return self.lift_column(expr, index, size, lifted);
+                if !at_root && !expr.ty.has_array() && has_loop(&expr) {
+                    if let (Some((index, size)), Some(form)) = (self.column(&expr, blocked), self.lift_form(&expr)) {
+                        let value = self.lifted_value(form, expr);
+                        return self.lift_column(value, index, size, lifted);
                     }
                 }
                 // An inner comprehension whose size the whole loop body shares: values depending
@@ -292,6 +329,70 @@ impl Hoister<'_> {
     /// Whether `expr` may fail just outside the loop being processed.
     fn may_fail(&self, expr: &Expr) -> bool {
         may_fail_where(expr, &|divisor| self.enclosing_sizes.contains(&alpha_key(divisor)))
+    }
+
+    /// How `expr` may leave the loop being processed, if at all: as it is where it cannot fail
+    /// just outside; a scalar of a known type that can fail there only when the loop runs zero
+    /// times (`x[argmax k { x[k] }]` inside `for i` over `x`'s axis: an empty range, a read of
+    /// an empty axis) behind a guard on the loop's size.
+    fn lift_form(&self, expr: &Expr) -> Option<LiftForm> {
+        if !self.may_fail(expr) {
+            return Some(LiftForm::Plain);
+        }
+        let size = self.loop_size.as_ref()?;
+        let Type::Scalar(ScalarType::Known(scalar)) = expr.ty else { return None };
+        let zero = match scalar {
+            Scalar::Bool => Literal::Bool(false),
+            scalar if scalar.is_float() => Literal::Float(0.0),
+            _ => Literal::Int(0),
+        };
+        let size_key = alpha_key(size);
+        let runs = |candidate: &Expr| {
+            let key = alpha_key(candidate);
+            key == size_key || self.enclosing_sizes.contains(&key)
+        };
+        (!may_fail_where(expr, &runs)).then(|| LiftForm::Guarded { size: size.clone(), zero })
+    }
+
+    /// `value` in its [`LiftForm`]: a guarded one is a fold of one step when the loop's size
+    /// is not zero and of none otherwise, `fold t in 0..(if size > 0 { 1 } else { 0 }) from
+    /// zero { value }` (an `if` would evaluate both sides).
+    fn lifted_value(&mut self, form: LiftForm, value: Expr) -> Expr {
+        let LiftForm::Guarded { size, zero } = form else { return value };
+        let (ty, span) = (value.ty.clone(), value.span);
+        let literal = |literal: Literal, ty: Type| Expr::new(ExprKind::Literal(literal), ty, span);
+        let runs = Expr::new(
+            ExprKind::Binary(node::Binary {
+                op: BinaryOp::Gt,
+                lhs: Box::new(size),
+                rhs: Box::new(literal(Literal::Int(0), Type::I64)),
+            }),
+            Type::BOOL,
+            span,
+        );
+        let count = Expr::new(
+            ExprKind::Select(node::Select {
+                cond: Box::new(runs),
+                then: Box::new(literal(Literal::Int(1), Type::I64)),
+                otherwise: Box::new(literal(Literal::Int(0), Type::I64)),
+            }),
+            Type::I64,
+            span,
+        );
+        let declare = |vars: &mut Vec<VarInfo>, what: &str, ty: Type, kind: VarKind| {
+            let name = format!("{}{what}", crate::ir::SYNTHETIC_PREFIX);
+            crate::ir::declare(vars, VarInfo { name, ty, kind, span })
+        };
+        let index = declare(self.vars, "once", Type::I64, VarKind::Index);
+        let acc = declare(self.vars, "unset", ty.clone(), VarKind::Accumulator);
+        let fold = node::Fold {
+            index,
+            count: Box::new(count),
+            acc,
+            init: Box::new(literal(zero, ty.clone())),
+            body: Box::new(value),
+        };
+        Expr::new(ExprKind::Fold(fold), ty, span)
     }
 
     fn fresh(&mut self, value: &Expr) -> VarId {

@@ -73,7 +73,10 @@ fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
         ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, rhs }) => {
             !is_float(&lhs.ty) && !is_nonzero_literal(rhs) && !nonzero(rhs)
         }
-        ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, .. }) => true,
+        // An empty range fails.
+        ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, size, .. }) => {
+            !(is_length(size) && nonzero(size))
+        }
         ExprKind::For(node::For { size, .. })
         | ExprKind::Filter(node::For { size, .. })
         | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),

@@ -346,6 +346,24 @@ fn clamped_reads_inside_a_loop_over_their_own_axis_cannot_fail() {
 }
 
 #[test]
+fn values_failing_only_on_an_empty_loop_leave_it_behind_a_guard() {
+    // `argmax k { x[k] }` fails on an empty `x` only, and `for i` over `x` runs only when it is
+    // not empty: the read of the maximum leaves the loop behind `if len(x, 0) > 0`.
+    let program = optimised("fn f(x: [f64]) -> [f64] { for i { x[i] - x[argmax k { x[k] }] } }");
+    assert_eq!(reductions_inside(&program, "i"), 0, "{program}");
+    assert!(program.to_string().contains("if len(x, 0) > 0 { 1 } else { 0 }"), "{program}");
+    // The same per column: once per column, before the rows.
+    let program = optimised("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[i, j] - a[argmax k { a[k, j] }, j] } }");
+    assert_eq!(reductions_inside(&program, "i"), 0, "{program}");
+    // A division by a parameter fails whether or not the loop runs: it stays.
+    let program = optimised("fn f(a: [i64], b: [i64], d: i64) -> [i64] { for i { a[i] + sum k { b[k] / d } } }");
+    assert_eq!(reductions_inside(&program, "i"), 1, "{program}");
+    // An argmax over another array's axis may fail while the loop runs: it stays.
+    let program = optimised("fn f(x: [f64], y: [f64]) -> [f64] { for i { x[i] - y[argmax k { y[k] }] } }");
+    assert_eq!(reductions_inside(&program, "i"), 1, "{program}");
+}
+
+#[test]
 fn cse_shares_alpha_equivalent_terms() {
     let (_, after) = before_and_after(
         "fn f(x: [f64]) -> f64 { let m = max k { x[k] }; m + max l { x[l] } }",
