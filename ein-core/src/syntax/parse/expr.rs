@@ -194,11 +194,23 @@ fn trailing_token_error(input: ParseStream) -> syn::Error {
         || input.peek(Token![*=])
         || input.peek(Token![/=])
         || input.peek(Token![%=]);
-    if assignment {
-        let hint = "ein has no assignment: every value is defined once, by `let` or as the value of a block";
-        return syn::Error::new(input.span(), format!("{error}; {hint}"));
+    let hint = if assignment {
+        Some("ein has no assignment: every value is defined once, by `let` or as the value of a block")
+    } else if input.peek(Token![::]) {
+        Some(
+            "ein has no paths (`f64::INFINITY`, `f64::max(a, b)`): write a constant as a literal or an \
+             expression (`1.0 / 0.0`) or pass it in as a parameter, call a scalar function by its name \
+             (`max(a, b)` or `a.max(b)`), and declare a Rust function with `extern fn`",
+        )
+    } else if input.peek(Token![^]) {
+        Some("ein has no `^`: write a power as `x.powi(2)`, `x.powf(y)` or `x * x`, an exclusive or of booleans as `a != b`")
+    } else {
+        None
+    };
+    match hint {
+        Some(hint) => syn::Error::new(input.span(), format!("{error}; {hint}")),
+        None => error,
     }
-    error
 }
 
 fn nest_let_statements(context: &Context, statements: Vec<LetStatement>, body: Box<Expr>) -> syn::Result<Box<Expr>> {
