@@ -132,7 +132,9 @@ fn describe_sized(what: &str) -> String {
 
 /// Panics unless two sizes that must agree (both giving the size of `index`) are equal:
 /// "ein: size mismatch for index `k` (at file:line:col): axis 1 of `a` has 3 elements but
-/// axis 0 of `b` has 4".
+/// axis 0 of `b` has 4". With no index (two arrays that must have one shape: the sides of an
+/// `if`, a fold's state and its next value, a tangent and its primal): "ein: shape mismatch
+/// (at …): …".
 #[inline]
 pub fn check_same_size(left: i64, right: i64, index: &str, left_what: &str, right_what: &str, site: &Site) {
     if left != right {
@@ -144,6 +146,9 @@ pub fn check_same_size(left: i64, right: i64, index: &str, left_what: &str, righ
 #[inline(never)]
 fn size_mismatch(left: i64, right: i64, index: &str, left_what: &str, right_what: &str, site: &Site) -> ! {
     let noun = if left == 1 { "element" } else { "elements" };
+    if index.is_empty() {
+        panic!("ein: shape mismatch (at {site}): {left_what} has {left} {noun} but {right_what} has {right}")
+    }
     panic!(
         "ein: size mismatch for index `{index}` (at {site}): {left_what} has {left} {noun} but {right_what} has {right}"
     )
@@ -287,6 +292,11 @@ mod tests {
         assert_eq!(
             expect_panic(|| check_same_size(1, 0, "k", "axis 0 of `a`", "axis 0 of `b`", &SITE)),
             "ein: size mismatch for index `k` (at src/x.rs:4:9): axis 0 of `a` has 1 element but axis 0 of `b` has 0"
+        );
+        // Two arrays of one shape (no index).
+        assert_eq!(
+            expect_panic(|| check_same_size(2, 3, "", "axis 0 of `d_x`", "axis 0 of `x`", &SITE)),
+            "ein: shape mismatch (at src/x.rs:4:9): axis 0 of `d_x` has 2 elements but axis 0 of `x` has 3"
         );
     }
 

@@ -48,7 +48,7 @@ pub fn jvp_program(primal: &Program) -> syn::Result<Program> {
         );
         params.push(tangent);
         let (primal_var, tangent_var) = (var(param, &info.ty, info.span), var(tangent, &info.ty, info.span));
-        same_shape_checks(&primal_var, &tangent_var, &info.name, &name, &mut checks);
+        same_shape_checks(&primal_var, &tangent_var, &format!("`{}`", info.name), &name, &mut checks);
         jvp.tangents.insert(param, tangent_var);
     }
     let mut block = Block::new();
@@ -72,6 +72,7 @@ pub fn jvp_program(primal: &Program) -> syn::Result<Program> {
 }
 
 /// A size check per axis of every array part of a parameter: its tangent has the same shape.
+/// `name` is the primal as the message names it (`` `x` ``, "the result").
 pub(super) fn same_shape_checks(
     primal: &Expr,
     tangent: &Expr,
@@ -86,8 +87,9 @@ pub(super) fn same_shape_checks(
                     left: len(tangent.clone(), axis),
                     right: len(primal.clone(), axis),
                     left_what: format!("axis {axis} of `{tangent_name}`"),
-                    right_what: format!("axis {axis} of `{name}`"),
-                    index_name: tangent_name.to_string(),
+                    right_what: format!("axis {axis} of {name}"),
+                    // A tangent and its primal have one shape: no index.
+                    index_name: String::new(),
                     span: primal.span,
                 });
             }

@@ -302,16 +302,21 @@ impl Checker {
                     false => (&check.right_what, &check.left_what),
                 };
                 let name = &check.index_name;
-                self.errors.push(
-                    check.span,
+                let (count, plural) =
+                    (difference.unsigned_abs(), if difference.unsigned_abs() == 1 { "" } else { "s" });
+                let message = if name.is_empty() {
+                    format!(
+                        "{longer} and {shorter} must have one shape, but the first always has {count} more \
+                         element{plural} than the second"
+                    )
+                } else {
                     format!(
                         "index `{name}` reads {longer} and {shorter}, and the first always has {count} more \
                          element{plural} than the second, so they can never agree; give `{name}` a range \
-                         (`{name} in 0..n`) and make the reads fit it",
-                        count = difference.unsigned_abs(),
-                        plural = if difference.unsigned_abs() == 1 { "" } else { "s" },
-                    ),
-                );
+                         (`{name} in 0..n`) and make the reads fit it"
+                    )
+                };
+                self.errors.push(check.span, message);
             }
         }
         self.global_checks.extend(global);
@@ -744,7 +749,8 @@ impl Checker {
                     right: right_size,
                     left_what: format!("axis {axis} of {}", names[0]),
                     right_what: format!("axis {axis} of {}", names[1]),
-                    index_name: format!("axis {axis}"),
+                    // Two arrays of one shape, no index: "shape mismatch".
+                    index_name: String::new(),
                     span,
                 });
             }

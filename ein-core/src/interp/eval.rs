@@ -260,9 +260,13 @@ impl<'p> Interpreter<'p> {
         }
         // Worded exactly like the runtime's message, so compiled and interpreted errors agree.
         let noun = if left == 1 { "element" } else { "elements" };
+        let what = match check.index_name.as_str() {
+            "" => "shape mismatch".to_owned(),
+            index => format!("size mismatch for index `{index}`"),
+        };
         Err(RuntimeError::new(format!(
-            "size mismatch for index `{}`: {} has {left} {noun} but {} has {right}",
-            check.index_name, check.left_what, check.right_what
+            "{what}: {} has {left} {noun} but {} has {right}",
+            check.left_what, check.right_what
         )))
     }
 

@@ -263,7 +263,7 @@ impl<'p> Printer<'p> {
                         "assert {} == {} ({})",
                         self.inline_string(&check.left, Precedence::Compare),
                         self.inline_string(&check.right, Precedence::Compare),
-                        check.index_name
+                        if check.index_name.is_empty() { "shape" } else { &check.index_name }
                     );
                     self.line(indent, &text, out);
                 }
@@ -626,7 +626,8 @@ impl<'p> Printer<'p> {
                     self.inline(&check.left, Precedence::Compare, out);
                     out.push_str(" == ");
                     self.inline(&check.right, Precedence::Compare, out);
-                    let _ = write!(out, " ({}); ", check.index_name);
+                    let index = if check.index_name.is_empty() { "shape" } else { &check.index_name };
+                    let _ = write!(out, " ({index}); ");
                 }
                 self.inline_statements(body, out);
             }
