@@ -139,7 +139,7 @@ const ARG_LANES: usize = 8;
 /// would, run serially, only have compared it, never kept it).
 ///
 /// Values are computed once each, in order, exactly as a serial loop, into a buffer of
-/// [`ARG_BLOCK`]; the block's best value is found in [`ARG_LANES`] lanes (plain vector
+/// `ARG_BLOCK` (128); the block's best value is found in `ARG_LANES` (8) lanes (plain vector
 /// maxima, no positions), and only a block whose best beats the best so far is searched for
 /// the first position holding it. That is the serial answer: a block's first value equal to
 /// its best is where a serial loop would have stopped replacing (a NaN never equals it).

@@ -66,7 +66,7 @@ enum LiftForm {
     /// As it is: it cannot fail just outside the loop.
     Plain,
     /// Only when the loop runs: it cannot fail where the loop's size is not zero, the only
-    /// place it is read, and a literal stands in where it is zero (see [`Hoister::guarded`]).
+    /// place it is read, and a literal stands in where it is zero (see [`Hoister::lifted_value`]).
     Guarded { size: Expr, zero: Literal },
 }
 
