@@ -180,6 +180,7 @@ pub fn arg_range<T: Accumulate + PartialOrd, const MAX: bool>(
                 lanes[lane] = if better(values[lane], lanes[lane]) { values[lane] } else { lanes[lane] };
             }
         }
+        // Two loops, not one over a `chain`: the chained loop measured up to 1.15× slower.
         let mut block_top = lanes[0];
         for &candidate in &lanes[1..] {
             if better(candidate, block_top) {

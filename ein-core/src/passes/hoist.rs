@@ -170,21 +170,32 @@ impl Hoister<'_> {
         at_root: bool,
     ) -> Expr {
         let invariant = |expr: &Expr, blocked: &BTreeSet<VarId>| free_vars(expr).is_disjoint(blocked);
-        match expr.kind {
-            // A `let` whose value is invariant floats out whole, keeping its variable.
-            ExprKind::Let(node::Let { var, value, body })
-                if invariant(&value, blocked) && self.lift_form(&value).is_some() =>
-            {
-                match self.lift_form(&value) {
-                    Some(form) => {
-                        let value = self.lifted_value(form, *value);
-                        lifted.push(Lifted { var, value });
-                        self.extract(*body, blocked, lifted, at_root)
-                    }
-                    // Not reached (the guard held); the `let` stays, which is always sound.
-                    None => Expr { kind: ExprKind::Let(node::Let { var, value, body }), ..expr },
+        // How `expr` leaves the loop, if it does: a `let` whose value is invariant floats out
+        // whole, keeping its variable; an expensive invariant gets a variable of its own.
+        let form = match &expr.kind {
+            ExprKind::Let(node::Let { value, .. }) if invariant(value, blocked) => self.lift_form(value),
+            ExprKind::Let(_) | ExprKind::Assert(_) | ExprKind::Accum(_) => None,
+            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) => self.lift_form(&expr),
+            _ => None,
+        };
+        if let Some(form) = form {
+            return match expr.kind {
+                ExprKind::Let(node::Let { var, value, body }) => {
+                    let value = self.lifted_value(form, *value);
+                    lifted.push(Lifted { var, value });
+                    self.extract(*body, blocked, lifted, at_root)
                 }
-            }
+                kind => {
+                    let expr = Expr { kind, ..expr };
+                    let var = self.fresh(&expr);
+                    let (ty, span) = (expr.ty.clone(), expr.span);
+                    let value = self.lifted_value(form, expr);
+                    lifted.push(Lifted { var, value });
+                    Expr::new(ExprKind::Var(var), ty, span)
+                }
+            };
+        }
+        match expr.kind {
             ExprKind::Assert(_) => expr,
             // A value of one column alone, once extracted from, is remembered (see
             // `column_lets`) while its body is extracted from.
@@ -213,14 +224,6 @@ impl Hoister<'_> {
                 let updates = self.extract_nest(accum.updates.take(), blocked, lifted);
                 *accum.updates = updates;
                 Expr { kind: ExprKind::Accum(accum), ..expr }
-            }
-            _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) && self.lift_form(&expr).is_some() => {
-                let Some(form) = self.lift_form(&expr) else { return expr };
-                let var = self.fresh(&expr);
-                let (ty, span) = (expr.ty.clone(), expr.span);
-                let value = self.lifted_value(form, expr);
-                lifted.push(Lifted { var, value });
-                Expr::new(ExprKind::Var(var), ty, span)
             }
             _ => {
                 // A value of one column: scalars (or tuples of them) only, as an array of

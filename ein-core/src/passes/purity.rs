@@ -14,7 +14,7 @@ use crate::ops::{BinaryOp, Failure, Func, UnaryOp};
 /// Moving such an expression out of a loop that might run zero times could add an error the
 /// program does not have, so passes leave them in place.
 pub fn may_fail(expr: &Expr) -> bool {
-    may_fail_where(expr, &|_| false)
+    may_fail_knowing(expr, None)
 }
 
 /// [`may_fail`] where every size for which `nonzero` holds is known not to be zero (a size of
@@ -23,6 +23,12 @@ pub fn may_fail(expr: &Expr) -> bool {
 /// such a size too (the body runs only when it is not zero), so `sum k { y[k + 1] }` over
 /// `y`'s axis cannot fail.
 pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
+    may_fail_knowing(expr, Some(nonzero))
+}
+
+/// [`may_fail_where`], with `None` for no size known to be non-zero (which spares building
+/// the lengths of clamped reads' axes to ask about).
+fn may_fail_knowing(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> bool {
     if fails_here_where(expr, nonzero) {
         return true;
     }
@@ -30,16 +36,18 @@ pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
     match loop_size_and_body(expr) {
         Some((size, body)) => {
             let size_key = alpha_key(size);
-            let inside = |candidate: &Expr| nonzero(candidate) || alpha_key(candidate) == size_key;
+            let inside = |candidate: &Expr| {
+                nonzero.is_some_and(|nonzero| nonzero(candidate)) || alpha_key(candidate) == size_key
+            };
             expr.for_each_child(|child| {
                 children |= if std::ptr::eq(child, body) {
-                    may_fail_where(child, &inside)
+                    may_fail_knowing(child, Some(&inside))
                 } else {
-                    may_fail_where(child, nonzero)
+                    may_fail_knowing(child, nonzero)
                 }
             });
         }
-        None => expr.for_each_child(|child| children |= may_fail_where(child, nonzero)),
+        None => expr.for_each_child(|child| children |= may_fail_knowing(child, nonzero)),
     }
     children
 }
@@ -60,22 +68,24 @@ fn loop_size_and_body(expr: &Expr) -> Option<(&Expr, &Expr)> {
 /// Whether the node itself, its children aside, can raise a run-time error: the one
 /// definition behind [`may_fail`] and the analysis stage's fact of the same name.
 pub fn fails_here(expr: &Expr) -> bool {
-    fails_here_where(expr, &|_| false)
+    fails_here_where(expr, None)
 }
 
-fn fails_here_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
+fn fails_here_where(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> bool {
+    let nonzero_size = |size: &Expr| nonzero.is_some_and(|nonzero| nonzero(size));
     match &expr.kind {
         // A clamped read fails on an empty axis only.
         ExprKind::Index(node::Index { array, bounds, .. }) => {
-            *bounds == Bounds::Clamped && !nonzero(&simplify_lengths(length((**array).clone(), 0)))
+            *bounds == Bounds::Clamped
+                && !nonzero.is_some_and(|nonzero| nonzero(&simplify_lengths(length((**array).clone(), 0))))
         }
         // Integer division fails on a zero divisor only (`MIN / -1` wraps).
         ExprKind::Binary(node::Binary { op: BinaryOp::Div | BinaryOp::Rem, lhs, rhs }) => {
-            !is_float(&lhs.ty) && !is_nonzero_literal(rhs) && !nonzero(rhs)
+            !is_float(&lhs.ty) && !is_nonzero_literal(rhs) && !nonzero_size(rhs)
         }
         // An empty range fails.
         ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, size, .. }) => {
-            !(is_length(size) && nonzero(size))
+            !(is_length(size) && nonzero_size(size))
         }
         ExprKind::For(node::For { size, .. })
         | ExprKind::Filter(node::For { size, .. })
