@@ -195,3 +195,30 @@ differential! {
     cases [n, m, r, c] in [[5, 4, 3, 4], [0, 3, 0, 2], [3, 0, 2, 0], [1, 1, 1, 1], [40, 17, 9, 13], [0, 0, 0, 0]];
     args (x = array([n]), y = array([m]).within(-3.0, 3.0), a = array([r, c]).within(-2.0, 2.0));
 }
+
+differential! {
+    /// A let-bound comprehension read several times in one step of its consumer is computed
+    /// once per element, where it is read (a rank-1 and a rank-2 map; the logistic loss's `p`,
+    /// whose element has a loop, stays an array).
+    read_twice_per_element: fn(x: [[f64]], y: [f64], w: [f64]) -> (f64, [[f64]]) {
+        let p = for i { 1.0 / (1.0 + exp(-sum k { x[i, k] * w[k] })) };
+        let q = for i { exp(y[i]) };
+        let e = for i, k { exp(x[i, k]) };
+        (
+            sum i { y[i] * ln(p[i]) + (1.0 - y[i]) * ln(1.0 - p[i]) + q[i] * ln(q[i]) },
+            for i, k { e[i, k] * e[i, k] - w[k] * e[i, k] },
+        )
+    }
+    cases [m, n] in [[0, 3], [1, 1], [5, 0], [7, 9], [300, 20]];
+    args (x = array([m, n]), y = array([m]), w = array([n]));
+}
+
+differential! {
+    /// The same with an element that can fail (a zero divisor): both fail alike.
+    read_twice_per_element_failing: fn(d: [i64]) -> [i64] {
+        let q = for i { 100 / d[i] };
+        for i { q[i] * q[i] + q[i] }
+    }
+    cases [n] in [[0], [1], [6], [40]];
+    args (d = array([n]).within(-3.0, 3.0));
+}

@@ -1140,7 +1140,7 @@ fn scalar_reductions_of_heavy_steps_compute_the_steps_in_parallel() {
     assert!(!code.contains("fold_values"), "{code}");
     // A step that builds an array, or that can fail (a gather), keeps its order.
     let code = compiled(quote::quote! {
-        fn total(a: [[f64]]) -> f64 { sum i { let r = for j { a[i, j] * 2.0 }; sum j { r[j] * r[j] } } }
+        fn total(a: [[f64]]) -> f64 { sum i { let r = for j { a[i, j] * 2.0 }; sum j { r[j] * sum k { r[k] } } } }
     });
     assert!(!code.contains("fold_values"), "{code}");
     let code = compiled(quote::quote! { fn total(a: [[f64]], g: [i64]) -> f64 { sum i { sum j { a[i, g[j]] } } } });

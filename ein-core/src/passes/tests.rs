@@ -255,6 +255,42 @@ fn a_comprehension_consumed_once_is_fused() {
 }
 
 #[test]
+fn a_comprehension_read_twice_per_element_is_fused_into_one_let() {
+    // A log-loss: `p[i]` twice in one step of the sum, one `exp` per element, no array.
+    let program = optimised(
+        "fn f(z: [f64], y: [f64]) -> f64 {
+            let p = for i { 1.0 / (1.0 + exp(-z[i])) };
+            sum i { y[i] * ln(p[i]) + (1.0 - y[i]) * ln(1.0 - p[i]) }
+        }",
+    );
+    assert_eq!(array_temporaries(&program), 0, "{program}");
+    assert_eq!(calls(&program, Func::Exp), 1, "{program}");
+    // An element with a loop of its own stays an array: in the consumer's step it would keep
+    // the step's `ln` from being vectorised across `i`.
+    let program = optimised(
+        "fn f(x: [[f64]], y: [f64], w: [f64]) -> f64 {
+            let p = for i { 1.0 / (1.0 + exp(-sum k { x[i, k] * w[k] })) };
+            sum i { y[i] * ln(p[i]) + (1.0 - y[i]) * ln(1.0 - p[i]) }
+        }",
+    );
+    assert_eq!(array_temporaries(&program), 2, "the dot products and p: {program}");
+    // Rank 2, read in a comprehension.
+    let program = optimised(
+        "fn f(a: [[f64]]) -> [[f64]] { let e = for i, j { exp(a[i, j]) }; for i, j { e[i, j] * e[i, j] + e[i, j] } }",
+    );
+    assert_eq!((array_temporaries(&program), loop_nests(&program)), (0, 1), "{program}");
+    assert_eq!(calls(&program, Func::Exp), 1, "{program}");
+    // Reads of different elements, or at different depths, keep the array.
+    for source in [
+        "fn f(a: [f64]) -> [f64] { let e = for i { exp(a[i]) }; for i { e[i] + sum k { e[k] } } }",
+        "fn f(a: [f64]) -> [f64] { let e = for i { exp(a[i]) }; for i { e[i] * e[e.len() - 1 - i] } }",
+        "fn f(a: [[f64]]) -> [[f64]] { let e = for i { exp(a[i, 0]) }; for i, j { e[i] * e[i] + a[i, j] } }",
+    ] {
+        assert_eq!(array_temporaries(&optimised(source)), 1, "{source}: {}", optimised(source));
+    }
+}
+
+#[test]
 fn an_expensive_comprehension_read_many_times_is_computed_once() {
     // Each element of `g` is read once per `j`: fusing would repeat `exp` n times.
     let program = optimised(
