@@ -44,6 +44,15 @@ fn shadows() -> usize {
         (sum i { a[i] * a[i] }, argmax i { a[i] }, prod j { w[j] % 7 + 1 }, any j { w[j] > 3 })
     }
 
+    /// Forward mode of a scan and a fold whose state is a tuple pattern: the packed state the
+    /// companion invents gets a snake-case name (it was `__ein___ein_acc_pair`).
+    #[jvp(decays_jvp)]
+    pub fn decays(x: [f64]) -> ([f64], f64) {
+        let c = scan t, (p, q) = (0.0, 1.0) { (p + q * x[t], q * 0.5) };
+        let r = fold t in 0..x.len(), (p, q) = (0.0, 1.0) { (p + q * x[t], q * 0.5) };
+        (for i { c[i].0 }, r.0)
+    }
+
     /// The `#[into]` companion of a fold: the result is copied into `out`.
     #[into(path_into)]
     pub fn path(w: [[i64]]) -> [i64] {
@@ -71,6 +80,9 @@ fn every_form_compiles_with_the_prelude_shadowed() {
         (written.0.as_slice(), written.1.as_slice()),
         (re.as_slice(), ::core::option::Option::Some(im.as_slice()))
     );
+    let ((partial, total), (d_partial, d_total)) = decays_jvp(&b, &[1.0, 0.0, 0.0, 0.0]);
+    assert_eq!((partial.as_slice(), total), (&[1.0, 2.0, 2.75, 3.25][..], 3.25));
+    assert_eq!((d_partial.as_slice(), d_total), (&[1.0, 1.0, 1.0, 1.0][..], 1.0));
     let mut best = [0i64; 3];
     path_into(&mut best, &w);
     assert_eq!(best, [6, 7, 9]);

@@ -658,7 +658,7 @@ impl Jvp {
         let (init, packing) = self.pack(init, &state_ty, false, block);
         let pair_ty = packing.packed_type(&state_ty);
         let info = self.vars[acc.0 as usize].clone();
-        let name = format!("{}{}_pair", crate::ir::SYNTHETIC_PREFIX, info.name);
+        let name = crate::ir::synthetic_name(&info.name, "_pair");
         let packed_acc =
             declare(&mut self.vars, VarInfo { name, ty: pair_ty.clone(), kind: VarKind::Accumulator, span });
         // The accumulator is now a `let` of the packed one's primal half.

@@ -651,6 +651,12 @@ impl Expr {
 /// Names of variables the compiler invents start with this; users never see them in errors.
 pub const SYNTHETIC_PREFIX: &str = "__ein_";
 
+/// A name for a variable the compiler invents after `name` (a user's or an invented one, whose
+/// prefix is not repeated: `__ein___ein_acc` would break Rust's snake-case lint), plus `suffix`.
+pub fn synthetic_name(name: &str, suffix: &str) -> String {
+    format!("{SYNTHETIC_PREFIX}{}{suffix}", name.trim_start_matches(SYNTHETIC_PREFIX))
+}
+
 impl VarInfo {
     /// Whether the compiler invented this variable (a lifted value, a tuple being destructured).
     pub fn is_synthetic(&self) -> bool {

@@ -86,7 +86,7 @@ fn fusable_group(fields: &[Expr]) -> Option<Vec<usize>> {
 /// A new index variable for the fused reduction, named after the first one's.
 fn fresh_index(vars: &mut Vec<VarInfo>, index: VarId) -> VarId {
     let info = vars[index.0 as usize].clone();
-    crate::ir::declare(vars, VarInfo { name: format!("{SYNTHETIC_PREFIX}{}", info.name), ..info })
+    crate::ir::declare(vars, VarInfo { name: crate::ir::synthetic_name(&info.name, ""), ..info })
 }
 
 /// The keys of the terms of `reduction`'s step that read its index (the index alone excluded),

@@ -70,7 +70,7 @@ fn share_one(expr: &Expr, vars: &mut Vec<VarInfo>) -> Option<Expr> {
         // The array, indexed by a fresh variable (every binder binds a distinct `VarId`).
         let row_index = fresh(
             vars,
-            &format!("{SYNTHETIC_PREFIX}{}", vars[index.0 as usize].name),
+            &crate::ir::synthetic_name(&vars[index.0 as usize].name, ""),
             Type::I64,
             VarKind::Index,
             term.span,

@@ -290,7 +290,7 @@ fn is_proven_read(expr: &Expr) -> bool {
 fn share(comprehension: &mut Expr, shared: Shared, vars: &mut Vec<VarInfo>) -> Option<(VarId, Expr)> {
     let Shared { index, size, term, lets } = shared;
     let span = term.span;
-    let name = |vars: &Vec<VarInfo>, var: VarId| format!("{SYNTHETIC_PREFIX}{}", vars[var.0 as usize].name);
+    let name = |vars: &Vec<VarInfo>, var: VarId| crate::ir::synthetic_name(&vars[var.0 as usize].name, "");
     let step_name = name(vars, index);
     let row_index = crate::ir::declare(vars, VarInfo { name: step_name, ty: Type::I64, kind: VarKind::Index, span });
     let row_type = Type::array(term.ty.clone(), 1);

@@ -31,7 +31,6 @@
 use crate::analysis::Analysis;
 use crate::ir::node;
 use crate::ir::visit::{bound_vars, substitute};
-use crate::ir::SYNTHETIC_PREFIX;
 use crate::ir::{declare, number_nodes, Bounds, Expr, ExprKind, NodeId, Program, Type, VarId, VarInfo, VarKind};
 use crate::passes::purity::has_loop;
 use std::collections::BTreeSet;
@@ -121,7 +120,7 @@ fn split_comprehension(comprehension: Expr, vars: &mut Vec<VarInfo>) -> Expr {
             array_ty.clone(),
             span,
         );
-        let name = format!("{SYNTHETIC_PREFIX}{}_each", info.name.trim_start_matches(SYNTHETIC_PREFIX));
+        let name = crate::ir::synthetic_name(&info.name, "_each");
         let array = declare(vars, VarInfo { name, ty: array_ty, kind: VarKind::Let, span: info.span });
         stored.push((var, array));
         bindings.push((array, values));

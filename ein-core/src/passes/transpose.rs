@@ -36,7 +36,6 @@
 
 use crate::analysis::{AcrossRead, Analysis};
 use crate::ir::node;
-use crate::ir::SYNTHETIC_PREFIX;
 use crate::ir::{declare, number_nodes, Bounds, Expr, ExprKind, Program, ReduceOp, Type, VarId, VarInfo, VarKind};
 use crate::passes::purity::is_loop;
 use std::collections::BTreeSet;
@@ -53,7 +52,7 @@ pub fn transpose_across(mut program: Program) -> Program {
     // One copy per array and axis, named after the array.
     for (array, axis) in wanted {
         let info = program.vars[array.0 as usize].clone();
-        let name = format!("{SYNTHETIC_PREFIX}{}_by_{axis}", info.name.trim_start_matches(SYNTHETIC_PREFIX));
+        let name = crate::ir::synthetic_name(&info.name, &format!("_by_{axis}"));
         let copy = declare(&mut program.vars, VarInfo { name, ty: info.ty, kind: VarKind::Let, span: info.span });
         let value = transposed(&mut program.vars, array, axis);
         if program.params.contains(&array) {
@@ -115,7 +114,7 @@ fn transposed(vars: &mut Vec<VarInfo>, array: VarId, axis: usize) -> Expr {
     let indices: Vec<VarId> = order
         .iter()
         .map(|&original| {
-            let name = format!("{SYNTHETIC_PREFIX}{}_{original}", info.name.trim_start_matches(SYNTHETIC_PREFIX));
+            let name = crate::ir::synthetic_name(&info.name, &format!("_{original}"));
             declare(vars, VarInfo { name, ty: Type::I64, kind: VarKind::Index, span })
         })
         .collect();

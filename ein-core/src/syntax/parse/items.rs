@@ -217,7 +217,8 @@ fn split_ein_attributes(attrs: Vec<syn::Attribute>) -> syn::Result<(Vec<syn::Att
         };
         let expected = || syn::Error::new_spanned(&list.tokens, format!("expected one function name: {usage}"));
         let (name, wrt) = if kind == "vjp" || kind == "grad" {
-            list.parse_args_with(parse_reverse_arguments).map_err(|_| expected())?
+            let (name, wrt) = list.parse_args_with(parse_reverse_arguments).map_err(|_| expected())?;
+            (name, checked_wrt(wrt)?)
         } else {
             (list.parse_args::<Ident>().map_err(|_| expected())?, Vec::new())
         };
@@ -241,10 +242,12 @@ fn split_ein_attributes(attrs: Vec<syn::Attribute>) -> syn::Result<(Vec<syn::Att
     Ok((kept, found))
 }
 
-/// `name` or `name, wrt(a, b, ..)`.
-fn parse_reverse_arguments(input: ParseStream) -> syn::Result<(Ident, Vec<Ident>)> {
+/// `name` or `name, wrt(a, b, ..)` (the `wrt` keyword and the names).
+type ReverseArguments = (Ident, Option<(Ident, Vec<Ident>)>);
+
+fn parse_reverse_arguments(input: ParseStream) -> syn::Result<ReverseArguments> {
     let name: Ident = input.parse()?;
-    let mut wrt = Vec::new();
+    let mut wrt = None;
     if input.peek(Token![,]) {
         input.parse::<Token![,]>()?;
         let key: Ident = input.parse()?;
@@ -253,12 +256,30 @@ fn parse_reverse_arguments(input: ParseStream) -> syn::Result<(Ident, Vec<Ident>
         }
         let content;
         syn::parenthesized!(content in input);
-        wrt = content.parse_terminated(Ident::parse, Token![,])?.into_iter().collect();
+        wrt = Some((key, content.parse_terminated(Ident::parse, Token![,])?.into_iter().collect()));
     }
     if !input.is_empty() {
         return Err(input.error("unexpected tokens"));
     }
     Ok((name, wrt))
+}
+
+/// The parameters a `wrt(..)` names: at least one, each once.
+fn checked_wrt(wrt: Option<(Ident, Vec<Ident>)>) -> syn::Result<Vec<Ident>> {
+    let Some((key, names)) = wrt else { return Ok(Vec::new()) };
+    if names.is_empty() {
+        return Err(syn::Error::new(
+            key.span(),
+            "`wrt()` names no parameter: name the ones to differentiate by, or leave `wrt(..)` out for every \
+             float parameter",
+        ));
+    }
+    for (position, name) in names.iter().enumerate() {
+        if names[..position].contains(name) {
+            return Err(syn::Error::new(name.span(), format!("`{name}` is named twice in `wrt(..)`")));
+        }
+    }
+    Ok(names)
 }
 
 /// `#[into]` writes arrays into the caller's: every part of the result must be an array.
