@@ -1,14 +1,17 @@
-//! Let-lifting before reverse mode (ATL's normalisation): a float `sum` inside a
-//! comprehension that reads only what the comprehension's indices and the enclosing scope
-//! give it becomes an array of its own, `let s = for i, j { sum k { … } }`, read back as
-//! `s[i, j]`.
+//! Let-lifting before reverse mode (ATL's normalisation): a float `sum`, `max` or `min`
+//! inside a comprehension, or inside another reduction, that reads only what the loops'
+//! indices and the enclosing scope give it becomes a value of its own, `let s = for i, j {
+//! sum k { … } }` read back as `s[i, j]`, or a scalar `let` when it reads none of the loops'
+//! indices (`sum i { x[i] * sum k { x[k] * x[k] } }`).
 //!
 //! Why: the backward sweep recomputes a loop body's values where a contribution needs them
 //! (see `vjp`). A reduction left inside the body would be recomputed once per element of
 //! every adjoint it feeds, and its contributions, made inside the loops around it, could
-//! only be accumulated. Lifted, its value is computed once (a contraction, for a matrix
-//! product), the body reads it, and the sum's own adjoints are plain comprehensions over
-//! the array's positions: the two products of a matrix product's gradient.
+//! only be accumulated: one update per element of the loops around it and of its own, O(n²)
+//! for a loss with an invariant sum inside (the naive softmax's gradient was O(n m³)).
+//! Lifted, its value is computed once (a contraction, for a matrix product), the body reads
+//! it, and the reduction's own adjoints are plain comprehensions over the value's positions:
+//! the two products of a matrix product's gradient.
 
 use crate::ir::visit::{bound_vars, free_vars, substitute};
 use crate::ir::{declare, node, Bounds, Expr, ExprKind, ReduceOp, Type, VarId, VarInfo, VarKind};
@@ -19,17 +22,23 @@ use super::build::{for_loop, has_float, var};
 /// Lifts every liftable reduction of `expr` (see the module's note), declaring the arrays in
 /// `vars`.
 pub(super) fn lift_reductions(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
-    if !matches!(expr.kind, ExprKind::For(_)) {
+    let Some(link) = Link::of(expr) else {
         expr.for_each_child_mut(|child| lift_reductions(child, vars));
         return;
-    }
-    // The maximal chain of directly nested comprehensions, and its innermost body.
+    };
+    // The maximal chain of directly nested comprehensions (or reductions), and its innermost
+    // body.
     let mut chain: Vec<(VarId, Expr)> = Vec::new();
-    let body = innermost(expr, &mut chain);
+    let body = innermost(expr, link, &mut chain);
     let bound_inside = bound_vars(body);
     let mut lifted = Vec::new();
     collect(body, &chain, &bound_inside, vars, &mut lifted);
-    lift_reductions(body, vars);
+    // Loops left in the body: their own chains (a reduction's, if it was not lifted).
+    if Link::of(body).is_some() {
+        lift_reductions(body, vars);
+    } else {
+        body.for_each_child_mut(|child| lift_reductions(child, vars));
+    }
     for (array, mut value) in lifted.into_iter().rev() {
         lift_inside(&mut value, vars);
         let (ty, span) = (expr.ty.clone(), expr.span);
@@ -39,21 +48,43 @@ pub(super) fn lift_reductions(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
     }
 }
 
-/// The innermost body of the chain of comprehensions at `expr`, recording their loops.
-fn innermost<'e>(expr: &'e mut Expr, chain: &mut Vec<(VarId, Expr)>) -> &'e mut Expr {
-    if !matches!(expr.kind, ExprKind::For(_)) {
-        return expr;
-    }
-    let ExprKind::For(node::For { index, size, body }) = &mut expr.kind else { unreachable!("checked above") };
-    chain.push((*index, (**size).clone()));
-    innermost(body, chain)
+/// What a chain of loops is made of: comprehensions, or reductions (any of them, each
+/// evaluating its body once per index like a comprehension's element).
+#[derive(Clone, Copy, PartialEq)]
+enum Link {
+    For,
+    Reduce,
 }
 
-/// Lifts inside a lifted value (`for i.. { sum k { body } }`): in the reduction's body.
+impl Link {
+    fn of(expr: &Expr) -> Option<Link> {
+        match expr.kind {
+            ExprKind::For(_) => Some(Link::For),
+            ExprKind::Reduce(_) => Some(Link::Reduce),
+            _ => None,
+        }
+    }
+}
+
+/// The innermost body of the chain of `link` loops at `expr`, recording their loops.
+fn innermost<'e>(expr: &'e mut Expr, link: Link, chain: &mut Vec<(VarId, Expr)>) -> &'e mut Expr {
+    if Link::of(expr) != Some(link) {
+        return expr;
+    }
+    match &mut expr.kind {
+        ExprKind::For(node::For { index, size, body }) | ExprKind::Reduce(node::Reduce { index, size, body, .. }) => {
+            chain.push((*index, (**size).clone()));
+            innermost(body, link, chain)
+        }
+        _ => unreachable!("a link is a comprehension or a reduction"),
+    }
+}
+
+/// Lifts inside a lifted value (`for i.. { sum k { body } }`): in the reduction, whose body may
+/// hold reductions of its own that do not read its index.
 fn lift_inside(value: &mut Expr, vars: &mut Vec<VarInfo>) {
     match &mut value.kind {
         ExprKind::For(node::For { body, .. }) => lift_inside(body, vars),
-        ExprKind::Reduce(node::Reduce { body, .. }) => lift_reductions(body, vars),
         _ => lift_reductions(value, vars),
     }
 }
@@ -100,10 +131,11 @@ fn collect(
     }
 }
 
-/// A float `sum` that reads an array, whose free variables are bound outside the chain or are
-/// its indices, inside a chain whose sizes are free of its own indices.
+/// A float `sum`, `max` or `min` that reads an array, whose free variables are bound outside
+/// the chain or are its indices, inside a chain whose sizes are free of its own indices.
 fn liftable(expr: &Expr, reduce: &node::Reduce, chain: &[(VarId, Expr)], bound_inside: &BTreeSet<VarId>) -> bool {
-    if reduce.op != ReduceOp::Sum || !matches!(expr.ty, Type::Scalar(_)) || !has_float(&expr.ty) {
+    let op = matches!(reduce.op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min);
+    if !op || !matches!(expr.ty, Type::Scalar(_)) || !has_float(&expr.ty) {
         return false;
     }
     if free_vars(expr).iter().any(|var| bound_inside.contains(var)) || !reads_an_array(&reduce.body) {

@@ -67,6 +67,23 @@ fn a_matrix_vector_product_is_computed_once_and_transposed_once() {
 }
 
 #[test]
+fn invariant_reductions_inside_a_loss_are_lifted_before_the_sweep() {
+    // Left inside `sum i`, each would be recomputed per `i` and its adjoint scattered by an
+    // accumulation over `i` and `k`: O(n²) (the naive softmax's, O(n m³)).
+    for source in [
+        "fn f(x: [f64]) -> f64 { sum i { x[i] * sum k { x[k] * x[k] } } }",
+        "fn f(x: [f64]) -> f64 { sum i { exp(x[i] - max k { x[k] }) } }",
+        "fn f(x: [f64]) -> f64 { sum i { let d = x[i] - sum k { x[k] } / (x.len() as f64); d * d } }",
+        "fn f(x: [[f64]], y: [[f64]]) -> f64 {
+            sum i, j { exp(x[i, j] - max k { x[i, k] }) / sum k { exp(x[i, k] - max l { x[i, l] }) } * y[i, j] }
+        }",
+    ] {
+        let program = gradient(source);
+        assert_eq!(accums(&program), 0, "{source}: {program}");
+    }
+}
+
+#[test]
 fn reads_of_part_of_an_axis_are_accumulated() {
     // Neither `a[i + 1]` nor `a[i]` reads the whole axis (`i` stops one short): both adjoints
     // are scattered, by accumulations.
