@@ -30,6 +30,21 @@ differential! {
 }
 
 differential! {
+    /// A helper over a row whose ranges are its argument's length (`0..v.len()`), called per
+    /// row: a row's length is the matrix's second axis, the same for every row; and a row's
+    /// length written in place (`0..a[i].len()`).
+    helpers_over_rows_use_their_length: fn(a: [[f64]], r: f64) -> ([f64], [[f64]], [[f64]]) {
+        (for i { decay(a[i], r) }, for i { head(a[i]) }, for i { for j in 0..a[i].len() { a[i, j] * 2.0 } })
+    }
+    with {
+        fn decay(v: [f64], r: f64) -> f64 { fold t in 0..v.len(), s = 0.0 { s * r + v[t] } }
+        fn head(v: [f64]) -> [f64] { for t in 0..v.len() - 1 { v[t] } }
+    }
+    cases [m, n] in [[0, 3], [1, 1], [4, 5], [33, 20]];
+    args (a = array([m, n]), r = scalar(0.5f64));
+}
+
+differential! {
     /// A scalar helper inside a comprehension, its arguments an element and a parameter.
     scalar_helper_in_a_comprehension: fn(a: [[f32]], eps: f32) -> [[f32]] { for i, j { smooth(a[i, j], eps) } }
     with {

@@ -453,6 +453,19 @@ impl Checker {
             self.errors.push(size.span, format!("{what} must be an integer, found {found}"));
             return Err(Reported);
         };
+        // A row's length is the same for every row: `a[i].len()`, or `v.len()` in a helper
+        // called with `v = a[i]`, is `a.shape(1)`.
+        let size = match self.index_dependency(&size) {
+            Some(_) => {
+                let through = self.lengths_through_lets(size.clone());
+                if self.index_dependency(&through).is_none() {
+                    through
+                } else {
+                    size
+                }
+            }
+            None => size,
+        };
         if let Some(dependency) = self.index_dependency(&size).filter(|_| regularity == Regularity::Required) {
             let span = self.dependency_use(&size).unwrap_or(size.span);
             let dependency = self.var(dependency).name.clone();
@@ -466,6 +479,22 @@ impl Checker {
             return Err(Reported);
         }
         Ok(to_i64(size, scalar, &mut self.unifier))
+    }
+
+    /// `size` with its array lengths read through the `let`s that name the arrays and
+    /// simplified (`len(v, 0)` with `v = a[i]` is `len(a, 1)`).
+    fn lengths_through_lets(&self, mut size: Expr) -> Expr {
+        if let ExprKind::Len(node::Len { array, .. }) = &mut size.kind {
+            while let ExprKind::Var(var) = array.kind {
+                match self.lets.get(&var) {
+                    Some(value) if self.var(var).kind == VarKind::Let => **array = value.clone(),
+                    _ => break,
+                }
+            }
+            return crate::ir::shape::simplify_lengths(size);
+        }
+        size.rewrite_children(|child| self.lengths_through_lets(child));
+        size
     }
 
     /// The first variable use in `expr` through which it depends on an index or accumulator.
