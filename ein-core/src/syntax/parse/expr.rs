@@ -195,12 +195,20 @@ fn trailing_token_error(input: ParseStream) -> syn::Error {
         || input.peek(Token![/=])
         || input.peek(Token![%=]);
     let hint = if assignment {
-        Some("ein has no assignment: every value is defined once, by `let` or as the value of a block")
+        Some(
+            "ein has no assignment: every value is defined once, by `let` or as the value of a block (an \
+             `accum` body updates elements of its target, `h[k] += v`, inside its loops)",
+        )
     } else if input.peek(Token![::]) {
         Some(
             "ein has no paths (`f64::INFINITY`, `f64::max(a, b)`): write a constant as a literal or an \
              expression (`1.0 / 0.0`) or pass it in as a parameter, call a scalar function by its name \
              (`max(a, b)` or `a.max(b)`), and declare a Rust function with `extern fn`",
+        )
+    } else if input.peek(Token![!]) && !input.peek(Token![!=]) {
+        Some(
+            "ein has no macros (`println!`, `vec!`, `assert!`): compute values in ein and print, collect or \
+             check them in the Rust around the `ein!` block",
         )
     } else if input.peek(Token![^]) {
         Some("ein has no `^`: write a power as `x.powi(2)`, `x.powf(y)` or `x * x`, an exclusive or of booleans as `a != b`")

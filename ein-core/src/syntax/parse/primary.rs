@@ -41,6 +41,11 @@ fn not_an_expression(input: ParseStream) -> syn::Error {
     if input.peek(token::Bracket) {
         return syn::Error::new(input.span(), "ein has no array literals: build an array with `for i in 0..n { .. }`");
     }
+    if input.peek(Token![*]) {
+        let error = expected(input, "an expression");
+        let hint = "ein has no `**` (write a power as `x.powi(2)`, `x.powf(y)` or `x * x`) and no dereference";
+        return syn::Error::new(input.span(), format!("{error}; {hint}"));
+    }
     expected(input, "an expression")
 }
 

@@ -683,6 +683,8 @@ fn unexpected_tokens_are_named() {
     assert_error("a b", "expected an operator or the end of the expression, found `b`", "b");
     assert_error("a * f64::INFINITY", "found `::`; ein has no paths (`f64::INFINITY`, `f64::max(a, b)`)", "::");
     assert_error("a ^ 2.0", "found `^`; ein has no `^`: write a power as `x.powi(2)`", "^");
+    assert_error("a ** 2.0", "found `*`; ein has no `**` (write a power as `x.powi(2)`", "*");
+    assert_error("println!(a)", "found `!`; ein has no macros (`println!`", "!");
     assert_error("a; b", "unexpected `;`: an ein block ends with its value", "; b");
     assert_error("a += 1", "found `+=`; ein has no assignment", "+=");
     assert_error("for i { a[i] = 1.0 }", "found `=`; ein has no assignment", "= 1.0");
