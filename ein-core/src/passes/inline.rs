@@ -108,7 +108,8 @@ impl Inliner<'_> {
         (once_per_element
             && first.indices.len() == first.loops.len()
             && uses.iter().all(same_element)
-            && !has_loop(element_of(value, first.loops.len())))
+            && !has_loop(element_of(value, first.loops.len()))
+            && first.loops.last().is_some_and(|innermost| binds_loop(body, *innermost)))
         .then(|| Fusion::OncePerElement { loops: first.loops.clone() })
     }
 
@@ -174,6 +175,21 @@ enum Fusion {
     /// Every read is of the same element, once per element of these loops (outermost first):
     /// the element is bound once inside the innermost.
     OncePerElement { loops: Vec<VarId> },
+}
+
+/// Whether a loop whose body [`wrap_loop_body`] can rewrite binds `index` in `expr`.
+fn binds_loop(expr: &Expr, index: VarId) -> bool {
+    let here = match &expr.kind {
+        ExprKind::For(node::For { index: bound, .. })
+        | ExprKind::Filter(node::For { index: bound, .. })
+        | ExprKind::Reduce(node::Reduce { index: bound, .. })
+        | ExprKind::Fold(node::Fold { index: bound, .. })
+        | ExprKind::Scan(node::Scan { index: bound, .. }) => *bound == index,
+        _ => false,
+    };
+    let mut found = here;
+    expr.for_each_child(|child| found |= !found && binds_loop(child, index));
+    found
 }
 
 /// Rewrites, with `wrap`, the body of the loop in `expr` that binds `index`.
