@@ -105,9 +105,9 @@ fn fold_lanes<T: Copy, const L: usize>(
 
 /// Combines lanes pairwise, halving: lane `l` with `l + L/2`, then `l + L/4`, …
 ///
-/// Never inlined, on purpose: when LLVM's SLP vectoriser sees this tree next to the lane loop
-/// it vectorises the loop only two lanes wide; behind a call it uses full vector registers.
-/// The call costs a few nanoseconds once per reduction of at least `L` values.
+/// Behind a call that is never inlined, on purpose: when LLVM's SLP vectoriser sees this tree
+/// next to the lane loop it vectorises the loop only two lanes wide; behind a call it uses full
+/// vector registers. The call costs a few nanoseconds once per reduction of at least `L` values.
 #[inline(always)]
 fn combine_lanes<T: Copy, const L: usize>(lanes: [T; L], combine: &impl Fn(T, T) -> T) -> T {
     combine_aligned_lanes(&AlignedLanes(lanes), combine)

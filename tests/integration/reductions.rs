@@ -222,3 +222,14 @@ differential! {
     cases [n] in [[0], [1], [6], [40]];
     args (d = array([n]).within(-3.0, 3.0));
 }
+
+differential! {
+    /// Invariants that can fail while their loop runs, holding every place of the body that
+    /// can: computed once before the loop (when it runs), failing as the loop would (a zero
+    /// divisor, a gather from an empty array).
+    failing_invariants_leave_their_loop: fn(a: [i64], b: [i64], d: i64, y: [f64], idx: [usize]) -> ([i64], [f64]) {
+        (for i { a[i] + sum k { b[k] / d } }, for i { (a[i] as f64) * sum k { y[idx[k]] } })
+    }
+    cases [m, n, p, q, dv] in [[0, 3, 2, 2, 3], [2, 3, 0, 2, 4], [3, 0, 4, 0, 3], [4, 5, 3, 6, 3], [40, 30, 7, 9, 0]];
+    args (a = array([m]), b = array([n]), d = scalar(dv as i64 - 3), y = array([p]), idx = array([q]).within(0.0, 6.0));
+}

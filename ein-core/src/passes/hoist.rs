@@ -16,10 +16,13 @@
 //! nor a read clamped to an axis of that length. A scalar that can fail only where the loop it
 //! leaves runs zero times moves too, computed only when that loop's size is not zero
 //! ([`LiftForm::Guarded`]): where the loop runs it cannot fail, so no error is added or
-//! reordered.
+//! reordered. So does a scalar that can fail while the loop runs, if it is evaluated once per
+//! iteration (inside no inner loop) and holds every place of the body that can fail
+//! ([`failing_sites`]): it is invariant, so the first iteration would fail where it does,
+//! with the same error.
 //! Nothing moves out of an `Assert`: the reads inside may be proven in bounds only by that check.
 
-use super::purity::{has_loop, is_expensive, is_length, may_fail_where};
+use super::purity::{failing_sites, has_loop, is_expensive, is_length, is_loop, may_fail_where};
 use crate::ir::node;
 use crate::ir::visit::{alpha_key, bound_vars, free_vars, substitute};
 use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, Scalar, ScalarType, Type, VarId, VarInfo, VarKind};
@@ -34,6 +37,8 @@ pub fn hoist(mut program: Program) -> Program {
         columns: Vec::new(),
         column_lets: Vec::new(),
         loop_size: None,
+        failing_in_body: 0,
+        inner_loops: 0,
     }
     .expr(body);
     program
@@ -59,6 +64,11 @@ struct Hoister<'a> {
     /// (cheap, cannot fail): a scalar that can fail only where that loop runs zero times
     /// leaves it behind a guard on that size ([`Hoister::lift_form`]).
     loop_size: Option<Expr>,
+    /// The [`failing_sites`] of the body of the loop being extracted from, where it runs.
+    failing_in_body: usize,
+    /// How many loops inside the loop being extracted from enclose the place being extracted
+    /// from (a value there is evaluated once per iteration only when this is 0).
+    inner_loops: usize,
 }
 
 /// How a value leaves the loop being extracted from.
@@ -115,6 +125,8 @@ impl Hoister<'_> {
         | ExprKind::Scan(node::Scan { count: size, body, .. }) = &mut expr.kind
         {
             self.loop_size = is_length(size).then(|| (**size).clone());
+            self.failing_in_body = self.failing_sites_where_running(body);
+            self.inner_loops = 0;
             **body = self.extract(body.take(), &mut blocked, &mut lifted, true);
         } else {
             return expr;
@@ -138,6 +150,8 @@ impl Hoister<'_> {
                 let mut blocked: BTreeSet<VarId> = expr.binders().collect();
                 if let ExprKind::For(node::For { size, body, .. }) = &mut expr.kind {
                     self.loop_size = is_length(size).then(|| (**size).clone());
+                    self.failing_in_body = self.failing_sites_where_running(body);
+                    self.inner_loops = 0;
                     **body = self.extract_nest(body.take(), &mut blocked, &mut lifted);
                 }
                 self.enclosing_sizes.pop();
@@ -252,7 +266,10 @@ impl Hoister<'_> {
                 // A binder's variable is in scope in its body only (the last child), but blocking
                 // it for the earlier children too is harmless: they cannot mention it.
                 let newly: Vec<VarId> = expr.binders().filter(|var| blocked.insert(*var)).collect();
+                let inner_loop = usize::from(is_loop(&expr));
+                self.inner_loops += inner_loop;
                 expr.rewrite_children(|child| self.extract(child, blocked, lifted, false));
+                self.inner_loops -= inner_loop;
                 for var in newly {
                     blocked.remove(&var);
                 }
@@ -269,8 +286,10 @@ impl Hoister<'_> {
         let newly: Vec<VarId> = expr.binders().filter(|var| blocked.insert(*var)).collect();
         match &mut expr.kind {
             ExprKind::For(node::For { size, body, .. }) => {
+                self.inner_loops += 1;
                 **size = self.extract(size.take(), blocked, lifted, false);
                 **body = self.extract_nest(body.take(), blocked, lifted);
+                self.inner_loops -= 1;
             }
             ExprKind::Let(node::Let { value, body, .. }) => {
                 **value = self.extract(value.take(), blocked, lifted, false);
@@ -354,7 +373,22 @@ impl Hoister<'_> {
             let key = alpha_key(candidate);
             key == size_key || self.enclosing_sizes.contains(&key)
         };
-        (!may_fail_where(expr, &runs)).then(|| LiftForm::Guarded { size: size.clone(), zero })
+        // It cannot fail while the loop runs; or it is evaluated once per iteration and holds
+        // every place of the body that can fail, so its first evaluation, at the first
+        // iteration, is where the loop would fail, and it fails there as it does before the
+        // loop (it is invariant): `for i { x[i] + sum k { x[k].clamp(lo, hi) } }`.
+        let alone = self.inner_loops == 0 && failing_sites(expr, &runs) == self.failing_in_body;
+        (!may_fail_where(expr, &runs) || alone).then(|| LiftForm::Guarded { size: size.clone(), zero })
+    }
+
+    /// [`failing_sites`] of the body of the loop being extracted from, where that loop and the
+    /// ones around it run.
+    fn failing_sites_where_running(&self, body: &Expr) -> usize {
+        let size_key = self.loop_size.as_ref().map(alpha_key);
+        failing_sites(body, &|candidate: &Expr| {
+            let key = alpha_key(candidate);
+            Some(&key) == size_key.as_ref() || self.enclosing_sizes.contains(&key)
+        })
     }
 
     /// `value` in its [`LiftForm`]: a guarded one is a fold of one step when the loop's size

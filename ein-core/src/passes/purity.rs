@@ -52,6 +52,16 @@ fn may_fail_knowing(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> boo
     children
 }
 
+/// How many nodes of `expr` can themselves raise an error ([`fails_here`]), every size for
+/// which `nonzero` holds known not to be zero (the sizes of loops inside `expr` are not taken
+/// as known: the count is the same for a node wherever it is, so the count of a part is at
+/// most that of a whole holding it).
+pub fn failing_sites(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> usize {
+    let mut count = usize::from(fails_here_where(expr, Some(nonzero)));
+    expr.for_each_child(|child| count += failing_sites(child, nonzero));
+    count
+}
+
 /// A loop's size (or count) and the body it runs that many times.
 fn loop_size_and_body(expr: &Expr) -> Option<(&Expr, &Expr)> {
     match &expr.kind {
