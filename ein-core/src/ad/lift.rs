@@ -34,11 +34,7 @@ pub(super) fn lift_reductions(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
     let mut lifted = Vec::new();
     collect(body, &chain, &bound_inside, vars, &mut lifted);
     // Loops left in the body: their own chains (a reduction's, if it was not lifted).
-    if Link::of(body).is_some() {
-        lift_reductions(body, vars);
-    } else {
-        body.for_each_child_mut(|child| lift_reductions(child, vars));
-    }
+    lift_reductions(body, vars);
     for (array, mut value) in lifted.into_iter().rev() {
         lift_inside(&mut value, vars);
         let (ty, span) = (expr.ty.clone(), expr.span);

@@ -368,11 +368,7 @@ impl Hoister<'_> {
             scalar if scalar.is_float() => Literal::Float(0.0),
             _ => Literal::Int(0),
         };
-        let size_key = alpha_key(size);
-        let runs = |candidate: &Expr| {
-            let key = alpha_key(candidate);
-            key == size_key || self.enclosing_sizes.contains(&key)
-        };
+        let runs = self.running_sizes();
         // It cannot fail while the loop runs; or it is evaluated once per iteration and holds
         // every place of the body that can fail, so its first evaluation, at the first
         // iteration, is where the loop would fail, and it fails there as it does before the
@@ -384,11 +380,17 @@ impl Hoister<'_> {
     /// [`failing_sites`] of the body of the loop being extracted from, where that loop and the
     /// ones around it run.
     fn failing_sites_where_running(&self, body: &Expr) -> usize {
+        failing_sites(body, &self.running_sizes())
+    }
+
+    /// Whether a size is one of the loop being extracted from or of the loops around it:
+    /// not zero where that loop's body runs.
+    fn running_sizes(&self) -> impl Fn(&Expr) -> bool + '_ {
         let size_key = self.loop_size.as_ref().map(alpha_key);
-        failing_sites(body, &|candidate: &Expr| {
+        move |candidate: &Expr| {
             let key = alpha_key(candidate);
             Some(&key) == size_key.as_ref() || self.enclosing_sizes.contains(&key)
-        })
+        }
     }
 
     /// `value` in its [`LiftForm`]: a guarded one is a fold of one step when the loop's size

@@ -6,7 +6,7 @@
 //! array, computed once. Only reads proven in bounds are fused (a clamped read would need the
 //! clamp moved into `e`'s index).
 
-use super::purity::{has_loop, is_expensive, may_fail};
+use super::purity::{has_loop, is_expensive, is_loop, may_fail};
 use crate::ir::node;
 use crate::ir::visit::{rename_binders, walk, walk_in, Scope, Visitor};
 use crate::ir::{Bounds, Expr, ExprKind, Program, VarId, VarInfo, VarKind};
@@ -179,15 +179,7 @@ enum Fusion {
 
 /// Whether a loop whose body [`wrap_loop_body`] can rewrite binds `index` in `expr`.
 fn binds_loop(expr: &Expr, index: VarId) -> bool {
-    let here = match &expr.kind {
-        ExprKind::For(node::For { index: bound, .. })
-        | ExprKind::Filter(node::For { index: bound, .. })
-        | ExprKind::Reduce(node::Reduce { index: bound, .. })
-        | ExprKind::Fold(node::Fold { index: bound, .. })
-        | ExprKind::Scan(node::Scan { index: bound, .. }) => *bound == index,
-        _ => false,
-    };
-    let mut found = here;
+    let mut found = is_loop(expr) && expr.binders().any(|bound| bound == index);
     expr.for_each_child(|child| found |= !found && binds_loop(child, index));
     found
 }
