@@ -211,18 +211,11 @@ pub fn empty_arg_reduction(op: &str, index: &str, site: &Site) -> ! {
     panic!("ein: {op} over an empty range of index `{index}` (at {site})")
 }
 
-/// Panics for an integer division or remainder by zero.
+/// Panics for an integer division or remainder by zero (`/`, `%`, `rem_euclid`,
+/// `div_euclid`): "ein: integer division by zero (at file:line:col)".
 #[cold]
 #[inline(never)]
-pub(crate) fn integer_division_by_zero() -> ! {
-    panic!("ein: integer division by zero")
-}
-
-/// Panics for an integer division by zero in a call (`rem_euclid`, `div_euclid`):
-/// "ein: integer division by zero (at file:line:col)".
-#[cold]
-#[inline(never)]
-pub(crate) fn integer_division_by_zero_at(site: &Site) -> ! {
+pub(crate) fn integer_division_by_zero(site: &Site) -> ! {
     panic!("ein: integer division by zero (at {site})")
 }
 

@@ -10,7 +10,7 @@
 
 use std::marker::PhantomData;
 
-use crate::errors::{clamp_bounds, integer_division_by_zero, integer_division_by_zero_at, IntoSize, Site};
+use crate::errors::{clamp_bounds, integer_division_by_zero, IntoSize, Site};
 use crate::reduce::Accumulate;
 use crate::view::View;
 
@@ -215,10 +215,12 @@ pub trait Num:
     fn sub(self, other: Self) -> Self;
     /// `self * other`, wrapping for integers.
     fn mul(self, other: Self) -> Self;
-    /// `self / other`; integers wrap (MIN / -1 == MIN) and panic on a zero divisor.
-    fn div(self, other: Self) -> Self;
-    /// `self % other`; integers wrap (MIN % -1 == 0) and panic on a zero divisor.
-    fn rem(self, other: Self) -> Self;
+    /// `self / other`; integers wrap (MIN / -1 == MIN) and panic on a zero divisor, naming
+    /// `site`.
+    fn div(self, other: Self, site: &Site) -> Self;
+    /// `self % other`; integers wrap (MIN % -1 == 0) and panic on a zero divisor, naming
+    /// `site`.
+    fn rem(self, other: Self, site: &Site) -> Self;
     /// `-self`, wrapping for integers (for unsigned types, `0 - self` modulo 2^bits).
     fn neg(self) -> Self;
     /// The smaller value; for floats Rust's `min`, which ignores a NaN operand.
@@ -250,8 +252,8 @@ macro_rules! impl_num_for_float {
             #[inline] fn add(self, other: Self) -> Self { self + other }
             #[inline] fn sub(self, other: Self) -> Self { self - other }
             #[inline] fn mul(self, other: Self) -> Self { self * other }
-            #[inline] fn div(self, other: Self) -> Self { self / other }
-            #[inline] fn rem(self, other: Self) -> Self { self % other }
+            #[inline] fn div(self, other: Self, _: &Site) -> Self { self / other }
+            #[inline] fn rem(self, other: Self, _: &Site) -> Self { self % other }
             #[inline] fn neg(self) -> Self { -self }
             #[inline] fn min(self, other: Self) -> Self { $float::min(self, other) }
             #[inline] fn max(self, other: Self) -> Self { $float::max(self, other) }
@@ -282,16 +284,16 @@ macro_rules! impl_num_for_integer {
             #[inline] fn sub(self, other: Self) -> Self { self.wrapping_sub(other) }
             #[inline] fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
             #[inline]
-            fn div(self, other: Self) -> Self {
+            fn div(self, other: Self, site: &Site) -> Self {
                 if other == 0 {
-                    integer_division_by_zero();
+                    integer_division_by_zero(site);
                 }
                 self.wrapping_div(other)
             }
             #[inline]
-            fn rem(self, other: Self) -> Self {
+            fn rem(self, other: Self, site: &Site) -> Self {
                 if other == 0 {
-                    integer_division_by_zero();
+                    integer_division_by_zero(site);
                 }
                 self.wrapping_rem(other)
             }
@@ -352,14 +354,14 @@ pub fn highest<T: Num>(_: PhantomData<T>) -> T {
 
 /// Integer division for generated code: wraps, panics on a zero divisor.
 #[inline]
-pub fn int_div<T: Num>(dividend: T, divisor: T) -> T {
-    dividend.div(divisor)
+pub fn int_div<T: Num>(dividend: T, divisor: T, site: &Site) -> T {
+    dividend.div(divisor, site)
 }
 
 /// Integer remainder for generated code: wraps, panics on a zero divisor.
 #[inline]
-pub fn int_rem<T: Num>(dividend: T, divisor: T) -> T {
-    dividend.rem(divisor)
+pub fn int_rem<T: Num>(dividend: T, divisor: T, site: &Site) -> T {
+    dividend.rem(divisor, site)
 }
 
 /// Declares the [`Float`] trait's methods that are std's methods of the same name on f32 and
@@ -522,14 +524,14 @@ macro_rules! impl_int {
             #[inline]
             fn rem_euclid(self, divisor: Self, site: &Site) -> Self {
                 if divisor == 0 {
-                    integer_division_by_zero_at(site);
+                    integer_division_by_zero(site);
                 }
                 self.wrapping_rem_euclid(divisor)
             }
             #[inline]
             fn div_euclid(self, divisor: Self, site: &Site) -> Self {
                 if divisor == 0 {
-                    integer_division_by_zero_at(site);
+                    integer_division_by_zero(site);
                 }
                 self.wrapping_div_euclid(divisor)
             }
@@ -604,26 +606,26 @@ mod tests {
         assert_eq!(Num::abs(i64::MIN), i64::MIN);
         assert_eq!(Num::abs(-5i32), 5);
         assert_eq!(Num::abs(5usize), 5);
-        assert_eq!(Num::div(i32::MIN, -1), i32::MIN);
-        assert_eq!(Num::rem(i64::MIN, -1), 0);
-        assert_eq!(int_div(-7i64, 2), -3);
-        assert_eq!(int_rem(-7i64, 2), -1);
-        assert_eq!(int_div(7usize, 2), 3);
+        assert_eq!(Num::div(i32::MIN, -1, &SITE), i32::MIN);
+        assert_eq!(Num::rem(i64::MIN, -1, &SITE), 0);
+        assert_eq!(int_div(-7i64, 2, &SITE), -3);
+        assert_eq!(int_rem(-7i64, 2, &SITE), -1);
+        assert_eq!(int_div(7usize, 2, &SITE), 3);
     }
 
     #[test]
-    fn integer_division_by_zero_panics() {
-        let expected = "ein: integer division by zero";
-        assert_eq!(expect_panic(|| int_div(1i32, 0)), expected);
-        assert_eq!(expect_panic(|| int_rem(1i64, 0)), expected);
-        assert_eq!(expect_panic(|| Num::div(1usize, 0)), expected);
-        assert_eq!(expect_panic(|| Num::rem(0usize, 0)), expected);
+    fn integer_division_by_zero_panics_naming_the_site() {
+        let expected = "ein: integer division by zero (at src/x.rs:4:9)";
+        assert_eq!(expect_panic(|| int_div(1i32, 0, &SITE)), expected);
+        assert_eq!(expect_panic(|| int_rem(1i64, 0, &SITE)), expected);
+        assert_eq!(expect_panic(|| Num::div(1usize, 0, &SITE)), expected);
+        assert_eq!(expect_panic(|| Num::rem(0usize, 0, &SITE)), expected);
     }
 
     #[test]
     fn float_arithmetic_follows_ieee() {
-        assert_eq!(Num::div(1.0f64, 0.0), f64::INFINITY);
-        assert!(Num::rem(1.0f32, 0.0).is_nan());
+        assert_eq!(Num::div(1.0f64, 0.0, &SITE), f64::INFINITY);
+        assert!(Num::rem(1.0f32, 0.0, &SITE).is_nan());
         assert_eq!(Num::neg(0.0f64).to_bits(), (-0.0f64).to_bits());
         assert_eq!(Num::abs(-2.5f32), 2.5);
         assert_eq!(Num::min(f64::NAN, 1.0), 1.0);

@@ -134,6 +134,7 @@ fn integer_division_by_zero_panics() {
     let as_value = |v: &[i64]| Value::Array(ArrayValue::vector(v.iter().map(|&x| Value::I64(x)).collect()));
     let interpreted = interpreter_error("division_by_zero", divide::SOURCE, vec![as_value(&a), as_value(&b)]);
     assert!(compiled.contains("integer division by zero"), "{compiled}");
+    assert!(compiled.contains("errors.rs"), "the message should name the division: {compiled}");
     assert_same_error(&compiled, &interpreted);
 }
 

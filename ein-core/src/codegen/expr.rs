@@ -58,7 +58,7 @@ impl Gen<'_> {
             ExprKind::Tuple(items) => self.tuple(expr, items, block),
             ExprKind::Project(_) => self.project(expr, block, hint),
             ExprKind::Unary(node::Unary { op, operand }) => Ok(plain(self.unary(*op, operand, block)?)),
-            ExprKind::Binary(node::Binary { op, lhs, rhs }) => Ok(plain(self.binary(*op, lhs, rhs, block)?)),
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => Ok(plain(self.binary(expr, *op, lhs, rhs, block)?)),
             ExprKind::Call(node::Call { func, args }) => Ok(plain(self.call(expr, *func, args, block)?)),
             ExprKind::Extern(node::Extern { name, args, site, .. }) => {
                 // The user's function, called by the name they declared (resolved where the
@@ -169,7 +169,9 @@ impl Gen<'_> {
         })
     }
 
-    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Code> {
+    /// The code of `expr`, the binary operation `lhs op rhs` (its span is the site an integer
+    /// division by zero reports).
+    fn binary(&mut self, expr: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Code> {
         let codes = self.operands(&[lhs, rhs], block)?;
         let (left, right) = (&codes[0], &codes[1]);
         let ty = scalar_type(&lhs.ty, lhs.span)?;
@@ -234,8 +236,16 @@ impl Gen<'_> {
                     // exactly ein's semantics (`MIN / -1 == MIN`).
                     BinaryOp::Div if nonzero_divisor => method(left, "wrapping_div", &[right]),
                     BinaryOp::Rem if nonzero_divisor => method(left, "wrapping_rem", &[right]),
-                    BinaryOp::Div => call(quote!(::ein::__private::int_div), &[left, right]).panics(true),
-                    _ => call(quote!(::ein::__private::int_rem), &[left, right]).panics(true),
+                    _ => {
+                        let site = self.site(expr.span);
+                        let site = Code::expr(quote!(&#site), Prec::Unary);
+                        let function = if op == BinaryOp::Div {
+                            quote!(::ein::__private::int_div)
+                        } else {
+                            quote!(::ein::__private::int_rem)
+                        };
+                        call(function, &[left, right, &site]).panics(true)
+                    }
                 }
             }
             ScalarType::Known(scalar) => return Err(internal(lhs.span, format!("arithmetic on {scalar}"))),
@@ -248,7 +258,12 @@ impl Gen<'_> {
                     _ => "rem",
                 };
                 let name = Ident::new(name, Span::call_site());
-                call(quote!(::ein::__private::Num::#name), &[left, right]).panics(division)
+                if !division {
+                    return Ok(call(quote!(::ein::__private::Num::#name), &[left, right]));
+                }
+                let site = self.site(expr.span);
+                let site = Code::expr(quote!(&#site), Prec::Unary);
+                call(quote!(::ein::__private::Num::#name), &[left, right, &site]).panics(true)
             }
         })
     }
