@@ -965,6 +965,25 @@ impl Checker {
 
     fn field(&mut self, base: &ast::Expr, member: &Member, span: Span) -> Checked<Expr> {
         let base = self.expr(base)?;
+        if let ExprKind::Var(var) = base.kind {
+            if self.form == FormKind::Expression && self.var(var).kind == VarKind::Param {
+                // A Rust local is captured whole, as an array or a number: its own fields are
+                // Rust's, which ein does not see.
+                let local = self.var(var).name.clone();
+                let (field, binding) = match member {
+                    Member::Position(position, _) => (position.to_string(), format!("{local}_{position}")),
+                    Member::Named(name) => (name.to_string(), name.to_string()),
+                };
+                self.errors.push(
+                    span,
+                    format!(
+                        "`{local}` is a Rust local, which `ein!(..)` reads whole (an array or a number), not its \
+                         fields; bind the field first, e.g. `let {binding} = &{local}.{field};`, and use `{binding}`"
+                    ),
+                );
+                return Err(Reported);
+            }
+        }
         let (fields, names) = match &base.ty {
             Type::Tuple { fields, names } => (fields.clone(), names.clone()),
             Type::Array { elem, .. } if matches!(**elem, Type::Tuple { .. }) => {
@@ -1122,6 +1141,21 @@ impl Checker {
         if literal_fix(left, right) || literal_fix(right, left) {
             return "ein never converts numbers implicitly: write the integer literal as a float, e.g. `2.0`"
                 .to_string();
+        }
+        // A `bool` beside a number: the `bool` is what needs converting (no number casts to
+        // `bool`), and to a float it converts by a choice, not a cast.
+        let is_bool = |side: ScalarType| self.unifier.shallow(side) == ScalarType::Known(Scalar::Bool);
+        if is_bool(left) != is_bool(right) {
+            let other = if is_bool(left) { right } else { left };
+            let float = matches!(self.unifier.shallow(other), ScalarType::Known(s) if s.is_float())
+                || self.unifier.is_open_literal(other, NumberClass::Float);
+            return match self.unifier.shallow(other) {
+                _ if float => "a `bool` is not a number: use `if b { 1.0 } else { 0.0 }` for it".to_string(),
+                ScalarType::Known(s) => format!("a `bool` is not a number: cast it with `as {s}`"),
+                ScalarType::Param(_) => {
+                    "a `bool` is not a number: cast it with `as i64` (or another integer type)".to_string()
+                }
+            };
         }
         let target = [left, right].into_iter().find_map(|side| match self.unifier.shallow(side) {
             ScalarType::Known(s) if s.is_float() => Some(s),

@@ -462,6 +462,35 @@ fn function_errors_point_at_the_argument_with_a_fix() {
         errors("fn f(a: [f32], b: [f64]) -> [f32] { for i { a[i].clamp(0.0, b[i]) } }"),
         ["mismatched argument types: `clamp` takes its arguments of one type, found `f32` and `f64`; ein never converts numbers implicitly: cast the other side with `as f32`"]
     );
+    // The expression form reads Rust locals whole: their fields, and `self`, are bound first.
+    assert_eq!(
+        errors("sum k { x[k] * m.w[k] } + m.b"),
+        [
+            "`m` is a Rust local, which `ein!(..)` reads whole (an array or a number), not its fields; bind the field first, e.g. `let w = &m.w;`, and use `w`",
+            "`m` is a Rust local, which `ein!(..)` reads whole (an array or a number), not its fields; bind the field first, e.g. `let b = &m.b;`, and use `b`"
+        ]
+    );
+    assert_eq!(
+        errors("for i { pair.0[i] }"),
+        ["`pair` is a Rust local, which `ein!(..)` reads whole (an array or a number), not its fields; bind the field first, e.g. `let pair_0 = &pair.0;`, and use `pair_0`"]
+    );
+    assert_eq!(
+        errors("sum k { x[k] * self.w[k] }"),
+        ["ein has no `self`: `ein!(..)` reads Rust locals by name; bind what it needs first, e.g. `let w = &self.w;`, and use `w`"]
+    );
+    // A `bool` beside a number: the hint converts the `bool` (no number casts to `bool`).
+    assert_eq!(
+        errors("fn f(x: [bool]) -> [i64] { for i { x[i] + 1 } }"),
+        ["mismatched types: `bool` + an integer literal; a `bool` is not a number: cast it with `as i64` (or another integer type)"]
+    );
+    assert_eq!(
+        errors("fn f(x: [bool], y: [i32]) -> [i32] { for i { y[i] * x[i] } }"),
+        ["mismatched types: `i32` * `bool`; a `bool` is not a number: cast it with `as i32`"]
+    );
+    assert_eq!(
+        errors("fn f(x: [bool]) -> [f64] { for i { x[i] * 2.0 } }"),
+        ["mismatched types: `bool` * a float literal; a `bool` is not a number: use `if b { 1.0 } else { 0.0 }` for it"]
+    );
     assert_eq!(
         errors("fn f(a: [f64]) -> f64 { a.max(1.0) }"),
         ["`max` works on single values, not `[f64]`; apply it to each element, e.g. `for i { a[i].max(..) }`"]

@@ -38,6 +38,13 @@ pub(super) fn parse_primary(input: ParseStream, context: &Context) -> syn::Resul
 }
 
 fn not_an_expression(input: ParseStream) -> syn::Error {
+    if input.peek(Token![self]) {
+        return syn::Error::new(
+            input.span(),
+            "ein has no `self`: `ein!(..)` reads Rust locals by name; bind what it needs first, \
+             e.g. `let w = &self.w;`, and use `w`",
+        );
+    }
     if input.peek(token::Bracket) {
         return syn::Error::new(input.span(), "ein has no array literals: build an array with `for i in 0..n { .. }`");
     }
