@@ -233,3 +233,18 @@ differential! {
     cases [m, n, p, q, dv] in [[0, 3, 2, 2, 3], [2, 3, 0, 2, 4], [3, 0, 4, 0, 3], [4, 5, 3, 6, 3], [40, 30, 7, 9, 0]];
     args (a = array([m]), b = array([n]), d = scalar(dv as i64 - 3), y = array([p]), idx = array([q]).within(0.0, 6.0));
 }
+
+differential! {
+    /// Steps with two or more transcendental calls are computed a block at a time into a
+    /// buffer before they are folded: the same values in the same grouping (lanes, tree, tail)
+    /// around every block edge (64 f64, 128 f32), at the top level and inside a comprehension.
+    costly_steps: fn(x: [f64], a: [[f32]]) -> (f64, [f32], [f32]) {
+        (
+            sum k { ln(1.0 + exp(x[k])) * cos(x[k]) },
+            for i { sum k { exp(a[i, k]) * sin(a[i, k]) } },
+            for i { max k { tanh(a[i, k]) - exp(a[i, k]) } }
+        )
+    }
+    cases [n, m, p] in [[0, 0, 3], [1, 3, 0], [15, 1, 1], [16, 2, 31], [17, 2, 32], [63, 3, 127], [64, 3, 128], [65, 2, 129], [200, 2, 300], [20000, 300, 3]];
+    args (x = array([n]).specials(), a = array([m, p]));
+}

@@ -191,3 +191,11 @@ fn a_long_scan_whose_step_can_fail_keeps_the_grouping_and_fails_in_order() {
     let error = interp::run(oracle.program(), args, &[]).expect_err("an empty read must fail");
     assert_eq!(strip_site(&panic), error.message);
 }
+
+differential! {
+    /// A costly step's values are computed 64 at a time into a buffer, then combined in
+    /// order, in both phases of the parallel scan (100 000 values: 25 blocks).
+    costly_prefix_sum: fn(x: [f64]) -> [f64] { scan t, s = 0.0 { s + ln(1.0 + exp(x[t])) * cos(x[t]) } }
+    cases [n] in [[0], [1], [63], [64], [65], [129], [100000]];
+    args (x = array([n]));
+}

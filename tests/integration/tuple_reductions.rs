@@ -125,3 +125,16 @@ fn each_float_component_has_the_bits_of_its_own_scalar_reduction() {
         }
     }
 }
+
+differential! {
+    /// Components of a costly step (two transcendental calls), computed a block at a time into
+    /// a buffer: each component keeps the bits of its scalar reduction.
+    costly_components: fn(x: [f64], a: [[f32]]) -> ((f64, f64), [{ s: f32, q: f32 }]) {
+        (
+            sum k { (ln(1.0 + exp(x[k])), x[k] * cos(x[k])) },
+            for i { sum k { { s: exp(a[i, k]) * sin(a[i, k]), q: a[i, k] } } }
+        )
+    }
+    cases [n, m, p] in [[0, 0, 3], [1, 3, 0], [15, 1, 1], [16, 2, 17], [33, 2, 32], [100, 3, 40], [20000, 300, 3]];
+    args (x = array([n]), a = array([m, p]));
+}

@@ -234,6 +234,16 @@ impl<'p> Gen<'p> {
         Ok(quote!(|#position_param| { #value_body }))
     }
 
+    /// The runtime's fold of a reduction whose step is `body`: `fold_range`, or for a costly
+    /// step `fold_range_buffered` (the same bits; see `Analysis::costly_step`).
+    fn fold_function(&self, body: &Expr) -> TokenStream {
+        if self.analysis.costly_step(body) {
+            quote!(::ein::__private::Accumulate::fold_range_buffered)
+        } else {
+            quote!(::ein::__private::Accumulate::fold_range)
+        }
+    }
+
     /// `let acc = Accumulate::fold_range(n, identity, op, |position| body)`: in order, with
     /// several independent accumulators for floats (the runtime documents the grouping).
     #[allow(clippy::too_many_arguments)]
@@ -255,8 +265,9 @@ impl<'p> Gen<'p> {
         let value = self.value_closure(index, body)?;
         let combine = step.function();
         let (count, identity) = (&count.tokens, &identity.tokens);
+        let fold = self.fold_function(body);
         let tokens = quote! {
-            ::ein::__private::Accumulate::fold_range(#count, #identity, #combine, #value)
+            #fold(#count, #identity, #combine, #value)
         };
         block.push_let(acc.clone(), Code::expr(tokens, Prec::Atom));
         Ok(Code::name(&acc))
@@ -326,23 +337,53 @@ impl<'p> Gen<'p> {
             components.iter().map(|(name, _, combine, _)| quote!(#name.finish(#combine))).collect();
         let result = rebuild_tuple(&body.ty, &mut finished.into_iter());
         let range = if parallel { quote!(#end - #start) } else { count.tokens.clone() };
+        // The steps below `blocks_end` go to the lanes a block at a time, the others in order.
+        // A costly step is computed at one call site, a block at a time into a buffer (see
+        // `Analysis::costly_step`); the values and their grouping are the same.
+        let feed_steps = if self.analysis.costly_step(body) {
+            let [values, len, offset] = ["values", "len", "offset"].map(|name| self.names.fresh(name));
+            quote! {
+                let mut #values = [::core::default::Default::default(); ::ein::__private::LANE_BLOCK];
+                while #block_start < #steps {
+                    let #len = ::ein::__private::LANE_BLOCK.min(#steps - #block_start);
+                    for (#offset, #value) in #values[..#len].iter_mut().enumerate() {
+                        *#value = #value_at(#block_start + #offset);
+                    }
+                    if #block_start < #blocks_end {
+                        for (#lane, #value) in #values.into_iter().enumerate() {
+                            #feed_lanes
+                        }
+                    } else {
+                        for (#offset, #value) in #values[..#len].iter().copied().enumerate() {
+                            let #step = #block_start + #offset;
+                            #feed_in_order
+                        }
+                    }
+                    #block_start += #len;
+                }
+            }
+        } else {
+            quote! {
+                while #block_start < #blocks_end {
+                    for #lane in 0..::ein::__private::LANE_BLOCK {
+                        let #value = #value_at(#block_start + #lane);
+                        #feed_lanes
+                    }
+                    #block_start += ::ein::__private::LANE_BLOCK;
+                }
+                for #step in #blocks_end..#steps {
+                    let #value = #value_at(#step);
+                    #feed_in_order
+                }
+            }
+        };
         let fold = quote! {{
             let #steps = #range;
             #(let mut #accumulators = ::ein::__private::Lanes::new(#steps, #identities);)*
             let #value_at = #value_function;
             let #blocks_end = ::ein::__private::lane_blocks_end(#steps, &[#(#accumulators.block_limit()),*]);
             let mut #block_start = 0usize;
-            while #block_start < #blocks_end {
-                for #lane in 0..::ein::__private::LANE_BLOCK {
-                    let #value = #value_at(#block_start + #lane);
-                    #feed_lanes
-                }
-                #block_start += ::ein::__private::LANE_BLOCK;
-            }
-            for #step in #blocks_end..#steps {
-                let #value = #value_at(#step);
-                #feed_in_order
-            }
+            #feed_steps
             #result
         }};
         let acc = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
@@ -757,7 +798,7 @@ impl<'p> Gen<'p> {
                 let work = self.work_tokens(work)?;
                 (quote!(::ein::__private::fold_values), quote!(#work,))
             }
-            None => (quote!(::ein::__private::Accumulate::fold_range), TokenStream::new()),
+            None => (self.fold_function(body), TokenStream::new()),
         };
         let fold = quote! {
             #fold_function(#end - #start, #work #identity, #combine, |#offset_param| {

@@ -13,6 +13,9 @@ use crate::ir::{Expr, ExprKind, NumberClass, ScalarType, Type};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
 
+/// How many values of a costly step a parallel scan computes at a time (see `parallel_scan`).
+const SCAN_BLOCK: usize = 64;
+
 impl<'p> Gen<'p> {
     /// A scan as an array value: its length and initial state, one buffer per column, the
     /// states written (in parallel or serially), then the arrays.
@@ -155,6 +158,13 @@ impl<'p> Gen<'p> {
         let referenced = self.names.is_referenced(index);
         let position_param = self.position_param(scan, &position);
 
+        // A costly step's values are computed a block at a time into a buffer (a loop LLVM
+        // vectorises), then combined in order; otherwise each value as it is combined. The
+        // same values, combined in the same order.
+        let buffered = self.analysis.costly_step(&scan.body);
+        let [values, block_start, len, offset_in, slot_in] =
+            ["values", "block_start", "len", "offset_in", "slot_in"].map(|name| self.names.fresh(name));
+
         // Phase 1: a block's total, from its first value.
         let (first_block, ()) = self.nested(true, |generator, first| {
             if referenced {
@@ -169,32 +179,83 @@ impl<'p> Gen<'p> {
         })?;
         let grown = self.combine_into(step, ty, &total, &value)?;
         let (first, inner) = (first_block.finish(None), total_block.finish(None));
-        let totals = quote! {
-            let mut #total = { #first #value };
-            for #position_param in #start + 1..#end {
-                #inner
-                #grown
+        let totals = if buffered {
+            quote! {
+                let mut #total = { #first #value };
+                let mut #values = [::core::default::Default::default(); #SCAN_BLOCK];
+                let mut #block_start = #start + 1;
+                while #block_start < #end {
+                    let #len = (#end - #block_start).min(#SCAN_BLOCK);
+                    for (#offset_in, #slot_in) in #values[..#len].iter_mut().enumerate() {
+                        let #position_param = #block_start + #offset_in;
+                        #inner
+                        *#slot_in = #value;
+                    }
+                    for &#value in &#values[..#len] {
+                        #grown
+                    }
+                    #block_start += #len;
+                }
+                #total
             }
-            #total
+        } else {
+            quote! {
+                let mut #total = { #first #value };
+                for #position_param in #start + 1..#end {
+                    #inner
+                    #grown
+                }
+                #total
+            }
         };
 
         // Phase 3: a block rescanned from its offset.
-        let (mut element, ()) = self.nested(true, |generator, element| {
-            if referenced {
-                element.push(quote!(let #position = #start + #position;));
-            }
-            generator.bind_index(index, &position, element);
-            generator.step_value(step, &value, element)
-        })?;
         let running = self.combine_into(step, ty, &acc_name, &value)?;
-        element.push(quote! {
-            #running
-            ::ein::__private::Push::push(#slot, #acc_name);
-        });
-        let element = element.finish(None);
-        let rescan = quote! {
-            let mut #acc_name = #offset;
-            ::ein::__private::Fill::fill(#outs, #end - #start, |#position_param, #slot| { #element });
+        let rescan = if buffered {
+            let (values_block, ()) = self.nested(true, |generator, values_block| {
+                if referenced {
+                    values_block.push(quote!(let #position = #block_start + #offset_in;));
+                }
+                generator.bind_index(index, &position, values_block);
+                generator.step_value(step, &value, values_block)
+            })?;
+            let values_block = values_block.finish(None);
+            let offset_pattern = if referenced { offset_in.to_token_stream() } else { quote!(_) };
+            quote! {
+                let mut #acc_name = #offset;
+                let mut #values = [::core::default::Default::default(); #SCAN_BLOCK];
+                let mut #block_start = #start;
+                while #block_start < #end {
+                    let #len = (#end - #block_start).min(#SCAN_BLOCK);
+                    for (#offset_pattern, #slot_in) in #values[..#len].iter_mut().enumerate() {
+                        #values_block
+                        *#slot_in = #value;
+                    }
+                    ::ein::__private::Fill::fill(#outs, #len, |#offset_in, #slot| {
+                        let #value = #values[#offset_in];
+                        #running
+                        ::ein::__private::Push::push(#slot, #acc_name);
+                    });
+                    #block_start += #len;
+                }
+            }
+        } else {
+            let (mut element, ()) = self.nested(true, |generator, element| {
+                if referenced {
+                    element.push(quote!(let #position = #start + #position;));
+                }
+                generator.bind_index(index, &position, element);
+                generator.step_value(step, &value, element)
+            })?;
+            element.push(quote! {
+                #running
+                ::ein::__private::Push::push(#slot, #acc_name);
+            });
+            let element = element.finish(None);
+            quote! {
+                let mut #acc_name = #offset;
+                ::ein::__private::Fill::fill(#outs, #end - #start, |#position_param, #slot| { #element });
+            }
         };
 
         let mut free = crate::ir::visit::free_vars(&scan.body);

@@ -1130,6 +1130,40 @@ fn column_reductions_run_side_by_side_in_wide_blocks() {
 }
 
 #[test]
+fn reductions_of_costly_steps_compute_them_a_block_at_a_time() {
+    let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
+    // Two polynomial math functions per step, at the top level and inside a comprehension.
+    let code = compiled(quote::quote! {
+        fn loss(z: [f64], y: [f64]) -> f64 { sum i { y[i] * ln(1.0 / (1.0 + exp(-z[i]))) } }
+    });
+    assert!(code.contains("::ein::__private::Accumulate::fold_range_buffered("), "{code}");
+    let code =
+        compiled(quote::quote! { fn rows(z: [[f32]]) -> [f32] { for i { max j { sin(z[i, j]) * exp(z[i, j]) } } } });
+    assert!(code.contains("::ein::__private::Accumulate::fold_range_buffered("), "{code}");
+    // A tuple reduction's components and a scan's steps: computed into a buffer first.
+    for source in [
+        quote::quote! { fn f(z: [f64]) -> (f64, f64) { sum i { (ln(1.0 / (1.0 + exp(-z[i]))), z[i]) } } },
+        quote::quote! { fn f(z: [f64]) -> [f64] { scan i, acc = 0.0 { acc + ln(1.0 / (1.0 + exp(-z[i]))) } } },
+    ] {
+        let code = compiled(source);
+        assert!(code.contains(&squeeze("= [::core::default::Default::default();")), "{code}");
+    }
+    // One call, or none, or `sin` and `cos` of one argument (one computation once inlined):
+    // the plain fold, which inlines such a step at both its call sites.
+    for source in [
+        quote::quote! { fn f(x: [f32], k: [f32]) -> f32 { sum j { k[j] * sin(x[j] * 2.0) + cos(x[j] * 2.0) } } },
+        quote::quote! { fn f(z: [f64]) -> f64 { sum i { exp(z[i]) } } },
+        quote::quote! { fn f(z: [f64], y: [f64]) -> f64 { sum i { z[i] * y[i] } } },
+    ] {
+        let code = compiled(source);
+        assert!(
+            code.contains("::ein::__private::Accumulate::fold_range(") && !code.contains("fold_range_buffered"),
+            "{code}"
+        );
+    }
+}
+
+#[test]
 fn scalar_reductions_of_heavy_steps_compute_the_steps_in_parallel() {
     let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
     // Each step a row sum: the steps' values in parallel, folded in order.
