@@ -248,3 +248,17 @@ differential! {
     cases [n, m, p] in [[0, 0, 3], [1, 3, 0], [15, 1, 1], [16, 2, 31], [17, 2, 32], [63, 3, 127], [64, 3, 128], [65, 2, 129], [200, 2, 300], [20000, 300, 3]];
     args (x = array([n]).specials(), a = array([m, p]));
 }
+
+differential! {
+    /// `all`/`any` down the columns run side by side (a block of columns per step of `i`),
+    /// one of them under a comprehension's epilogue; the random views give every layout.
+    column_all_any: fn(a: [[f64]]) -> ([bool], [bool], [i64]) {
+        (
+            for j { all i { a[i, j] > -0.9 } },
+            for j { any i { a[i, j] > 0.9 && a[i, j] < 0.95 } },
+            for j { if any i { a[i, j] < -0.95 } { 1 } else { 0 } },
+        )
+    }
+    cases [m, n] in [[0, 3], [3, 0], [1, 1], [3, 4], [7, 33], [40, 300], [300, 40], [2, 9000]];
+    args (a = array([m, n]));
+}

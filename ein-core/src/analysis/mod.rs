@@ -441,9 +441,17 @@ impl<'p> Analysis<'p> {
         let mut bound = BTreeSet::from([index]);
         let mut node = root;
         while let ExprKind::Reduce(reduce) = &node.kind {
-            let summable = matches!(reduce.op, ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min);
-            let number = matches!(node.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar != Scalar::Bool);
-            if !summable || !number || levels.len() == 3 || !free_vars(&reduce.size).is_disjoint(&bound) {
+            // Folds with an identity: sums, products, extrema of numbers, and `all`/`any` of
+            // booleans (both sides evaluated: no short circuit to keep).
+            let known = |wanted: fn(Scalar) -> bool| matches!(node.ty, Type::Scalar(ScalarType::Known(scalar)) if wanted(scalar));
+            let folds = match reduce.op {
+                ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => {
+                    known(|scalar| scalar != Scalar::Bool)
+                }
+                ReduceOp::All | ReduceOp::Any => known(|scalar| scalar == Scalar::Bool),
+                ReduceOp::ArgMax | ReduceOp::ArgMin => false,
+            };
+            if !folds || levels.len() == 3 || !free_vars(&reduce.size).is_disjoint(&bound) {
                 return None;
             }
             bound.insert(reduce.index);

@@ -1130,6 +1130,14 @@ fn column_reductions_run_side_by_side_in_wide_blocks() {
 }
 
 #[test]
+fn all_and_any_down_columns_run_side_by_side() {
+    let source = quote::quote! { fn f(m: [[f64]]) -> ([bool], [bool]) { (for j { all i { m[i, j] > 0.0 } }, for j { any i { m[i, j] < -1.0 } }) } };
+    let code = squeeze(&crate::compile(source).expect("compiles").to_string());
+    // Blocks of 32 columns, one accumulator each, `true` for `all` and `false` for `any`.
+    assert!(code.contains("=[true;32];") && code.contains("=[false;32];"), "{code}");
+}
+
+#[test]
 fn reductions_of_costly_steps_compute_them_a_block_at_a_time() {
     let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
     // Two polynomial math functions per step, at the top level and inside a comprehension.
