@@ -19,6 +19,10 @@ program! {
 }
 
 program! {
+    argmax_columns: fn(a: [[f64]]) -> [usize] { for j { argmax i { a[i, j] } } }
+}
+
+program! {
     explicit_size: fn(a: [f64], n: i64) -> [f64] { for i in 0..n { a[i] } }
 }
 
@@ -104,6 +108,22 @@ fn argmin_over_empty_row_panics() {
     let interpreted = interpreter_error("argmin_empty", argmin_rows::SOURCE, vec![value]);
     assert!(compiled.contains("argmin over an empty range of index `j`"), "{compiled}");
     assert_same_error(&compiled, &interpreted);
+}
+
+#[test]
+fn argmax_down_columns_of_no_rows_panics() {
+    // Twenty columns: the columns run side by side, in blocks of eight, then one at a time.
+    let (a, value) = f64_matrix(0, 20);
+    let compiled = panic_of(|| argmax_columns::run(&a));
+    let interpreted = interpreter_error("argmax_columns_empty", argmax_columns::SOURCE, vec![value]);
+    assert!(
+        compiled.contains("argmax over an empty range of index `i` (at tests/integration/errors.rs:"),
+        "{compiled}"
+    );
+    assert_same_error(&compiled, &interpreted);
+    // Columns of one row: every answer is 0.
+    let (a, _) = f64_matrix(1, 20);
+    assert_eq!(argmax_columns::run(&a).as_slice(), &[0; 20]);
 }
 
 #[test]

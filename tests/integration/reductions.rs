@@ -250,6 +250,25 @@ differential! {
 }
 
 differential! {
+    /// `argmax`/`argmin` down the columns run side by side (a best value and its position per
+    /// column, a block of columns per step of `i`): ties everywhere in `a` (values in -2..=2)
+    /// go to the first index, NaNs and infinities in `x` are kept or passed over as one column
+    /// at a time does; an argmax of a sum over a middle axis; the result in an epilogue. No
+    /// rows fails in both (when there are columns); the random views give every layout.
+    column_argmax_argmin: fn(a: [[i64]], x: [[f64]], t: [[[f32]]]) -> ([usize], [usize], [usize], [usize], [usize]) {
+        (
+            for j { argmax i { a[i, j] } },
+            for j { argmin i { a[i, j] } },
+            for j { argmax i { x[i, j] } },
+            for j { argmin i { x[i, j] * x[i, j] } * 2 + 1 },
+            for j { argmax i { sum k { t[i, k, j] } } },
+        )
+    }
+    cases [m, n, p] in [[0, 3, 2], [3, 0, 2], [1, 1, 1], [3, 4, 0], [7, 33, 3], [5, 20, 40], [40, 300, 2], [300, 40, 5], [2, 9000, 1]];
+    args (a = array([m, n]).within(-2.0, 2.0), x = array([m, n]).specials(), t = array([m, p, n]));
+}
+
+differential! {
     /// `all`/`any` down the columns run side by side (a block of columns per step of `i`),
     /// one of them under a comprehension's epilogue; the random views give every layout.
     column_all_any: fn(a: [[f64]]) -> ([bool], [bool], [i64]) {

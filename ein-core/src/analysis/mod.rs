@@ -121,7 +121,8 @@ fn signed_terms<'e>(expr: &'e Expr, positive: bool, terms: &mut Vec<(bool, &'e E
 /// [`Analysis::jam`]): `levels`, outermost first, are the nested reductions from `root`,
 /// `leaf` their innermost term. A step of each reduction is taken for every element before the next, a
 /// vector across the comprehension's index; where every reduction is a plain fold (below the
-/// runtime's `PLAIN_BELOW`), that gives the same bits as one element at a time.
+/// runtime's `PLAIN_BELOW`; an `argmax`/`argmin`, which compares in order, at any length),
+/// that gives the same bits as one element at a time.
 pub struct Jam<'e> {
     /// The outermost reduction of the nest (the body itself, or inside its epilogue).
     pub root: &'e Expr,
@@ -402,7 +403,8 @@ impl<'p> Analysis<'p> {
 
     /// The body of a loop over `index` (a comprehension's element, an `argmax`'s value) as a
     /// [`Jam`], when it is one: a nest of reductions (`sum`, `prod`, `max`, `min` of a number
-    /// type, at most three deep) around a term with no loop, none of whose sizes depends on
+    /// type, `all`, `any`, at most three deep; the outermost may be an `argmax`/`argmin`)
+    /// around a term with no loop, none of whose sizes depends on
     /// `index` or on another reduction's index, inside an epilogue with no other loop (the
     /// `sqrt` of a distance); all of it can fail only where every order of evaluation fails
     /// alike (iterations side by side are computed interleaved, so an error that depends on
@@ -449,7 +451,12 @@ impl<'p> Analysis<'p> {
                     known(|scalar| scalar != Scalar::Bool)
                 }
                 ReduceOp::All | ReduceOp::Any => known(|scalar| scalar == Scalar::Bool),
-                ReduceOp::ArgMax | ReduceOp::ArgMin => false,
+                // Outermost only: a best value and its position per iteration, taken with one
+                // iteration's rule (the first step's value, replaced only when strictly better).
+                ReduceOp::ArgMax | ReduceOp::ArgMin => {
+                    levels.is_empty()
+                        && matches!(reduce.body.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar != Scalar::Bool)
+                }
             };
             if !folds || levels.len() == 3 || !free_vars(&reduce.size).is_disjoint(&bound) {
                 return None;
@@ -460,10 +467,20 @@ impl<'p> Analysis<'p> {
         }
         // The nest runs before the epilogue: it may not read what the epilogue binds.
         let mut across = Vec::new();
+        let fails_alike = match &root.kind {
+            // An argmax of an empty range fails in every iteration alike (its size does not
+            // depend on `index`), and side by side before the epilogue: nothing there may fail.
+            ExprKind::Reduce(node::Reduce { op: ReduceOp::ArgMax | ReduceOp::ArgMin, size, body: step, .. }) => {
+                purity::fails_only_on_empty_axes(size)
+                    && purity::fails_only_on_empty_axes(step)
+                    && !purity::fails_outside(body, root)
+            }
+            _ => purity::fails_only_on_empty_axes(body),
+        };
         let jammable = !levels.is_empty()
             && free_vars(root).is_disjoint(&bound_vars(body))
             && !self.facts(node).has_loop
-            && purity::fails_only_on_empty_axes(body)
+            && fails_alike
             && self.reads_along_or_across(node, index, &mut across);
         let epilogue_reads_index = mentions_outside(body, root, index);
         let jam = Jam { root, levels, leaf: node, epilogue_reads_index, transposed: BTreeMap::new() };

@@ -165,8 +165,15 @@ fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
     // An epilogue around the nest (a distance's `sqrt`), reads along `j`.
     let norm = "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { sqrt(sum k { a[i, k] * a[i, k] + b[k, j] }) } }";
     assert_eq!(levels(norm), Some(vec![ReduceOp::Sum]));
+    // An argmax as the outermost reduction (a best and its position per element).
+    let column_argmax = "fn f(a: [[f64]]) -> [[usize]] { for i, j { argmax k { a[k, j] + a[i, j] } } }";
+    assert_eq!(levels(column_argmax), Some(vec![ReduceOp::ArgMax]));
+    let argmin_of_sums = "fn f(t: [[[f64]]]) -> [usize] { for j { argmin i { sum k { t[i, k, j] } } } }";
+    assert_eq!(levels(argmin_of_sums), Some(vec![ReduceOp::ArgMin, ReduceOp::Sum]));
     // A nest reading what its epilogue binds; a failure that depends on the values (a
-    // divisor); a size that depends on the comprehension's index; argmax.
+    // divisor); a size that depends on the comprehension's index; an argmax inside another
+    // reduction; an epilogue that can fail around an argmax (which would fail first one
+    // element at a time, where side by side the argmax of no rows does).
     let bound_outside = "fn f(x: [[f64]]) -> [[f64]] { for i, j { let r = x[j]; sum k { r[k] * x[k, i] } } }";
     assert_eq!(levels(bound_outside), None);
     assert_eq!(levels("fn f(a: [[i64]], d: [i64]) -> [[i64]] { for i, j { sum k { a[i, k] / d[j] } } }"), None);
@@ -174,7 +181,13 @@ fn short_reduction_nests_run_side_by_side_only_where_order_cannot_show() {
         levels("fn f(a: [f64], n: usize) -> [[f64]] { for i in 0..n, j in 0..n { sum k in 0..j { a[k] } } }"),
         None
     );
-    assert_eq!(levels("fn f(a: [[f64]]) -> [[usize]] { for i, j { argmax k { a[k, j] + a[i, j] } } }"), None);
+    assert_eq!(levels("fn f(a: [[f64]]) -> [usize] { for j { max k { argmax l { a[l, j] + a[k, j] } } } }"), None);
+    let failing_epilogue = "fn f(a: [[f64]], d: [usize]) -> [usize] { for j { argmax i { a[i, j] } / d[j] } }";
+    assert_eq!(levels(failing_epilogue), None);
+    assert_eq!(
+        levels("fn f(a: [[f64]], d: [usize]) -> [usize] { for j { argmax i { a[i, j] } / 2 } }"),
+        Some(vec![ReduceOp::ArgMax])
+    );
 }
 
 #[test]

@@ -108,6 +108,61 @@ impl JamVariant {
     }
 }
 
+/// One reduction of a [`Jam`]'s nest for a block of iterations side by side ([`Gen::jam_step`]):
+/// `acc` holds its result for each, `position` is its index, `count` its length.
+struct JamLevel {
+    acc: Ident,
+    position: Ident,
+    count: TokenStream,
+    rule: LevelRule,
+}
+
+/// How a [`JamLevel`] takes its steps.
+enum LevelRule {
+    /// A fold from `identity` by `combine`; `accumulate` is the element type's `Accumulate`.
+    Fold { identity: TokenStream, combine: TokenStream, accumulate: TokenStream },
+    /// An `argmax` (`greatest`) or `argmin`, the nest's outermost reduction, with one
+    /// iteration's rule: the first step's `value` is the `best`, then a value replaces it only
+    /// when strictly `better` (ties to the first, a leading NaN kept); `acc` holds the best's
+    /// position. `empty` panics for an empty range.
+    Arg { best: Ident, value: Ident, better: Ident, value_ty: TokenStream, greatest: bool, empty: TokenStream },
+}
+
+impl JamLevel {
+    /// The level's accumulators for `width` iterations, before its first step.
+    fn start(&self, width: &proc_macro2::Literal) -> TokenStream {
+        let (acc, count) = (&self.acc, &self.count);
+        match &self.rule {
+            LevelRule::Fold { identity, .. } => quote!(let mut #acc = [#identity; #width];),
+            LevelRule::Arg { best, value_ty, empty, .. } => quote! {
+                if #count == 0 {
+                    #empty;
+                }
+                let mut #best = [<#value_ty as ::core::default::Default>::default(); #width];
+                let mut #acc = [0usize; #width];
+            },
+        }
+    }
+
+    /// The level's step for iteration `lane`, whose value is `value`.
+    fn take(&self, lane: &Ident, value: TokenStream) -> TokenStream {
+        let acc = &self.acc;
+        match &self.rule {
+            LevelRule::Fold { combine, .. } => quote!(#acc[#lane] = #combine(#acc[#lane], #value);),
+            LevelRule::Arg { best, value: new, better, greatest, .. } => {
+                let (position, beats) = (&self.position, if *greatest { quote!(>) } else { quote!(<) });
+                // Selects, not branches: a compare across the lanes.
+                quote! {
+                    let #new = #value;
+                    let #better = (#position == 0) | (#new #beats #best[#lane]);
+                    #best[#lane] = if #better { #new } else { #best[#lane] };
+                    #acc[#lane] = if #better { #position } else { #acc[#lane] };
+                }
+            }
+        }
+    }
+}
+
 impl<'p> Gen<'p> {
     /// A reduction; `hint` names the local holding its result, if one is needed.
     pub(super) fn reduce(&mut self, expr: &Expr, block: &mut Block, hint: Option<Ident>) -> syn::Result<Code> {
@@ -469,10 +524,11 @@ impl<'p> Gen<'p> {
     /// remaining steps in order — in blocks of [`JAM_WIDE_BYTES`], then of [`JAM_WIDE`], then
     /// of [`JAM_WIDTH`], when `wide_from` gives the index of a block's first iteration (a
     /// comprehension's elements), else of [`JAM_WIDTH`] only (an `argmin`'s candidates: a short
-    /// distance each, whose narrow lanes stay in registers). Each variant
-    /// is its own loop in the caller, so the common short case keeps the small loop LLVM
-    /// optimises best. Returns the variants and the local holding the outermost reduction's
-    /// results.
+    /// distance each, whose narrow lanes stay in registers). An outermost `argmax`/`argmin`
+    /// ([`LevelRule::Arg`]) is plain at any length, and with it the plain variant runs in the
+    /// wide blocks (it walks down columns). Each variant is its own loop in the caller, so
+    /// the common short case keeps the small loop LLVM optimises best. Returns the variants
+    /// and the local holding the outermost reduction's results.
     fn jam_step(
         &mut self,
         index: VarId,
@@ -482,29 +538,40 @@ impl<'p> Gen<'p> {
         wide_from: Option<&TokenStream>,
         block: &mut Block,
     ) -> syn::Result<(Vec<JamVariant>, Ident)> {
-        let mut counts = Vec::new();
-        let mut plain = Vec::new();
         let mut levels = Vec::new();
         for reduce in &jam.levels {
             let what = self.program.var(reduce.index).name.clone();
-            let level_count = self.size_usize(&reduce.size, &what, block)?.tokens;
+            let count = self.size_usize(&reduce.size, &what, block)?.tokens;
             let ty = scalar_type(&reduce.body.ty, reduce.body.span)?;
             let ScalarType::Known(scalar) = ty else {
                 return Err(internal(reduce.body.span, "a jammed reduction of an open type"));
             };
             let spelled = primitive(scalar);
-            let accumulate = quote!(<#spelled as ::ein::__private::Accumulate>);
-            plain.push(quote!(#level_count < #accumulate::PLAIN_BELOW));
-            counts.push(level_count);
-            let identity = self.identity(reduce.op, ty, reduce.body.span)?.tokens;
-            let combine = self.step(reduce.op, ty, reduce.body.span)?.function();
-            levels.push((self.names.fresh("acc"), self.names.fresh("position"), identity, combine, accumulate));
+            let rule = match reduce.op {
+                ReduceOp::ArgMax | ReduceOp::ArgMin => {
+                    let (op_name, site) = (reduce.op.name(), self.site(jam.root.span));
+                    LevelRule::Arg {
+                        best: self.names.fresh("best"),
+                        value: self.names.fresh("value"),
+                        better: self.names.fresh("better"),
+                        value_ty: spelled,
+                        greatest: reduce.op == ReduceOp::ArgMax,
+                        empty: quote!(::ein::__private::empty_arg_reduction(#op_name, #what, &#site)),
+                    }
+                }
+                op => LevelRule::Fold {
+                    identity: self.identity(op, ty, reduce.body.span)?.tokens,
+                    combine: self.step(op, ty, reduce.body.span)?.function(),
+                    accumulate: quote!(<#spelled as ::ein::__private::Accumulate>),
+                },
+            };
+            levels.push(JamLevel { acc: self.names.fresh("acc"), position: self.names.fresh("position"), count, rule });
         }
         let name = self.names.var(index).clone();
         let used = self.names.is_referenced(index);
         let (leaf_block, leaf) = self.nested(true, |generator, leaf_block| {
-            for (reduce, (_, position, ..)) in jam.levels.iter().zip(&levels) {
-                generator.bind_index(reduce.index, position, leaf_block);
+            for (reduce, level) in jam.levels.iter().zip(&levels) {
+                generator.bind_index(reduce.index, &level.position, leaf_block);
             }
             if used {
                 leaf_block.push(quote!(let #name = (#at) as ::core::primitive::i64;));
@@ -518,35 +585,45 @@ impl<'p> Gen<'p> {
         // Inside out: the innermost reduction folds the leaf, each outer one its inner
         // reduction's accumulators once that has run.
         let leaf = leaf_block.finish(Some(&leaf));
-        let float_innermost = matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar.is_float());
-        let ((innermost, position, identity, combine, accumulate), count) = match (levels.last(), counts.last()) {
-            (Some(level), Some(count)) => (level, count),
-            _ => return Err(internal(jam.leaf.span, "an empty jam")),
+        let float_leaf = matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar.is_float());
+        let Some(innermost) = levels.last() else {
+            return Err(internal(jam.leaf.span, "an empty jam"));
         };
-        let fold = |range: TokenStream, acc: &Ident, width: &proc_macro2::Literal| {
+        let (position, count) = (&innermost.position, &innermost.count);
+        // Every step of the innermost reduction in order, each for the `width` iterations.
+        let plain_innermost = |width: &proc_macro2::Literal, prefetch: &TokenStream| {
+            let (start, take) = (innermost.start(width), innermost.take(lane, quote!({ #leaf })));
             quote! {
-                for #position in #range {
+                #start
+                for #position in 0..#count {
+                    #prefetch
                     for #lane in 0..#width {
-                        #acc[#lane] = #combine(#acc[#lane], { #leaf });
+                        #take
                     }
                 }
             }
         };
-        let plain_innermost = |width: &proc_macro2::Literal| {
-            let plain_fold = fold(quote!(0..#count), innermost, width);
-            quote! {
-                let mut #innermost = [#identity; #width];
-                #plain_fold
-            }
-        };
+        // The lanes of the innermost reduction (a fold of floats), `width` iterations side by
+        // side. Lane `l` takes the steps `l, l + LANES, …` in order, as in `fold_range`; the
+        // lanes are filled one after the other (each lane's accumulators stay in registers:
+        // best for a short expensive step, a distance) or, `in_order`, a step into lane
+        // `step % LANES` at a time (the steps' reads in order: best for a wide block walking
+        // down a column).
         let [row, block_start, full, lanes, lane_of, width_left] =
             ["row", "block_start", "full", "lanes", "lane_of", "width_left"].map(|name| self.names.fresh(name));
-        // The lanes of the innermost reduction, `width` iterations side by side. Lane `l` takes
-        // the steps `l, l + LANES, …` in order, as in `fold_range`; the lanes are filled one
-        // after the other (each lane's accumulators stay in registers: best for a short
-        // expensive step, a distance) or, `in_order`, a step into lane `step % LANES` at a time
-        // (the steps' reads in order: best for a wide block walking down a column).
         let lanes_innermost = |width: &proc_macro2::Literal, in_order: bool, prefetch: &TokenStream| {
+            let LevelRule::Fold { identity, combine, accumulate } = &innermost.rule else {
+                return TokenStream::new();
+            };
+            let fold = |range: TokenStream, acc: &Ident| {
+                quote! {
+                    for #position in #range {
+                        for #lane in 0..#width {
+                            #acc[#lane] = #combine(#acc[#lane], { #leaf });
+                        }
+                    }
+                }
+            };
             let fill_lanes = if in_order {
                 quote! {
                     for #block_start in (0..#full).step_by(#accumulate::LANES) {
@@ -560,7 +637,7 @@ impl<'p> Gen<'p> {
                     }
                 }
             } else {
-                let lane_steps = fold(quote!((#lane_of..#full).step_by(#accumulate::LANES)), &row, width);
+                let lane_steps = fold(quote!((#lane_of..#full).step_by(#accumulate::LANES)), &row);
                 quote! {
                     for #lane_of in 0..#accumulate::LANES {
                         let mut #row = [#identity; #width];
@@ -569,7 +646,8 @@ impl<'p> Gen<'p> {
                     }
                 }
             };
-            let tail = fold(quote!(#full..#count), innermost, width);
+            let innermost_acc = &innermost.acc;
+            let tail = fold(quote!(#full..#count), innermost_acc);
             quote! {
                 let #full = #count - #count % #accumulate::LANES;
                 let mut #lanes = [[#identity; #width]; #accumulate::LANES];
@@ -583,60 +661,90 @@ impl<'p> Gen<'p> {
                         }
                     }
                 }
-                let mut #innermost = #lanes[0];
+                let mut #innermost_acc = #lanes[0];
                 #tail
             }
         };
-        // The outer reductions (plain folds in both variants) around an innermost step.
+        // The outer reductions (plain folds, or the outermost an argmax) around an innermost
+        // step.
         let nest = |width: &proc_macro2::Literal, innermost_step: TokenStream| {
             let mut step = innermost_step;
-            for (depth, ((acc, position, identity, ..), level_count)) in levels.iter().zip(&counts).enumerate().rev() {
-                let fold_into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
-                    Some((outer, _, _, combine, _)) => quote! {
-                        for #lane in 0..#width {
-                            #outer[#lane] = #combine(#outer[#lane], #acc[#lane]);
-                        }
-                    },
+            for (depth, level) in levels.iter().enumerate().rev() {
+                let into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
+                    Some(outer) => {
+                        let acc = &level.acc;
+                        let take = outer.take(lane, quote!(#acc[#lane]));
+                        quote!(for #lane in 0..#width { #take })
+                    }
                     None => TokenStream::new(),
                 };
                 step = if depth + 1 == levels.len() {
-                    quote!(#step #fold_into_outer)
+                    quote!(#step #into_outer)
                 } else {
+                    let (start, position, count) = (level.start(width), &level.position, &level.count);
                     quote! {
-                        let mut #acc = [#identity; #width];
-                        for #position in 0..#level_count {
+                        #start
+                        for #position in 0..#count {
                             #step
                         }
-                        #fold_into_outer
+                        #into_outer
                     }
                 };
             }
             step
         };
-        let widest =
-            JAM_WIDE_BYTES / if matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(Scalar::F64))) { 8 } else { 4 };
+        let element_bytes = if matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(Scalar::F64))) { 8 } else { 4 };
+        let widest = JAM_WIDE_BYTES / element_bytes;
         let [narrow, wide_width, widest_width] =
             [JAM_WIDTH, JAM_WIDE, widest].map(proc_macro2::Literal::usize_unsuffixed);
-        let positions: Vec<Ident> = levels.iter().map(|(_, position, ..)| position.clone()).collect();
+        let positions: Vec<Ident> = levels.iter().map(|level| level.position.clone()).collect();
         let prefetches = |width: usize| match wide_from {
             Some(first) => self.jam_prefetches(index, jam, &positions, first, width),
             None => TokenStream::new(),
         };
         let (prefetch_widest, prefetch_wide, no_prefetch) =
             (prefetches(widest), prefetches(JAM_WIDE), TokenStream::new());
-        let plain_wide =
-            JAM_PLAIN_BYTES / if matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(Scalar::F64))) { 8 } else { 4 };
-        let plain_wide_width = proc_macro2::Literal::usize_unsuffixed(plain_wide);
-        let mut plain_steps = vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow)))];
-        if wide_from.is_some() {
-            plain_steps.insert(0, (plain_wide, nest(&plain_wide_width, plain_innermost(&plain_wide_width))));
-        }
-        let mut variants = vec![JamVariant { condition: Some(quote!(#(#plain)&&*)), steps: plain_steps }];
+        // Where each reduction of the nest is a plain fold (an argmax always is).
+        let plain: Vec<Option<TokenStream>> = levels
+            .iter()
+            .map(|level| match &level.rule {
+                LevelRule::Fold { accumulate, .. } => {
+                    let count = &level.count;
+                    Some(quote!(#count < #accumulate::PLAIN_BELOW))
+                }
+                LevelRule::Arg { .. } => None,
+            })
+            .collect();
+        let all_plain = |conditions: &[Option<TokenStream>]| {
+            let conditions: Vec<&TokenStream> = conditions.iter().flatten().collect();
+            (!conditions.is_empty()).then(|| quote!(#(#conditions)&&*))
+        };
+        let plain_steps = if let LevelRule::Arg { .. } = levels[0].rule {
+            // An argmax is plain at any length: a wide block of a comprehension walks down
+            // its columns as a wide block of long sums does.
+            match wide_from {
+                Some(_) => vec![
+                    (widest, nest(&widest_width, plain_innermost(&widest_width, &prefetch_widest))),
+                    (JAM_WIDE, nest(&wide_width, plain_innermost(&wide_width, &prefetch_wide))),
+                    (JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch))),
+                ],
+                None => vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch)))],
+            }
+        } else {
+            let plain_wide = JAM_PLAIN_BYTES / element_bytes;
+            let plain_wide_width = proc_macro2::Literal::usize_unsuffixed(plain_wide);
+            let mut steps = vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch)))];
+            if wide_from.is_some() {
+                steps
+                    .insert(0, (plain_wide, nest(&plain_wide_width, plain_innermost(&plain_wide_width, &no_prefetch))));
+            }
+            steps
+        };
+        let mut variants = vec![JamVariant { condition: all_plain(&plain), steps: plain_steps }];
         // Integers are folded in order at any length (one lane): the plain variant is all.
-        if float_innermost {
-            let outer_plain = &plain[..plain.len() - 1];
+        if float_leaf && matches!(innermost.rule, LevelRule::Fold { .. }) {
             variants.push(JamVariant {
-                condition: (!outer_plain.is_empty()).then(|| quote!(#(#outer_plain)&&*)),
+                condition: all_plain(&plain[..plain.len() - 1]),
                 steps: if wide_from.is_some() {
                     vec![
                         (widest, nest(&widest_width, lanes_innermost(&widest_width, true, &prefetch_widest))),
@@ -648,7 +756,7 @@ impl<'p> Gen<'p> {
                 },
             });
         }
-        Ok((variants, levels[0].0.clone()))
+        Ok((variants, levels[0].acc.clone()))
     }
 
     /// Hints for a wide block of a [`Jam`] ([`PREFETCH_AHEAD`]): for each read of the leaf

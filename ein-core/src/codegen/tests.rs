@@ -1138,6 +1138,19 @@ fn all_and_any_down_columns_run_side_by_side() {
 }
 
 #[test]
+fn argmax_down_columns_runs_side_by_side_without_a_copy() {
+    let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
+    // Blocks of 128 f64 columns: a best value and a position per column, by selects.
+    let code = compiled(quote::quote! { fn f(m: [[f64]]) -> [usize] { for j { argmax i { m[i, j] } } } });
+    assert!(code.contains("::core::default::Default>::default();128];") && code.contains("=[0usize;128];"), "{code}");
+    // The sums of an argmax's steps side by side too, reading `t` as it is: no transposed copy
+    // for the argmax's candidates (which a column at a time would read across).
+    let code =
+        compiled(quote::quote! { fn f(t: [[[f32]]]) -> [usize] { for j { argmax i { sum k { t[i, k, j] } } } } });
+    assert!(code.contains("=[0usize;256];") && !code.contains("_by_0"), "{code}");
+}
+
+#[test]
 fn reductions_of_costly_steps_compute_them_a_block_at_a_time() {
     let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
     // Two polynomial math functions per step, at the top level and inside a comprehension.

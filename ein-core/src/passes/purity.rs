@@ -119,6 +119,16 @@ pub fn fails_only_on_empty_axes(expr: &Expr) -> bool {
     only
 }
 
+/// Whether a node of `expr` outside the subtree `skip` can raise a run-time error.
+pub fn fails_outside(expr: &Expr, skip: &Expr) -> bool {
+    if expr.id == skip.id {
+        return false;
+    }
+    let mut fails = fails_here(expr);
+    expr.for_each_child(|child| fails |= fails_outside(child, skip));
+    fails
+}
+
 fn is_nonzero_literal(expr: &Expr) -> bool {
     matches!(expr.kind, ExprKind::Literal(Literal::Int(value)) if value != 0)
 }

@@ -79,6 +79,9 @@ fn collect(
         return;
     }
     let side_by_side = match &expr.kind {
+        // An element loop that runs side by side as written (an `argmax` down the columns)
+        // reads no copy, and nor does the reduction in its element.
+        ExprKind::For(node::For { index, body, .. }) if analysis.jam(*index, body).is_some() => return,
         ExprKind::For(node::For { index, body, .. })
             if !matches!(body.kind, ExprKind::For(_)) && body.ty.rank() == 0 =>
         {
