@@ -199,3 +199,14 @@ differential! {
     cases [n] in [[0], [1], [63], [64], [65], [129], [100000]];
     args (x = array([n]));
 }
+
+differential! {
+    /// The same in a comprehension (one serial pass per row, which keeps the parallel scan's
+    /// grouping in blocks of 4096): 64 values at a time, across every block edge. A failing
+    /// value (an empty `w`) fails as one value at a time does.
+    costly_row_prefix_sums: fn(x: [[f32]], w: [f32]) -> [[f32]] {
+        for b { scan t, s = 0.0 { s + exp(x[b, t]) * sin(x[b, t]) + w[0] * 0.0 } }
+    }
+    cases [m, n, p] in [[0, 3, 1], [2, 0, 1], [3, 1, 1], [2, 63, 1], [2, 64, 1], [3, 65, 1], [1, 4095, 1], [2, 4097, 1], [1, 9000, 1], [2, 5, 0]];
+    args (x = array([m, n]), w = array([p]));
+}

@@ -13,7 +13,8 @@ use crate::ir::{Expr, ExprKind, NumberClass, ScalarType, Type};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
 
-/// How many values of a costly step a parallel scan computes at a time (see `parallel_scan`).
+/// How many values of a costly step a scan computes at a time (see `parallel_scan`): a divisor
+/// of the runtime's `SCAN_BLOCK`, the grouping's blocks.
 const SCAN_BLOCK: usize = 64;
 
 impl<'p> Gen<'p> {
@@ -107,15 +108,16 @@ impl<'p> Gen<'p> {
         };
         // The running state from the block's offset, and the block's own total.
         let [offset, total, value] = ["offset", "total", "value"].map(|name| self.names.fresh(name));
-        let (mut element, ()) = self.nested(true, |generator, element| {
-            generator.bind_index(scan.index, &position, element);
-            generator.step_value(step, &value, element)
+        let (value_block, ()) = self.nested(true, |generator, value_block| {
+            generator.bind_index(scan.index, &position, value_block);
+            generator.step_value(step, &value, value_block)
         })?;
+        let value_block = value_block.finish(None);
         let ty = self.scan_scalar(scan)?;
         let next_offset = self.combine_into(step, ty, &offset, &total)?;
         let grown = self.combine_into(step, ty, &total, &value)?;
         let running = self.combine_into(step, ty, &acc_name, &value)?;
-        element.push(quote! {
+        let combine_and_push = quote! {
             if #position % ::ein::__private::SCAN_BLOCK == 0 {
                 if #position != 0 {
                     #next_offset
@@ -127,13 +129,43 @@ impl<'p> Gen<'p> {
             }
             #running
             ::ein::__private::Push::push(#slot, #acc_name);
-        });
-        let element = element.finish(None);
+        };
+        let states = if self.analysis.costly_step(&scan.body) {
+            // A costly step's values a block at a time into a buffer (a loop LLVM vectorises),
+            // then combined in order: the same values, in the same order (the combine cannot
+            // fail, so a failing value still fails first).
+            let [values, block_start, count, offset_in, slot_in] =
+                ["values", "block_start", "count", "offset_in", "slot_in"].map(|name| self.names.fresh(name));
+            quote! {
+                let mut #values = [::core::default::Default::default(); #SCAN_BLOCK];
+                let mut #block_start = 0usize;
+                while #block_start < #len {
+                    let #count = (#len - #block_start).min(#SCAN_BLOCK);
+                    for (#offset_in, #slot_in) in #values[..#count].iter_mut().enumerate() {
+                        let #position = #block_start + #offset_in;
+                        #value_block
+                        *#slot_in = #value;
+                    }
+                    ::ein::__private::Fill::fill(#outs, #count, |#offset_in, #slot| {
+                        let (#position, #value) = (#block_start + #offset_in, #values[#offset_in]);
+                        #combine_and_push
+                    });
+                    #block_start += #count;
+                }
+            }
+        } else {
+            quote! {
+                ::ein::__private::Fill::fill(#outs, #len, |#position, #slot| {
+                    #value_block
+                    #combine_and_push
+                });
+            }
+        };
         block.push(quote! {
             let mut #acc_name = #initial;
             let mut #offset = #initial;
             let mut #total = #initial;
-            ::ein::__private::Fill::fill(#outs, #len, |#position, #slot| { #element });
+            #states
         });
         Ok(())
     }

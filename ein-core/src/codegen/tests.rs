@@ -1161,10 +1161,12 @@ fn reductions_of_costly_steps_compute_them_a_block_at_a_time() {
     let code =
         compiled(quote::quote! { fn rows(z: [[f32]]) -> [f32] { for i { max j { sin(z[i, j]) * exp(z[i, j]) } } } });
     assert!(code.contains("::ein::__private::Accumulate::fold_range_buffered("), "{code}");
-    // A tuple reduction's components and a scan's steps: computed into a buffer first.
+    // A tuple reduction's components and a scan's steps (parallel, or serial in a loop):
+    // computed into a buffer first.
     for source in [
         quote::quote! { fn f(z: [f64]) -> (f64, f64) { sum i { (ln(1.0 / (1.0 + exp(-z[i]))), z[i]) } } },
         quote::quote! { fn f(z: [f64]) -> [f64] { scan i, acc = 0.0 { acc + ln(1.0 / (1.0 + exp(-z[i]))) } } },
+        quote::quote! { fn f(z: [[f64]]) -> [[f64]] { for b { scan i, acc = 0.0 { acc + ln(1.0 / (1.0 + exp(-z[b, i]))) } } } },
     ] {
         let code = compiled(source);
         assert!(code.contains(&squeeze("= [::core::default::Default::default();")), "{code}");
