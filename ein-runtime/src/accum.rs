@@ -116,7 +116,9 @@ const ACCUM_MIN_RANGE: usize = 1 << 12;
 /// operator number `op` (the number `op_bits` low bits of a recorded key hold).
 ///
 /// With `identity` (every update has one operator) and more than one group, the iterations
-/// are grouped as the module documentation says, and groups run in parallel. Otherwise the
+/// are grouped as the module documentation says, and groups run in parallel; when `exact`
+/// (integer or boolean elements, where any grouping gives the same result), in no more groups
+/// than the pool has threads. Otherwise the
 /// result is the serial loop's: with `partitioned` (the compiler judged an update costly),
 /// enough outer iterations to share and more than one thread, the updates are recorded in
 /// parallel (consecutive iterations per task) by the range of the target they fall in, then
@@ -133,6 +135,7 @@ pub fn accum<T, const N: usize, Body, Record, Apply>(
     outer: usize,
     nested: bool,
     identity: Option<T>,
+    exact: bool,
     partitioned: bool,
     op_bits: u32,
     body: Body,
@@ -148,7 +151,13 @@ where
     let shape = target.shape();
     let mut data = target.into_vec();
     let len = data.len();
-    let groups = if identity.is_some() { accum_groups(outer, len, nested) } else { 1 };
+    let groups = match identity {
+        // Exact updates (integers, booleans) give the same result in any grouping: no more
+        // groups than threads, each private copy zeroed and added only to be run in parallel.
+        Some(_) if exact => accum_groups(outer, len, nested).min(rayon::current_num_threads()),
+        Some(_) => accum_groups(outer, len, nested),
+        None => 1,
+    };
     let (Some(identity), true) = (identity, groups > 1) else {
         let threads = rayon::current_num_threads();
         let tasks = (outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 })).min(4 * threads);
@@ -260,4 +269,53 @@ fn apply_partitioned<T, Record, Apply>(
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A histogram of `outer` values into `bins`, in a pool of `threads`: the counts and the
+    /// number of groups the updates ran in.
+    fn histogram(outer: usize, bins: usize, exact: bool, threads: usize) -> (Vec<u32>, usize) {
+        let groups = AtomicUsize::new(0);
+        let site = Site { file: "accum.rs", line: 1, column: 1 };
+        let run = || {
+            accum(
+                Array::from_vec([bins], vec![0u32; bins]),
+                "h",
+                &site,
+                outer,
+                false,
+                Some(0),
+                exact,
+                false,
+                0,
+                |start, end, data: &mut [u32]| {
+                    groups.fetch_add(1, Ordering::Relaxed);
+                    (start..end).for_each(|k| data[k * 7919 % bins] += 1);
+                    Ok(())
+                },
+                |_, _, _: &mut AccumSink<u32>| Ok(()),
+                |_, left, right| left + right,
+            )
+        };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let counts = pool.install(run).into_vec();
+        (counts, groups.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn exact_updates_run_in_no_more_groups_than_threads() {
+        let (outer, bins) = (1 << 18, 1000);
+        let mut serial = vec![0u32; bins];
+        (0..outer).for_each(|k| serial[k * 7919 % bins] += 1);
+        // The documented grouping: 64 groups (2^18 / 4096), whatever the pool.
+        assert_eq!(histogram(outer, bins, false, 1), (serial.clone(), 64));
+        assert_eq!(histogram(outer, bins, false, 3), (serial.clone(), 64));
+        // Exact: one group on one thread (the serial loop), three on three; the same counts.
+        assert_eq!(histogram(outer, bins, true, 1), (serial.clone(), 1));
+        assert_eq!(histogram(outer, bins, true, 3), (serial, 3));
+    }
 }

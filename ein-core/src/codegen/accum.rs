@@ -128,6 +128,13 @@ impl<'p> Gen<'p> {
             [] => return Err(internal(expr.span, "an accum without updates")),
         };
         let op_bits = Literal::u32_suffixed(target.op_bits);
+        // Integer and boolean updates give the same result in any grouping.
+        let exact = match elem {
+            ScalarType::Known(scalar) => !scalar.is_float(),
+            ScalarType::Param(param) => {
+                matches!(self.class(param, expr.span)?, NumberClass::Int | NumberClass::Bool)
+            }
+        };
         let site = self.site(expr.span);
         let name = Literal::string(&accum.target);
         let result = self.names.fresh("accumulated");
@@ -139,6 +146,7 @@ impl<'p> Gen<'p> {
                 #outer,
                 #nested,
                 #identity,
+                #exact,
                 #partitioned,
                 #op_bits,
                 |#start: ::core::primitive::usize,

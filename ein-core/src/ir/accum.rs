@@ -16,7 +16,8 @@
 //! `init`, exactly (compiled code may still run it in parallel, partitioned by ranges of the
 //! target, each range applying its updates in the serial order: the same bits). A target
 //! index out of range fails the program; compiled code reports the failure of the first group
-//! that has one, which is the first in index order.
+//! that has one, which is the first in index order. Compiled code groups exact (integer,
+//! boolean) updates in at most as many groups as it has threads: the same result.
 
 use super::{node, Expr, ExprKind, Type, UpdateOp};
 
