@@ -636,6 +636,11 @@ fn call_errors_point_at_the_call_or_the_argument() {
         errors("pub fn f(a: [f64]) -> f64 { pdis(a) } fn pdist(a: [f64]) -> f64 { a[0] }"),
         ["unknown function `pdis`; did you mean `pdist`?"]
     );
+    // An axis length asked of a function (not `ln`, the closest name).
+    assert_eq!(
+        errors("pub fn f(x: [[f64]]) -> f64 { len(x, 0) as f64 }"),
+        ["unknown function `len`; an array's axis lengths are methods: `a.len()` for axis 0, `a.shape(k)` for axis k"]
+    );
     // The callee's own error is reported once, at the callee, not again at each call.
     let errors = errors("pub fn f(a: [f64]) -> f64 { g(a) + g(a) } fn g(a: [f64]) -> f64 { a[0] + 1 }");
     assert_eq!(errors.len(), 1, "{errors:?}");

@@ -170,13 +170,20 @@ fn parse_call(input: ParseStream, context: &Context, name: Ident) -> syn::Result
     checked_node(context, ExprKind::Call { func, func_span: name.span(), args }, span)
 }
 
-/// "unknown function `x`", with a hint: the reduction it names, a close name among the scalar
+/// "unknown function `x`", with a hint: the reduction it names, the methods for an axis length
+/// (`len(x, 0)`, `size(x)`), a close name among the scalar
 /// functions and `block` (the names of the block's own functions, item form only), or the list
 /// of scalar functions (and, in the item form, how to define or declare it).
 pub(crate) fn unknown_function(name: &Ident, arguments: Option<usize>, block: &[String]) -> syn::Error {
     let text = name.to_string();
     let hint = if ReduceOp::from_name(&text).is_some() {
         format!("; `{text}` is a reduction: write `{text} k {{ .. }}`")
+    } else if matches!(
+        text.as_str(),
+        "len" | "length" | "size" | "shape" | "dim" | "numel" | "rows" | "cols" | "nrows" | "ncols"
+    ) {
+        // Before the close scalar names (`len` is close to `ln`).
+        "; an array's axis lengths are methods: `a.len()` for axis 0, `a.shape(k)` for axis k".to_string()
     } else {
         String::new()
     };
