@@ -18,6 +18,20 @@ differential! {
 }
 
 differential! {
+    /// Sizes read from a fold accumulator's lengths (`c.len()`, `c.shape(1)`): its initial
+    /// value's, whose shape every step keeps (k-means counts per centroid). An index out of
+    /// range (one centroid) fails in both.
+    counts_sized_by_an_accumulator: fn(a: [usize], c0: [[f64]]) -> [[f64]] {
+        fold t in 0..3, c = c0 {
+            let counts = accum h = for k in 0..c.len() { 0 } { for q { h[a[q]] += 1 } };
+            for k, d { c[k, d] * 0.5 + counts[k] as f64 + sum e in 0..c.shape(1) { c[k, e] } }
+        }
+    }
+    cases [n, m, p] in [[0, 3, 2], [5, 1, 1], [10, 7, 3], [40, 8, 0], [9000, 9, 2]];
+    args (a = array([n]).within(0.0, 6.0), c0 = array([m, p]));
+}
+
+differential! {
     /// Nested loops over an image: the outer loop's rows are grouped.
     histogram_image: fn(img: [[u8]]) -> [u32] {
         accum h = for b in 0..256 { 0 } { for i, j { h[img[i, j] as usize] += 1 } }

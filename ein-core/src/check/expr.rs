@@ -457,7 +457,7 @@ impl Checker {
         // called with `v = a[i]`, is `a.shape(1)`.
         let size = match self.index_dependency(&size) {
             Some(_) => {
-                let through = self.lengths_through_lets(size.clone());
+                let through = self.lengths_through_accumulators(self.lengths_through_lets(size.clone()));
                 if self.index_dependency(&through).is_none() {
                     through
                 } else {
@@ -494,6 +494,18 @@ impl Checker {
             return crate::ir::shape::simplify_lengths(size);
         }
         size.rewrite_children(|child| self.lengths_through_lets(child));
+        size
+    }
+
+    /// `size` with the lengths of accumulators (or their parts) read from their initial
+    /// values, whose shape every step keeps: `c.len()` in a fold from `c = c0` is `c0.len()`.
+    fn lengths_through_accumulators(&self, mut size: Expr) -> Expr {
+        if let ExprKind::Len(node::Len { array, axis }) = &size.kind {
+            let init = self.accumulator_part(array);
+            let length = init.and_then(|init| crate::ir::shape::raw_shape(&init)?.into_iter().nth(*axis));
+            return length.map_or(size, crate::ir::shape::simplify_lengths);
+        }
+        size.rewrite_children(|child| self.lengths_through_accumulators(child));
         size
     }
 

@@ -636,6 +636,11 @@ fn call_errors_point_at_the_call_or_the_argument() {
         errors("pub fn f(a: [f64]) -> f64 { pdis(a) } fn pdist(a: [f64]) -> f64 { a[0] }"),
         ["unknown function `pdis`; did you mean `pdist`?"]
     );
+    // A size from a fold accumulator's length is its initial value's: accepted (its value
+    // stays refused, tests/ui/sizes/size_depends_on_accumulator.rs).
+    let sized_by_accumulator = "pub fn f(a: [usize], c0: [[f64]]) -> [[f64]] { \
+        fold t in 0..3, c = c0 { for k in 0..c.len(), d in 0..c.shape(1) { c[k, d] + a[k] as f64 } } }";
+    assert!(check(sized_by_accumulator).is_ok());
     // An axis length asked of a function (not `ln`, the closest name).
     assert_eq!(
         errors("pub fn f(x: [[f64]]) -> f64 { len(x, 0) as f64 }"),
