@@ -72,9 +72,18 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
             ir::Form::Function(header) => header.name.span(),
             ir::Form::Expression => unit.program.body.span,
         };
-        let program = passes::run_pipeline(unit.program, &name)
-            .map_err(|message| syn::Error::new(span, format!("ein internal error: {message}")))?;
-        let generated = codegen::generate(&program, &unit.form)?;
+        let internal = |message| syn::Error::new(span, format!("ein internal error: {message}"));
+        // A function's copy for column-major arrays, where it has one (`passes::by_columns`).
+        let by_columns = match &unit.form {
+            ir::Form::Function(_) => passes::by_columns::by_columns(&unit.program),
+            ir::Form::Expression => None,
+        };
+        // An optimisation only: a copy the pipeline refuses is left out.
+        let by_columns = by_columns.and_then(|(variant, reversed)| {
+            Some((passes::run_pipeline(variant, &format!("{name} by columns")).ok()?, reversed))
+        });
+        let program = passes::run_pipeline(unit.program, &name).map_err(internal)?;
+        let generated = codegen::generate(&program, &unit.form, by_columns.as_ref())?;
         if passes::dump_enabled() {
             eprintln!("== ein: {name}: generated Rust ==\n{generated}");
         }

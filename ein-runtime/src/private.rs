@@ -29,5 +29,5 @@ pub use crate::scalar::{
 };
 pub use crate::scan::{scan, SCAN_BLOCK};
 pub use crate::tape::Tape;
-pub use crate::view::{IntoView, UnitView, View};
+pub use crate::view::{columns_first, IntoView, Layout, UnitView, View};
 pub use crate::view_mut::ViewMut;

@@ -16,6 +16,23 @@ use std::marker::PhantomData;
 use crate::array::Array;
 use crate::errors::internal_error;
 
+/// How a view's elements lie in memory ([`View::layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The last axis contiguous: row-major (C order).
+    Rows,
+    /// The first axis contiguous: column-major (Fortran order, a transposed matrix).
+    Columns,
+    /// Neither, or too few long axes to say.
+    Other,
+}
+
+/// Whether generated code should take a function's column-major copy for arrays of these
+/// layouts: at least one lies column by column, and none row by row.
+pub fn columns_first(layouts: &[Layout]) -> bool {
+    layouts.contains(&Layout::Columns) && !layouts.contains(&Layout::Rows)
+}
+
 /// Borrowed strided view; strides are in elements and may be negative or zero.
 ///
 /// Invariant: every axis length, and the product of the non-zero lengths, is at most
@@ -298,6 +315,34 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         // The sub-view's axes are some of this view's, so its shape obeys the invariant, and
         // its in-range indices address elements this view does (the caller's promise).
         View { ptr, shape, strides, _marker: PhantomData }
+    }
+
+    /// The same elements with the axes in reverse order: element `[i₀, …, iₙ₋₁]` of the result
+    /// is element `[iₙ₋₁, …, i₀]` of this view (a transposed matrix). A column-major array's
+    /// reversed view is row-major.
+    #[inline]
+    pub fn reversed_axes(self) -> Self {
+        let (mut shape, mut strides) = (self.shape, self.strides);
+        shape.reverse();
+        strides.reverse();
+        // The same axes in another order: the shape obeys the invariant, and every in-range
+        // index addresses an element this view addresses.
+        View { ptr: self.ptr, shape, strides, _marker: PhantomData }
+    }
+
+    /// How the elements lie: [`Layout::Rows`] when the last axis is contiguous and the first is
+    /// not (row-major, the layout generated loops are planned for), [`Layout::Columns`] when the
+    /// first is and the last is not (column-major: a transposed matrix, Fortran order), else
+    /// [`Layout::Other`] (rank below 2, an axis of length 1 or less at either end, or strided).
+    #[inline]
+    pub fn layout(&self) -> Layout {
+        let unit = |axis: usize| self.strides[axis] == 1 && self.shape[axis] > 1;
+        let long = N >= 2 && self.shape[0] > 1 && self.shape[N - 1] > 1;
+        match (long, long && unit(0), long && unit(N - 1)) {
+            (true, false, true) => Layout::Rows,
+            (true, true, false) => Layout::Columns,
+            _ => Layout::Other,
+        }
     }
 
     /// The same view as a [`UnitView`], whose type says its last axis is contiguous, if it is

@@ -631,9 +631,14 @@ impl Gen<'_> {
                     let index_i64 = self.index_i64(code, ty, index.span)?;
                     let site = self.site(index.span);
                     let axis_literal = proc_macro2::Literal::usize_unsuffixed(axis);
+                    let named_axis = match &base.kind {
+                        ExprKind::Var(var) if self.mirrored.contains(var) => indices.len() - 1 - axis,
+                        _ => axis,
+                    };
+                    let named_axis = proc_macro2::Literal::usize_unsuffixed(named_axis);
                     let tokens = &index_i64.tokens;
                     let clamp = quote! {
-                        ::ein::__private::clamp_index(#tokens, #first.len_of(#axis_literal), #array_name, #axis_literal, &#site)
+                        ::ein::__private::clamp_index(#tokens, #first.len_of(#axis_literal), #array_name, #named_axis, &#site)
                     };
                     Code::from_parts(clamp, Prec::Atom, &[&index_i64], None).panics(true)
                 }

@@ -55,19 +55,57 @@ use std::fmt::Display;
 
 /// Generates the Rust item (function form) or block expression (expression form) for one
 /// checked program.
-pub fn generate(program: &Program, form: &Form) -> syn::Result<TokenStream> {
+/// `by_columns`: the function's column-major copy and the parameters it reads through reversed
+/// axes (`passes::by_columns`), generated beside it and taken when the caller's arrays are
+/// column-major.
+pub fn generate(
+    program: &Program,
+    form: &Form,
+    by_columns: Option<&(Program, Vec<VarId>)>,
+) -> syn::Result<TokenStream> {
     let mut program = program.clone();
     analysis::prepare(&mut program);
     let analysis = Analysis::of(&program);
     match form {
         Form::Expression => Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(),
         Form::Function(header) => {
-            let returning = Gen::new(&program, &analysis, ParamStyle::Reference)?.function_form(header)?;
+            let (variant, dispatch) = match by_columns {
+                Some((variant, reversed)) => {
+                    let name = Ident::new(&format!("__ein_{}_by_columns", header.name), header.name.span());
+                    let variant_header = FunctionHeader {
+                        attrs: vec![
+                            syn::parse_quote!(#[doc(hidden)]),
+                            syn::parse_quote!(#[allow(dead_code, clippy::too_many_arguments)]),
+                        ],
+                        vis: syn::Visibility::Inherited,
+                        name: name.clone(),
+                        into: None,
+                        jvp: None,
+                        reverse: None,
+                        ret_span: header.ret_span,
+                    };
+                    let mut variant = variant.clone();
+                    analysis::prepare(&mut variant);
+                    let variant_analysis = Analysis::of(&variant);
+                    let generated =
+                        Gen::new(&variant, &variant_analysis, ParamStyle::Reference).and_then(|mut generator| {
+                            generator.mirrored = reversed.clone();
+                            generator.function_form(&variant_header, None)
+                        });
+                    // An optimisation only: a copy that cannot be generated is left out.
+                    match generated {
+                        Ok(generated) => (generated, Some((name, reversed.as_slice()))),
+                        Err(_) => (TokenStream::new(), None),
+                    }
+                }
+                None => (TokenStream::new(), None),
+            };
+            let returning = Gen::new(&program, &analysis, ParamStyle::Reference)?.function_form(header, dispatch)?;
             let Some(into) = &header.into else {
-                return Ok(returning);
+                return Ok(quote!(#returning #variant));
             };
             let writing = Gen::new(&program, &analysis, ParamStyle::Reference)?.writing_form(header, into)?;
-            Ok(quote!(#returning #writing))
+            Ok(quote!(#returning #variant #writing))
         }
     }
 }
@@ -132,6 +170,9 @@ struct Gen<'p> {
     /// While the leaf of a [`crate::analysis::Jam`] is generated side by side: its reads that
     /// read a transposed copy instead of their array ([`crate::analysis::Jam::transposed`]).
     transposed_reads: BTreeMap<NodeId, (VarId, usize)>,
+    /// The parameters a column-major copy reads through reversed axes (`passes::by_columns`):
+    /// a run-time error names the user's axis, the mirror of the one read.
+    mirrored: Vec<VarId>,
     /// `let __ein_site_N = Site { .. };` statements, emitted at the top.
     sites: Vec<TokenStream>,
     /// How many loop bodies (comprehension rows, reduction and fold bodies) enclose the
@@ -191,6 +232,7 @@ impl<'p> Gen<'p> {
             env: BTreeMap::new(),
             jammed: None,
             transposed_reads: BTreeMap::new(),
+            mirrored: Vec::new(),
             sites: Vec::new(),
             loop_depth: 0,
             level: 0,
@@ -215,13 +257,65 @@ impl<'p> Gen<'p> {
         Ok(generator)
     }
 
-    fn function_form(&mut self, header: &FunctionHeader) -> syn::Result<TokenStream> {
+    /// The function; with `by_columns`, the name of its column-major copy and the parameters
+    /// that copy reads through reversed axes, which it calls when those arrays lie column by
+    /// column (and none row by row).
+    fn function_form(
+        &mut self,
+        header: &FunctionHeader,
+        by_columns: Option<(Ident, &[VarId])>,
+    ) -> syn::Result<TokenStream> {
         if !self.program.type_params.is_empty() {
             return Err(internal(header.name.span(), "a function has element types left to rustc"));
         }
         let body = self.body()?;
         let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
-        self.item(&header.attrs, &header.vis, &header.name, &TokenStream::new(), Vec::new(), Some(ret_type), &body)
+        let prologue = match by_columns {
+            Some((variant, reversed)) => self.column_major_dispatch(&variant, reversed),
+            None => TokenStream::new(),
+        };
+        self.item(
+            &header.attrs,
+            &header.vis,
+            &header.name,
+            &TokenStream::new(),
+            Vec::new(),
+            Some(ret_type),
+            &prologue,
+            &body,
+        )
+    }
+
+    /// `if columns_first(&[layouts]) { return variant(args); }`: the call of the column-major
+    /// copy `variant` with the reversed views of the parameters in `reversed` (those read).
+    fn column_major_dispatch(&self, variant: &Ident, reversed: &[VarId]) -> TokenStream {
+        let view = |param: VarId| {
+            let name = self.names.var(param);
+            let rank = Literal::usize_unsuffixed(self.program.var(param).ty.rank());
+            quote!(::ein::__private::AsView::<_, #rank>::as_view(#name))
+        };
+        let read: Vec<VarId> = reversed.iter().copied().filter(|&param| self.names.is_referenced(param)).collect();
+        if read.is_empty() {
+            return TokenStream::new();
+        }
+        let layouts = read.iter().map(|&param| {
+            let view = view(param);
+            quote!(#view.layout())
+        });
+        let args = self.program.params.iter().map(|&param| {
+            if read.contains(&param) {
+                let view = view(param);
+                quote!(&#view.reversed_axes())
+            } else {
+                let name = self.names.var(param);
+                quote!(#name)
+            }
+        });
+        quote! {
+            if ::ein::__private::columns_first(&[#(#layouts),*]) {
+                return #variant(#(#args),*);
+            }
+        }
     }
 
     /// The `#[into(name)]` companion: `name(out, params..)` computes what the function returns
@@ -280,7 +374,16 @@ impl<'p> Gen<'p> {
         let mut attrs = vec![syn::parse_quote!(#[doc = #doc])];
         // `#[must_use]` on a function returning nothing would itself be linted.
         attrs.extend(header.attrs.iter().filter(|attr| !attr.path().is_ident("must_use")).cloned());
-        self.item(&attrs, &header.vis, into, &TokenStream::new(), vec![(out, out_type)], None, &body_tokens)
+        self.item(
+            &attrs,
+            &header.vis,
+            into,
+            &TokenStream::new(),
+            vec![(out, out_type)],
+            None,
+            &TokenStream::new(),
+            &body_tokens,
+        )
     }
 
     /// The copies a value of type `ty` needs into the next of the `#[into]` function's out
@@ -319,7 +422,7 @@ impl<'p> Gen<'p> {
 
     /// The generated function `name`, in three copies (portable, AVX2+FMA and AVX-512, one
     /// chosen at run time): its `generics` (`<…>` or nothing), the parameters (after `leading`
-    /// ones such as `out`), their views, the sites, then `body`.
+    /// ones such as `out`), their views, the sites, then `body`; `prologue` first of all.
     #[allow(clippy::too_many_arguments)]
     fn item(
         &mut self,
@@ -329,6 +432,7 @@ impl<'p> Gen<'p> {
         generics: &TokenStream,
         leading: Vec<(Ident, TokenStream)>,
         ret_type: Option<TokenStream>,
+        prologue: &TokenStream,
         body: &TokenStream,
     ) -> syn::Result<TokenStream> {
         let mut params = Vec::new();
@@ -395,6 +499,7 @@ impl<'p> Gen<'p> {
         Ok(quote! {
             #(#attrs)*
             #vis fn #name #generics (#(#params),*) #ret {
+                #prologue
                 #(#copies)*
                 #inner
             }
@@ -508,7 +613,16 @@ impl<'p> Gen<'p> {
         let ret_type = owned_type(&self.program.body.ty, self.program.body.span)?;
         let name = self.names.fresh("expression");
         let attrs: Vec<syn::Attribute> = vec![syn::parse_quote!(#[allow(clippy::too_many_arguments)])];
-        let item = self.item(&attrs, &syn::Visibility::Inherited, &name, &generics, leading, Some(ret_type), &body)?;
+        let item = self.item(
+            &attrs,
+            &syn::Visibility::Inherited,
+            &name,
+            &generics,
+            leading,
+            Some(ret_type),
+            &TokenStream::new(),
+            &body,
+        )?;
         // Bound to a local before it is returned, so that the use site's type is not an
         // expectation on the arguments: a result of the wrong type is one error, at the whole
         // invocation, and use-site literals are still inferred from it.

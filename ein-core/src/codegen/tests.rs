@@ -131,7 +131,8 @@ fn header_into(name: &str, into: Option<&str>) -> Form {
 /// A function with `#[into(name_into)]`: the returning function and the writing one.
 fn with_into(name: &'static str, program: Program) -> (Sample, Sample) {
     let into = Box::leak(format!("{name}_into").into_boxed_str());
-    let full = generate(&program, &header_into(name, Some(into))).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let full =
+        generate(&program, &header_into(name, Some(into)), None).unwrap_or_else(|error| panic!("{name}: {error}"));
     let file: syn::File = syn::parse2(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
     let [returning, writing] = file.items.as_slice() else { panic!("{name}: expected two items in\n{full}") };
     let sample = |name: &'static str, item: &syn::Item| {
@@ -154,7 +155,7 @@ struct Sample {
 }
 
 fn function(name: &'static str, program: Program) -> Sample {
-    let full = generate(&program, &header(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let full = generate(&program, &header(name), None).unwrap_or_else(|error| panic!("{name}: {error}"));
     let tokens = portable_copy(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
     Sample { name, tokens, full, wrapper: None }
 }
@@ -165,11 +166,18 @@ fn function(name: &'static str, program: Program) -> Sample {
 /// if … }`, the AVX-512 copy first).
 pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> {
     let file: syn::File = syn::parse2(tokens).map_err(|error| format!("not items ({error})"))?;
-    let mut functions = file.items.into_iter().filter(|item| !is_settings_tracker(item));
+    // The function, not its column-major copy (`passes::by_columns`).
+    let by_columns =
+        |item: &syn::Item| matches!(item, syn::Item::Fn(copy) if copy.sig.ident.to_string().ends_with("_by_columns"));
+    let mut functions = file.items.into_iter().filter(|item| !is_settings_tracker(item) && !by_columns(item));
     let (Some(syn::Item::Fn(mut item)), None) = (functions.next(), functions.next()) else {
         return Err("not one function item (expected `fn`)".into());
     };
     let text = |tokens: &dyn ToTokens| tokens.to_token_stream().to_string();
+    // Nor the call of that copy.
+    if item.block.stmts.first().is_some_and(|first| text(first).contains("columns_first")) {
+        item.block.stmts.remove(0);
+    }
     let mut copies = Vec::new();
     for features in ["avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,fma", "avx2,fma"] {
         if item.block.stmts.is_empty() {
@@ -207,7 +215,7 @@ pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> 
 }
 
 fn expression(name: &'static str, program: Program, wrapper: &'static str) -> Sample {
-    let tokens = generate(&program, &Form::Expression).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let tokens = generate(&program, &Form::Expression, None).unwrap_or_else(|error| panic!("{name}: {error}"));
     if let Err(error) = syn::parse2::<syn::Expr>(tokens.clone()) {
         panic!("{name} does not parse as an expression ({error}):\n{tokens}");
     }
@@ -810,7 +818,7 @@ fn unsupported_shapes_are_internal_errors_not_panics() {
     // A variable that is not in scope.
     let body = Expr::new(ExprKind::Var(VarId(7)), array(Scalar::F32, 1), span());
     let _ = a;
-    let error = generate(&b.program(body), &Form::Expression).unwrap_err();
+    let error = generate(&b.program(body), &Form::Expression, None).unwrap_err();
     assert!(error.to_string().starts_with("ein internal error in codegen:"), "{error}");
 }
 
@@ -854,7 +862,7 @@ fn chunk_closures_copy_locals_but_not_literals() {
             .unwrap();
     let mut units = crate::check::check_input(crate::syntax::parse_input(tokens).expect("parses")).expect("checks");
     let unit = units.remove(0);
-    let generated = portable_copy(generate(&unit.program, &unit.form).expect("generates")).expect("one function");
+    let generated = portable_copy(generate(&unit.program, &unit.form, None).expect("generates")).expect("one function");
     let text = squeeze(&generated.to_string());
     assert!(text.contains(&squeeze("let (a, s, flag) = (a, s, flag);")), "{generated}");
     assert!(!text.contains("let(true"), "{generated}");
@@ -1148,6 +1156,20 @@ fn argmax_down_columns_runs_side_by_side_without_a_copy() {
     let code =
         compiled(quote::quote! { fn f(t: [[[f32]]]) -> [usize] { for j { argmax i { sum k { t[i, k, j] } } } } });
     assert!(code.contains("=[0usize;256];") && !code.contains("_by_0"), "{code}");
+}
+
+#[test]
+fn matrix_parameters_read_element_by_element_get_a_column_major_copy() {
+    let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
+    let code = compiled(quote::quote! { fn f(m: [[f64]], k: i64) -> [f64] { for i { m[i, k] } } });
+    // Taken for column-major views, given their reversed axes; a clamped read's error still
+    // names axis 1 of `m`, which the copy reads as its axis 0.
+    let call = "if::ein::__private::columns_first(&[::ein::__private::AsView::<_,2>::as_view(m).layout()]){return__ein_f_by_columns(&::ein::__private::AsView::<_,2>::as_view(m).reversed_axes(),k);}";
+    assert!(code.contains(call), "{code}");
+    assert!(code.contains("fn__ein_f_by_columns(") && code.contains("m.len_of(0),\"m\",1,"), "{code}");
+    // A row of the matrix keeps one copy.
+    let code = compiled(quote::quote! { fn f(m: [[f64]]) -> [f64] { for i { let r = m[i]; sum j { r[j] } } } });
+    assert!(!code.contains("by_columns"), "{code}");
 }
 
 #[test]

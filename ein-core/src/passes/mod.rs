@@ -5,6 +5,7 @@
 //! and a failure names the pass; in every build, every read marked proven in bounds is proven
 //! again after the last pass ([`validate_bounds`]).
 
+pub mod by_columns;
 mod contract;
 mod cse;
 mod fuse_reductions;
