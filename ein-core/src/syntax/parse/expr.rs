@@ -212,6 +212,11 @@ fn trailing_token_error(input: ParseStream) -> syn::Error {
         )
     } else if input.peek(Token![^]) {
         Some("ein has no `^`: write a power as `x.powi(2)`, `x.powf(y)` or `x * x`, an exclusive or of booleans as `a != b`")
+    } else if input.peek(Token![<<]) || input.peek(Token![>>]) {
+        Some("ein has no shifts: multiply or divide by a power of two (`x * 4`, `x / 4`)")
+    } else if input.peek(Token![|]) || input.peek(Token![&]) {
+        // `||` and `&&` are operators: what is left here is a single `|` or `&`.
+        Some("ein has no bitwise operators: for booleans write `a || b`, `a && b` (`a != b` for exclusive or)")
     } else {
         None
     };
@@ -586,6 +591,12 @@ pub(super) fn parse_comma_separated(content: ParseStream, context: &Context, clo
         items.push(*parse_expression(content, context)?);
         if content.is_empty() {
             break;
+        }
+        if content.peek(Token![..]) && closing == "`]`" {
+            let error = expected(content, &format!("`,` or {closing}"));
+            let hint = "ein has no slices: read elements (`a[k + 1]`), or build the part as an array \
+                        (`for k in 0..2 { a[k + 1] }`)";
+            return Err(syn::Error::new(content.span(), format!("{error}; {hint}")));
         }
         if !content.peek(Token![,]) {
             return Err(expected(content, &format!("`,` or {closing}")));

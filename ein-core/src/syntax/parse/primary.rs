@@ -48,6 +48,19 @@ fn not_an_expression(input: ParseStream) -> syn::Error {
     if input.peek(token::Bracket) {
         return syn::Error::new(input.span(), "ein has no array literals: build an array with `for i in 0..n { .. }`");
     }
+    let statement = if input.peek(Token![match]) {
+        Some("ein has no `match`: choose with `if c { .. } else if d { .. } else { .. }`")
+    } else if input.peek(Token![return]) {
+        Some("ein has no `return`: a block's value is its last expression")
+    } else if input.peek(Token![while]) || input.peek(Token![loop]) {
+        Some("ein has no `while` or `loop`: repeat a step a known number of times with `fold t in 0..n, acc = init { .. }`")
+    } else {
+        None
+    };
+    if let Some(hint) = statement {
+        let error = expected(input, "an expression");
+        return syn::Error::new(input.span(), format!("{error}; {hint}"));
+    }
     if input.peek(Token![*]) {
         let error = expected(input, "an expression");
         let hint = "ein has no `**` (write a power as `x.powi(2)`, `x.powf(y)` or `x * x`) and no dereference";

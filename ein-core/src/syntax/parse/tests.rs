@@ -683,6 +683,15 @@ fn unexpected_tokens_are_named() {
     assert_error("a b", "expected an operator or the end of the expression, found `b`", "b");
     assert_error("a * f64::INFINITY", "found `::`; ein has no paths (`f64::INFINITY`, `f64::max(a, b)`)", "::");
     assert_error("a ^ 2.0", "found `^`; ein has no `^`: write a power as `x.powi(2)`", "^");
+    assert_error("a | b", "found `|`; ein has no bitwise operators: for booleans write `a || b`", "|");
+    assert_error("a & b", "found `&`; ein has no bitwise operators", "&");
+    assert_error("a << 2", "found `<<`; ein has no shifts", "<<");
+    assert_error("a >> 2", "found `>>`; ein has no shifts", ">>");
+    assert_error("a[1..3]", "found `..`; ein has no slices", "..");
+    assert_error("let mut b = a; b", "found `mut`; ein's names are bound once and never change", "mut");
+    assert_error("match a { _ => 1 }", "found `match`; ein has no `match`", "match");
+    assert_error("return a", "found `return`; ein has no `return`", "return");
+    assert_error("while a { b }", "found `while`; ein has no `while` or `loop`", "while");
     assert_error("a ** 2.0", "found `*`; ein has no `**` (write a power as `x.powi(2)`", "*");
     assert_error("println!(a)", "found `!`; ein has no macros (`println!`", "!");
     assert_error("a; b", "unexpected `;`: an ein block ends with its value", "; b");

@@ -144,6 +144,11 @@ pub(super) fn parse_pattern(input: ParseStream, context: &Context) -> syn::Resul
         Ok(Pattern::Name(input.parse()?))
     } else if input.peek(token::Paren) {
         parse_tuple_pattern(input, context)
+    } else if input.peek(Token![mut]) {
+        let error = expected(input, "a name or a tuple pattern like `(a, b)`");
+        let hint = "ein's names are bound once and never change: drop `mut` and compute a new value \
+                    (`for`, `fold`, `accum`) where Rust would update one";
+        Err(syn::Error::new(input.span(), format!("{error}; {hint}")))
     } else {
         Err(expected(input, "a name or a tuple pattern like `(a, b)`"))
     }
