@@ -59,12 +59,12 @@ fn reverse_reads(mut expr: Expr, ranks: &BTreeMap<VarId, usize>, fine: &mut bool
                 *fine = false;
                 return expr;
             }
-            let base = base.clone();
-            let positions: Vec<_> =
-                positions.into_iter().rev().map(|(position, bounds)| (position.clone(), bounds)).collect();
-            let positions =
-                positions.into_iter().map(|(position, bounds)| (reverse_reads(position, ranks, fine), bounds));
-            let mut read = Expr::read_of(base, positions.collect::<Vec<_>>());
+            let reversed: Vec<_> = positions
+                .into_iter()
+                .rev()
+                .map(|(position, bounds)| (reverse_reads(position.clone(), ranks, fine), bounds))
+                .collect();
+            let mut read = Expr::read_of(base.clone(), reversed);
             read.span = expr.span;
             return read;
         }
