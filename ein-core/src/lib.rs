@@ -73,11 +73,8 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
             ir::Form::Expression => unit.program.body.span,
         };
         let internal = |message| syn::Error::new(span, format!("ein internal error: {message}"));
-        // A function's copy for column-major arrays, where it has one (`passes::by_columns`).
-        let by_columns = match &unit.form {
-            ir::Form::Function(_) => passes::by_columns::by_columns(&unit.program),
-            ir::Form::Expression => None,
-        };
+        // A copy for column-major arrays, where the program has one (`passes::by_columns`).
+        let by_columns = passes::by_columns::by_columns(&unit.program);
         // An optimisation only: a copy the pipeline refuses is left out.
         let by_columns = by_columns.and_then(|(variant, reversed)| {
             Some((passes::run_pipeline(variant, &format!("{name} by columns")).ok()?, reversed))

@@ -53,6 +53,26 @@ fn shadows() -> usize {
         (for i { c[i].0 }, r.0)
     }
 
+    /// A raw name, a non-snake-case one under its own `allow`, and one compiled out: their
+    /// column-major copies (matrices read element by element) are named from the function's
+    /// name without `r#`, keep its lint levels and `cfg`s (the compiled-out one calls a Rust
+    /// function that does not exist).
+    pub fn r#type(m: [[f64]]) -> [f64] {
+        for i { sum j { m[i, j] } }
+    }
+
+    #[allow(non_snake_case)]
+    pub fn rowMax(M: [[f64]]) -> [f64] {
+        for i { max j { M[i, j] } }
+    }
+
+    extern fn nowhere(x: f64) -> f64;
+
+    #[cfg(any())]
+    pub fn compiled_out(m: [[f64]]) -> [f64] {
+        for i { nowhere(m[i, 0]) }
+    }
+
     /// The `#[into]` companion of a fold: the result is copied into `out`.
     #[into(path_into)]
     pub fn path(w: [[i64]]) -> [i64] {
@@ -86,6 +106,12 @@ fn every_form_compiles_with_the_prelude_shadowed() {
     let mut best = [0i64; 3];
     path_into(&mut best, &w);
     assert_eq!(best, [6, 7, 9]);
+
+    // Row-major and column-major (a transposed view: the column-major copy).
+    let m = ndarray::array![[1.0, 5.0], [3.0, -2.0], [0.5, 0.25]];
+    let mt = m.t().as_standard_layout().into_owned();
+    assert_eq!((r#type(&m).as_slice(), r#type(&mt.t()).as_slice()), (&[6.0, 1.0, 0.75][..], &[6.0, 1.0, 0.75][..]));
+    assert_eq!((rowMax(&m).as_slice(), rowMax(&mt.t()).as_slice()), (&[5.0, 3.0, 0.5][..], &[5.0, 3.0, 0.5][..]));
 
     let scale = 2.0f64;
     let doubled = ::ein::ein!(for i { b[i] * scale });

@@ -52,6 +52,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
+use syn::ext::IdentExt;
 
 /// Generates the Rust item (function form) or block expression (expression form) for one
 /// checked program.
@@ -67,16 +68,37 @@ pub fn generate(
     analysis::prepare(&mut program);
     let analysis = Analysis::of(&program);
     match form {
-        Form::Expression => Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(),
+        Form::Expression => {
+            let variant = by_columns.and_then(|(variant, reversed)| {
+                let mut variant = variant.clone();
+                analysis::prepare(&mut variant);
+                let variant_analysis = Analysis::of(&variant);
+                let mut generator = Gen::new(&variant, &variant_analysis, ParamStyle::Captured).ok()?;
+                generator.mirrored = reversed.clone();
+                let name = generator.names.fresh("expression_by_columns");
+                // An optimisation only: a copy that cannot be generated is left out.
+                let (item, ..) = generator.expression_item(&name, None).ok()?;
+                Some((name, reversed.as_slice(), item))
+            });
+            Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(variant)
+        }
         Form::Function(header) => {
             let (variant, dispatch) = match by_columns {
                 Some((variant, reversed)) => {
-                    let name = Ident::new(&format!("__ein_{}_by_columns", header.name), header.name.span());
+                    let name = Ident::new(&format!("__ein_{}_by_columns", header.name.unraw()), header.name.span());
+                    // The function's `cfg`s and lint levels (a copy of a function compiled out
+                    // may call what is compiled out with it), hidden, and silent about its name.
+                    let kept = ["cfg", "cfg_attr", "allow", "warn", "deny", "forbid", "expect"];
+                    let mut attrs: Vec<syn::Attribute> = header
+                        .attrs
+                        .iter()
+                        .filter(|attr| kept.iter().any(|kept| attr.path().is_ident(kept)))
+                        .cloned()
+                        .collect();
+                    attrs.push(syn::parse_quote!(#[doc(hidden)]));
+                    attrs.push(syn::parse_quote!(#[allow(dead_code, non_snake_case, clippy::too_many_arguments)]));
                     let variant_header = FunctionHeader {
-                        attrs: vec![
-                            syn::parse_quote!(#[doc(hidden)]),
-                            syn::parse_quote!(#[allow(dead_code, clippy::too_many_arguments)]),
-                        ],
+                        attrs,
                         vis: syn::Visibility::Inherited,
                         name: name.clone(),
                         into: None,
@@ -271,7 +293,7 @@ impl<'p> Gen<'p> {
         let body = self.body()?;
         let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
         let prologue = match by_columns {
-            Some((variant, reversed)) => self.column_major_dispatch(&variant, reversed),
+            Some((variant, reversed)) => self.column_major_dispatch(&variant, &[], reversed),
             None => TokenStream::new(),
         };
         self.item(
@@ -287,8 +309,9 @@ impl<'p> Gen<'p> {
     }
 
     /// `if columns_first(&[layouts]) { return variant(args); }`: the call of the column-major
-    /// copy `variant` with the reversed views of the parameters in `reversed` (those read).
-    fn column_major_dispatch(&self, variant: &Ident, reversed: &[VarId]) -> TokenStream {
+    /// copy `variant` with the `leading` parameters, then the reversed views of the parameters
+    /// in `reversed` (those read) and the others as they are.
+    fn column_major_dispatch(&self, variant: &Ident, leading: &[Ident], reversed: &[VarId]) -> TokenStream {
         let view = |param: VarId| {
             let name = self.names.var(param);
             let rank = Literal::usize_unsuffixed(self.program.var(param).ty.rank());
@@ -302,7 +325,8 @@ impl<'p> Gen<'p> {
             let view = view(param);
             quote!(#view.layout())
         });
-        let args = self.program.params.iter().map(|&param| {
+        let leading = leading.iter().map(|param| quote!(#param));
+        let args = leading.chain(self.program.params.iter().map(|&param| {
             if read.contains(&param) {
                 let view = view(param);
                 quote!(&#view.reversed_axes())
@@ -310,7 +334,7 @@ impl<'p> Gen<'p> {
                 let name = self.names.var(param);
                 quote!(#name)
             }
-        });
+        }));
         quote! {
             if ::ein::__private::columns_first(&[#(#layouts),*]) {
                 return #variant(#(#args),*);
@@ -509,8 +533,39 @@ impl<'p> Gen<'p> {
     /// The expression form: the program as a local generic function of the captured locals,
     /// called on them. Its type parameters are the element types rustc decides, each bounded
     /// by what the program does with it, so that rustc checks the body once, generically, and
-    /// a captured local of the wrong type is reported at the user's token, in the call.
-    fn expression_form(&mut self) -> syn::Result<TokenStream> {
+    /// a captured local of the wrong type is reported at the user's token, in the call. With
+    /// `by_columns`, the name and item of its column-major copy (see [`Gen::function_form`]) and
+    /// the parameters that copy reads through reversed axes.
+    fn expression_form(&mut self, by_columns: Option<(Ident, &[VarId], TokenStream)>) -> syn::Result<TokenStream> {
+        let name = self.names.fresh("expression");
+        let (variant, dispatch) = match by_columns {
+            Some((variant_name, reversed, variant)) => (variant, Some((variant_name, reversed))),
+            None => (TokenStream::new(), None),
+        };
+        let (item, closures, args) = self.expression_item(&name, dispatch)?;
+        // Bound to a local before it is returned, so that the use site's type is not an
+        // expectation on the arguments: a result of the wrong type is one error, at the whole
+        // invocation, and use-site literals are still inferred from it.
+        let result = self.names.fresh("result");
+        Ok(quote! {
+            {
+                #item
+                #variant
+                #(#closures)*
+                let #result = #name(#(#args),*);
+                #result
+            }
+        })
+    }
+
+    /// The expression form's generic function `name` (calling the column-major copy named in
+    /// `by_columns` where the arrays are column-major), the closures made at the user's Rust
+    /// calls, and the arguments it is called with.
+    fn expression_item(
+        &mut self,
+        name: &Ident,
+        by_columns: Option<(Ident, &[VarId])>,
+    ) -> syn::Result<(TokenStream, Vec<TokenStream>, Vec<TokenStream>)> {
         let body = self.body()?;
         let body_span = self.program.body.span;
         let mut bounds = Vec::new();
@@ -611,30 +666,17 @@ impl<'p> Gen<'p> {
             args.push(arg);
         }
         let ret_type = owned_type(&self.program.body.ty, self.program.body.span)?;
-        let name = self.names.fresh("expression");
         let attrs: Vec<syn::Attribute> = vec![syn::parse_quote!(#[allow(clippy::too_many_arguments)])];
-        let item = self.item(
-            &attrs,
-            &syn::Visibility::Inherited,
-            &name,
-            &generics,
-            leading,
-            Some(ret_type),
-            &TokenStream::new(),
-            &body,
-        )?;
-        // Bound to a local before it is returned, so that the use site's type is not an
-        // expectation on the arguments: a result of the wrong type is one error, at the whole
-        // invocation, and use-site literals are still inferred from it.
-        let result = self.names.fresh("result");
-        Ok(quote! {
-            {
-                #item
-                #(#closures)*
-                let #result = #name(#(#args),*);
-                #result
+        let prologue = match by_columns {
+            Some((variant, reversed)) => {
+                let leading_names: Vec<Ident> = leading.iter().map(|(param, _)| param.clone()).collect();
+                self.column_major_dispatch(&variant, &leading_names, reversed)
             }
-        })
+            None => TokenStream::new(),
+        };
+        let item =
+            self.item(&attrs, &syn::Visibility::Inherited, name, &generics, leading, Some(ret_type), &prologue, &body)?;
+        Ok((item, closures, args))
     }
 
     /// A `PhantomData` of scalar type `ty` where the expression form calls its generic function:
