@@ -148,3 +148,21 @@ fn expression_form_inside_generic_functions() {
     let a = ndarray::arr2(&[[3.0f64, 4.0], [0.0, -2.0]]);
     assert_eq!(norms(&a).as_slice(), &[5.0, 2.0]);
 }
+
+differential_expr! {
+    /// Reductions down the columns, with element types rustc decides, run side by side as the
+    /// item form's do: sums short (plain) and long (in lanes: rows of 40 f32), an extremum, an
+    /// argmax; the random views' transposed layout takes the column-major copy.
+    expression_column_reductions_f32:
+    cases [m, n] in [[0, 3], [3, 0], [1, 1], [5, 9], [40, 33], [300, 17]];
+    let a = array::<f32>([m, n]);
+    ein!((for j { sum i { a[i, j] } }, for j { max i { a[i, j] * 2.0 } }, for i { sum j { a[i, j] } }));
+}
+
+differential_expr! {
+    /// The same for integers (folded in order at any length) and an argmax down the columns.
+    expression_column_reductions_i64:
+    cases [m, n] in [[0, 3], [3, 0], [1, 1], [5, 9], [40, 33], [300, 17]];
+    let a = array::<i64>([m, n]);
+    ein!((for j { sum i { a[i, j] } }, for j { argmax i { a[i, j] } }, for j { any i { a[i, j] > 0 } }));
+}

@@ -20,7 +20,8 @@ use crate::ir::node;
 use crate::ir::scan::AssociativeStep;
 use crate::ir::visit::{self, bound_vars, free_vars, walk, Scope};
 use crate::ir::{
-    number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, Program, ReduceOp, Scalar, ScalarType, Type, VarId,
+    number_nodes, Bounds, Expr, ExprKind, Literal, NodeId, NumberClass, Program, ReduceOp, Scalar, ScalarType, Type,
+    VarId,
 };
 use crate::passes::purity;
 use std::collections::{BTreeMap, BTreeSet};
@@ -442,21 +443,24 @@ impl<'p> Analysis<'p> {
         let mut levels = Vec::new();
         let mut bound = BTreeSet::from([index]);
         let mut node = root;
+        // A scalar type's class: a known type's, or an element type rustc decides (the
+        // expression form) by what the program does with it.
+        let class = |ty: &Type| match ty {
+            Type::Scalar(ScalarType::Known(Scalar::Bool)) => Some(NumberClass::Bool),
+            Type::Scalar(ScalarType::Known(_)) => Some(NumberClass::Number),
+            Type::Scalar(ScalarType::Param(param)) => self.program.type_params.get(*param).map(|param| param.class),
+            _ => None,
+        };
+        let number = |ty: &Type| matches!(class(ty), Some(NumberClass::Number | NumberClass::Float | NumberClass::Int));
         while let ExprKind::Reduce(reduce) = &node.kind {
             // Folds with an identity: sums, products, extrema of numbers, and `all`/`any` of
             // booleans (both sides evaluated: no short circuit to keep).
-            let known = |wanted: fn(Scalar) -> bool| matches!(node.ty, Type::Scalar(ScalarType::Known(scalar)) if wanted(scalar));
             let folds = match reduce.op {
-                ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => {
-                    known(|scalar| scalar != Scalar::Bool)
-                }
-                ReduceOp::All | ReduceOp::Any => known(|scalar| scalar == Scalar::Bool),
+                ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => number(&node.ty),
+                ReduceOp::All | ReduceOp::Any => class(&node.ty) == Some(NumberClass::Bool),
                 // Outermost only: a best value and its position per iteration, taken with one
                 // iteration's rule (the first step's value, replaced only when strictly better).
-                ReduceOp::ArgMax | ReduceOp::ArgMin => {
-                    levels.is_empty()
-                        && matches!(reduce.body.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar != Scalar::Bool)
-                }
+                ReduceOp::ArgMax | ReduceOp::ArgMin => levels.is_empty() && number(&reduce.body.ty),
             };
             if !folds || levels.len() == 3 || !free_vars(&reduce.size).is_disjoint(&bound) {
                 return None;

@@ -543,10 +543,7 @@ impl<'p> Gen<'p> {
             let what = self.program.var(reduce.index).name.clone();
             let count = self.size_usize(&reduce.size, &what, block)?.tokens;
             let ty = scalar_type(&reduce.body.ty, reduce.body.span)?;
-            let ScalarType::Known(scalar) = ty else {
-                return Err(internal(reduce.body.span, "a jammed reduction of an open type"));
-            };
-            let spelled = primitive(scalar);
+            let spelled = super::spelled(&ty);
             let rule = match reduce.op {
                 ReduceOp::ArgMax | ReduceOp::ArgMin => {
                     let (op_name, site) = (reduce.op.name(), self.site(jam.root.span));
@@ -585,7 +582,15 @@ impl<'p> Gen<'p> {
         // Inside out: the innermost reduction folds the leaf, each outer one its inner
         // reduction's accumulators once that has run.
         let leaf = leaf_block.finish(Some(&leaf));
-        let float_leaf = matches!(jam.leaf.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar.is_float());
+        // Floats are grouped in lanes (an element type rustc decides may be one, unless it is
+        // an integer: one lane, in order, where the lanes variant is the plain fold).
+        let float_leaf = match &jam.leaf.ty {
+            Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
+            Type::Scalar(ScalarType::Param(param)) => {
+                self.program.type_params.get(*param).is_some_and(|param| param.class != NumberClass::Int)
+            }
+            _ => false,
+        };
         let Some(innermost) = levels.last() else {
             return Err(internal(jam.leaf.span, "an empty jam"));
         };
@@ -648,9 +653,15 @@ impl<'p> Gen<'p> {
             };
             let innermost_acc = &innermost.acc;
             let tail = fold(quote!(#full..#count), innermost_acc);
+            // An array's length may not depend on a type parameter: for an element type rustc
+            // decides, room for the most lanes of any type, of which `LANES` are used.
+            let lane_slots = match &jam.leaf.ty {
+                Type::Scalar(ScalarType::Param(_)) => quote!(::ein::__private::LANE_BLOCK),
+                _ => quote!(#accumulate::LANES),
+            };
             quote! {
                 let #full = #count - #count % #accumulate::LANES;
-                let mut #lanes = [[#identity; #width]; #accumulate::LANES];
+                let mut #lanes = [[#identity; #width]; #lane_slots];
                 #fill_lanes
                 let mut #width_left = #accumulate::LANES;
                 while #width_left > 1 {

@@ -1173,6 +1173,15 @@ fn matrix_parameters_read_element_by_element_get_a_column_major_copy() {
 }
 
 #[test]
+fn the_expression_form_runs_column_reductions_side_by_side() {
+    // Element types rustc decides: the lanes of each column in arrays of the most lanes any
+    // type has (an array length may not depend on a type parameter); and a column-major copy.
+    let code = squeeze(&crate::compile(quote::quote! { for j { sum i { a[i, j] } } }).expect("compiles").to_string());
+    assert!(code.contains("::ein::__private::LANE_BLOCK];"), "{code}");
+    assert!(code.contains("__ein_expression_by_columns(") && code.contains("columns_first"), "{code}");
+}
+
+#[test]
 fn reductions_of_costly_steps_compute_them_a_block_at_a_time() {
     let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
     // Two polynomial math functions per step, at the top level and inside a comprehension.
