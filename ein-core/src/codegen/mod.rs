@@ -70,15 +70,11 @@ pub fn generate(
     match form {
         Form::Expression => {
             let variant = by_columns.and_then(|(variant, reversed)| {
-                let mut variant = variant.clone();
-                analysis::prepare(&mut variant);
-                let variant_analysis = Analysis::of(&variant);
-                let mut generator = Gen::new(&variant, &variant_analysis, ParamStyle::Captured).ok()?;
-                generator.mirrored = reversed.clone();
-                let name = generator.names.fresh("expression_by_columns");
-                // An optimisation only: a copy that cannot be generated is left out.
-                let (item, ..) = generator.expression_item(&name, None).ok()?;
-                Some((name, reversed.as_slice(), item))
+                column_major_copy(variant, reversed, ParamStyle::Captured, |generator| {
+                    let name = generator.names.fresh("expression_by_columns");
+                    let (item, ..) = generator.expression_item(&name, None)?;
+                    Ok((name, reversed.as_slice(), item))
+                })
             });
             Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(variant)
         }
@@ -106,18 +102,12 @@ pub fn generate(
                         reverse: None,
                         ret_span: header.ret_span,
                     };
-                    let mut variant = variant.clone();
-                    analysis::prepare(&mut variant);
-                    let variant_analysis = Analysis::of(&variant);
-                    let generated =
-                        Gen::new(&variant, &variant_analysis, ParamStyle::Reference).and_then(|mut generator| {
-                            generator.mirrored = reversed.clone();
-                            generator.function_form(&variant_header, None)
-                        });
-                    // An optimisation only: a copy that cannot be generated is left out.
+                    let generated = column_major_copy(variant, reversed, ParamStyle::Reference, |generator| {
+                        generator.function_form(&variant_header, None)
+                    });
                     match generated {
-                        Ok(generated) => (generated, Some((name, reversed.as_slice()))),
-                        Err(_) => (TokenStream::new(), None),
+                        Some(generated) => (generated, Some((name, reversed.as_slice()))),
+                        None => (TokenStream::new(), None),
                     }
                 }
                 None => (TokenStream::new(), None),
@@ -130,6 +120,23 @@ pub fn generate(
             Ok(quote!(#returning #variant #writing))
         }
     }
+}
+
+/// What `generate` makes of a column-major copy (`passes::by_columns`) whose parameters in
+/// `reversed` are read through reversed axes; `None` where it fails: the copy is an
+/// optimisation only, left out rather than failing the build.
+fn column_major_copy<R>(
+    variant: &Program,
+    reversed: &[VarId],
+    style: ParamStyle,
+    generate: impl FnOnce(&mut Gen<'_>) -> syn::Result<R>,
+) -> Option<R> {
+    let mut variant = variant.clone();
+    analysis::prepare(&mut variant);
+    let analysis = Analysis::of(&variant);
+    let mut generator = Gen::new(&variant, &analysis, style).ok()?;
+    generator.mirrored = reversed.to_vec();
+    generate(&mut generator).ok()
 }
 
 /// The environment variables read at expansion time that change what the macro emits

@@ -753,9 +753,11 @@ impl<'p> Gen<'p> {
         };
         let mut variants = vec![JamVariant { condition: all_plain(&plain), steps: plain_steps }];
         // Integers are folded in order at any length (one lane): the plain variant is all.
-        if float_leaf && matches!(innermost.rule, LevelRule::Fold { .. }) {
+        if let (true, LevelRule::Fold { .. }, Some((_, outer_plain))) =
+            (float_leaf, &innermost.rule, plain.split_last())
+        {
             variants.push(JamVariant {
-                condition: all_plain(&plain[..plain.len() - 1]),
+                condition: all_plain(outer_plain),
                 steps: if wide_from.is_some() {
                     vec![
                         (widest, nest(&widest_width, lanes_innermost(&widest_width, true, &prefetch_widest))),

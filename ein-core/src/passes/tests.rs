@@ -6,11 +6,16 @@ use crate::ir::node;
 use crate::ir::{Expr, ExprKind, Program};
 use crate::ops::Func;
 
-fn optimised(source: &str) -> Program {
+/// The checked program of `source`'s first function, before the pipeline.
+fn checked(source: &str) -> Program {
     let tokens: proc_macro2::TokenStream = source.parse().expect("test source tokenises");
     let input = crate::syntax::parse_input(tokens).expect("parses");
     let mut units = crate::check::check_input(input).unwrap_or_else(|error| panic!("{source}: {error}"));
-    super::run_pipeline(units.remove(0).program, "test").expect("pipeline")
+    units.remove(0).program
+}
+
+fn optimised(source: &str) -> Program {
+    super::run_pipeline(checked(source), "test").expect("pipeline")
 }
 
 fn walk<'a>(expr: &'a Expr, parents: &mut Vec<&'a Expr>, visit: &mut impl FnMut(&'a Expr, &[&'a Expr])) {
@@ -677,4 +682,54 @@ fn a_column_statistic_read_by_a_second_reduction_gets_a_comprehension_of_its_own
         let program = optimised(kept);
         assert_eq!((loop_nests(&program), array_temporaries(&program)), (1, 0), "{kept}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The column-major copy (`by_columns`).
+
+/// The reads of `program` as `array[positions]` text, in pre-order.
+fn reads(expr: &Expr, program: &Program, found: &mut Vec<String>) {
+    let (base, positions) = expr.read_chain();
+    if let (ExprKind::Var(var), false) = (&base.kind, positions.is_empty()) {
+        let positions: Vec<String> = positions
+            .iter()
+            .map(|(position, _)| match &position.kind {
+                ExprKind::Var(index) => program.var(*index).name.clone(),
+                _ => "…".to_string(),
+            })
+            .collect();
+        found.push(format!("{}[{}]", program.var(*var).name, positions.join(", ")));
+        return;
+    }
+    expr.for_each_child(|child| reads(child, program, found));
+}
+
+#[test]
+fn matrix_parameters_are_read_through_reversed_axes() {
+    let program = checked("fn f(m: [[f64]], t: [[[f32]]], v: [f64]) -> [f64] { for i { sum j, k { m[i, j] * t[i, j, k] as f64 + v[j] } } }");
+    let (reversed, params) = super::by_columns::by_columns(&program).expect("a column-major copy");
+    let names: Vec<&str> = params.iter().map(|&param| program.var(param).name.as_str()).collect();
+    assert_eq!(names, ["m", "t"]);
+    let mut found = Vec::new();
+    reads(&reversed.body, &reversed, &mut found);
+    assert!(found.contains(&"m[j, i]".to_string()) && found.contains(&"t[k, j, i]".to_string()), "{found:?}");
+    assert!(found.contains(&"v[j]".to_string()), "{found:?}");
+}
+
+#[test]
+fn other_uses_keep_the_axis_order() {
+    // A row, the whole array, two indices that could fail (evaluated in the other order),
+    // no matrix at all.
+    for source in [
+        "fn f(m: [[f64]]) -> [f64] { for i { let r = m[i]; sum j { r[j] } } }",
+        "fn f(m: [[f64]]) -> [[f64]] { m }",
+        "fn f(m: [[f64]], a: i64, b: i64) -> f64 { m[a, b] }",
+        "fn f(v: [f64]) -> f64 { sum i { v[i] } }",
+    ] {
+        assert!(super::by_columns::by_columns(&checked(source)).is_none(), "{source}");
+    }
+    // One index that can fail is fine.
+    assert!(
+        super::by_columns::by_columns(&checked("fn f(m: [[f64]], a: i64) -> [f64] { for i { m[i, a] } }")).is_some()
+    );
 }
