@@ -11,6 +11,15 @@
 //! operators) the result is the serial loop's, which still runs in parallel when it is long
 //! and its updates costly: the updates are recorded by range of the target, then each range
 //! applies its own in order.
+//!
+//! Within a group, a closure that [`AccumPlan::copies`] says can write to four copies of its
+//! array in turn ([`in_copies`]): consecutive updates of one element (a histogram of skewed
+//! data) then do not each wait for the last one's store. Only exact updates with one operator
+//! get separate copies (any grouping gives the same result), and only on a small array, which
+//! the four copies keep in the core's first-level cache; every other closure gets the one array
+//! four times, which is the serial loop.
+
+use std::cell::Cell;
 
 use rayon::prelude::*;
 
@@ -67,6 +76,107 @@ fn out_of_range(error: AccumError, target: &str, site: &Site) -> ! {
     panic!("ein: index {index} out of range for axis {axis} of `{target}` (size {size}) (at {site})")
 }
 
+/// How a generated accumulation's closures run (see [`accum`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AccumPlan {
+    /// The outer loop has a loop inside (its iterations count as more work).
+    pub nested: bool,
+    /// Integer or boolean elements: any grouping gives the same result.
+    pub exact: bool,
+    /// The compiler judged an update costly enough to record and replay ([`accum`]).
+    pub partitioned: bool,
+    /// How many low bits of a recorded key hold the update's operator number.
+    pub op_bits: u32,
+    /// The apply closure writes its updates through [`accum_copies`] and [`in_copies`], so it
+    /// can be given four copies of its array.
+    pub copies: bool,
+}
+
+/// The largest array, in bytes, given four copies: the four stay in a core's L1 cache.
+/// Measured on one thread (AMD EPYC, 2^24 `u32` counts, four copies against one): 256 bins
+/// 3.6 against 13.3 ms when 7 of 8 values are one bin, 3.9 against 4.1 on uniform bins;
+/// 4096 bins (four copies of 16 KiB) 9.6 against 4.1 on uniform bins.
+const COPIES_MAX_BYTES: usize = 4096;
+
+/// How many updates per element of the array a group must make to be given copies (their
+/// zeroing and summing costs about six passes over the array).
+const COPIES_MIN_UPDATES: usize = 8;
+
+/// The distance, in elements, between the four copies of an array of `len` elements in one
+/// buffer, or 0 for one copy. The copies are a cache line more than the array apart, so the
+/// same element of two copies is never a multiple of 4 KiB away (addresses that far apart
+/// wait for each other's stores on many x86 cores).
+fn copies_stride<T>(plan: &AccumPlan, has_identity: bool, len: usize, work: usize) -> usize {
+    let size = std::mem::size_of::<T>().max(1);
+    let fits = len.saturating_mul(size) <= COPIES_MAX_BYTES;
+    let wanted = plan.copies && plan.exact && has_identity && len > 0 && fits;
+    if wanted && work >= COPIES_MIN_UPDATES * len {
+        len + 64usize.div_ceil(size)
+    } else {
+        0
+    }
+}
+
+/// The four copies of an accumulation's array in `data` (`len` elements each, `stride`
+/// elements apart; four times the one array when `stride` is 0), as cells, so that one loop
+/// may write them in turn (see [`in_copies`]).
+#[inline(always)]
+pub fn accum_copies<T>(data: &mut [T], len: usize, stride: usize) -> [&[Cell<T>]; 4] {
+    let cells = Cell::from_mut(data).as_slice_of_cells();
+    [0, 1, 2, 3].map(|copy| &cells[copy * stride..copy * stride + len])
+}
+
+/// `update(position, copy)` for every position of `start..end`, in order, each four
+/// consecutive positions into the four copies in turn (the remainder into the first).
+#[inline(always)]
+pub fn in_copies<T>(
+    start: usize,
+    end: usize,
+    copies: [&[Cell<T>]; 4],
+    mut update: impl FnMut(usize, &[Cell<T>]) -> Result<(), AccumError>,
+) -> Result<(), AccumError> {
+    let mut position = start;
+    while end.saturating_sub(position) >= 4 {
+        update(position, copies[0])?;
+        update(position + 1, copies[1])?;
+        update(position + 2, copies[2])?;
+        update(position + 3, copies[3])?;
+        position += 4;
+    }
+    while position < end {
+        update(position, copies[0])?;
+        position += 1;
+    }
+    Ok(())
+}
+
+/// `body(start, end, data, stride)` on `data` (the group's array of `len` elements), with the
+/// three other copies `stride` apart appended when `stride` is not 0 (holding `identity`),
+/// then added into the first.
+fn run_in_copies<T: Copy>(
+    mut data: Vec<T>,
+    stride: usize,
+    identity: Option<T>,
+    apply: &impl Fn(usize, T, T) -> T,
+    body: impl FnOnce(&mut [T], usize) -> Result<(), AccumError>,
+) -> Result<Vec<T>, AccumError> {
+    let len = data.len();
+    let Some(identity) = identity.filter(|_| stride > 0) else {
+        return body(&mut data, 0).map(|()| data);
+    };
+    data.resize(len + 3 * stride, identity);
+    body(&mut data, stride)?;
+    let (first, others) = data.split_at_mut(len);
+    for copy in 1..4 {
+        let start = copy * stride - len;
+        for (element, other) in first.iter_mut().zip(&others[start..start + len]) {
+            *element = apply(0, *element, *other);
+        }
+    }
+    data.truncate(len);
+    Ok(data)
+}
+
 /// `run(group, start, end)` for each of `groups` groups of consecutive outer iterations
 /// `start..end`, in parallel; their results in group order, or the panic of the first group
 /// (in iteration order) that met an index out of range.
@@ -109,17 +219,18 @@ impl<T> AccumSink<T> {
 /// The fewest target elements in one range of a partitioned accumulation.
 const ACCUM_MIN_RANGE: usize = 1 << 12;
 
-/// The elements `target` ends with: `body(start, end, data)` applies, in order, the updates of
-/// the outer iterations `start..end` to `data` (row-major, the target's shape), stopping at
+/// The elements `target` ends with: `body(start, end, data, stride)` applies, in order, the
+/// updates of the outer iterations `start..end` to `data` (row-major, the target's shape; the
+/// copies of module documentation `stride` elements apart when `stride` is not 0), stopping at
 /// the first index out of range; `record(start, end, sink)` makes the same updates but
 /// records them in `sink` instead; `apply(op, element, operand)` applies one update of
 /// operator number `op` (the number `op_bits` low bits of a recorded key hold).
 ///
 /// With `identity` (every update has one operator) and more than one group, the iterations
-/// are grouped as the module documentation says, and groups run in parallel; when `exact`
-/// (integer or boolean elements, where any grouping gives the same result), in no more groups
-/// than the pool has threads. Otherwise the
-/// result is the serial loop's: with `partitioned` (the compiler judged an update costly),
+/// are grouped as the module documentation says, and groups run in parallel; when the plan is
+/// `exact` (integer or boolean elements, where any grouping gives the same result), in no more
+/// groups than the pool has threads. Otherwise the
+/// result is the serial loop's: when `partitioned` (the compiler judged an update costly),
 /// enough outer iterations to share and more than one thread, the updates are recorded in
 /// parallel (consecutive iterations per task) by the range of the target they fall in, then
 /// every range applies its updates in parallel with the others, each in iteration order:
@@ -133,24 +244,23 @@ pub fn accum<T, const N: usize, Body, Record, Apply>(
     name: &str,
     site: &Site,
     outer: usize,
-    nested: bool,
     identity: Option<T>,
-    exact: bool,
-    partitioned: bool,
-    op_bits: u32,
+    plan: AccumPlan,
     body: Body,
     record: Record,
     apply: Apply,
 ) -> Array<T, N>
 where
     T: Copy + Send + Sync,
-    Body: Fn(usize, usize, &mut [T]) -> Result<(), AccumError> + Sync,
+    Body: Fn(usize, usize, &mut [T], usize) -> Result<(), AccumError> + Sync,
     Record: Fn(usize, usize, &mut AccumSink<T>) -> Result<(), AccumError> + Sync,
     Apply: Fn(usize, T, T) -> T + Sync,
 {
+    let AccumPlan { nested, exact, partitioned, op_bits, .. } = plan;
     let shape = target.shape();
     let mut data = target.into_vec();
     let len = data.len();
+    let work = |iterations: usize| iterations.saturating_mul(if nested { ACCUM_NESTED_WORK } else { 1 });
     let groups = match identity {
         // Exact updates (integers, booleans) give the same result in any grouping: no more
         // groups than threads, each private copy zeroed and added only to be run in parallel.
@@ -158,23 +268,28 @@ where
         Some(_) => accum_groups(outer, len, nested),
         None => 1,
     };
-    let (Some(identity), true) = (identity, groups > 1) else {
+    let (Some(group_identity), true) = (identity, groups > 1) else {
         let threads = rayon::current_num_threads();
         let tasks = (outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 })).min(4 * threads);
         if partitioned && tasks >= 2 && threads > 1 && len > 0 {
             apply_partitioned(&mut data, name, site, outer, tasks, op_bits, nested, &record, &apply);
-        } else if let Err(error) = body(0, outer, &mut data) {
-            out_of_range(error, name, site);
+        } else {
+            let stride = copies_stride::<T>(&plan, identity.is_some(), len, work(outer));
+            match run_in_copies(data, stride, identity, &apply, |data, stride| body(0, outer, data, stride)) {
+                Ok(done) => data = done,
+                Err(error) => out_of_range(error, name, site),
+            }
         }
         return Array::from_vec(shape, data);
     };
     let first = std::sync::Mutex::new(Some(data));
     let mut arrays = in_groups(outer, groups, name, site, |group, start, end| {
-        let mut own = match group {
+        let own = match group {
             0 => first.lock().ok().and_then(|mut slot| slot.take()).unwrap_or_default(),
-            _ => vec![identity; len],
+            _ => vec![group_identity; len],
         };
-        body(start, end, &mut own).map(|()| own)
+        let stride = copies_stride::<T>(&plan, true, len, work(end - start));
+        run_in_copies(own, stride, identity, &apply, |own, stride| body(start, end, own, stride))
     });
     // Neighbours first, an odd one out carried up; each level in parallel over elements.
     while arrays.len() > 1 {
@@ -276,10 +391,17 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// A histogram of `outer` values into `bins`, in a pool of `threads`: the counts and the
-    /// number of groups the updates ran in.
-    fn histogram(outer: usize, bins: usize, exact: bool, threads: usize) -> (Vec<u32>, usize) {
-        let groups = AtomicUsize::new(0);
+    /// A histogram of `outer` values (`bin(k)` the k-th) into `bins`, in a pool of `threads`,
+    /// written as generated code writes it (through [`in_copies`]): the counts, the number of
+    /// groups the updates ran in and the largest stride a group was given.
+    fn histogram(
+        outer: usize,
+        bins: usize,
+        plan: AccumPlan,
+        threads: usize,
+        bin: impl Fn(usize) -> usize + Sync,
+    ) -> (Vec<u32>, usize, usize) {
+        let (groups, widest) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let site = Site { file: "accum.rs", line: 1, column: 1 };
         let run = || {
             accum(
@@ -287,15 +409,16 @@ mod tests {
                 "h",
                 &site,
                 outer,
-                false,
                 Some(0),
-                exact,
-                false,
-                0,
-                |start, end, data: &mut [u32]| {
+                plan,
+                |start, end, data: &mut [u32], stride| {
                     groups.fetch_add(1, Ordering::Relaxed);
-                    (start..end).for_each(|k| data[k * 7919 % bins] += 1);
-                    Ok(())
+                    widest.fetch_max(stride, Ordering::Relaxed);
+                    let copies = accum_copies(data, bins, stride);
+                    in_copies(start, end, copies, |k, copy| {
+                        copy[bin(k)].set(copy[bin(k)].get() + 1);
+                        Ok(())
+                    })
                 },
                 |_, _, _: &mut AccumSink<u32>| Ok(()),
                 |_, left, right| left + right,
@@ -303,19 +426,71 @@ mod tests {
         };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let counts = pool.install(run).into_vec();
-        (counts, groups.load(Ordering::Relaxed))
+        (counts, groups.load(Ordering::Relaxed), widest.load(Ordering::Relaxed))
+    }
+
+    fn plan(exact: bool, copies: bool) -> AccumPlan {
+        AccumPlan { nested: false, exact, partitioned: false, op_bits: 0, copies }
+    }
+
+    fn serial_counts(outer: usize, bins: usize, bin: impl Fn(usize) -> usize) -> Vec<u32> {
+        let mut serial = vec![0u32; bins];
+        (0..outer).for_each(|k| serial[bin(k)] += 1);
+        serial
     }
 
     #[test]
     fn exact_updates_run_in_no_more_groups_than_threads() {
         let (outer, bins) = (1 << 18, 1000);
-        let mut serial = vec![0u32; bins];
-        (0..outer).for_each(|k| serial[k * 7919 % bins] += 1);
+        let bin = |k: usize| k * 7919 % bins;
+        let serial = serial_counts(outer, bins, bin);
+        let groups = |exact, threads| {
+            let (counts, groups, _) = histogram(outer, bins, plan(exact, false), threads, bin);
+            (counts, groups)
+        };
         // The documented grouping: 64 groups (2^18 / 4096), whatever the pool.
-        assert_eq!(histogram(outer, bins, false, 1), (serial.clone(), 64));
-        assert_eq!(histogram(outer, bins, false, 3), (serial.clone(), 64));
+        assert_eq!(groups(false, 1), (serial.clone(), 64));
+        assert_eq!(groups(false, 3), (serial.clone(), 64));
         // Exact: one group on one thread (the serial loop), three on three; the same counts.
-        assert_eq!(histogram(outer, bins, true, 1), (serial.clone(), 1));
-        assert_eq!(histogram(outer, bins, true, 3), (serial, 3));
+        assert_eq!(groups(true, 1), (serial.clone(), 1));
+        assert_eq!(groups(true, 3), (serial, 3));
+    }
+
+    #[test]
+    fn small_exact_targets_count_in_four_copies() {
+        for (outer, bins, copies) in
+            [(1 << 16, 1, true), (1 << 16, 7, true), (1 << 16, 1000, true), (4003, 1000, false)]
+        {
+            // Skewed: 7 in 8 values are bin 3.
+            let bin = |k: usize| if k % 8 == 0 { k * 7919 % bins } else { 3 % bins };
+            let serial = serial_counts(outer, bins, bin);
+            for threads in [1, 3] {
+                let (counts, _, stride) = histogram(outer, bins, plan(true, true), threads, bin);
+                assert_eq!(counts, serial, "{outer} values into {bins} bins, {threads} threads");
+                // Four copies only where the work pays for them; a cache line between them.
+                assert_eq!(stride, if copies { bins + 16 } else { 0 }, "{outer} values into {bins} bins");
+            }
+        }
+        // 2000 four-byte bins are more than four copies keep in L1; float updates (not exact)
+        // and closures that do not write copies get one.
+        let bin = |k: usize| k % 7;
+        assert_eq!(histogram(1 << 16, 2000, plan(true, true), 1, bin).2, 0);
+        assert_eq!(histogram(1 << 16, 7, plan(false, true), 1, bin).2, 0);
+        assert_eq!(histogram(1 << 16, 7, plan(true, false), 1, bin).2, 0);
+    }
+
+    #[test]
+    fn in_copies_stops_at_the_first_failing_update() {
+        let mut data = vec![0u8; 10];
+        let copies = accum_copies(&mut data, 10, 0);
+        let mut seen = Vec::new();
+        let result = in_copies(0, 9, copies, |position, copy| {
+            seen.push(position);
+            copy[0].set(copy[0].get() + 1);
+            accum_position(if position == 6 { 10 } else { 0 }, copy.len(), 0).map(|_| ())
+        });
+        assert_eq!(result, Err(AccumError { index: 10, axis: 0, size: 10 }));
+        assert_eq!(seen, [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(data[0], 7);
     }
 }

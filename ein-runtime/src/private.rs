@@ -3,7 +3,9 @@
 
 pub use rayon;
 
-pub use crate::accum::{accum, accum_groups, accum_history, accum_position, AccumError, AccumSink};
+pub use crate::accum::{
+    accum, accum_copies, accum_groups, accum_history, accum_position, in_copies, AccumError, AccumPlan, AccumSink,
+};
 pub use crate::array::Array;
 pub use crate::as_view::{AsView, AsViewMut};
 pub use crate::build::{

@@ -2,8 +2,9 @@
 //! (long enough to take the grouped parallel path, whose bits must be the interpreter's on any
 //! number of threads: note [accum grouping]; and into targets larger than the updates, or with
 //! mixed operators, whose partitioned parallel path must give the serial loop's bits), 2-D targets, conditional and several updates,
-//! COO sparse matrix–vector products, `*=` and `|=`, the expression form, empty inputs, and
-//! indices out of range (the same error in both, naming the index, the target and its size).
+//! COO sparse matrix–vector products, `*=` and `|=`, exact updates into the runtime's four
+//! copies of a small target (skewed counts, nests, `bool`s), the expression form, empty inputs,
+//! and indices out of range (the same error in both, naming the index, the target and its size).
 
 use crate::harness::{array, catch_quietly, scalar, strip_site, Form, Oracle};
 use ein_core::interp::{self, ArrayValue, Value};
@@ -124,11 +125,38 @@ differential! {
 }
 
 differential! {
+    /// Exact updates into a small target take the runtime's four copies (four iterations of the
+    /// innermost loop write them in turn, then they are added): most updates into one element,
+    /// two per iteration, one conditional, `u16` counts that wrap.
+    skewed_counts_in_copies: fn(a: [i64]) -> [u16] {
+        accum h = for b in 0..10 { 0 } {
+            for k { h[if a[k] > 6 { a[k] } else { 3 }] += 1; if a[k] < 2 { h[a[k] + 8] += 7 } }
+        }
+    }
+    cases [n] in [[0], [1], [5], [4099], [100000]];
+    args (a = array([n]).within(0.0, 9.0));
+}
+
+differential! {
+    /// The copies in a nest of loops (the innermost writes them in turn): wrapping `i8`
+    /// products into a 2-D target, and `bool` `|=` and `&=`.
+    nested_exact_updates_in_copies: fn(img: [[i64]]) -> ([[i8]], [bool], [bool]) {
+        (
+            accum h = for r in 0..2, c in 0..3 { 1 } { for i, j { h[img[i, j] % 2, img[i, j] % 3] *= 3 } },
+            accum any = for b in 0..7 { false } { for i, j { any[img[i, j] % 7] |= img[i, j] > 15 } },
+            accum all = for b in 0..7 { true } { for i, j { all[img[i, j] % 7] &= img[i, j] < 19 } },
+        )
+    }
+    cases [m, n] in [[0, 4], [3, 0], [1, 1], [5, 3], [300, 41], [2, 3000]];
+    args (img = array([m, n]).within(0.0, 20.0));
+}
+
+differential! {
     /// An index out of range fails in both, naming the same (first) index.
     out_of_range_index: fn(idx: [i64], m: i64) -> [i64] {
         accum y = for j in 0..m { 0 } { for i { y[idx[i]] += 1 } }
     }
-    cases [n, m] in [[0, 2], [3, 10], [40, 12], [10, 3], [20000, 8], [5, 0], [20000, 16]];
+    cases [n, m] in [[0, 2], [3, 10], [40, 12], [10, 3], [20000, 8], [5, 0], [20000, 16], [20000, 9]];
     args (idx = array([n]).within(0.0, 9.0), m = scalar(m as i64));
 }
 

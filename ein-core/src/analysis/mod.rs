@@ -26,6 +26,10 @@ use crate::ir::{
 use crate::passes::purity;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The most IR nodes an accum's updates may have to be written four iterations at a time
+/// (see [`Analysis::accum_in_copies`]): a few updates with their index arithmetic.
+pub const ACCUM_COPIES_MAX_NODES: usize = 96;
+
 /// The analysis of one numbered program.
 pub struct Analysis<'p> {
     program: &'p Program,
@@ -285,6 +289,41 @@ impl<'p> Analysis<'p> {
             !costly
         });
         costly
+    }
+
+    /// Whether an accum's updates are cheap enough to be written four iterations of their
+    /// innermost loop at a time, each into its own copy of the target (the runtime's
+    /// `in_copies`, whose module documents why): below the nest of loops, `let`s and checks,
+    /// no loop and no call of a transcendental or Rust function, and at most
+    /// [`ACCUM_COPIES_MAX_NODES`] nodes in all, since the innermost loop's body is inlined five
+    /// times.
+    pub fn accum_in_copies(&self, updates: &Expr) -> bool {
+        fn cheap(expr: &Expr) -> bool {
+            let mut cheap = !purity::has_loop(expr);
+            walk(expr, &mut |inner: &Expr, _: &Scope| {
+                cheap &= match &inner.kind {
+                    ExprKind::Call(node::Call { func, .. }) => func.cost() != crate::ops::Cost::Transcendental,
+                    ExprKind::Extern(_) => false,
+                    _ => true,
+                };
+                cheap
+            });
+            cheap
+        }
+        fn nest_is_cheap(expr: &Expr) -> bool {
+            match &expr.kind {
+                ExprKind::Let(node::Let { value, body, .. }) => cheap(value) && nest_is_cheap(body),
+                ExprKind::Assert(node::Assert { body, .. }) => nest_is_cheap(body),
+                ExprKind::For(node::For { size, body, .. }) => cheap(size) && nest_is_cheap(body),
+                _ => cheap(expr),
+            }
+        }
+        let mut nodes = 0usize;
+        walk(updates, &mut |_: &Expr, _: &Scope| {
+            nodes += 1;
+            true
+        });
+        nodes <= ACCUM_COPIES_MAX_NODES && nest_is_cheap(updates)
     }
 
     /// Whether a reduction's step is costly enough to be computed a block at a time into a

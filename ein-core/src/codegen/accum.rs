@@ -30,6 +30,9 @@ struct Target {
     op_bits: u32,
     /// For a history: where the elements found go.
     history: Option<HistoryNames>,
+    /// When the updates go to the runtime's four copies of the target (`in_copies`): the
+    /// local holding the copies, and the name of the copy an update writes.
+    copies: Option<(Ident, Ident)>,
 }
 
 /// The names a history's closure writes to, and its direction.
@@ -79,6 +82,13 @@ impl<'p> Gen<'p> {
             // No loop: the updates are applied once.
             _ => (quote!(1usize), None, current),
         };
+        // Integer and boolean updates give the same result in any grouping.
+        let exact = match elem {
+            ScalarType::Known(scalar) => !scalar.is_float(),
+            ScalarType::Param(param) => {
+                matches!(self.class(param, expr.span)?, NumberClass::Int | NumberClass::Bool)
+            }
+        };
         let nested = first_loop(body).is_some();
         let partitioned = self.analysis.accum_partitioned(&accum.updates);
         // The distinct operators, numbered in order of appearance: a recorded update's key
@@ -92,7 +102,30 @@ impl<'p> Gen<'p> {
         let op_bits = usize::BITS - (distinct.len().max(1) - 1).leading_zeros();
         let sink = self.names.fresh("sink");
         (target.distinct, target.op_bits) = (distinct, op_bits);
+        // Cheap exact updates are written through the runtime's copies (serially, four
+        // iterations at a time, into one array unless the runtime gives four). Every update is
+        // inside the innermost loop (the checker's rule), which writes the copies in turn. Float
+        // updates, whose order is fixed, measured no faster written so.
+        let [copies, copy, stride] = ["copies", "copy", "stride"].map(|name| self.names.fresh(name));
+        let in_copies = exact && self.analysis.accum_in_copies(&accum.updates);
+        if in_copies {
+            target.copies = Some((copies.clone(), copy.clone()));
+        }
         let apply_closure = self.accum_closure(body, index, accum, &target, [&start, &end, &position])?;
+        let (stride_param, copies_binding) = if in_copies {
+            let shape = &target.shape;
+            let binding = quote! {
+                let #copies = ::ein::__private::accum_copies(
+                    #data,
+                    #shape.iter().product::<::core::primitive::usize>(),
+                    #stride,
+                );
+            };
+            (stride.to_token_stream(), binding)
+        } else {
+            (quote!(_), TokenStream::new())
+        };
+        target.copies = None;
         target.record = Some(sink.clone());
         let record_closure = self.accum_closure(body, index, accum, &target, [&start, &end, &position])?;
         let ty = spelled(&elem);
@@ -128,13 +161,6 @@ impl<'p> Gen<'p> {
             [] => return Err(internal(expr.span, "an accum without updates")),
         };
         let op_bits = Literal::u32_suffixed(target.op_bits);
-        // Integer and boolean updates give the same result in any grouping.
-        let exact = match elem {
-            ScalarType::Known(scalar) => !scalar.is_float(),
-            ScalarType::Param(param) => {
-                matches!(self.class(param, expr.span)?, NumberClass::Int | NumberClass::Bool)
-            }
-        };
         let site = self.site(expr.span);
         let name = Literal::string(&accum.target);
         let result = self.names.fresh("accumulated");
@@ -144,15 +170,20 @@ impl<'p> Gen<'p> {
                 #name,
                 &#site,
                 #outer,
-                #nested,
                 #identity,
-                #exact,
-                #partitioned,
-                #op_bits,
+                ::ein::__private::AccumPlan {
+                    nested: #nested,
+                    exact: #exact,
+                    partitioned: #partitioned,
+                    op_bits: #op_bits,
+                    copies: #in_copies,
+                },
                 |#start: ::core::primitive::usize,
                  #end: ::core::primitive::usize,
-                 #data: &mut [#ty]|
+                 #data: &mut [#ty],
+                 #stride_param: ::core::primitive::usize|
                  -> ::core::result::Result<(), ::ein::__private::AccumError> {
+                    #copies_binding
                     #apply_closure
                     ::core::result::Result::Ok(())
                 },
@@ -195,7 +226,16 @@ impl<'p> Gen<'p> {
                 let loop_body = loop_block.finish(None);
                 let referenced = index.is_some_and(|index| generator.names.is_referenced(index));
                 let position = if referenced { position.to_token_stream() } else { quote!(_) };
-                closure.push(quote!(for #position in #start..#end { #loop_body }));
+                closure.push(match &target.copies {
+                    // The innermost loop: its iterations write the copies in turn.
+                    Some((copies, copy)) if first_loop(body).is_none() => quote! {
+                        ::ein::__private::in_copies(#start, #end, #copies, |#position, #copy| {
+                            #loop_body
+                            ::core::result::Result::Ok(())
+                        })?;
+                    },
+                    _ => quote!(for #position in #start..#end { #loop_body }),
+                });
                 Ok(())
             })
         })?;
@@ -248,7 +288,30 @@ impl<'p> Gen<'p> {
                     }
                     None => quote!(0..#end),
                 };
-                block.push(quote!(for #index_pattern in #range { #loop_body }));
+                block.push(match &target.copies {
+                    // The innermost loop: its iterations write the copies in turn.
+                    Some((copies, copy)) if first_loop(body).is_none() => {
+                        let position = self.names.fresh("position");
+                        let (position_pattern, bind) = if self.names.is_referenced(*index) {
+                            (position.to_token_stream(), quote!(let #index_name = #position as ::core::primitive::i64;))
+                        } else {
+                            (quote!(_), TokenStream::new())
+                        };
+                        quote! {
+                            ::ein::__private::in_copies(
+                                0,
+                                (#end) as ::core::primitive::usize,
+                                #copies,
+                                |#position_pattern, #copy| {
+                                    #bind
+                                    #loop_body
+                                    ::core::result::Result::Ok(())
+                                },
+                            )?;
+                        }
+                    }
+                    _ => quote!(for #index_pattern in #range { #loop_body }),
+                });
                 Ok(())
             }
             _ => self.apply_updates(expr, accum, target, block),
@@ -307,7 +370,9 @@ impl<'p> Gen<'p> {
                 let position = self.names.fresh("position");
                 // A rank-1 target's length is its buffer's: checked against it, the write needs
                 // no second bounds check.
-                let size = if target.rank == 1 && target.record.is_none() {
+                let size = if let (1, Some((_, copy))) = (target.rank, &target.copies) {
+                    quote!(#copy.len())
+                } else if target.rank == 1 && target.record.is_none() {
                     quote!(#data.len())
                 } else {
                     quote!(#shape[#axis_literal])
@@ -330,6 +395,30 @@ impl<'p> Gen<'p> {
                     if #condition {
                         #(#positions)*
                         #sink.push(#key, #value);
+                    }
+                });
+                continue;
+            }
+            if let Some((_, copy)) = &target.copies {
+                let cell = self.names.fresh("element");
+                let current = quote!(#cell.get());
+                let updated = match op {
+                    UpdateOp::Add if target.float && matches!(target.elem, ScalarType::Known(_)) => {
+                        quote!(#current + #value)
+                    }
+                    UpdateOp::Mul if target.float && matches!(target.elem, ScalarType::Known(_)) => {
+                        quote!(#current * #value)
+                    }
+                    UpdateOp::Add => quote!(::ein::__private::Num::add(#current, #value)),
+                    UpdateOp::Mul => quote!(::ein::__private::Num::mul(#current, #value)),
+                    UpdateOp::Or => quote!(#current | #value),
+                    UpdateOp::And => quote!(#current & #value),
+                };
+                block.push(quote! {
+                    if #condition {
+                        #(#positions)*
+                        let #cell = &#copy[#offset];
+                        #cell.set(#updated);
                     }
                 });
                 continue;
@@ -400,8 +489,18 @@ impl<'p> Gen<'p> {
         let [target_name, shape, data] = ["target", "shape", "data"].map(|name| self.names.fresh(name));
         block.push_let(target_name.clone(), initial);
         block.push(quote!(let #shape = #target_name.shape();));
-        let target =
-            Target { data, shape, rank, elem, float, record: None, distinct: Vec::new(), op_bits: 0, history: None };
+        let target = Target {
+            data,
+            shape,
+            rank,
+            elem,
+            float,
+            record: None,
+            distinct: Vec::new(),
+            op_bits: 0,
+            history: None,
+            copies: None,
+        };
         Ok((elem_type, target_name, target))
     }
 

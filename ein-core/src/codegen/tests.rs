@@ -1044,12 +1044,36 @@ fn an_accum_is_one_runtime_call_with_its_loops_in_a_closure_and_checked_updates(
     assert!(text.contains(":: ein :: __private :: accum_position ("), "{text}");
     // A float `+=` on a known type, after the index is checked; the identity `-0.0` for the
     // other groups; the update is not inside an `unsafe` block.
+    assert!(text.contains("copies : false"), "{text}");
     assert!(
         text.contains("accum_position (__ein_update , __ein_data . len () , 0) ? ; __ein_data [__ein_position_3] +="),
         "{text}"
     );
     assert!(text.contains(":: ein :: __private :: Num :: neg (:: ein :: __private :: zero"), "{text}");
     assert!(!text.contains("unsafe { __ein_data"), "{text}");
+    // Cheap integer updates are written through the runtime's copies, the index checked
+    // against the copy's length.
+    let counts =
+        compiled_text("pub fn f(idx: [i64]) -> [i32] { accum y = for j in 0..10 { 0 } { for i { y[idx[i]] += 2 } } }");
+    assert!(counts.contains("copies : true"), "{counts}");
+    assert!(
+        counts.contains(":: ein :: __private :: in_copies (__ein_start_2 , __ein_end_2 , __ein_copies"),
+        "{counts}"
+    );
+    assert!(
+        counts.contains(
+            "accum_position (__ein_update , __ein_copy . len () , 0) ? ; \
+             let __ein_element = & __ein_copy [__ein_position_3] ; \
+             __ein_element . set (:: ein :: __private :: Num :: add (__ein_element . get () , __ein_update_2)) ;"
+        ),
+        "{counts}"
+    );
+    // A costly one is applied to the data in a plain loop.
+    let costly = compiled_text(
+        "pub fn f(idx: [i64], v: [f64]) -> [i64] { accum y = for j in 0..10 { 0 } { for i { y[idx[i]] += exp(v[i]) as i64 } } }",
+    );
+    assert!(costly.contains("copies : false"), "{costly}");
+    assert!(!costly.contains("in_copies"), "{costly}");
     // Mixed operators: no identity, so one serial pass.
     let mixed = compiled_text("pub fn f(x: [f64]) -> [f64] { accum y = x { for i { y[i] += 1.0; y[i] *= 2.0 } } }");
     assert!(mixed.contains(":: core :: option :: Option :: None"), "{mixed}");
