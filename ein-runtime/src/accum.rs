@@ -462,7 +462,7 @@ mod tests {
             [(1 << 16, 1, true), (1 << 16, 7, true), (1 << 16, 1000, true), (4003, 1000, false)]
         {
             // Skewed: 7 in 8 values are bin 3.
-            let bin = |k: usize| if k % 8 == 0 { k * 7919 % bins } else { 3 % bins };
+            let bin = |k: usize| if k.is_multiple_of(8) { k * 7919 % bins } else { 3 % bins };
             let serial = serial_counts(outer, bins, bin);
             for threads in [1, 3] {
                 let (counts, _, stride) = histogram(outer, bins, plan(true, true), threads, bin);
