@@ -222,7 +222,10 @@ where
 #[cold]
 #[inline(never)]
 fn wrong_dynamic_rank(actual: usize, expected: usize) -> ! {
+    let axes = |count: usize| if count == 1 { "axis" } else { "axes" };
     panic!(
-        "ein: an ndarray of dynamic rank with {actual} axes was given where an array with {expected} axes is expected"
+        "ein: an ndarray of dynamic rank with {actual} {} was given where an array with {expected} {} is expected",
+        axes(actual),
+        axes(expected)
     )
 }

@@ -557,6 +557,10 @@ impl_signed_int!(i8, i16, i32, i64, isize);
 
 /// An `as` cast from `Self` to `U`, for every pair of scalar types that Rust's `as` allows
 /// (bool converts to the integer types; nothing converts to bool except bool).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be cast to `{U}` by ein",
+    label = "ein casts numbers to numbers, and `bool`s to integers"
+)]
 pub trait CastTo<U> {
     /// `self as U`.
     fn cast_to(self) -> U;

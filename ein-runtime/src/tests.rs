@@ -629,7 +629,7 @@ fn mutable_views_of_dynamic_rank_ndarrays() {
     let message = expect_panic(move || {
         let _: ViewMut<'_, i32, 1> = AsViewMut::as_view_mut(&mut scalar);
     });
-    assert_eq!(message, "ein: an ndarray of dynamic rank with 0 axes was given where an array with 1 axes is expected");
+    assert_eq!(message, "ein: an ndarray of dynamic rank with 0 axes was given where an array with 1 axis is expected");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Differential tests aimed where a code generator most easily diverges from the semantics:
 //! NaN in reductions, ties in parallel arg-reductions, wrapping `MIN / -1`, unsigned wrap,
-//! huge `usize` indices, unusual index arithmetic, selects of whole arrays, `let`-bound arrays
+//! huge `usize` indices, unusual index arithmetic, selects of whole arrays (built lazily when
+//! neither side can fail, in folds too), `let`-bound arrays
 //! of records, folds nested in comprehensions, and outputs large enough to run in parallel
 //! with short or long outer axes.
 
@@ -132,6 +133,36 @@ differential! {
     }
     cases [n] in [[0], [1], [2], [7], [300]];
     args (a = array([n]), flag = scalar(n % 2 == 0));
+}
+
+differential! {
+    /// A fold whose step is an array `if` that cannot fail: only the side chosen is built,
+    /// either side in the accumulator's spare memory; a stencil's clamped reads cannot fail in
+    /// its loop over the accumulator's axis (checked equal to the initial value's). Records
+    /// and a 2-D state choose lazily too.
+    alternating_fold_steps: fn(u: [f64], m: [[f64]], n: i64) -> ([f64], [[f64]], [f64]) {
+        let smoothed = fold t in 0..n, a = u {
+            if t % 3 == 0 { for i { 0.25 * a[i - 1] + 0.5 * a[i] + 0.25 * a[i + 1] } } else { for i { a[i] * 0.999 } }
+        };
+        let grid = fold t in 0..n, g = m {
+            if t < 2 { for i, j { g[i, j - 1] - g[i, j] } } else { for i, j { g[i + 1, j] * 0.5 } }
+        };
+        let z = for i { { re: u[i], im: -u[i] } };
+        let w = if n > 2 { z } else { for i { { re: u[i] * 2.0, im: 1.0 } } };
+        (smoothed, grid, for i { w[i].re + w[i].im })
+    }
+    cases [len, rows, cols, steps] in [[5, 3, 4, 4], [1, 1, 1, 3], [0, 0, 2, 2], [3, 2, 0, 5], [300, 20, 30, 7], [9, 2, 2, 0]];
+    args (u = array([len]), m = array([rows, cols]), n = scalar(steps as i64));
+}
+
+differential! {
+    /// An array `if` whose side may fail (an integer division by an element) keeps both sides
+    /// evaluated: a zero divisor fails the step whichever side is chosen.
+    eager_select_with_a_failing_side: fn(k: [i64], n: i64) -> [i64] {
+        fold t in 0..n, q = k { if t == 1 { for i { q[i] + 1 } } else { for i { 100 / q[i] } } }
+    }
+    cases [len, steps] in [[5, 2], [1, 3], [0, 2], [8, 1], [40, 4]];
+    args (k = array([len]).within(-3.0, 3.0), n = scalar(steps as i64));
 }
 
 differential! {

@@ -124,6 +124,15 @@ differential_expr! {
 }
 
 differential_expr! {
+    /// A captured `bool` array cast to integers (counting flags): its element type's only
+    /// bound is the casts', which `bool` meets.
+    expression_bool_casts:
+    cases [n] in [[0], [1], [7], [300]];
+    let b = array::<bool>([n]);
+    ein!((sum i { b[i] as i64 }, for i { b[i] as u8 + 1 }));
+}
+
+differential_expr! {
     /// With no use-site type either, rustc's own fallback applies (`i32`), as for a Rust literal.
     expression_unconstrained_literals_follow_rusts_fallback:
     cases [n] in [[0], [1], [7], [300]];

@@ -66,11 +66,20 @@ fn shadows() -> usize {
         for i { max j { M[i, j] } }
     }
 
-    extern fn nowhere(x: f64) -> f64;
+    /// The derivative companions carry the lint levels (`X`, `d_X`) and the `cfg`s.
+    #[allow(non_snake_case)]
+    #[grad(least_squares_grad)]
+    #[jvp(least_squares_jvp)]
+    pub fn least_squares(X: [[f64]], w: [f64]) -> f64 {
+        sum i { let z = sum k { X[i, k] * w[k] }; z * z }
+    }
+
+    extern fn nowhere(x: f64) -> f64 with d = nowhere_d;
 
     #[cfg(any())]
-    pub fn compiled_out(m: [[f64]]) -> [f64] {
-        for i { nowhere(m[i, 0]) }
+    #[grad(compiled_out_grad)]
+    pub fn compiled_out(m: [[f64]]) -> f64 {
+        sum i { nowhere(m[i, 0]) }
     }
 
     /// The `#[into]` companion of a fold: the result is copied into `out`.
@@ -103,6 +112,10 @@ fn every_form_compiles_with_the_prelude_shadowed() {
     let ((partial, total), (d_partial, d_total)) = decays_jvp(&b, &[1.0, 0.0, 0.0, 0.0]);
     assert_eq!((partial.as_slice(), total), (&[1.0, 2.0, 2.75, 3.25][..], 3.25));
     assert_eq!((d_partial.as_slice(), d_total), (&[1.0, 1.0, 1.0, 1.0][..], 1.0));
+    let x = ndarray::array![[1.0, 2.0], [0.0, 1.0]];
+    let (value, _, d_w) = least_squares_grad(&x, &[1.0, -1.0]);
+    assert_eq!((value, d_w.as_slice()), (2.0, &[-2.0, -6.0][..]));
+    assert_eq!(least_squares_jvp(&x, &[1.0, -1.0], &x, &[0.0, 0.0]), (2.0, 4.0));
     let mut best = [0i64; 3];
     path_into(&mut best, &w);
     assert_eq!(best, [6, 7, 9]);

@@ -29,13 +29,12 @@ use crate::ir::{Companion, CompanionKind, Form, FunctionHeader, Unit};
 
 /// The `#[jvp(name)]` companion of a checked unit: `name(params.., tangents..) -> (value,
 /// tangent)`, one tangent parameter per parameter with a float part, in order (see
-/// [`jvp_program`]). The user's attributes stay on the primal function only.
+/// [`jvp_program`]). Of the user's attributes it carries only the `cfg`s and lint levels.
 pub fn jvp_unit(unit: &Unit, header: &FunctionHeader, name: &proc_macro2::Ident) -> syn::Result<Unit> {
     let program = jvp_program(&unit.program)?;
     let doc = format!(" The forward-mode derivative of [`{}`]: its value and the tangent of the result.", header.name);
     let companion = FunctionHeader {
-        // The tangents double the parameters: that many is ein's doing, not the user's.
-        attrs: vec![syn::parse_quote!(#[doc = #doc]), syn::parse_quote!(#[allow(clippy::too_many_arguments)])],
+        attrs: companion_attrs(header, &doc),
         vis: header.vis.clone(),
         name: name.clone(),
         into: None,
@@ -86,8 +85,7 @@ pub fn vjp_unit(unit: &Unit, header: &FunctionHeader, companion: &Companion) -> 
     let doc =
         format!(" The {what} of [`{}`]: its value and the adjoint of each differentiated parameter.", header.name);
     let companion = FunctionHeader {
-        // The tangents double the parameters: that many is ein's doing, not the user's.
-        attrs: vec![syn::parse_quote!(#[doc = #doc]), syn::parse_quote!(#[allow(clippy::too_many_arguments)])],
+        attrs: companion_attrs(header, &doc),
         vis: header.vis.clone(),
         name: companion.name.clone(),
         into: None,
@@ -96,6 +94,16 @@ pub fn vjp_unit(unit: &Unit, header: &FunctionHeader, companion: &Companion) -> 
         ret_span: header.ret_span,
     };
     Ok(Unit { program, form: Form::Function(Box::new(companion)) })
+}
+
+/// A derivative companion's attributes: its documentation, the primal function's `cfg`s and
+/// lint levels ([`FunctionHeader::carried_attrs`]), and silence about its parameter count.
+fn companion_attrs(header: &FunctionHeader, doc: &str) -> Vec<syn::Attribute> {
+    let mut attrs = vec![syn::parse_quote!(#[doc = #doc])];
+    attrs.extend(header.carried_attrs());
+    // The tangents double the parameters: that many is ein's doing, not the user's.
+    attrs.push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
+    attrs
 }
 
 #[cfg(test)]

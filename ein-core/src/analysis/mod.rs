@@ -51,9 +51,11 @@ pub struct Analysis<'p> {
     fixed_points: BTreeMap<VarId, FixedPoint<'p>>,
     /// Per reduction index: the work of one step, when steps may be computed in parallel.
     step_work: BTreeMap<VarId, Work<'p>>,
-    /// Per fold index: the comprehension that builds each next accumulator, when it may build
-    /// it in the memory of the accumulator before.
-    reused_accumulators: BTreeMap<VarId, NodeId>,
+    /// Per fold index: the comprehensions that build each next accumulator (one per side of
+    /// an `if` built lazily), when they may build it in the memory of the accumulator before.
+    reused_accumulators: BTreeMap<VarId, Vec<NodeId>>,
+    /// The array `if`s that build only the side they choose ([`Analysis::lazy_select`]).
+    lazy_selects: BTreeSet<NodeId>,
     /// Per scan index: the scan's associative step, when it has one (note [scan grouping] in
     /// `ir/scan.rs`).
     scan_steps: BTreeMap<VarId, ScanStep<'p>>,
@@ -234,6 +236,7 @@ impl<'p> Analysis<'p> {
             fixed_points: BTreeMap::new(),
             step_work: BTreeMap::new(),
             reused_accumulators: BTreeMap::new(),
+            lazy_selects: purity::infallible_array_selects(&program.body),
             scan_steps: BTreeMap::new(),
             body_shapes: BTreeMap::new(),
             reads: vec![false; program.vars.len()],
@@ -353,6 +356,33 @@ impl<'p> Analysis<'p> {
         calls.len() + rust_calls >= 2
     }
 
+    /// The comprehensions that build a fold body's value, each exactly once per step if at
+    /// all: its tail under `let`s, through the initial array an accum moves (accums chained
+    /// like a gradient's), and through both sides of an `if` built lazily (only one runs).
+    fn accumulator_builders(&self, body: &Expr, tails: &mut Vec<NodeId>) {
+        let tail = tail_of(body);
+        match &tail.kind {
+            ExprKind::For(_) => tails.push(tail.id),
+            ExprKind::Accum(accum @ node::Accum { value: node::AccumValue::Final, .. }) => {
+                self.accumulator_builders(&accum.init, tails)
+            }
+            ExprKind::Select(node::Select { then, otherwise, .. }) if self.lazy_select(tail) => {
+                self.accumulator_builders(then, tails);
+                self.accumulator_builders(otherwise, tails);
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether an `if` whose sides hold arrays may build only the side its condition chooses:
+    /// when neither can fail where it is evaluated, skipping one is unobservable (the semantics
+    /// evaluates both; `purity::infallible_array_selects`). A fold whose body is such an `if`
+    /// may build either side in the memory of the accumulator before
+    /// ([`Analysis::reused_accumulator`]).
+    pub fn lazy_select(&self, select: &Expr) -> bool {
+        self.lazy_selects.contains(&select.id)
+    }
+
     /// Whether evaluating `expr` can raise a run-time error.
     pub fn may_fail(&self, expr: &Expr) -> bool {
         self.facts(expr).may_fail
@@ -423,11 +453,12 @@ impl<'p> Analysis<'p> {
         self.fixed_points.get(&index)
     }
 
-    /// The comprehension that builds each next accumulator of the fold over `index`, when it
-    /// may build it in the memory of the accumulator before (an array of scalars, built whole
-    /// by one comprehension).
-    pub fn reused_accumulator(&self, index: VarId) -> Option<NodeId> {
-        self.reused_accumulators.get(&index).copied()
+    /// The comprehensions that build each next accumulator of the fold over `index`, when
+    /// they may build it in the memory of the accumulator before (an array of scalars, built
+    /// whole by one comprehension, or by one on each side of an `if` that builds only the side
+    /// it chooses, [`Analysis::lazy_select`]).
+    pub fn reused_accumulator(&self, index: VarId) -> Option<&[NodeId]> {
+        self.reused_accumulators.get(&index).map(Vec::as_slice)
     }
 
     /// The associative step of the scan over `index`, if it has one (note [scan grouping]).
@@ -726,16 +757,12 @@ impl<'p> Analysis<'p> {
                 if let Some(exit) = FixedPoint::of(self, body, *acc, *index) {
                     self.fixed_points.insert(*index, exit);
                 }
-                // An accum moves its computed initial array: the comprehension that builds it
-                // (under accums chained like a gradient's) can build in the spare too.
-                let mut tail = tail_of(body);
-                while let ExprKind::Accum(accum @ node::Accum { value: node::AccumValue::Final, .. }) = &tail.kind {
-                    tail = tail_of(&accum.init);
-                }
                 let array_of_scalars =
                     matches!(&init.ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
-                if array_of_scalars && matches!(tail.kind, ExprKind::For(_)) {
-                    self.reused_accumulators.insert(*index, tail.id);
+                let mut tails = Vec::new();
+                self.accumulator_builders(body, &mut tails);
+                if array_of_scalars && !tails.is_empty() {
+                    self.reused_accumulators.insert(*index, tails);
                 }
             }
             ExprKind::Reduce(node::Reduce { index, body, .. })

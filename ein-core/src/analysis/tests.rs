@@ -115,8 +115,21 @@ fn folds_know_their_fixed_points_and_reused_accumulators() {
     let heat =
         prepared("fn f(a: [f64], n: usize) -> [f64] { fold t in 0..n, u = a { for i in 0..a.len() { u[i] * 0.5 } } }");
     let analysis = Analysis::of(&heat);
-    let tail = analysis.reused_accumulator(var(&heat, "t")).expect("built by one comprehension");
-    assert!(nodes(&heat).iter().any(|node| node.id == tail && matches!(node.kind, ExprKind::For(_))));
+    let tails = analysis.reused_accumulator(var(&heat, "t")).expect("built by one comprehension");
+    assert_eq!(tails.len(), 1);
+    assert!(nodes(&heat).iter().any(|node| node.id == tails[0] && matches!(node.kind, ExprKind::For(_))));
+    // An `if` that cannot fail builds only the side it chooses: either side's comprehension
+    // may build in the spare. One that can fail (a division of integers) builds both.
+    let alternating = prepared(
+        "fn f(a: [f64], n: usize) -> [f64] { fold t in 0..n, u = a { if t % 2 == 0 { for i { u[i - 1] + u[i + 1] } } else { for i { u[i] * 0.5 } } } }",
+    );
+    let analysis = Analysis::of(&alternating);
+    let tails = analysis.reused_accumulator(var(&alternating, "t")).expect("built by either side");
+    assert_eq!(tails.len(), 2);
+    let failing = prepared(
+        "fn f(a: [i64], n: usize) -> [i64] { fold t in 0..n, u = a { if t % 2 == 0 { for i { u[i] / 2 } } else { for i { 2 / u[i] } } } }",
+    );
+    assert!(Analysis::of(&failing).reused_accumulator(var(&failing, "t")).is_none());
 }
 
 #[test]

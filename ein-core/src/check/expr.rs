@@ -1134,7 +1134,10 @@ impl Checker {
             self.errors.push(to_span, "`bool` cannot be cast to a float; use `if b { 1.0 } else { 0.0 }`");
             return Err(Reported);
         }
-        if from_class != NumberClass::Bool && self.unifier.require(from, NumberClass::Number).is_err() {
+        // An element type of no class yet may be a `bool` (a captured `Vec<bool>`): cast to an
+        // integer, it stays open, and rustc checks the cast (`TypeParam::casts`).
+        let open_to_int = from_class == NumberClass::Any && to.is_int();
+        if from_class != NumberClass::Bool && !open_to_int && self.unifier.require(from, NumberClass::Number).is_err() {
             return Err(Reported);
         }
         let kind = ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to) });

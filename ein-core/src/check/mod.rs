@@ -353,44 +353,69 @@ impl Checker {
             self.errors.finish()?;
         }
         let mut type_params = type_params.params;
-        mark_signed(&body, &mut type_params);
+        mark_bounds(&body, &mut type_params);
         let mut program = Program { params, vars, type_params, rust_calls, body };
         sizes::prove_bounds(&mut program, &lets);
         Ok(Unit { program, form })
     }
 }
 
-/// Marks the type parameters that a function of signed numbers is applied to (the class
-/// lattice has no "signed"; rustc checks it through the bound this adds).
-fn mark_signed(expr: &Expr, type_params: &mut [TypeParam]) {
-    if let ExprKind::Call(node::Call { func, args }) = &expr.kind {
-        if let (crate::ops::Domain::Signed, Some(Type::Scalar(ScalarType::Param(index)))) =
-            (func.domain(), args.first().map(|arg| &arg.ty))
-        {
-            if let Some(param) = type_params.get_mut(*index) {
-                param.signed = true;
+/// Marks the type parameters that a function of signed numbers is applied to, and those of
+/// no number class cast to an integer type (the class lattice has neither "signed" nor "a
+/// number or `bool`"; rustc checks them through the bounds this adds).
+fn mark_bounds(expr: &Expr, type_params: &mut [TypeParam]) {
+    match &expr.kind {
+        ExprKind::Call(node::Call { func, args }) => {
+            if let (crate::ops::Domain::Signed, Some(Type::Scalar(ScalarType::Param(index)))) =
+                (func.domain(), args.first().map(|arg| &arg.ty))
+            {
+                if let Some(param) = type_params.get_mut(*index) {
+                    param.signed = true;
+                }
             }
         }
+        ExprKind::Cast(node::Cast { operand, to: ScalarType::Known(to) }) => {
+            if let Type::Scalar(ScalarType::Param(index)) = operand.ty {
+                let param = type_params.get_mut(index);
+                if let Some(param) = param.filter(|param| matches!(param.class, NumberClass::Any | NumberClass::Bool)) {
+                    if !param.casts.contains(to) {
+                        param.casts.push(*to);
+                    }
+                }
+            }
+        }
+        _ => {}
     }
-    expr.for_each_child(|child| mark_signed(child, type_params));
+    expr.for_each_child(|child| mark_bounds(child, type_params));
 }
 
-/// Integer literals whose value their type cannot hold (`300` where a `u8` is meant), as
-/// rustc refuses them: known only once literal types are resolved.
+/// Integer literals whose value their type cannot hold (`300` where a `u8` is meant, or a
+/// negated one, `-1`, where an unsigned type is), as rustc refuses them: known only once
+/// literal types are resolved.
 fn literals_out_of_range(body: &Expr) -> Vec<(Span, String)> {
     fn visit(expr: &Expr, found: &mut Vec<(Span, String)>) {
-        if let (ExprKind::Literal(crate::ir::Literal::Int(value)), Type::Scalar(ScalarType::Known(ty))) =
-            (&expr.kind, &expr.ty)
-        {
+        let literal = match &expr.kind {
+            ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(i128::from(*value)),
+            ExprKind::Unary(node::Unary { op: crate::ir::UnaryOp::Neg, operand }) => match operand.kind {
+                ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(-i128::from(value)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(value) = literal else {
+            expr.for_each_child(|child| visit(child, found));
+            return;
+        };
+        // A negated literal is judged whole (`-128` fits an `i8`, though `128` does not).
+        if let Type::Scalar(ScalarType::Known(ty)) = &expr.ty {
             if let Some((low, high)) = ty.int_range() {
-                if !(low..=high).contains(&i128::from(*value)) {
+                if !(low..=high).contains(&value) {
                     let message =
                         format!("the literal `{value}` does not fit in `{ty}`, whose values are {low}..={high}");
                     found.push((expr.span, message));
                 }
             }
         }
-        expr.for_each_child(|child| visit(child, found));
     }
     let mut found = Vec::new();
     visit(body, &mut found);
@@ -432,7 +457,7 @@ fn resolve_scalar(
     let position = match type_params.keys.iter().position(|key| key.same_param(&resolved)) {
         Some(position) => position,
         None => {
-            type_params.params.push(TypeParam { source, class, signed: false });
+            type_params.params.push(TypeParam { source, class, signed: false, casts: Vec::new() });
             type_params.keys.push(resolved);
             type_params.params.len() - 1
         }

@@ -149,13 +149,13 @@ impl Gen<'_> {
                 name.into_token_stream()
             }
         };
-        let recycled = match &self.recycle {
-            Some((spare, tail)) if *tail == expr.id && columns.len() == 1 => Some(spare.clone()),
+        let recycled = match &mut self.recycle {
+            Some(recycle) if recycle.builders.contains(&expr.id) && columns.len() == 1 => {
+                recycle.used = true;
+                Some(recycle.spare.clone())
+            }
             _ => None,
         };
-        if recycled.is_some() {
-            self.recycle = None;
-        }
         let shape = quote!([#(#lens),*]);
         let mut out_columns = out.unwrap_or_default().iter();
         let buffers = column_tree(elem, &mut |scalar| match (scalar, &recycled, out_columns.next()) {

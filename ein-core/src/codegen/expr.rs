@@ -350,7 +350,8 @@ impl Gen<'_> {
         })
     }
 
-    /// `if c { a } else { b }`: both sides are evaluated, one is chosen.
+    /// `if c { a } else { b }`: both sides are evaluated, one is chosen; arrays that cannot
+    /// fail (`Analysis::lazy_select`) are built only on the side chosen, which is the same.
     fn select(
         &mut self,
         expr: &Expr,
@@ -378,6 +379,9 @@ impl Gen<'_> {
             code.block_start = true;
             return Ok(Value::Plain(code));
         }
+        if self.analysis.lazy_select(expr) {
+            return self.lazy_select(expr, [cond, then, otherwise], block, hint);
+        }
         let mut condition = self.scalar(cond, block)?;
         let at = block.len();
         let then = self.value(then, block)?;
@@ -388,6 +392,36 @@ impl Gen<'_> {
         let condition = &condition.tokens;
         block.push_let(name.clone(), Code::expr(quote!(if #condition { #then } else { #otherwise }), Prec::Block));
         Ok(self.value_at(&expr.ty, &name, None))
+    }
+
+    /// An array `if` whose sides cannot fail: the condition, then only the side it chooses,
+    /// built into owned storage (`if c { …; a } else { …; b }`) that the value is read from
+    /// and that a fold may move into its state.
+    fn lazy_select(
+        &mut self,
+        expr: &Expr,
+        parts: [&Expr; 3],
+        block: &mut Block,
+        hint: Option<Ident>,
+    ) -> syn::Result<Value> {
+        let [cond, then, otherwise] = parts;
+        let condition = self.scalar(cond, block)?;
+        let mut sides = Vec::new();
+        for side in [then, otherwise] {
+            let (side_block, owned) = self.nested(false, |generator, side_block| {
+                let value = generator.value(side, side_block)?;
+                generator.owned(&value, &side.ty, side.span, side_block)
+            })?;
+            sides.push(side_block.finish(Some(&owned)));
+        }
+        let chosen = self.names.fresh("chosen");
+        let (condition, then, otherwise) = (&condition.tokens, &sides[0], &sides[1]);
+        block.push(quote!(let #chosen = if #condition { #then } else { #otherwise };));
+        let name = hint.unwrap_or_else(|| self.names.fresh("select"));
+        let views =
+            super::map_array_columns(&expr.ty, &chosen.to_token_stream(), &mut |_, column| quote!(#column.view()));
+        let read = block.push_view(name.clone(), views, None);
+        Ok(self.stored_value(&expr.ty, &name.to_token_stream(), Some(&name), &read, &chosen, Vec::new()))
     }
 
     fn tuple(&mut self, expr: &Expr, items: &[Expr], block: &mut Block) -> syn::Result<Value> {

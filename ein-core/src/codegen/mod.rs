@@ -82,15 +82,8 @@ pub fn generate(
             let (variant, dispatch) = match by_columns {
                 Some((variant, reversed)) => {
                     let name = Ident::new(&format!("__ein_{}_by_columns", header.name.unraw()), header.name.span());
-                    // The function's `cfg`s and lint levels (a copy of a function compiled out
-                    // may call what is compiled out with it), hidden, and silent about its name.
-                    let kept = ["cfg", "cfg_attr", "allow", "warn", "deny", "forbid", "expect"];
-                    let mut attrs: Vec<syn::Attribute> = header
-                        .attrs
-                        .iter()
-                        .filter(|attr| kept.iter().any(|kept| attr.path().is_ident(kept)))
-                        .cloned()
-                        .collect();
+                    // The function's `cfg`s and lint levels, hidden, and silent about its name.
+                    let mut attrs = header.carried_attrs();
                     attrs.push(syn::parse_quote!(#[doc(hidden)]));
                     attrs.push(syn::parse_quote!(#[allow(dead_code, non_snake_case, clippy::too_many_arguments)]));
                     let variant_header = FunctionHeader {
@@ -186,6 +179,15 @@ enum ParamStyle {
 }
 
 /// The generator's state for one program.
+/// A fold's spare array (`Option<Array>`, the accumulator of the step before), the
+/// comprehensions that should build the next accumulator in its allocation (one runs per
+/// step), and whether one did.
+struct Recycle {
+    spare: Ident,
+    builders: Vec<NodeId>,
+    used: bool,
+}
+
 struct Gen<'p> {
     program: &'p Program,
     /// The facts about the program that decide what is generated (see [`crate::analysis`]).
@@ -225,10 +227,9 @@ struct Gen<'p> {
     /// The indices whose loop interior this is for their wrapping remainders
     /// ([`analysis::Wrap`]): there `(index + c) % n` is `index + c`, or that less `n`.
     wrap_interior: Vec<VarId>,
-    /// A fold's spare array (`Option<Array>`, the accumulator of the step before) and the
-    /// comprehension that should build the next accumulator in its allocation; set to `None`
-    /// by that comprehension when it does.
-    recycle: Option<(Ident, NodeId)>,
+    /// A fold's spare array and the comprehensions that may build the next accumulator in its
+    /// allocation ([`Recycle`]).
+    recycle: Option<Recycle>,
     /// In an `#[into]` function: the comprehension that builds the result, with the columns
     /// of `out` it is written into directly (see [`Gen::writing_form`]); taken by it.
     destination: Option<(NodeId, Vec<OutColumn>)>,
@@ -588,7 +589,11 @@ impl<'p> Gen<'p> {
                 NumberClass::Bool | NumberClass::Any => quote!(::ein::Element),
             };
             let signed = param.signed.then(|| quote!(+ ::ein::Signed));
-            bounds.push(quote!(#name: #bound #signed));
+            let casts = param.casts.iter().map(|to| {
+                let to = primitive(*to);
+                quote!(+ ::ein::__private::CastTo<#to>)
+            });
+            bounds.push(quote!(#name: #bound #signed #(#casts)*));
             let marker = quote!(::core::marker::PhantomData<#name>);
             match param.source {
                 // The result of the closure made at a Rust call, passed on its own at the

@@ -1149,7 +1149,9 @@ impl<'p> Gen<'p> {
         let reused = self.analysis.reused_accumulator(index);
         let eligible = reused.is_some();
         let outer_recycle = match reused {
-            Some(tail) => self.recycle.replace((spare.clone(), tail)),
+            Some(builders) => {
+                self.recycle.replace(super::Recycle { spare: spare.clone(), builders: builders.to_vec(), used: false })
+            }
             None => self.recycle.take(),
         };
         let result = self.nested(true, |generator, loop_block| {
@@ -1160,8 +1162,8 @@ impl<'p> Gen<'p> {
                 generator.env.insert(acc, value);
             }
             let value = generator.value(body, loop_block)?;
-            // The comprehension clears `recycle` when it used the spare.
-            let recycled = eligible && generator.recycle.is_none();
+            // A comprehension marks `recycle` used when it took the spare.
+            let recycled = eligible && generator.recycle.as_ref().is_some_and(|recycle| recycle.used);
             let owned = generator.owned(&value, &ty, body.span, loop_block)?;
             let owned = &owned.tokens;
             if recycled {
@@ -1313,7 +1315,7 @@ impl<'p> Gen<'p> {
 
     /// The value of views at `views` (the local `local`, if it is one, with `read` the flag of
     /// its `let`) over the owned state at `state` (movable at this level).
-    fn stored_value(
+    pub(super) fn stored_value(
         &self,
         ty: &Type,
         views: &TokenStream,

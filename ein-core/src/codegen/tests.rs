@@ -42,7 +42,12 @@ impl Builder {
     }
 
     fn type_param(&mut self, witness: VarId, class: NumberClass) -> ScalarType {
-        self.type_params.push(TypeParam { source: crate::ir::TypeSource::Capture(witness), class, signed: false });
+        self.type_params.push(TypeParam {
+            source: crate::ir::TypeSource::Capture(witness),
+            class,
+            signed: false,
+            casts: Vec::new(),
+        });
         ScalarType::Param(self.type_params.len() - 1)
     }
 

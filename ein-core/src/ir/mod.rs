@@ -177,6 +177,9 @@ pub struct TypeParam {
     pub class: NumberClass,
     /// Whether a function of signed numbers (`signum`) is applied to it.
     pub signed: bool,
+    /// The integer types it is cast to while its class is not a number's (a captured
+    /// `Vec<bool>`'s `b[i] as i64`): each a `CastTo` bound, which `bool` meets too.
+    pub casts: Vec<Scalar>,
 }
 
 /// Where rustc finds a [`TypeParam`]'s type.
@@ -707,6 +710,17 @@ pub struct FunctionHeader {
     pub reverse: Option<Companion>,
     /// Span of the declared return type, for errors about the result.
     pub ret_span: Span,
+}
+
+impl FunctionHeader {
+    /// The function's attributes that every function generated beside it carries (the
+    /// column-major copy, the derivative companions): its `cfg`s (a companion of a function
+    /// compiled out may call what is compiled out with it) and its lint levels (its parameter
+    /// names are the companion's too).
+    pub fn carried_attrs(&self) -> Vec<syn::Attribute> {
+        let carried = ["cfg", "cfg_attr", "allow", "warn", "deny", "forbid", "expect"];
+        self.attrs.iter().filter(|attr| carried.iter().any(|name| attr.path().is_ident(name))).cloned().collect()
+    }
 }
 
 /// A reverse-mode companion a function asks for.

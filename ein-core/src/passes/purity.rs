@@ -4,8 +4,9 @@
 use crate::ir::node;
 use crate::ir::shape::{length, simplify_lengths};
 use crate::ir::visit::alpha_key;
-use crate::ir::{Bounds, Expr, ExprKind, Literal, ReduceOp, ScalarType, Type};
+use crate::ir::{Bounds, Expr, ExprKind, Literal, NodeId, ReduceOp, ScalarType, Type};
 use crate::ops::{BinaryOp, Failure, Func, UnaryOp};
+use std::collections::BTreeSet;
 
 /// Whether evaluating `expr` can raise a run-time error (a clamped read of an empty axis, an
 /// integer division whose divisor is not a non-zero literal, argmax over an empty range, a
@@ -26,30 +27,94 @@ pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
     may_fail_knowing(expr, Some(nonzero))
 }
 
-/// [`may_fail_where`], with `None` for no size known to be non-zero (which spares building
-/// the lengths of clamped reads' axes to ask about).
+/// What is known where an expression is evaluated: sizes known not to be zero (the caller's,
+/// and those of the loops around it inside the expression walked), and sizes known equal (the
+/// size checks of `Assert`s around it, which pass before their body runs).
+#[derive(Clone)]
+struct Known<'e, 'f> {
+    outer: Option<&'f dyn Fn(&Expr) -> bool>,
+    sizes: Vec<String>,
+    equal: Vec<(String, &'e Expr)>,
+}
+
+impl Known<'_, '_> {
+    fn is_empty(&self) -> bool {
+        self.outer.is_none() && self.sizes.is_empty()
+    }
+
+    /// Whether `size` is known not to be zero, itself or through a size it is checked equal to
+    /// (`len(a, 0)` in a loop over `len(u, 0)`, after the fold's check that they are equal).
+    fn nonzero(&self, size: &Expr) -> bool {
+        let key = alpha_key(size);
+        let direct =
+            |size: &Expr, key: &String| self.outer.is_some_and(|outer| outer(size)) || self.sizes.contains(key);
+        direct(size, &key) || self.equal.iter().any(|(left, right)| *left == key && direct(right, &alpha_key(right)))
+    }
+}
+
+/// [`may_fail_where`] with what is known where `expr` is evaluated.
 fn may_fail_knowing(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> bool {
-    if fails_here_where(expr, nonzero) {
+    may_fail_known(expr, &Known { outer: nonzero, sizes: Vec::new(), equal: Vec::new() })
+}
+
+fn may_fail_known<'e>(expr: &'e Expr, known: &Known<'e, '_>) -> bool {
+    // With nothing known, no size is asked about (which spares building the lengths of clamped
+    // reads' axes).
+    let fails = if known.is_empty() {
+        fails_here_where(expr, None)
+    } else {
+        fails_here_where(expr, Some(&|size: &Expr| known.nonzero(size)))
+    };
+    if fails {
         return true;
     }
     let mut children = false;
-    match loop_size_and_body(expr) {
-        Some((size, body)) => {
-            let size_key = alpha_key(size);
-            let inside = |candidate: &Expr| {
-                nonzero.is_some_and(|nonzero| nonzero(candidate)) || alpha_key(candidate) == size_key
-            };
-            expr.for_each_child(|child| {
-                children |= if std::ptr::eq(child, body) {
-                    may_fail_knowing(child, Some(&inside))
-                } else {
-                    may_fail_knowing(child, nonzero)
-                }
-            });
-        }
-        None => expr.for_each_child(|child| children |= may_fail_knowing(child, nonzero)),
-    }
+    for_each_child_known(expr, known, &mut |child, known| children |= may_fail_known(child, known));
     children
+}
+
+/// `visit(child, known)` for each child of `expr`, with what is known where the child is
+/// evaluated: a loop's body knows the loop's size is not zero, an `Assert`'s body that its
+/// checked sizes are equal.
+fn for_each_child_known<'e, 'f>(
+    expr: &'e Expr,
+    known: &Known<'e, 'f>,
+    visit: &mut dyn FnMut(&'e Expr, &Known<'e, 'f>),
+) {
+    let (inner, inside) = match (loop_size_and_body(expr), &expr.kind) {
+        (Some((size, body)), _) => {
+            let mut inside = known.clone();
+            inside.sizes.push(alpha_key(size));
+            (body, inside)
+        }
+        (None, ExprKind::Assert(node::Assert { checks, body })) => {
+            let mut inside = known.clone();
+            for check in checks {
+                inside.equal.push((alpha_key(&check.left), &check.right));
+                inside.equal.push((alpha_key(&check.right), &check.left));
+            }
+            (&**body, inside)
+        }
+        _ => return expr.for_each_child(|child| visit(child, known)),
+    };
+    expr.for_each_child(|child| visit(child, if std::ptr::eq(child, inner) { &inside } else { known }));
+}
+
+/// The `if`s of `expr` whose sides hold arrays and cannot fail where they are evaluated (the
+/// sizes of the loops around them known not to be zero, the checks around them passed): they
+/// may build only the side they choose, since skipping the other is unobservable.
+pub fn infallible_array_selects(expr: &Expr) -> BTreeSet<NodeId> {
+    fn visit<'e>(expr: &'e Expr, known: &Known<'e, '_>, found: &mut BTreeSet<NodeId>) {
+        if let ExprKind::Select(node::Select { then, otherwise, .. }) = &expr.kind {
+            if expr.ty.has_array() && !may_fail_known(then, known) && !may_fail_known(otherwise, known) {
+                found.insert(expr.id);
+            }
+        }
+        for_each_child_known(expr, known, &mut |child, known| visit(child, known, found));
+    }
+    let mut found = BTreeSet::new();
+    visit(expr, &Known { outer: None, sizes: Vec::new(), equal: Vec::new() }, &mut found);
+    found
 }
 
 /// How many nodes of `expr` can themselves raise an error ([`fails_here`]), every size for

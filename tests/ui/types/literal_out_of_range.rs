@@ -3,6 +3,11 @@ use ein::ein;
 ein! {
     fn brighten(img: [u8]) -> [u8] { for i { img[i] + 300 } }
     fn suffixed(a: [u16]) -> [u16] { for i { a[i] * 70000u16 } }
+    // A negative literal where an unsigned type is meant (rustc: "cannot apply unary operator").
+    fn nonnegative(x: [u8]) -> [bool] { for i { x[i] > -1 } }
+    fn bounded(x: [u16]) -> [u16] { for i { x[i].clamp(-5, 10) } }
+    // `-128` fits an `i8`; `-129` does not.
+    fn lowest(x: [i8]) -> [i8] { for i { max(x[i], -128) + min(x[i], -129) } }
 }
 
 fn main() {}
