@@ -187,10 +187,12 @@ fn in_groups<R: Send>(
     site: &Site,
     run: impl Fn(usize, usize, usize) -> Result<R, AccumError> + Sync,
 ) -> Vec<R> {
-    let results: Vec<Result<R, AccumError>> = (0..groups)
-        .into_par_iter()
-        .map(|group| run(group, group_start(outer, groups, group), group_start(outer, groups, group + 1)))
-        .collect();
+    let one = |group| run(group, group_start(outer, groups, group), group_start(outer, groups, group + 1));
+    let results: Vec<Result<R, AccumError>> = if crate::build::parallel_pool() {
+        (0..groups).into_par_iter().map(one).collect()
+    } else {
+        (0..groups).map(one).collect()
+    };
     results.into_iter().map(|result| result.unwrap_or_else(|error| out_of_range(error, target, site))).collect()
 }
 
@@ -298,11 +300,16 @@ where
         while let Some(mut left) = pairs.next() {
             if let Some(right) = pairs.next() {
                 const CHUNK: usize = 1 << 14;
-                left.par_chunks_mut(CHUNK).zip(right.par_chunks(CHUNK)).for_each(|(left, right)| {
+                let add = |(left, right): (&mut [T], &[T])| {
                     for (element, other) in left.iter_mut().zip(right) {
                         *element = apply(0, *element, *other);
                     }
-                });
+                };
+                if crate::build::parallel_pool() {
+                    left.par_chunks_mut(CHUNK).zip(right.par_chunks(CHUNK)).for_each(add);
+                } else {
+                    left.chunks_mut(CHUNK).zip(right.chunks(CHUNK)).for_each(add);
+                }
             }
             next.push(left);
         }

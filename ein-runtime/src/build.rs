@@ -34,6 +34,15 @@ use crate::view_mut::ViewMut;
 /// [`crate::private::reduce`].
 pub const GRAIN: usize = 1 << 14;
 
+/// Whether parallel loops can pay: the pool has more than one thread. On one, rayon would run
+/// every task on that thread anyway, after handing the work over from the calling thread
+/// (about 10 µs from outside the pool, more than a 64 KiB element-wise loop takes), so the
+/// work runs here, in the same chunks and order.
+#[inline]
+pub fn parallel_pool() -> bool {
+    rayon::current_num_threads() > 1
+}
+
 /// An uninitialised output buffer of `len` elements, filled chunk by chunk.
 pub struct Buffer<T> {
     elements: Vec<MaybeUninit<T>>,
@@ -150,7 +159,7 @@ impl<T: Send> Buffer<T> {
                 short_chunk(number * block, number * block + 1, len);
             }
         };
-        if parallel {
+        if parallel && parallel_pool() {
             self.elements.par_chunks_mut(block).enumerate().for_each(fill);
         } else {
             self.elements.chunks_mut(block).enumerate().for_each(fill);
@@ -915,7 +924,7 @@ pub fn fill_chunks<C: Columns, F>(
         return;
     }
     let work_per_row = work_per_row.max(1);
-    if rows > 1 && rows.saturating_mul(work_per_row) >= GRAIN {
+    if rows > 1 && rows.saturating_mul(work_per_row) >= GRAIN && parallel_pool() {
         let rows_per_chunk = GRAIN.div_ceil(work_per_row).max(min_chunk_rows);
         fill_in_parallel::<C, F>(pointers, rows, row_len, rows_per_chunk, &f);
     } else {

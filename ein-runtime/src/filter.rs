@@ -99,7 +99,7 @@ where
     T: Send,
     F: Fn(usize, usize, &mut Kept<'_, T>) + Sync,
 {
-    if !parallel || n < GRAIN {
+    if !parallel || n < GRAIN || !crate::build::parallel_pool() {
         let mut kept = Vec::new();
         chunk(0, n, &mut Kept { target: Target::Append(&mut kept), count: 0 });
         return kept;

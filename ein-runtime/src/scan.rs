@@ -46,8 +46,12 @@ where
     let blocks = count.div_ceil(SCAN_BLOCK);
     let block_end = |block: usize| count.min((block + 1) * SCAN_BLOCK);
     // Phase 1: the totals of every block but the last (no later block needs its total).
-    let totals: Vec<T> =
-        (0..blocks - 1).into_par_iter().map(|block| total(block * SCAN_BLOCK, block_end(block))).collect();
+    let block_total = |block: usize| total(block * SCAN_BLOCK, block_end(block));
+    let totals: Vec<T> = if crate::build::parallel_pool() {
+        (0..blocks - 1).into_par_iter().map(block_total).collect()
+    } else {
+        (0..blocks - 1).map(block_total).collect()
+    };
     // Phase 2: each block's offset, in order.
     let mut offsets = Vec::with_capacity(blocks);
     offsets.push(init);

@@ -156,6 +156,23 @@ differential! {
 }
 
 differential! {
+    /// Tuple states holding arrays: each array field a comprehension builds is built in the
+    /// memory of the same field two steps before; a field read as `p.0[i - 1]` reads through a
+    /// `let` of its own (its loop's interior unclamped); a leapfrog pair whose first field is
+    /// the other's previous value (`(v, ..)`); a state mixing a scalar and a 2-D array.
+    tuple_states_with_arrays: fn(u: [f64], m: [[f64]], n: i64) -> ([f64], i64, [f64], [[f64]], f64) {
+        let pair = fold t in 0..n, p = (u, 0) {
+            (for i { 0.25 * p.0[i - 1] + 0.5 * p.0[i] + 0.25 * p.0[i + 1] }, p.1 + 1)
+        };
+        let leap = fold t in 0..n, (a, b) = (u, u) { (b, for i { 2.0 * b[i] - a[i] + 0.1 * (b[i - 1] - b[i]) }) };
+        let (g, s) = fold t in 0..n, q = (m, 0.0) { (for i, j { q.0[i, j + 1] * 0.5 + q.0[i - 1, j] * 0.5 }, q.1 + q.0[0, 0]) };
+        (pair.0, pair.1, leap.1, g, s)
+    }
+    cases [len, rows, cols, steps] in [[5, 3, 4, 4], [1, 1, 1, 3], [2, 1, 2, 2], [300, 20, 30, 7], [9, 2, 2, 0]];
+    args (u = array([len]), m = array([rows, cols]), n = scalar(steps as i64));
+}
+
+differential! {
     /// An array `if` whose side may fail (an integer division by an element) keeps both sides
     /// evaluated: a zero divisor fails the step whichever side is chosen.
     eager_select_with_a_failing_side: fn(k: [i64], n: i64) -> [i64] {

@@ -51,9 +51,10 @@ pub struct Analysis<'p> {
     fixed_points: BTreeMap<VarId, FixedPoint<'p>>,
     /// Per reduction index: the work of one step, when steps may be computed in parallel.
     step_work: BTreeMap<VarId, Work<'p>>,
-    /// Per fold index: the comprehensions that build each next accumulator (one per side of
-    /// an `if` built lazily), when they may build it in the memory of the accumulator before.
-    reused_accumulators: BTreeMap<VarId, Vec<NodeId>>,
+    /// Per fold index: the comprehensions that build each next accumulator's arrays, with the
+    /// field path of the array each builds, when they may build it in the memory of the same
+    /// array of the accumulator before ([`Analysis::reused_accumulator`]).
+    reused_accumulators: BTreeMap<VarId, Vec<(Vec<usize>, NodeId)>>,
     /// The array `if`s that build only the side they choose ([`Analysis::lazy_select`]).
     lazy_selects: BTreeSet<NodeId>,
     /// Per scan index: the scan's associative step, when it has one (note [scan grouping] in
@@ -356,19 +357,36 @@ impl<'p> Analysis<'p> {
         calls.len() + rust_calls >= 2
     }
 
-    /// The comprehensions that build a fold body's value, each exactly once per step if at
-    /// all: its tail under `let`s, through the initial array an accum moves (accums chained
-    /// like a gradient's), and through both sides of an `if` built lazily (only one runs).
-    fn accumulator_builders(&self, body: &Expr, tails: &mut Vec<NodeId>) {
+    /// The comprehensions that build the arrays of scalars of a fold body's value (of type
+    /// `ty`, at field `path` of the accumulator), each exactly once per step if at all: its
+    /// tail under `let`s, through the initial array an accum moves (accums chained like a
+    /// gradient's), through both sides of an `if` built lazily (only one runs), and through
+    /// the fields of a tuple.
+    fn accumulator_builders(
+        &self,
+        body: &Expr,
+        ty: &Type,
+        path: &mut Vec<usize>,
+        builders: &mut Vec<(Vec<usize>, NodeId)>,
+    ) {
         let tail = tail_of(body);
-        match &tail.kind {
-            ExprKind::For(_) => tails.push(tail.id),
-            ExprKind::Accum(accum @ node::Accum { value: node::AccumValue::Final, .. }) => {
-                self.accumulator_builders(&accum.init, tails)
+        match (&tail.kind, ty) {
+            (ExprKind::For(_), Type::Array { elem, .. }) if matches!(**elem, Type::Scalar(_)) => {
+                builders.push((path.clone(), tail.id))
             }
-            ExprKind::Select(node::Select { then, otherwise, .. }) if self.lazy_select(tail) => {
-                self.accumulator_builders(then, tails);
-                self.accumulator_builders(otherwise, tails);
+            (ExprKind::Accum(accum @ node::Accum { value: node::AccumValue::Final, .. }), _) => {
+                self.accumulator_builders(&accum.init, ty, path, builders)
+            }
+            (ExprKind::Select(node::Select { then, otherwise, .. }), _) if self.lazy_select(tail) => {
+                self.accumulator_builders(then, ty, path, builders);
+                self.accumulator_builders(otherwise, ty, path, builders);
+            }
+            (ExprKind::Tuple(items), Type::Tuple { fields, .. }) => {
+                for (position, (item, field)) in items.iter().zip(fields).enumerate() {
+                    path.push(position);
+                    self.accumulator_builders(item, field, path, builders);
+                    path.pop();
+                }
             }
             _ => {}
         }
@@ -453,11 +471,12 @@ impl<'p> Analysis<'p> {
         self.fixed_points.get(&index)
     }
 
-    /// The comprehensions that build each next accumulator of the fold over `index`, when
-    /// they may build it in the memory of the accumulator before (an array of scalars, built
-    /// whole by one comprehension, or by one on each side of an `if` that builds only the side
-    /// it chooses, [`Analysis::lazy_select`]).
-    pub fn reused_accumulator(&self, index: VarId) -> Option<&[NodeId]> {
+    /// The comprehensions that build the arrays of each next accumulator of the fold over
+    /// `index`, each with the field path of its array in the accumulator (empty for an array
+    /// accumulator), when they may build it in the memory of the same array of the accumulator
+    /// before: an array of scalars built whole by one comprehension, or by one on each side of
+    /// an `if` that builds only the side it chooses ([`Analysis::lazy_select`]).
+    pub fn reused_accumulator(&self, index: VarId) -> Option<&[(Vec<usize>, NodeId)]> {
         self.reused_accumulators.get(&index).map(Vec::as_slice)
     }
 
@@ -757,12 +776,10 @@ impl<'p> Analysis<'p> {
                 if let Some(exit) = FixedPoint::of(self, body, *acc, *index) {
                     self.fixed_points.insert(*index, exit);
                 }
-                let array_of_scalars =
-                    matches!(&init.ty, Type::Array { elem, .. } if matches!(**elem, Type::Scalar(_)));
-                let mut tails = Vec::new();
-                self.accumulator_builders(body, &mut tails);
-                if array_of_scalars && !tails.is_empty() {
-                    self.reused_accumulators.insert(*index, tails);
+                let mut builders = Vec::new();
+                self.accumulator_builders(body, &init.ty, &mut Vec::new(), &mut builders);
+                if !builders.is_empty() {
+                    self.reused_accumulators.insert(*index, builders);
                 }
             }
             ExprKind::Reduce(node::Reduce { index, body, .. })

@@ -117,7 +117,7 @@ fn folds_know_their_fixed_points_and_reused_accumulators() {
     let analysis = Analysis::of(&heat);
     let tails = analysis.reused_accumulator(var(&heat, "t")).expect("built by one comprehension");
     assert_eq!(tails.len(), 1);
-    assert!(nodes(&heat).iter().any(|node| node.id == tails[0] && matches!(node.kind, ExprKind::For(_))));
+    assert!(nodes(&heat).iter().any(|node| node.id == tails[0].1 && matches!(node.kind, ExprKind::For(_))));
     // An `if` that cannot fail builds only the side it chooses: either side's comprehension
     // may build in the spare. One that can fail (a division of integers) builds both.
     let alternating = prepared(
@@ -126,6 +126,13 @@ fn folds_know_their_fixed_points_and_reused_accumulators() {
     let analysis = Analysis::of(&alternating);
     let tails = analysis.reused_accumulator(var(&alternating, "t")).expect("built by either side");
     assert_eq!(tails.len(), 2);
+    // A tuple state: each array field built by a comprehension, at its path.
+    let pair = prepared(
+        "fn f(a: [f64], n: usize) -> ([f64], f64, [f64]) { fold t in 0..n, (u, s, v) = (a, 0.0, a) { (for i { v[i] }, s + u[0], for i { u[i] * 2.0 }) } }",
+    );
+    let analysis = Analysis::of(&pair);
+    let builders = analysis.reused_accumulator(var(&pair, "t")).expect("built field by field");
+    assert_eq!(builders.iter().map(|(path, _)| path.clone()).collect::<Vec<_>>(), [vec![0], vec![2]]);
     let failing = prepared(
         "fn f(a: [i64], n: usize) -> [i64] { fold t in 0..n, u = a { if t % 2 == 0 { for i { u[i] / 2 } } else { for i { 2 / u[i] } } } }",
     );

@@ -150,9 +150,13 @@ impl Gen<'_> {
             }
         };
         let recycled = match &mut self.recycle {
-            Some(recycle) if recycle.builders.contains(&expr.id) && columns.len() == 1 => {
-                recycle.used = true;
-                Some(recycle.spare.clone())
+            Some(recycle) if columns.len() == 1 => {
+                let spare = recycle.builders.iter().find(|(builder, _)| *builder == expr.id).map(|(_, spare)| spare);
+                let spare = spare.cloned();
+                if let Some(spare) = &spare {
+                    recycle.used.insert(spare.clone());
+                }
+                spare
             }
             _ => None,
         };

@@ -179,13 +179,12 @@ enum ParamStyle {
 }
 
 /// The generator's state for one program.
-/// A fold's spare array (`Option<Array>`, the accumulator of the step before), the
-/// comprehensions that should build the next accumulator in its allocation (one runs per
-/// step), and whether one did.
+/// The comprehensions that should build a fold's next accumulator's arrays in the
+/// allocations of the accumulator of the step before, each with its spare
+/// (`Option<Array>`, that array), and the spares taken.
 struct Recycle {
-    spare: Ident,
-    builders: Vec<NodeId>,
-    used: bool,
+    builders: Vec<(NodeId, Ident)>,
+    used: BTreeSet<Ident>,
 }
 
 struct Gen<'p> {

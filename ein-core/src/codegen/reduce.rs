@@ -1143,36 +1143,56 @@ impl<'p> Gen<'p> {
         let state = self.names.fresh(&format!("{acc_name}_state"));
         let tape = if saved { Some((self.names.fresh("tape"), self.site(init.span))) } else { None };
         let acc_read = self.names.is_referenced(acc);
-        // An array accumulator built by a comprehension each step is built in the allocation
-        // of the accumulator of the step before (two allocations in all, not one per step).
-        let spare = self.names.fresh(&format!("{acc_name}_spare"));
-        let reused = self.analysis.reused_accumulator(index);
-        let eligible = reused.is_some();
-        let outer_recycle = match reused {
-            Some(builders) => {
-                self.recycle.replace(super::Recycle { spare: spare.clone(), builders: builders.to_vec(), used: false })
-            }
-            None => self.recycle.take(),
+        // An array of the accumulator built by a comprehension each step is built in the
+        // allocation of the same array of the accumulator of the step before (two allocations
+        // in all, not one per step): one spare per field path.
+        let mut spares: Vec<(Vec<usize>, Ident)> = Vec::new();
+        let mut builders = Vec::new();
+        for (path, builder) in self.analysis.reused_accumulator(index).unwrap_or_default() {
+            let spare = match spares.iter().find(|(known, _)| known == path) {
+                Some((_, spare)) => spare.clone(),
+                None => {
+                    let spare = self.names.fresh(&format!("{acc_name}_spare"));
+                    spares.push((path.clone(), spare.clone()));
+                    spare
+                }
+            };
+            builders.push((*builder, spare));
+        }
+        let outer_recycle = match builders.is_empty() {
+            false => self.recycle.replace(super::Recycle { builders, used: std::collections::BTreeSet::new() }),
+            true => self.recycle.take(),
         };
         let result = self.nested(true, |generator, loop_block| {
             generator.env.insert(index, Value::Plain(Code::name(&index_name)));
             if acc_read {
-                let read = loop_block.push_view(acc_name.clone(), views_of_state(&ty, &state.to_token_stream()), None);
-                let value = generator.value_at(&ty, &acc_name, Some(read));
+                let value = generator.state_value(&ty, &state.to_token_stream(), &acc_name, loop_block);
                 generator.env.insert(acc, value);
             }
             let value = generator.value(body, loop_block)?;
-            // A comprehension marks `recycle` used when it took the spare.
-            let recycled = eligible && generator.recycle.as_ref().is_some_and(|recycle| recycle.used);
+            // A comprehension records the spare it took.
+            let used = generator.recycle.as_ref().map(|recycle| recycle.used.clone()).unwrap_or_default();
+            let recycled: Vec<&(Vec<usize>, Ident)> = spares.iter().filter(|(_, spare)| used.contains(spare)).collect();
             let owned = generator.owned(&value, &ty, body.span, loop_block)?;
             let owned = &owned.tokens;
-            if recycled {
-                loop_block.push(quote! {
+            match recycled.as_slice() {
+                [] => loop_block.push(quote!(#state = #owned;)),
+                [(path, spare)] if path.is_empty() => loop_block.push(quote! {
                     #spare = ::core::option::Option::Some(::core::mem::replace(&mut #state, #owned));
-                });
-            } else {
-                loop_block.push(quote!(#state = #owned;));
+                }),
+                _ => {
+                    let old = generator.names.fresh("old_state");
+                    let refills = recycled.iter().map(|(path, spare)| {
+                        let fields = path.iter().map(|&position| syn::Index::from(position));
+                        quote!(#spare = ::core::option::Option::Some(#old #(.#fields)*);)
+                    });
+                    loop_block.push(quote! {
+                        let #old = ::core::mem::replace(&mut #state, #owned);
+                        #(#refills)*
+                    });
+                }
             }
+            let recycled: Vec<Ident> = recycled.into_iter().map(|(_, spare)| spare.clone()).collect();
             if let Some((tape, site)) = &tape {
                 let tapes = state_columns(&ty, &tape.to_token_stream());
                 for ((rank, tape), (_, column)) in tapes.into_iter().zip(state_columns(&ty, &state.to_token_stream())) {
@@ -1187,7 +1207,7 @@ impl<'p> Gen<'p> {
         self.recycle = outer_recycle;
         let (loop_block, recycled) = result?;
         let (initial, end, body_tokens) = (&initial.tokens, &end.tokens, loop_block.finish(None));
-        let spare_binding = recycled.then(|| quote!(let mut #spare = ::core::option::Option::None;));
+        let spare_binding = quote!(#(let mut #recycled = ::core::option::Option::None;)*);
         let tape_binding = tape.as_ref().map(|(tape, _)| {
             let tapes = tape_tree(&ty, &state.to_token_stream(), &mut |rank, column| match rank {
                 0 => quote!(::std::vec::Vec::with_capacity((#end) as usize)),
@@ -1207,6 +1227,32 @@ impl<'p> Gen<'p> {
         let name = hint.unwrap_or(acc_name);
         let read = block.push_view(name.clone(), views_of_state(&ty, &state.to_token_stream()), None);
         Ok(self.stored_value(&ty, &name.to_token_stream(), Some(&name), &read, &state, Vec::new()))
+    }
+
+    /// A fold's state at `path` (its owned storage) as a step reads it: an array through a
+    /// view local (`name`), a tuple field by field, each array a view local of its own (so a
+    /// loop reading it is versioned for unit strides, as it is for an array state), each scalar
+    /// read from the state where it is used (the state changes only at the step's end).
+    fn state_value(&mut self, ty: &Type, path: &TokenStream, name: &Ident, block: &mut Block) -> Value {
+        match ty {
+            Type::Tuple { fields, .. } if has_array(ty) => Value::Tuple(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(position, field)| {
+                        let index = syn::Index::from(position);
+                        let name =
+                            self.names.fresh(&format!("{}_{position}", name.to_string().trim_start_matches("__ein_")));
+                        self.state_value(field, &quote!(#path.#index), &name, block)
+                    })
+                    .collect(),
+            ),
+            Type::Array { .. } => {
+                let read = block.push_view(name.clone(), views_of_state(ty, path), None);
+                self.value_at(ty, name, Some(read))
+            }
+            _ => Value::Plain(Code::expr(path.clone(), Prec::Atom)),
+        }
     }
 
     /// The value of a saved fold's tapes ([`tape_tree`], under `tape`) once `end` states are

@@ -8,6 +8,7 @@
 pub mod by_columns;
 mod contract;
 mod cse;
+mod field_lets;
 mod fuse_reductions;
 mod hoist;
 mod inline;
@@ -29,7 +30,8 @@ pub struct Pass {
     pub run: fn(Program) -> Program,
 }
 
-/// The standard pipeline, in order. Fusion first (so producers disappear before anything is
+/// The standard pipeline, in order. A tuple accumulator's projected array fields are bound
+/// first (`field_lets`), as a tuple pattern binds them. Fusion first (so producers disappear before anything is
 /// lifted out of them), then lifting, then sharing what lifting made visible, then lifting
 /// again what sharing exposed; then costly terms that the reductions of every element of a
 /// comprehension compute alike are given one array (step sharing), and a final clean-up; then
@@ -40,6 +42,7 @@ pub struct Pass {
 /// side), and the passes before would lift or fuse what it splits.
 pub const PIPELINE: &[Pass] = &[
     Pass { name: "inline", run: inline::inline },
+    Pass { name: "field-lets", run: field_lets::field_lets },
     Pass { name: "simplify", run: simplify::simplify },
     Pass { name: "hoist", run: hoist::hoist },
     Pass { name: "cse", run: cse::eliminate_common_subexpressions },
