@@ -43,6 +43,20 @@ pub fn parallel_pool() -> bool {
     rayon::current_num_threads() > 1
 }
 
+/// The least work, in steps, run in parallel when called from outside rayon's pool: handing
+/// work to the pool's sleeping threads and waiting for them costs some 15 µs there (a
+/// 256 × 256 `u8` difference, 65536 steps, took 16 µs in parallel on two threads against
+/// 1.2 µs serially), where a task inside the pool hands work over cheaply.
+pub const OUTSIDE_GRAIN: usize = 1 << 17;
+
+/// Whether `work` steps are worth running in parallel: at least [`GRAIN`] (inside the pool)
+/// or [`OUTSIDE_GRAIN`] (called from outside it), on a pool of more than one thread.
+#[inline]
+pub fn parallel_worth(work: usize) -> bool {
+    let least = if rayon::current_thread_index().is_some() { GRAIN } else { OUTSIDE_GRAIN };
+    work >= least && parallel_pool()
+}
+
 /// An uninitialised output buffer of `len` elements, filled chunk by chunk.
 pub struct Buffer<T> {
     elements: Vec<MaybeUninit<T>>,
@@ -883,8 +897,8 @@ impl_tuples! {
 /// `(end - start) * row_len` elements, in row-major order, in every column.
 ///
 /// `work_per_row` estimates the steps one row takes (`row_len` when each element is a few
-/// operations; more when elements run loops). Runs on rayon's pool when
-/// `rows * work_per_row >= GRAIN` (and rows > 1), in chunks of about `GRAIN` steps and at
+/// operations; more when elements run loops). Runs on rayon's pool when rows > 1 and
+/// `rows * work_per_row` steps are worth it (`parallel_worth`), in chunks of about `GRAIN` steps and at
 /// least `min_chunk_rows` rows (at least one); otherwise the whole output is one chunk, filled
 /// on the calling thread. Each chunk's outs are checked full after `f` returns (panic
 /// otherwise).
@@ -924,7 +938,7 @@ pub fn fill_chunks<C: Columns, F>(
         return;
     }
     let work_per_row = work_per_row.max(1);
-    if rows > 1 && rows.saturating_mul(work_per_row) >= GRAIN && parallel_pool() {
+    if rows > 1 && parallel_worth(rows.saturating_mul(work_per_row)) {
         let rows_per_chunk = GRAIN.div_ceil(work_per_row).max(min_chunk_rows);
         fill_in_parallel::<C, F>(pointers, rows, row_len, rows_per_chunk, &f);
     } else {
@@ -1005,52 +1019,81 @@ mod tests {
 
     #[test]
     fn fills_a_large_buffer_in_parallel_chunks_of_whole_rows() {
-        let rows = size(1000, 200);
-        let row_len = 100;
-        assert!(rows * row_len > GRAIN);
-        let rows_seen = AtomicUsize::new(0);
-        let chunks = AtomicUsize::new(0);
-        let mut buffer = Buffer::<f64>::new(rows * row_len);
-        fill_chunks(&mut buffer, rows, row_len, 1, row_len, |start, end, out| {
-            assert!(start < end && end <= rows);
-            assert!(end - start <= GRAIN.div_ceil(row_len));
-            chunks.fetch_add(1, Ordering::Relaxed);
-            rows_seen.fetch_add(end - start, Ordering::Relaxed);
-            for row in start..end {
-                out.fill(row_len, |column, slot| slot.push((row * row_len + column) as f64));
-            }
-        });
-        assert_eq!(rows_seen.into_inner(), rows);
-        assert!(chunks.into_inner() > 1);
-        let array = buffer.into_array([rows, row_len]);
-        assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position as f64));
+        crate::test_support::in_pool(2, || {
+            let rows = size(1000, 200);
+            let row_len = 100;
+            assert!(rows * row_len > GRAIN);
+            let rows_seen = AtomicUsize::new(0);
+            let chunks = AtomicUsize::new(0);
+            let mut buffer = Buffer::<f64>::new(rows * row_len);
+            fill_chunks(&mut buffer, rows, row_len, 1, row_len, |start, end, out| {
+                assert!(start < end && end <= rows);
+                assert!(end - start <= GRAIN.div_ceil(row_len));
+                chunks.fetch_add(1, Ordering::Relaxed);
+                rows_seen.fetch_add(end - start, Ordering::Relaxed);
+                for row in start..end {
+                    out.fill(row_len, |column, slot| slot.push((row * row_len + column) as f64));
+                }
+            });
+            assert_eq!(rows_seen.into_inner(), rows);
+            assert!(chunks.into_inner() > 1);
+            let array = buffer.into_array([rows, row_len]);
+            assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position as f64));
+        })
     }
 
     #[test]
     fn a_long_one_dimensional_output_is_cut_into_chunks_of_many_elements() {
-        let n = size(100_003, GRAIN * 2 + 3);
-        let chunks = AtomicUsize::new(0);
-        let mut buffer = Buffer::<usize>::new(n);
-        fill_chunks(&mut buffer, n, 1, 1, 1, |start, end, out| {
-            chunks.fetch_add(1, Ordering::Relaxed);
-            assert!(end - start == GRAIN || end == n);
-            out.fill(end - start, |offset, slot| slot.push((start + offset) * 3));
-        });
-        assert_eq!(chunks.into_inner(), n.div_ceil(GRAIN));
-        let array = buffer.into_array([n]);
-        assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position * 3));
+        crate::test_support::in_pool(2, || {
+            let n = size(100_003, GRAIN * 2 + 3);
+            let chunks = AtomicUsize::new(0);
+            let mut buffer = Buffer::<usize>::new(n);
+            fill_chunks(&mut buffer, n, 1, 1, 1, |start, end, out| {
+                chunks.fetch_add(1, Ordering::Relaxed);
+                assert!(end - start == GRAIN || end == n);
+                out.fill(end - start, |offset, slot| slot.push((start + offset) * 3));
+            });
+            assert_eq!(chunks.into_inner(), n.div_ceil(GRAIN));
+            let array = buffer.into_array([n]);
+            assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position * 3));
+        })
+    }
+
+    #[test]
+    fn only_work_worth_the_hand_over_runs_in_parallel() {
+        let chunks_of = |n: usize| {
+            let chunks = AtomicUsize::new(0);
+            let mut buffer = Buffer::<u8>::new(n);
+            fill_chunks(&mut buffer, n, 1, 1, 1, |start, end, out| {
+                chunks.fetch_add(1, Ordering::Relaxed);
+                out.fill(end - start, |_, slot| slot.push(1));
+            });
+            chunks.into_inner()
+        };
+        // 4 grains of work: one chunk from outside the pool (or on a pool of one thread), four
+        // from inside a pool of two; 16 grains are worth handing over from outside too.
+        let n = GRAIN * 4;
+        assert!(n < OUTSIDE_GRAIN);
+        assert_eq!(chunks_of(n), 1);
+        assert_eq!(crate::test_support::in_pool(2, || chunks_of(n)), 4);
+        assert_eq!(crate::test_support::in_pool(1, || chunks_of(n)), 1);
+        if !cfg!(miri) && parallel_pool() {
+            assert_eq!(chunks_of(OUTSIDE_GRAIN), OUTSIDE_GRAIN / GRAIN);
+        }
     }
 
     #[test]
     fn rows_longer_than_a_grain_are_one_chunk_each() {
-        let (rows, row_len) = (3, GRAIN + 1);
-        let mut buffer = Buffer::<u8>::new(rows * row_len);
-        fill_chunks(&mut buffer, rows, row_len, 1, row_len, |start, end, out| {
-            assert_eq!(end, start + 1);
-            out.fill(row_len, |_, slot| slot.push(start as u8));
-        });
-        let array = buffer.into_array([rows, row_len]);
-        assert_eq!(array.as_slice()[row_len * 2 + 5], 2);
+        crate::test_support::in_pool(2, || {
+            let (rows, row_len) = (3, GRAIN + 1);
+            let mut buffer = Buffer::<u8>::new(rows * row_len);
+            fill_chunks(&mut buffer, rows, row_len, 1, row_len, |start, end, out| {
+                assert_eq!(end, start + 1);
+                out.fill(row_len, |_, slot| slot.push(start as u8));
+            });
+            let array = buffer.into_array([rows, row_len]);
+            assert_eq!(array.as_slice()[row_len * 2 + 5], 2);
+        })
     }
 
     #[test]
@@ -1151,25 +1194,27 @@ mod tests {
 
     #[test]
     fn a_short_chunk_panics_as_an_internal_error() {
-        for rows in [2, size(1000, 200)] {
-            let message = expect_panic(move || {
-                let mut buffer = Buffer::<i32>::new(rows * 100);
-                fill_chunks(&mut buffer, rows, 100, 1, 100, |start, end, out| {
-                    for row in start..end {
-                        let count = if row == 1 { 99 } else { 100 };
-                        out.fill(count, |value, slot| slot.push(value as i32));
-                    }
+        crate::test_support::in_pool(2, || {
+            for rows in [2, size(1000, 200)] {
+                let message = expect_panic(move || {
+                    let mut buffer = Buffer::<i32>::new(rows * 100);
+                    fill_chunks(&mut buffer, rows, 100, 1, 100, |start, end, out| {
+                        for row in start..end {
+                            let count = if row == 1 { 99 } else { 100 };
+                            out.fill(count, |value, slot| slot.push(value as i32));
+                        }
+                    });
                 });
-            });
-            let chunk_end = if rows == 2 { 2 } else { GRAIN.div_ceil(100) };
-            assert_eq!(
-                message,
-                format!(
-                    "ein: internal error: output rows 0..{chunk_end} were not filled: their code wrote fewer than their {} elements (this is a bug in ein; please report it)",
-                    chunk_end * 100
-                )
-            );
-        }
+                let chunk_end = if rows == 2 { 2 } else { GRAIN.div_ceil(100) };
+                assert_eq!(
+                    message,
+                    format!(
+                        "ein: internal error: output rows 0..{chunk_end} were not filled: their code wrote fewer than their {} elements (this is a bug in ein; please report it)",
+                        chunk_end * 100
+                    )
+                );
+            }
+        })
     }
 
     #[test]
@@ -1361,48 +1406,52 @@ mod tests {
     /// `catch_unwind`) from a fill that panicked. None of them lets an unwritten element be read.
     #[test]
     fn no_safe_call_turns_an_unwritten_buffer_into_an_array() {
-        use std::panic::{catch_unwind, AssertUnwindSafe};
-        let message = expect_panic(|| {
-            let mut buffer = Buffer::<i64>::new(6);
-            fill_chunks(&mut buffer, 2, 3, 1, 3, |_, _, out| out.push(1));
-        });
-        assert!(message.starts_with("ein: internal error: output rows 0..2 were not filled"), "{message}");
-        let message = expect_panic(|| {
-            let mut buffer = Buffer::<i64>::new(6);
-            fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |_, slot| slot.push(1)));
-        });
-        assert!(message
-            .starts_with("ein: internal error: fill_chunks of 2 rows of 2 elements given buffers of another length"));
-        let message = expect_panic(|| {
-            let mut columns = (Buffer::<i64>::new(6), Buffer::<i64>::new(5));
-            fill_chunks(&mut columns, 2, 3, 1, 3, |_, _, outs| outs.fill(6, |_, slots| slots.push((1, 2))));
-        });
-        assert!(message
-            .starts_with("ein: internal error: fill_chunks of 2 rows of 3 elements given buffers of another length"));
-        let message = expect_panic(|| {
-            let mut buffer = Buffer::<i64>::new(1 << 16);
-            let filled = catch_unwind(AssertUnwindSafe(|| {
-                fill_chunks(&mut buffer, 1 << 16, 1, 1, 1, |start, end, out| {
-                    if start > 0 {
-                        panic!("ein: a failing element");
-                    }
-                    out.fill(end - start, |_, slot| slot.push(0));
-                })
-            }));
-            assert!(filled.is_err());
-            buffer.into_array([1 << 16])
-        });
-        assert!(message.starts_with("ein: internal error: only 0 of the 65536 elements"), "{message}");
-        // A chunk's closure may swap the outs of two columns of the same type: each is still
-        // the `Out` of a real chunk, checked full, so both columns are written (swapped).
-        let mut columns = (Buffer::<i64>::new(4), Buffer::<i64>::new(4));
-        fill_chunks(&mut columns, 2, 2, 1, 2, |start, end, outs| {
-            std::mem::swap(&mut outs.0, &mut outs.1);
-            outs.fill((end - start) * 2, |offset, slots| slots.push((offset as i64, -(offset as i64))));
-        });
-        let (first, second) = columns;
-        assert_eq!(first.into_array([4]).as_slice(), [0, -1, -2, -3]);
-        assert_eq!(second.into_array([4]).as_slice(), [0, 1, 2, 3]);
+        crate::test_support::in_pool(2, || {
+            use std::panic::{catch_unwind, AssertUnwindSafe};
+            let message = expect_panic(|| {
+                let mut buffer = Buffer::<i64>::new(6);
+                fill_chunks(&mut buffer, 2, 3, 1, 3, |_, _, out| out.push(1));
+            });
+            assert!(message.starts_with("ein: internal error: output rows 0..2 were not filled"), "{message}");
+            let message = expect_panic(|| {
+                let mut buffer = Buffer::<i64>::new(6);
+                fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill(4, |_, slot| slot.push(1)));
+            });
+            assert!(message.starts_with(
+                "ein: internal error: fill_chunks of 2 rows of 2 elements given buffers of another length"
+            ));
+            let message = expect_panic(|| {
+                let mut columns = (Buffer::<i64>::new(6), Buffer::<i64>::new(5));
+                fill_chunks(&mut columns, 2, 3, 1, 3, |_, _, outs| outs.fill(6, |_, slots| slots.push((1, 2))));
+            });
+            assert!(message.starts_with(
+                "ein: internal error: fill_chunks of 2 rows of 3 elements given buffers of another length"
+            ));
+            let message = expect_panic(|| {
+                let mut buffer = Buffer::<i64>::new(1 << 16);
+                let filled = catch_unwind(AssertUnwindSafe(|| {
+                    fill_chunks(&mut buffer, 1 << 16, 1, 1, 1, |start, end, out| {
+                        if start > 0 {
+                            panic!("ein: a failing element");
+                        }
+                        out.fill(end - start, |_, slot| slot.push(0));
+                    })
+                }));
+                assert!(filled.is_err());
+                buffer.into_array([1 << 16])
+            });
+            assert!(message.starts_with("ein: internal error: only 0 of the 65536 elements"), "{message}");
+            // A chunk's closure may swap the outs of two columns of the same type: each is still
+            // the `Out` of a real chunk, checked full, so both columns are written (swapped).
+            let mut columns = (Buffer::<i64>::new(4), Buffer::<i64>::new(4));
+            fill_chunks(&mut columns, 2, 2, 1, 2, |start, end, outs| {
+                std::mem::swap(&mut outs.0, &mut outs.1);
+                outs.fill((end - start) * 2, |offset, slots| slots.push((offset as i64, -(offset as i64))));
+            });
+            let (first, second) = columns;
+            assert_eq!(first.into_array([4]).as_slice(), [0, -1, -2, -3]);
+            assert_eq!(second.into_array([4]).as_slice(), [0, 1, 2, 3]);
+        })
     }
 
     /// Nested runs on two columns may swap their slots, so that a slot outlives the run that made
@@ -1580,22 +1629,24 @@ mod tests {
 
     #[test]
     fn a_large_destination_is_filled_in_parallel_chunks() {
-        let (rows, row_len) = (size(1000, 200), 100);
-        assert!(rows * row_len > GRAIN);
-        let mut target = Array2::<i64>::zeros((rows, row_len));
-        let address = target.as_ptr();
-        let mut destination = Destination::new(target.as_view_mut(), [rows, row_len], "`out`", &SITE);
-        assert_eq!(direct_address(&destination), Some(address));
-        assert!(fill_numbered(&mut destination, rows, row_len) > 1);
-        destination.finish();
-        assert_eq!(target, numbered(rows, row_len));
-        let mut storage = Array2::<i64>::zeros((row_len, rows));
-        let mut transposed = storage.view_mut().reversed_axes();
-        let mut destination = Destination::new(transposed.as_view_mut(), [rows, row_len], "`out`", &SITE);
-        assert_eq!(direct_address(&destination), None);
-        assert!(fill_numbered(&mut destination, rows, row_len) > 1);
-        destination.finish();
-        assert_eq!(storage.t(), numbered(rows, row_len));
+        crate::test_support::in_pool(2, || {
+            let (rows, row_len) = (size(1000, 200), 100);
+            assert!(rows * row_len > GRAIN);
+            let mut target = Array2::<i64>::zeros((rows, row_len));
+            let address = target.as_ptr();
+            let mut destination = Destination::new(target.as_view_mut(), [rows, row_len], "`out`", &SITE);
+            assert_eq!(direct_address(&destination), Some(address));
+            assert!(fill_numbered(&mut destination, rows, row_len) > 1);
+            destination.finish();
+            assert_eq!(target, numbered(rows, row_len));
+            let mut storage = Array2::<i64>::zeros((row_len, rows));
+            let mut transposed = storage.view_mut().reversed_axes();
+            let mut destination = Destination::new(transposed.as_view_mut(), [rows, row_len], "`out`", &SITE);
+            assert_eq!(direct_address(&destination), None);
+            assert!(fill_numbered(&mut destination, rows, row_len) > 1);
+            destination.finish();
+            assert_eq!(storage.t(), numbered(rows, row_len));
+        })
     }
 
     #[test]

@@ -17,8 +17,6 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use crate::build::GRAIN;
-
 /// The number of consecutive indices counted and written together by a parallel filter.
 pub const FILTER_CHUNK: usize = 4096;
 
@@ -91,7 +89,8 @@ fn changed_between_passes() -> ! {
 }
 
 /// The elements that `chunk(start, end, kept)` pushes for the chunks of `0..n`, in order. In
-/// parallel (see the module documentation) when `parallel` and `n` is at least [`GRAIN`];
+/// parallel (see the module documentation) when `parallel` and `n` steps are worth it
+/// (`parallel_worth` in `build.rs`);
 /// `parallel` must be false when a step can fail, so that failures come in index order.
 #[inline(always)]
 pub fn filter<T, F>(n: usize, parallel: bool, chunk: F) -> Vec<T>
@@ -99,7 +98,7 @@ where
     T: Send,
     F: Fn(usize, usize, &mut Kept<'_, T>) + Sync,
 {
-    if !parallel || n < GRAIN || !crate::build::parallel_pool() {
+    if !parallel || !crate::build::parallel_worth(n) {
         let mut kept = Vec::new();
         chunk(0, n, &mut Kept { target: Target::Append(&mut kept), count: 0 });
         return kept;
@@ -157,6 +156,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::GRAIN;
     use crate::test_support::size;
 
     fn keep_odd_squares(n: usize, parallel: bool) -> Vec<u64> {
@@ -182,17 +182,19 @@ mod tests {
 
     #[test]
     fn a_chunk_that_keeps_more_on_its_second_pass_panics() {
-        let calls = std::sync::atomic::AtomicUsize::new(0);
-        let message = ein_testing::expect_panic(|| {
-            filter(GRAIN * 2, true, |start, end, kept: &mut Kept<'_, usize>| {
-                let extra = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= GRAIN * 2 / FILTER_CHUNK;
-                for position in start..end {
-                    if position % 2 == 0 || extra {
-                        kept.push(position);
+        crate::test_support::in_pool(2, || {
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let message = ein_testing::expect_panic(|| {
+                filter(GRAIN * 2, true, |start, end, kept: &mut Kept<'_, usize>| {
+                    let extra = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= GRAIN * 2 / FILTER_CHUNK;
+                    for position in start..end {
+                        if position % 2 == 0 || extra {
+                            kept.push(position);
+                        }
                     }
-                }
-            })
-        });
-        assert!(message.starts_with("ein: internal error"), "{message}");
+                })
+            });
+            assert!(message.starts_with("ein: internal error"), "{message}");
+        })
     }
 }

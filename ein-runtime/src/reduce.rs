@@ -348,7 +348,7 @@ pub fn fold_values<T: Accumulate + Send>(
     combine: impl Fn(T, T) -> T,
     value: impl Fn(usize) -> T + Sync,
 ) -> T {
-    if count < 2 || count.saturating_mul(work_per_value) < GRAIN || !crate::build::parallel_pool() {
+    if count < 2 || !crate::build::parallel_worth(count.saturating_mul(work_per_value)) {
         return T::fold_range(count, identity, combine, value);
     }
     let per_task = GRAIN.div_ceil(work_per_value.max(1));
@@ -550,7 +550,7 @@ where
         fold_chunk(start, n.min(start.saturating_add(REDUCE_CHUNK)))
     };
     let mut combiner = PairwiseCombiner::new();
-    if n >= GRAIN && crate::build::parallel_pool() {
+    if crate::build::parallel_worth(n) {
         let mut window_start = 0;
         while window_start < chunks {
             let window_end = chunks.min(window_start.saturating_add(PARALLEL_WINDOW));

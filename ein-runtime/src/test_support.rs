@@ -19,3 +19,9 @@ pub(crate) fn numbers(count: usize, seed: u64) -> Vec<f64> {
     let mut rng = Rng::new(seed);
     (0..count).map(|_| rng.uniform(-1.0, 1.0)).collect()
 }
+
+/// `action` run inside a rayon pool of `threads` threads: parallel paths then take work as
+/// small as `GRAIN` (from outside a pool they wait for `OUTSIDE_GRAIN`).
+pub(crate) fn in_pool<R: Send>(threads: usize, action: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool").install(action)
+}
