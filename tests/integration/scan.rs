@@ -1,10 +1,28 @@
 //! Differential tests of `scan`: prefix sums over every float and integer width, running
-//! maxima, cumulative products, record states, scans inside comprehensions, steps that are not
+//! maxima, cumulative products, record states, array states (stacked), scans inside
+//! comprehensions, steps that are not
 //! associative (serial), empty ranges, and long inputs that take the parallel three-phase path,
 //! whose float results must be bit for bit the interpreter's (note [scan grouping]).
 
 use crate::harness::{array, catch_quietly, scalar, strip_site, Form, Oracle};
 use ein_core::interp::{self, ArrayValue, Value};
+
+differential! {
+    /// Array states: every state stacked on a new first axis. Column prefix sums (a row per
+    /// step, each built in the memory of the row two steps before), a heat equation's
+    /// trajectory (clamped reads of the state), a 2-D state, and a tuple state holding an
+    /// array and a number (a tuple of stacks).
+    array_states: fn(x: [[f64]], u: [f64], m: [[f64]], n: i64) -> ([[f64]], [[f64]], [[[f64]]], ([[f64]], [f64])) {
+        (
+            scan t, row = for j in 0..x.shape(1) { 0.0 } { for j { row[j] + x[t, j] } },
+            scan t in 0..n, a = u { for i { 0.25 * a[i - 1] + 0.5 * a[i] + 0.25 * a[i + 1] } },
+            scan t in 0..n, g = m { for i, j { g[i, j] * 0.5 + g[j % g.shape(0), i % g.shape(1)] } },
+            scan t in 0..n, (v, s) = (u, 0.0) { (for i { v[i] * 0.9 + s }, s + 1.0) },
+        )
+    }
+    cases [rows, cols, len, steps] in [[3, 4, 5, 3], [0, 3, 1, 1], [4, 0, 0, 0], [1, 1, 2, 4], [300, 40, 200, 6]];
+    args (x = array([rows, cols]), u = array([len]), m = array([rows, rows]), n = scalar(steps as i64));
+}
 
 differential! {
     /// The 100 000 case runs the parallel three-phase scan over 25 blocks.

@@ -272,7 +272,10 @@ impl Jvp {
             ExprKind::Filter(node::For { index, size, body }) => self.filter(*index, size, body, ty, block)?,
             ExprKind::Reduce(reduce) => self.reduce(reduce, ty, span, block)?,
             ExprKind::Fold(fold) => self.fold(fold, ty, false, block)?,
-            ExprKind::Scan(scan) => self.fold(scan, ty, true, block)?,
+            ExprKind::Scan(scan) => {
+                super::differentiable_scan(scan, span)?;
+                self.fold(scan, ty, true, block)?
+            }
             ExprKind::Accum(accum) => self.accum(accum, ty, span, block)?,
             ExprKind::Contract(_) => {
                 return Err(syn::Error::new(

@@ -96,6 +96,19 @@ pub fn vjp_unit(unit: &Unit, header: &FunctionHeader, companion: &Companion) -> 
     Ok(Unit { program, form: Form::Function(Box::new(companion)) })
 }
 
+/// A user's scan whose state holds an array (its value every state stacked) has no
+/// derivative yet: the error, at the scan.
+fn differentiable_scan(scan: &crate::ir::node::Scan, span: proc_macro2::Span) -> syn::Result<()> {
+    if !scan.init.ty.has_array() {
+        return Ok(());
+    }
+    Err(syn::Error::new(
+        span,
+        "a `scan` whose state holds an array has no derivative yet: differentiate a `fold` (its last \
+         state), or scan each element (`for i { scan t in 0..n, s = a[i] { .. } }`)",
+    ))
+}
+
 /// A derivative companion's attributes: its documentation, the primal function's `cfg`s and
 /// lint levels ([`FunctionHeader::carried_attrs`]), and silence about its parameter count.
 fn companion_attrs(header: &FunctionHeader, doc: &str) -> Vec<syn::Attribute> {

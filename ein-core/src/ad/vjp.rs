@@ -406,7 +406,10 @@ impl Vjp {
             ExprKind::Reduce(reduce) => self.reduce(expr, reduce, cotangent),
             ExprKind::Filter(_) => self.filter(expr, cotangent),
             ExprKind::Fold(fold) => self.fold(expr, fold, cotangent, false),
-            ExprKind::Scan(scan) => self.fold(expr, scan, cotangent, true),
+            ExprKind::Scan(scan) => {
+                super::differentiable_scan(scan, span)?;
+                self.fold(expr, scan, cotangent, true)
+            }
             ExprKind::Accum(accum) => self.accum(accum, cotangent, span),
             ExprKind::Contract(_) => {
                 Err(syn::Error::new(span, "ein internal error: differentiation runs before contractions are made"))

@@ -471,8 +471,8 @@ impl<'p> Analysis<'p> {
         self.fixed_points.get(&index)
     }
 
-    /// The comprehensions that build the arrays of each next accumulator of the fold over
-    /// `index`, each with the field path of its array in the accumulator (empty for an array
+    /// The comprehensions that build the arrays of each next accumulator of the fold (or scan)
+    /// over `index`, each with the field path of its array in the accumulator (empty for an array
     /// accumulator), when they may build it in the memory of the same array of the accumulator
     /// before: an array of scalars built whole by one comprehension, or by one on each side of
     /// an `if` that builds only the side it chooses ([`Analysis::lazy_select`]).
@@ -790,6 +790,13 @@ impl<'p> Analysis<'p> {
                 self.step_work.insert(*index, self.loops_work(body, &inside).at_least_one());
             }
             ExprKind::Scan(scan) => {
+                // A state holding arrays is copied onto the scan's tape each step: its arrays
+                // may be built in the memory of the state before, as a fold's are.
+                let mut builders = Vec::new();
+                self.accumulator_builders(&scan.body, &scan.init.ty, &mut Vec::new(), &mut builders);
+                if !builders.is_empty() {
+                    self.reused_accumulators.insert(scan.index, builders);
+                }
                 if let Some(step) = crate::ir::scan::associative_step(scan) {
                     let parallel =
                         !step.lets.iter().any(|(_, value)| self.may_fail(value)) && !self.may_fail(step.value);

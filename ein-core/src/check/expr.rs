@@ -627,20 +627,6 @@ impl Checker {
             self.size_expr(count, &format!("the count of the {what} over `{index_name}`"), Regularity::Required)
         });
         let init = self.expr(init);
-        if let (Accumulation::Scan, Ok(init)) = (accumulation, &init) {
-            if init.ty.has_array() {
-                let found = self.unifier.describe_type(&init.ty);
-                self.errors.push(
-                    init.span,
-                    format!(
-                        "a scan's state must be a number, a `bool`, or a tuple/record of them, found {found}: \
-                         its value would be an array of arrays; scan each element instead \
-                         (`for i {{ scan t in 0..n, s = a[i] {{ .. }} }}`), or use `fold` to keep only the last state"
-                    ),
-                );
-                return Err(Reported);
-            }
-        }
         let depth = self.scope.len();
         let index_var = self.bind_index(index);
         let (init, bindings, acc_var) = match init {
@@ -716,8 +702,16 @@ impl Checker {
                 }
             }
         };
+        // An array accumulator keeps its shape: every step's value must have the initial shape,
+        // which is what the fold's shape (and reads of it) are taken from.
+        let accumulator = Expr::new(ExprKind::Var(acc_var), init.ty.clone(), body.span);
+        let step_what = format!("the {what} body");
+        let step_checks =
+            self.same_shape_checks(&accumulator, &body, ["the accumulator", step_what.as_str()], body.span)?;
+        let body = guarded(step_checks, body);
         if accumulation == Accumulation::Scan {
-            let ty = init.ty.with_outer_axis();
+            // Every state after each step, stacked on a new first axis (an array state's too).
+            let ty = init.ty.stacked();
             let kind = ExprKind::Scan(node::Scan {
                 index: index_var,
                 count: Box::new(count),
@@ -727,11 +721,6 @@ impl Checker {
             });
             return Ok(self.place_checks(checks, Expr::new(kind, ty, span)));
         }
-        // An array accumulator keeps its shape: every step's value must have the initial shape,
-        // which is what the fold's shape (and reads of it) are taken from.
-        let accumulator = Expr::new(ExprKind::Var(acc_var), init.ty.clone(), body.span);
-        let checks = self.same_shape_checks(&accumulator, &body, ["the accumulator", "the fold body"], body.span)?;
-        let body = guarded(checks, body);
         let ty = init.ty.clone();
         let kind = ExprKind::Fold(node::Fold {
             index: index_var,

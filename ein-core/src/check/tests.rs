@@ -736,12 +736,12 @@ fn scan_errors_point_at_the_offending_token() {
         errors("fn f(x: [f64]) -> [f64] { scan t, s = 0.0 { s + 1.0 } }"),
         ["scan index `t` has no length: it never directly indexes an array; give it one with `scan t in 0..n, ..`"]
     );
-    let array_state = errors("fn f(x: [f64]) -> [[f64]] { scan t in 0..3, s = x { for i { s[i] * 2.0 } } }");
-    assert_eq!(array_state.len(), 1);
-    assert!(
-        array_state[0]
-            .starts_with("a scan's state must be a number, a `bool`, or a tuple/record of them, found `[f64]`"),
-        "{array_state:?}"
+    // An array state stacks its states (`[[f64]]`), keeping its shape every step.
+    let states = program("fn f(x: [f64]) -> [[f64]] { scan t in 0..3, s = x { for i { s[i] * 2.0 } } }");
+    assert_eq!(states.body.ty, Type::array(Type::scalar(crate::ir::Scalar::F64), 2));
+    assert_eq!(
+        errors("fn f(x: [f64]) -> [f64] { scan t in 0..3, s = x { for i { s[i] * 2.0 } } }"),
+        ["the body has type `[[f64]]` but the function returns `[f64]`"]
     );
     let irregular = errors("fn f(x: [f64]) -> [[f64]] { for i { scan t in 0..i, s = 0.0 { s + x[t] } } }");
     assert!(irregular[0].starts_with("the count of the scan over `t` depends on `i`"), "{irregular:?}");
