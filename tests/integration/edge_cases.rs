@@ -173,6 +173,19 @@ differential! {
 }
 
 differential! {
+    /// A fold in a fold started from the outer accumulator: reads of the inner one are sized
+    /// through both initial values (so a mismatch with `y` fails, as at top level).
+    fold_in_a_fold_from_its_accumulator: fn(u: [f64], y: [f64], n: i64) -> ([f64], [f64]) {
+        (
+            fold t in 0..n, p = u { fold s in 0..2, q = p { for i { q[i - 1] * 0.5 + q[i] } } },
+            fold t in 0..n, p = u { fold s in 0..2, q = p { let d = sum i { q[i] * y[i] }; for k { q[k] + d } } },
+        )
+    }
+    cases [len, other, steps] in [[5, 5, 2], [1, 1, 3], [0, 0, 1], [4, 6, 2], [300, 300, 3]];
+    args (u = array([len]), y = array([other]), n = scalar(steps as i64));
+}
+
+differential! {
     /// An array `if` whose side may fail (an integer division by an element) keeps both sides
     /// evaluated: a zero divisor fails the step whichever side is chosen.
     eager_select_with_a_failing_side: fn(k: [i64], n: i64) -> [i64] {

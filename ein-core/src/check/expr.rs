@@ -549,13 +549,19 @@ impl Checker {
     /// tuple accumulator (`len(x, 0)` with `(x, v)` the accumulator's pattern, `len(s.0, 0)`),
     /// sized by that part of the accumulator's initial value instead, whose shape every step
     /// keeps.
-    fn through_accumulators(&self, candidate: sizes::Candidate) -> sizes::Candidate {
-        let ExprKind::Len(node::Len { array, axis }) = &candidate.size.kind else { return candidate };
-        let Some(init) = self.accumulator_part(array) else { return candidate };
-        match crate::ir::shape::raw_shape(&init).and_then(|shape| shape.into_iter().nth(*axis)) {
-            Some(size) => sizes::Candidate { size: crate::ir::shape::simplify_lengths(size), ..candidate },
-            None => candidate,
+    fn through_accumulators(&self, mut candidate: sizes::Candidate) -> sizes::Candidate {
+        // An accumulator started from another (a fold in a fold, `q = p`) is read through both:
+        // each keeps its initial value's shape. Every step goes to an accumulator bound
+        // further out, so the chain ends (within as many steps as there are variables).
+        for _ in 0..=self.vars.len() {
+            let ExprKind::Len(node::Len { array, axis }) = &candidate.size.kind else { break };
+            let Some(init) = self.accumulator_part(array) else { break };
+            match crate::ir::shape::raw_shape(&init).and_then(|shape| shape.into_iter().nth(*axis)) {
+                Some(size) => candidate.size = crate::ir::shape::simplify_lengths(size),
+                None => break,
+            }
         }
+        candidate
     }
 
     /// The initial value of the accumulator part that `array` is: an accumulator, a field or a
@@ -627,6 +633,19 @@ impl Checker {
             self.size_expr(count, &format!("the count of the {what} over `{index_name}`"), Regularity::Required)
         });
         let init = self.expr(init);
+        if let (Accumulation::Scan, Ok(init)) = (accumulation, &init) {
+            // The stacked states' row lengths are known only outside every loop (inside one
+            // they may depend on its index, and no check would compare them).
+            let in_loop = self.scope.iter().any(|(_, var)| matches!(self.var(*var).kind, VarKind::Index));
+            if init.ty.has_array() && in_loop {
+                self.errors.push(
+                    init.span,
+                    "a scan whose state holds an array must be outside every comprehension, reduction, fold, \
+                     scan and accum: bind it with `let` before the loops, or use `fold` to keep only the last state",
+                );
+                return Err(Reported);
+            }
+        }
         let depth = self.scope.len();
         let index_var = self.bind_index(index);
         let (init, bindings, acc_var) = match init {

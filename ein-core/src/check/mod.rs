@@ -360,9 +360,10 @@ impl Checker {
     }
 }
 
-/// Marks the type parameters that a function of signed numbers is applied to, and those of
-/// no number class cast to an integer type (the class lattice has neither "signed" nor "a
-/// number or `bool`"; rustc checks them through the bounds this adds).
+/// Marks the type parameters that a function of signed numbers is applied to or a negated
+/// integer literal takes, and those of no number class cast to an integer type (the class
+/// lattice has neither "signed" nor "a number or `bool`"; rustc checks them through the
+/// bounds this adds).
 fn mark_bounds(expr: &Expr, type_params: &mut [TypeParam]) {
     match &expr.kind {
         ExprKind::Call(node::Call { func, args }) => {
@@ -370,6 +371,17 @@ fn mark_bounds(expr: &Expr, type_params: &mut [TypeParam]) {
                 (func.domain(), args.first().map(|arg| &arg.ty))
             {
                 if let Some(param) = type_params.get_mut(*index) {
+                    param.signed = true;
+                }
+            }
+        }
+        // A negated literal of an element type rustc decides: rustc refuses `-1` for an unsigned
+        // type, as the item form does (see `literals_out_of_range`).
+        ExprKind::Unary(node::Unary { op: crate::ir::UnaryOp::Neg, operand })
+            if matches!(operand.kind, ExprKind::Literal(crate::ir::Literal::Int(_))) =>
+        {
+            if let Type::Scalar(ScalarType::Param(index)) = expr.ty {
+                if let Some(param) = type_params.get_mut(index) {
                     param.signed = true;
                 }
             }

@@ -743,6 +743,13 @@ fn scan_errors_point_at_the_offending_token() {
         errors("fn f(x: [f64]) -> [f64] { scan t in 0..3, s = x { for i { s[i] * 2.0 } } }"),
         ["the body has type `[[f64]]` but the function returns `[f64]`"]
     );
+    // Inside a loop, the stacked rows' lengths could depend on its index unchecked.
+    let nested = errors("fn f(x: [[f64]], z: [f64]) -> [[f64]] { for b { let s = scan t in 0..2, r = z { for j { r[j] + x[b, j] } }; for j { s[1, j] } } }");
+    assert_eq!(nested.len(), 1);
+    assert!(
+        nested[0].starts_with("a scan whose state holds an array must be outside every comprehension"),
+        "{nested:?}"
+    );
     let irregular = errors("fn f(x: [f64]) -> [[f64]] { for i { scan t in 0..i, s = 0.0 { s + x[t] } } }");
     assert!(irregular[0].starts_with("the count of the scan over `t` depends on `i`"), "{irregular:?}");
 }
