@@ -186,6 +186,21 @@ differential! {
 }
 
 differential! {
+    /// Array `if`s whose sides may fail (a clamped read of a possibly empty `y`, an integer
+    /// division by data), evaluated both, inside comprehensions and a reduction: one side's
+    /// view is versioned for unit strides where the other's is not, and both are plain views.
+    failing_selects_in_loops: fn(u: [f64], y: [f64], k: [i64]) -> ([[f64]], [[i64]], f64) {
+        (
+            for r in 0..3 { if r == 0 { for i { u[i] * 2.0 } } else { for i { u[i] + y[0] } } },
+            for r in 0..2 { if r == 1 { for i { 60 / k[i] } } else { k } },
+            sum r in 0..4 { let a = if r % 2 == 0 { for i { u[i] - y[0] } } else { u }; a[r] },
+        )
+    }
+    cases [len, other] in [[5, 2], [1, 1], [0, 0], [4, 0], [300, 3]];
+    args (u = array([len]), y = array([other]), k = array([len]).within(1.0, 4.0));
+}
+
+differential! {
     /// An array `if` whose side may fail (an integer division by an element) keeps both sides
     /// evaluated: a zero divisor fails the step whichever side is chosen.
     eager_select_with_a_failing_side: fn(k: [i64], n: i64) -> [i64] {

@@ -388,7 +388,9 @@ impl Gen<'_> {
         let otherwise = self.value(otherwise, block)?;
         self.settle(&mut condition, at, block);
         let name = hint.unwrap_or_else(|| self.names.fresh("select"));
-        let (then, otherwise) = (Gen::value_tokens(&then), Gen::value_tokens(&otherwise));
+        // Plain views on both sides: in a loop versioned for unit strides one side may hold
+        // a `UnitView` where the other holds a `View`.
+        let (then, otherwise) = (plain_view_tokens(&then), plain_view_tokens(&otherwise));
         let condition = &condition.tokens;
         block.push_let(name.clone(), Code::expr(quote!(if #condition { #then } else { #otherwise }), Prec::Block));
         Ok(self.value_at(&expr.ty, &name, None))
@@ -684,4 +686,16 @@ impl Const {
 /// The literal `magnitude` with the suffix of `ty` (`5u8`, `7usize`).
 fn int_literal(magnitude: u128, ty: Scalar) -> proc_macro2::Literal {
     format!("{magnitude}{}", ty.name()).parse().unwrap_or_else(|_| proc_macro2::Literal::u128_unsuffixed(magnitude))
+}
+
+/// The tokens of a value as one Rust expression, every array as its plain `View`
+/// (`IntoView::into_view`, whichever of `View` and `UnitView` holds it).
+fn plain_view_tokens(value: &Value) -> TokenStream {
+    match value {
+        Value::Plain(code) => code.tokens.clone(),
+        Value::Array(array) => {
+            array.views().map(&mut |view| quote!(::ein::__private::IntoView::into_view(#view))).tuple()
+        }
+        Value::Tuple(fields) => super::code::tuple_tokens(fields.iter().map(plain_view_tokens).collect()),
+    }
 }

@@ -727,15 +727,6 @@ impl<'p> Gen<'p> {
         value_at_path(ty, &name.to_token_stream(), Some(name), &read)
     }
 
-    /// The tokens of a value as one Rust expression (views for arrays).
-    fn value_tokens(value: &Value) -> TokenStream {
-        match value {
-            Value::Plain(code) => code.tokens.clone(),
-            Value::Array(array) => array.views().tuple(),
-            Value::Tuple(fields) => tuple_tokens(fields.iter().map(Gen::value_tokens).collect()),
-        }
-    }
-
     /// Converts a value to owned storage (arrays become `Array`s: moved out of their store
     /// when it is ours to move, copied otherwise). Copies are made by statements first, so
     /// that no view is used after its store was moved.
