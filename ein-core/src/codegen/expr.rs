@@ -420,8 +420,7 @@ impl Gen<'_> {
         let (condition, then, otherwise) = (&condition.tokens, &sides[0], &sides[1]);
         block.push(quote!(let #chosen = if #condition { #then } else { #otherwise };));
         let name = hint.unwrap_or_else(|| self.names.fresh("select"));
-        let views =
-            super::map_array_columns(&expr.ty, &chosen.to_token_stream(), &mut |_, column| quote!(#column.view()));
+        let views = super::reduce::views_of_state(&expr.ty, &chosen.to_token_stream());
         let read = block.push_view(name.clone(), views, None);
         Ok(self.stored_value(&expr.ty, &name.to_token_stream(), Some(&name), &read, &chosen, Vec::new()))
     }

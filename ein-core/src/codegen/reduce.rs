@@ -1486,7 +1486,7 @@ fn tape_tree(
 }
 
 /// Views of an owned state of type `ty` (arrays viewed, scalars copied), as one expression.
-fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
+pub(super) fn views_of_state(ty: &Type, state: &TokenStream) -> TokenStream {
     super::map_array_columns(ty, state, &mut |_, column| quote!(#column.view()))
 }
 
