@@ -103,6 +103,19 @@ differential_expr! {
 }
 
 differential_expr! {
+    /// A captured array inside a tuple state, bound by a pattern or read by field, takes its
+    /// rank from those reads (it was taken for a scalar).
+    expression_captured_array_in_a_tuple_state:
+    cases [len, count] in [[0, 2], [1, 1], [5, 3], [12, 0]];
+    let z0 = array::<f64>([len]), n = scalar(count);
+    ein!((
+        fold t in 0..n, (a, c) = (z0, 0.0) { (for j { a[j] + c }, c + 2.0) },
+        fold t in 0..n, s = (z0, 1.0) { (for j { s.0[j] * s.1 }, s.1 + 0.5) },
+        { let z = z0; fold t in 0..n, p = ((z, 0.0), z) { ((for j { p.0.0[j] + p.1[j - 1] }, p.0.1 + 1.0), p.0.0) } },
+    ));
+}
+
+differential_expr! {
     /// Game of Life on a `u8` torus, all literals: the cells' type comes from the use site.
     expression_life_u8_from_the_use_site:
     cases [h, w] in [[6, 7], [1, 1], [3, 3], [0, 4], [4, 0], [20, 33]];

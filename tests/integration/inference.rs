@@ -64,6 +64,20 @@ differential! {
 }
 
 differential! {
+    /// Nested tuple states holding arrays, by pattern and by field (these were an internal
+    /// error: the part of a part had no known shape), and the scan of one.
+    nested_tuple_states: fn(z: [f64], n: usize) -> ((([f64], f64), [f64]), (([f64], f64), [f64]), ([[f64]], [f64])) {
+        (
+            fold t in 0..n, ((a, s), b) = ((z, 0.0), z) { ((for i { a[i] + b[i] * 0.5 }, s + 1.0), a) },
+            fold t in 0..n, p = ((z, 0.0), z) { ((for i { p.0.0[i] + p.1[i - 1] }, p.0.1 + 1.0), p.0.0) },
+            { let q = scan t in 0..n, (b, (a, s)) = (z, (z, 0.0)) { (a, (for i { a[i] * 0.5 + b[i] }, s + 1.0)) }; (q.0, q.1.1) },
+        )
+    }
+    cases [len, steps] in [[0, 2], [1, 1], [5, 0], [5, 3], [17, 6]];
+    args (z = array([len]), n = scalar(steps));
+}
+
+differential! {
     /// A heat step as a fold over an array: the comprehension's sizes come from the
     /// accumulator, whose shape is the initial value's.
     heat_fold: fn(temp: [[f32]], n: usize) -> [[f32]] {

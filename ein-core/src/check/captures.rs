@@ -2,9 +2,10 @@
 //! order of first use) and their ranks, read from how they are used: the deepest direct
 //! indexing (`a[i][j]` and `a[i, j]` are rank 2), or `a.shape(k)` (rank > k), or `a.len()`.
 //! A name bound to a captured local (`let b = a;`, `fold t in 0..n, u = a { .. }`) is the same
-//! array, so how it is used counts for the local too.
+//! array, so how it is used counts for the local too, through tuples as well
+//! (`fold t in 0..n, (u, c) = (a, 0) { .. }`, `s = (a, 0.0)` read as `s.0[i]`).
 
-use crate::syntax::ast::{Binder, Expr, ExprKind, Pattern};
+use crate::syntax::ast::{Binder, Expr, ExprKind, Member, Pattern};
 use proc_macro2::Ident;
 
 /// The highest rank ein accepts; beyond it (only reachable through `a.shape(k)` with a huge `k`)
@@ -26,24 +27,42 @@ pub fn find_captures(body: &Expr) -> Vec<Capture> {
 }
 
 struct Scan {
-    /// The names bound in scope, innermost last, each with the capture it stands for, if it
-    /// was bound to one.
-    bound: Vec<(String, Option<usize>)>,
+    /// The names bound in scope, innermost last, each with what it stands for, if it was bound
+    /// to a captured local or a tuple holding one.
+    bound: Vec<(String, Option<Alias>)>,
     captures: Vec<Capture>,
 }
 
-impl Scan {
-    /// The capture `name` refers to (itself, or the one a bound name stands for), registered
-    /// on first use.
-    fn capture(&mut self, name: &Ident) -> Option<&mut Capture> {
-        let position = self.capture_position(name)?;
-        self.captures.get_mut(position)
+/// What a value stands for: a captured local (its position), or a tuple some of whose parts do.
+#[derive(Clone, Debug)]
+enum Alias {
+    Capture(usize),
+    Tuple(Vec<Option<Alias>>),
+}
+
+impl Alias {
+    fn capture(&self) -> Option<usize> {
+        match self {
+            Alias::Capture(position) => Some(*position),
+            Alias::Tuple(_) => None,
+        }
     }
 
-    fn capture_position(&mut self, name: &Ident) -> Option<usize> {
+    fn part(&self, position: usize) -> Option<Alias> {
+        match self {
+            Alias::Tuple(parts) => parts.get(position).cloned().flatten(),
+            Alias::Capture(_) => None,
+        }
+    }
+}
+
+impl Scan {
+    /// What `name` stands for: what it was bound to, or else a captured local, registered on
+    /// first use.
+    fn resolve(&mut self, name: &Ident) -> Option<Alias> {
         let text = name.to_string();
         if let Some((_, alias)) = self.bound.iter().rev().find(|(bound, _)| *bound == text) {
-            return *alias;
+            return alias.clone();
         }
         let position = match self.captures.iter().position(|c| c.name == text) {
             Some(position) => position,
@@ -52,15 +71,23 @@ impl Scan {
                 self.captures.len() - 1
             }
         };
-        Some(position)
+        Some(Alias::Capture(position))
     }
 
-    /// The capture that binding `value` to a name makes the name stand for: `value` is a
-    /// name that refers to one.
-    fn alias_of(&mut self, value: &Expr) -> Option<usize> {
+    /// What `value` stands for: a name, a tuple of them, or a part of one.
+    fn alias_of(&mut self, value: &Expr) -> Option<Alias> {
         match &value.kind {
-            ExprKind::Name(name) => self.capture_position(name),
+            ExprKind::Name(name) => self.resolve(name),
+            ExprKind::Tuple(items) => Some(Alias::Tuple(items.iter().map(|item| self.alias_of(item)).collect())),
+            ExprKind::Field { base, member: Member::Position(position, _) } => self.alias_of(base)?.part(*position),
             _ => None,
+        }
+    }
+
+    /// Records that the captured local `alias` stands for (if any) has at least this rank.
+    fn note_rank(&mut self, alias: Option<Alias>, rank: usize) {
+        if let Some(capture) = alias.and_then(|alias| alias.capture()).and_then(|p| self.captures.get_mut(p)) {
+            capture.rank = capture.rank.max(rank);
         }
     }
 
@@ -68,9 +95,8 @@ impl Scan {
     fn expr(&mut self, expr: &Expr, depth: usize) {
         match &expr.kind {
             ExprKind::Name(name) => {
-                if let Some(capture) = self.capture(name) {
-                    capture.rank = capture.rank.max(depth);
-                }
+                let alias = self.resolve(name);
+                self.note_rank(alias, depth);
             }
             ExprKind::Index { array, indices } => {
                 self.expr(array, depth + indices.len());
@@ -98,7 +124,7 @@ impl Scan {
             // an update indexes every axis of it.
             ExprKind::Accum { target, init, body } => {
                 self.expr(init, 0);
-                let alias = self.alias_of(init);
+                let alias = self.alias_of(init).filter(|alias| alias.capture().is_some());
                 let before = self.bound.len();
                 self.bound.push((target.to_string(), alias));
                 self.expr(body, 0);
@@ -106,10 +132,9 @@ impl Scan {
             }
             ExprKind::Update { target, indices, value, .. } => {
                 let text = target.to_string();
-                let alias = self.bound.iter().rev().find(|(bound, _)| *bound == text).and_then(|(_, alias)| *alias);
-                if let Some(capture) = alias.and_then(|position| self.captures.get_mut(position)) {
-                    capture.rank = capture.rank.max(indices.len());
-                }
+                let alias =
+                    self.bound.iter().rev().find(|(bound, _)| *bound == text).and_then(|(_, alias)| alias.clone());
+                self.note_rank(alias, indices.len());
                 indices.iter().for_each(|index| self.expr(index, 0));
                 self.expr(value, 0);
             }
@@ -126,7 +151,11 @@ impl Scan {
                 self.expr(body, 0);
                 self.bound.truncate(before);
             }
-            ExprKind::Field { base, .. } => self.expr(base, 0),
+            // A part of a tuple that holds a captured local is that local.
+            ExprKind::Field { base, .. } => match self.alias_of(expr) {
+                Some(alias) => self.note_rank(Some(alias), depth),
+                None => self.expr(base, 0),
+            },
             ExprKind::If { cond, then, otherwise } => {
                 self.expr(cond, 0);
                 self.expr(then, 0);
@@ -145,14 +174,10 @@ impl Scan {
     }
 
     fn array_query(&mut self, array: &Expr, minimum_rank: usize) {
-        if let ExprKind::Name(name) = &array.kind {
-            if let Some(capture) = self.capture(name) {
-                capture.rank = capture.rank.max(minimum_rank);
-                return;
-            }
-            return;
+        match &array.kind {
+            ExprKind::Name(_) | ExprKind::Field { .. } => self.expr(array, minimum_rank),
+            _ => self.expr(array, 0),
         }
-        self.expr(array, 0);
     }
 
     /// Binders are in scope for the sizes of later binders and for the body, like the checker.
@@ -180,11 +205,15 @@ impl Scan {
         }
     }
 
-    /// Binds the names of `pattern`; a lone name bound to a captured local stands for it.
-    fn bind(&mut self, pattern: &Pattern, alias: Option<usize>) {
+    /// Binds the names of `pattern`, each to what its part of the value stands for.
+    fn bind(&mut self, pattern: &Pattern, alias: Option<Alias>) {
         match pattern {
             Pattern::Name(name) => self.bound.push((name.to_string(), alias)),
-            Pattern::Tuple(items, _) => items.iter().for_each(|item| self.bind(item, None)),
+            Pattern::Tuple(items, _) => {
+                for (position, item) in items.iter().enumerate() {
+                    self.bind(item, alias.as_ref().and_then(|alias| alias.part(position)));
+                }
+            }
         }
     }
 }

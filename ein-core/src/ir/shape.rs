@@ -119,32 +119,56 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
             sizes.push(int(i64::try_from(ops.len()).ok()?, expr.span));
             sizes
         }
-        // A scan's states are never arrays: one axis, its count.
-        ExprKind::Scan(node::Scan { count, .. }) => vec![(**count).clone()],
-        ExprKind::Project(node::Project { tuple, field }) => match &tuple.kind {
-            ExprKind::Tuple(items) => raw_shape(items.get(*field)?)?,
-            // The part of a compound tuple has the shape of that part of the tuple's value.
-            ExprKind::Let(node::Let { var, value, body }) => {
-                let mut sizes = raw_shape(&project(body, *field, &expr.ty))?;
-                for size in &mut sizes {
-                    substitute(size, *var, value);
-                }
-                sizes
-            }
-            ExprKind::Assert(node::Assert { body, .. }) => raw_shape(&project(body, *field, &expr.ty))?,
-            ExprKind::Select(node::Select { then, .. }) => raw_shape(&project(then, *field, &expr.ty))?,
-            ExprKind::Fold(node::Fold { init, .. }) => raw_shape(&project(init, *field, &expr.ty))?,
-            ExprKind::Scan(node::Scan { count, .. }) => vec![(**count).clone()],
-            _ => lengths_of(expr, rank),
+        // The states stacked on a new first axis: the count, then a state's shape.
+        ExprKind::Scan(node::Scan { count, init, .. }) => {
+            let mut sizes = vec![(**count).clone()];
+            sizes.extend(raw_shape(init)?);
+            sizes
+        }
+        ExprKind::Project(node::Project { tuple, field }) => match shaped_part(tuple, *field, &expr.ty) {
+            Some(part) => raw_shape(&part)?,
+            None => lengths_of(expr, rank),
         },
         _ => lengths_of(expr, rank),
     };
     (sizes.len() == rank).then_some(sizes)
 }
 
-/// `tuple.field`, of type `ty`.
-fn project(tuple: &Expr, field: usize, ty: &Type) -> Expr {
-    Expr::new(ExprKind::Project(node::Project { tuple: Box::new(tuple.clone()), field }), ty.clone(), tuple.span)
+/// An expression of the shape of `tuple.field` (of type `ty`) whose own shape is known, the
+/// projection pushed into the tuple's value: the part itself, under the value's `let`s, the
+/// initial value's part for a fold, a state's part stacked for a scan. `None` when the tuple
+/// is only known by evaluating it (a variable, a call).
+fn shaped_part(tuple: &Expr, field: usize, ty: &Type) -> Option<Expr> {
+    let part = match &tuple.kind {
+        ExprKind::Tuple(items) => items.get(field)?.clone(),
+        ExprKind::Let(node::Let { var, value, body }) => {
+            let body = shaped_part(body, field, ty)?;
+            Expr::new(
+                ExprKind::Let(node::Let { var: *var, value: value.clone(), body: Box::new(body) }),
+                ty.clone(),
+                tuple.span,
+            )
+        }
+        ExprKind::Assert(node::Assert { body, .. }) => shaped_part(body, field, ty)?,
+        ExprKind::Select(node::Select { then, .. }) => shaped_part(then, field, ty)?,
+        ExprKind::Fold(node::Fold { init, .. }) => shaped_part(init, field, ty)?,
+        // The part of every state, stacked: a scan over the part of the initial state.
+        ExprKind::Scan(scan) => {
+            let Type::Tuple { fields, .. } = &scan.init.ty else { return None };
+            let init = shaped_part(&scan.init, field, fields.get(field)?)?;
+            let kind =
+                ExprKind::Scan(node::Scan { init: Box::new(init.clone()), body: Box::new(init), ..scan.clone() });
+            Expr::new(kind, ty.clone(), tuple.span)
+        }
+        // A part of a part: the inner part first.
+        ExprKind::Project(node::Project { tuple: inner, field: inner_field }) => {
+            let Type::Tuple { fields, .. } = &tuple.ty else { return None };
+            let inner_part = shaped_part(inner, *inner_field, &tuple.ty)?;
+            shaped_part(&inner_part, field, fields.get(field).unwrap_or(ty))?
+        }
+        _ => return None,
+    };
+    Some(part)
 }
 
 fn lengths_of(expr: &Expr, rank: usize) -> Vec<Expr> {
@@ -165,17 +189,8 @@ fn simplify_lengths_to_depth(mut size: Expr, depth: usize) -> Expr {
         if !matches!(array.kind, ExprKind::Var(_)) {
             let replacement = match &array.kind {
                 // Falling back to `len` of the same expression would loop forever.
-                ExprKind::Project(node::Project { tuple, .. })
-                    if !matches!(
-                        tuple.kind,
-                        ExprKind::Tuple(_)
-                            | ExprKind::Let(_)
-                            | ExprKind::Assert(_)
-                            | ExprKind::Select(_)
-                            | ExprKind::Fold(_)
-                            | ExprKind::Scan(_)
-                            | ExprKind::Accum(_)
-                    ) =>
+                ExprKind::Project(node::Project { tuple, field })
+                    if shaped_part(tuple, *field, &array.ty).is_none() =>
                 {
                     None
                 }
