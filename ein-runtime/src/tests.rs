@@ -331,6 +331,44 @@ fn arrays_convert_to_ndarray_without_copying() {
 }
 
 #[test]
+fn flat_rows_runs_contiguous_rows_in_order_and_rejects_other_layouts() {
+    let data: Vec<i32> = (0..24).collect();
+    let array = Array3::from_shape_vec((4, 3, 2), data).unwrap();
+    let view = AsView::<i32, 3>::as_view(&array);
+    let run = |view: View<'_, i32, 3>, start: usize, end: usize| {
+        let flat = view.flat_rows(start, end, view.shape()[1] * view.shape()[2])?;
+        assert_eq!(&flat.shape()[..2], &[1, 1]);
+        Some((0..flat.shape()[2]).map(|k| flat.get([0, 0, k]).expect("in range")).collect::<Vec<i32>>())
+    };
+    assert_eq!(run(view, 1, 3), Some((6..18).collect()));
+    assert_eq!(run(view, 0, 4), Some((0..24).collect()));
+    assert_eq!(run(view, 2, 2), Some(Vec::new()));
+    assert_eq!(run(view, 3, 5), None, "rows out of range");
+    let unit = view.unit_inner().expect("contiguous").flat_rows(3, 4, 6).expect("one row");
+    assert!(view.flat_rows(0, 2, 5).is_none(), "rows longer than the loop's");
+    // SAFETY: index 5 is in range of the run's 6 elements.
+    assert_eq!(unsafe { unit.get_unchecked([0, 0, 5]) }, 23);
+    // One row of a sliced array is contiguous; several are not.
+    let cut = array.slice(s![.., 1.., ..]);
+    let cut = AsView::<i32, 3>::as_view(&cut);
+    assert_eq!(run(cut, 2, 3), Some(vec![14, 15, 16, 17]));
+    assert_eq!(run(cut, 1, 3), None);
+    // Transposed, reversed and strided layouts are not runs.
+    let swapped = array.view().permuted_axes([0, 2, 1]);
+    assert_eq!(run(AsView::<i32, 3>::as_view(&swapped), 0, 1), None);
+    let reversed = array.slice(s![..;-1, .., ..]);
+    assert_eq!(run(AsView::<i32, 3>::as_view(&reversed), 0, 1), Some((18..24).collect()));
+    assert_eq!(run(AsView::<i32, 3>::as_view(&reversed), 0, 2), None);
+    // Axes of length 1 may have any stride.
+    let single = array.slice(s![.., 1..2, ..]);
+    assert_eq!(run(AsView::<i32, 3>::as_view(&single), 0, 4), None, "rows 6 apart hold 2 each");
+    let column = array.slice(s![1..2, .., 0..1]);
+    assert_eq!(run(AsView::<i32, 3>::as_view(&column), 0, 1), None, "stride 2 down the run");
+    let tail = array.slice(s![2.., .., ..]);
+    assert_eq!(run(AsView::<i32, 3>::as_view(&tail), 0, 2), Some((12..24).collect()));
+}
+
+#[test]
 fn unit_inner_keeps_every_element_and_rejects_strided_last_axes() {
     let data: Vec<i32> = (0..24).collect();
     let matrix = Array3::from_shape_vec((2, 3, 4), data).unwrap();

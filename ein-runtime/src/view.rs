@@ -364,6 +364,36 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         Some(UnitView(View { ptr: self.ptr, shape: self.shape, strides, _marker: PhantomData }))
     }
 
+    /// Rows `start..end` of the first axis as one run along the last axis, if they lie
+    /// contiguously in row-major order and each holds `row_len` elements: shape
+    /// `[1, …, 1, count]`, `count` their number of elements, element `[0, …, 0, k]` the `k`-th
+    /// of them in row-major order. `None` for other layouts, other row lengths or rows out of
+    /// range. Generated code runs an elementwise comprehension whose reads are all
+    /// `x[i, j, …]` as one loop over such runs, so short rows cost no per-row overhead.
+    #[inline]
+    pub fn flat_rows(self, start: usize, end: usize, row_len: usize) -> Option<Self> {
+        let last = N.checked_sub(1)?;
+        if start > end || end > self.shape[0] {
+            return None;
+        }
+        let mut rows_shape = self.shape;
+        rows_shape[0] = end - start;
+        let count = contiguous_len(rows_shape, self.strides)?;
+        if Some(count) != rows_shape[0].checked_mul(row_len) {
+            return None;
+        }
+        let mut shape = [1usize; N];
+        shape[last] = count;
+        let mut strides = self.strides;
+        strides[last] = 1;
+        // Wrapping: with no elements, the first need not exist.
+        let ptr = self.ptr.wrapping_offset((start as isize).wrapping_mul(self.strides[0]));
+        // The `count` elements of rows `start..end` (in range) lie at ptr, ptr + 1, …: every
+        // in-range index of the new shape addresses one of them, and the count is at most
+        // this view's element count, so the shape obeys the invariant.
+        Some(View { ptr, shape, strides, _marker: PhantomData })
+    }
+
     /// The elements as a slice, if they lie contiguously in row-major order.
     pub fn as_slice(&self) -> Option<&'a [T]> {
         match contiguous_len(self.shape, self.strides)? {
@@ -598,6 +628,12 @@ impl<'a, T, const N: usize> UnitView<'a, T, N> {
     #[inline]
     pub fn view(self) -> View<'a, T, N> {
         self.0
+    }
+
+    /// [`View::flat_rows`], still a `UnitView` (the run's stride is 1).
+    #[inline]
+    pub fn flat_rows(self, start: usize, end: usize, row_len: usize) -> Option<Self> {
+        self.0.flat_rows(start, end, row_len).map(UnitView)
     }
 
     /// [`View::sub_unchecked`], still contiguous along its last axis (the same axis, when the

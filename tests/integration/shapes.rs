@@ -1,9 +1,9 @@
 //! Differential tests of shapes: comprehensions whose body is itself an array (a row, a fold,
 //! a `let`-bound array), where an empty outer axis means the inner shape must be known without
 //! evaluating the body; sizes written as expressions; gathers along inner axes; arg-reductions
-//! used as indices.
+//! used as indices; elementwise comprehensions run over contiguous rows as one loop.
 
-use crate::harness::array;
+use crate::harness::{array, scalar};
 
 differential! {
     /// The body is a row of `x` (a sub-array), read in reverse row order.
@@ -114,4 +114,26 @@ differential! {
     }
     cases [n] in [[0], [1], [6], [300]];
     args (k = array([n]), x = array([n]));
+}
+
+differential! {
+    /// Elementwise comprehensions whose reads are all `x[i, j, …]` run contiguous rows as one
+    /// loop (`View::flat_rows`); strided, reversed and transposed layouts (the harness runs
+    /// each), a loop shorter than the rows it reads, and an array built by the program itself
+    /// take the same values.
+    elementwise_runs: fn(a: [[u8]], b: [[u8]], c: [[[f64]]], d: [[[[f64]]]], n: usize)
+        -> ([[u8]], [[f64]], [[[f64]]], [[u8]], [[f64]], [[f64]], [[[[f64]]]])
+    {
+        (
+            for i, j { if a[i, j] > b[i, j] { a[i, j] - b[i, j] } else { b[i, j] - a[i, j] } },
+            for i, j { (a[i, j] as f64) * 0.5 + (b[i, j] as f64) },
+            for p, i, j { c[p, i, j] * c[p, i, j] - 1.0 },
+            for i, j in 0..a.shape(1) - 1 { a[i, j] / 2 + b[i, j] / 2 },
+            { let s = for i, j { a[i, j] as f64 }; for i, j { s[i, j] + (b[i, j] as f64) } },
+            fold t in 0..n, s = for i, j { a[i, j] as f64 } { for i, j { s[i, j] * 0.5 + (b[i, j] as f64) } },
+            for p, q, i, j { d[p, q, i, j] + 1.0 },
+        )
+    }
+    cases [m, k, r, steps] in [[3, 4, 2, 2], [1, 1, 1, 1], [0, 5, 3, 1], [4, 0, 2, 1], [2, 3, 0, 1], [300, 7, 5, 2], [70, 130, 3, 1]];
+    args (a = array([m, k]).within(0.0, 255.0), b = array([m, k]).within(0.0, 255.0), c = array([r, m, k]), d = array([r, 2, m, k]), n = scalar(steps));
 }

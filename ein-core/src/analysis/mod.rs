@@ -1025,6 +1025,53 @@ fn comprehension_body(expr: &Expr) -> &Expr {
     }
 }
 
+/// The arrays an elementwise comprehension over `indices` (outermost first) with body `body`
+/// reads, when it may run as one loop over its elements in memory order: every use of an
+/// index is as the whole index of a proven read `x[i, j, …]` of an array bound outside the
+/// body, of rank the number of indices, and those arrays are used in no other way. (Whether
+/// each lies row-major contiguous, with the comprehension's shape, is checked at run time.)
+pub fn flat_reads(indices: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
+    fn whole_read(indices: &[VarId], expr: &Expr) -> Option<VarId> {
+        let mut positions = Vec::new();
+        let mut base = expr;
+        while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
+            if *bounds != Bounds::Proven {
+                return None;
+            }
+            positions.push(&**index);
+            base = array;
+        }
+        positions.reverse();
+        let ExprKind::Var(array) = base.kind else { return None };
+        let by_index =
+            |(position, index): (&&Expr, &VarId)| matches!(position.kind, ExprKind::Var(var) if var == *index);
+        let whole = positions.len() == indices.len()
+            && base.ty.rank() == indices.len()
+            && positions.iter().zip(indices).all(by_index);
+        whole.then_some(array)
+    }
+    fn visit(indices: &[VarId], expr: &Expr, reads: &mut BTreeSet<VarId>, others: &mut BTreeSet<VarId>) -> bool {
+        if let Some(array) = whole_read(indices, expr) {
+            reads.insert(array);
+            return true;
+        }
+        if let ExprKind::Var(var) = expr.kind {
+            if indices.contains(&var) {
+                return false;
+            }
+            others.insert(var);
+        }
+        let mut flat = true;
+        expr.for_each_child(|child| flat = flat && visit(indices, child, reads, others));
+        flat
+    }
+    let (mut reads, mut others) = (BTreeSet::new(), BTreeSet::new());
+    let flat = visit(indices, body, &mut reads, &mut others)
+        && reads.is_disjoint(&others)
+        && reads.is_subset(&free_vars(body));
+    flat.then_some(reads)
+}
+
 /// The expression that gives `body` its value, under its `let`s and size checks (what builds a
 /// fold's next accumulator, or an `#[into]` function's result).
 pub fn tail_of(body: &Expr) -> &Expr {

@@ -2,7 +2,7 @@
 //! outermost axis in parallel, the innermost as a counted `Fill::fill` loop), array reads (a
 //! chain of `Index` nodes folded into one access) and sizes.
 
-use super::code::{ArrayValue, Block, Code, Prec, Store, Tree, Value};
+use super::code::{tuple_tokens, ArrayValue, Block, Code, Prec, Store, Tree, Value};
 use super::expr::{call, scalar_type};
 use super::{has_array, internal, primitive, tree_at, Gen, OutColumn};
 use crate::analysis::{self, Work};
@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 /// One axis of an output: its length as a `usize` (a local or a literal) and the matching
 /// `i64` loop bound.
+#[derive(Clone)]
 struct Dim {
     len: Code,
     end: Code,
@@ -204,16 +205,21 @@ impl Gen<'_> {
                     let offset = start.to_token_stream();
                     generator.fill_loop(outer, &count, Some(offset), body, chunk_block)
                 } else {
+                    let flat = generator.flat_runs(&chain, body, (&start, &end), &row_len, &dims);
+                    let (rows, inner_dims, prelude) = match flat {
+                        Some((first, last, inner_dims, prelude)) => (quote!(#first..#last), inner_dims, prelude),
+                        None => (quote!(#start..#end), dims[1..chain.len()].to_vec(), TokenStream::new()),
+                    };
                     let (row_block, ()) = generator.nested(true, |generator, row_block| {
                         if outer_used {
                             row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
                         }
                         generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
-                        generator.write_axes(&chain[1..], &dims[1..chain.len()], body, row_block)
+                        generator.write_axes(&chain[1..], &inner_dims, body, row_block)
                     })?;
                     let row_param = if outer_used { row.to_token_stream() } else { quote!(_) };
                     let row_tokens = row_block.finish(None);
-                    chunk_block.push(quote!(for #row_param in #start..#end { #row_tokens }));
+                    chunk_block.push(quote!(#prelude for #row_param in #rows { #row_tokens }));
                     Ok(())
                 }
             })
@@ -265,6 +271,69 @@ impl Gen<'_> {
         let arrays = tree_at(elem, &buffer.into_token_stream()).map(&mut |column| quote!(#column.into_array(#shape)));
         block.push_let(store.clone(), Code::expr(arrays.tuple(), Prec::Atom));
         Ok(Some(self.views_of_store(elem, store, hint, block)))
+    }
+
+    /// An elementwise comprehension over `chain` whose reads are all `x[i, j, …]`
+    /// ([`analysis::flat_reads`]) runs the rows `start..end` of a chunk as one row when every
+    /// array it reads holds them contiguously ([`View::flat_rows`](ein_runtime::View)), so
+    /// short rows cost no per-row loop. Returns the rows to loop over (`first..last`: one, or
+    /// the chunk's), the inner axes' lengths to loop with (1, …, 1 and the chunk's element
+    /// count, or the axes'), and the statement that chooses between the two and rebinds the
+    /// arrays' views to the runs.
+    #[allow(clippy::type_complexity)]
+    fn flat_runs(
+        &mut self,
+        chain: &[(VarId, &Expr)],
+        body: &Expr,
+        (start, end): (&Ident, &Ident),
+        row_len: &TokenStream,
+        dims: &[Dim],
+    ) -> Option<(Ident, Ident, Vec<Dim>, TokenStream)> {
+        let indices: Vec<VarId> = chain.iter().map(|(index, _)| *index).collect();
+        let (&last_index, _) = indices.split_last()?;
+        if indices.len() < 2 || has_array(&body.ty) || self.analysis.jam(last_index, body).is_some() {
+            return None;
+        }
+        let mut views = Vec::new();
+        for array in analysis::flat_reads(&indices, body)? {
+            if self.analysis.transposed_copies_of(array).next().is_some() {
+                return None;
+            }
+            match self.env.get(&array) {
+                Some(Value::Array(value)) => {
+                    let view = value.as_local()?;
+                    if !views.contains(view) {
+                        views.push(view.clone());
+                    }
+                }
+                _ => return None,
+            }
+        }
+        if views.is_empty() {
+            return None;
+        }
+        let (first, last) = (self.names.fresh("first"), self.names.fresh("last"));
+        let lens: Vec<Ident> = dims[1..indices.len()].iter().map(|_| self.names.fresh("run_len")).collect();
+        let inner_dims = lens
+            .iter()
+            .map(|len| Dim {
+                len: Code::name(len),
+                end: Code::expr(quote!(#len as ::core::primitive::i64), Prec::Cast),
+            })
+            .collect();
+        let (middle_ones, axis_lens) = (
+            lens[..lens.len() - 1].iter().map(|_| quote!(1)),
+            dims[1..indices.len()].iter().map(|dim| dim.len.tokens.clone()),
+        );
+        let runs = tuple_tokens(views.iter().map(|view| quote!(#view.flat_rows(#start, #end, #row_len))).collect());
+        let somes = tuple_tokens(views.iter().map(|view| quote!(::core::option::Option::Some(#view))).collect());
+        let prelude = quote! {
+            let (#first, #last, #(#lens,)* #(#views,)*) = match #runs {
+                #somes => (0, 1, #(#middle_ones,)* (#end - #start) * #row_len, #(#views,)*),
+                _ => (#start, #end, #(#axis_lens,)* #(#views,)*),
+            };
+        };
+        Some((first, last, inner_dims, prelude))
     }
 
     /// A work estimate of the analysis as a `usize` (see [`Work`]): `dims` are the lengths of
