@@ -238,6 +238,9 @@ fn reads_across_the_side_by_side_index_read_a_transposed_copy() {
     let shifted =
         "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j in 0..b.len() { sum k { a[i, k] * b[j / 2, k] } } }";
     assert_eq!(transposed(shifted), None);
+    // Nor where each element is read once, along its rows (a mean per plane of a batch).
+    let planes = "fn f(x: [[[[f32]]]]) -> [[f32]] { for b, c { sum h, w { x[b, c, h, w] } } }";
+    assert_eq!(transposed(planes), None);
 }
 
 #[test]

@@ -17,7 +17,10 @@
 //! so that the iterations' reads are consecutive elements (vector loads), as the hand-written
 //! nearest-neighbour and k-means kernels lay out their centroids. The copy costs one pass over
 //! `b`; it is made only where another loop between `b`'s binding and the side-by-side loop
-//! reads `b` again per iteration, so that it is paid once for many reads.
+//! reads `b` again per iteration, so that it is paid once for many reads — the same elements
+//! (the reads' indices vary with no enclosing loop), unless one iteration at a time would read
+//! them strided: `for b, c { sum h, w { x[b, c, h, w] } }` reads each element of `x` once,
+//! along its rows, and a copy would only double its traffic.
 //!
 //! The reads themselves are not rewritten: side by side, the generator reads the copy (the
 //! analysis finds it, [`transposition_of`], and lists the reads in `Jam::transposed`); one
@@ -36,7 +39,10 @@
 
 use crate::analysis::{AcrossRead, Analysis};
 use crate::ir::node;
-use crate::ir::{declare, number_nodes, Bounds, Expr, ExprKind, Program, ReduceOp, Type, VarId, VarInfo, VarKind};
+use crate::ir::visit::{bound_vars, free_vars};
+use crate::ir::{
+    declare, number_nodes, Bounds, Expr, ExprKind, NodeId, Program, ReduceOp, Type, VarId, VarInfo, VarKind,
+};
 use crate::passes::purity::is_loop;
 use std::collections::BTreeSet;
 
@@ -47,7 +53,7 @@ pub fn transpose_across(mut program: Program) -> Program {
         let analysis = Analysis::of(&program);
         let mut depths = vec![None; program.vars.len()];
         program.params.iter().for_each(|param| depths[param.0 as usize] = Some(0));
-        collect(&analysis, &program.body, 0, &mut depths, &mut wanted);
+        collect(&analysis, &program.body, 0, &mut depths, &mut Vec::new(), &mut wanted);
     }
     // One copy per array and axis, named after the array.
     for (array, axis) in wanted {
@@ -65,13 +71,15 @@ pub fn transpose_across(mut program: Program) -> Program {
 }
 
 /// Walks `expr`, `depth` loops deep, knowing how many loops enclose each array binding seen so
-/// far (`depths`, by variable: parameters 0, `let`s their depth, others unset), and adds the
-/// arrays and axes to copy to `wanted`.
+/// far (`depths`, by variable: parameters 0, `let`s their depth, others unset) and the
+/// variables that vary with the enclosing loops (`varying`: their binders, and `let`s inside
+/// them), and adds the arrays and axes to copy to `wanted`.
 fn collect(
     analysis: &Analysis<'_>,
     expr: &Expr,
     depth: usize,
     depths: &mut Vec<Option<usize>>,
+    varying: &mut Vec<VarId>,
     wanted: &mut BTreeSet<(VarId, usize)>,
 ) {
     // A contraction runs on the runtime's kernels (or its own loops where small): no copy.
@@ -94,8 +102,18 @@ fn collect(
     };
     if let Some((index, body)) = side_by_side {
         let reads = analysis.across_reads(index, body).unwrap_or_default();
-        // Worth a copy only if a loop around this one reads the array again per iteration.
-        let reread = |read: &AcrossRead| depths[read.array.0 as usize].is_some_and(|bound| bound < depth);
+        // Worth a copy only if a loop around this one reads the same elements again per
+        // iteration: the array is bound outside it, and the read's indices do not vary with it.
+        let inside = bound_vars(body);
+        let reread = |read: &AcrossRead| {
+            let Some(read_expr) = node_by_id(body, read.read) else { return false };
+            let positions = read_expr.read_chain().1;
+            let same_elements = positions.iter().all(|(position, _)| !mentions_any(position, varying));
+            let along_rows = positions
+                .last()
+                .is_some_and(|(position, _)| matches!(position.kind, ExprKind::Var(var) if inside.contains(&var)));
+            depths[read.array.0 as usize].is_some_and(|bound| bound < depth) && (same_elements || !along_rows)
+        };
         if !reads.is_empty() && reads.iter().all(reread) {
             wanted.extend(reads.into_iter().map(|read| (read.array, read.axis)));
         }
@@ -104,7 +122,27 @@ fn collect(
         depths[var.0 as usize] = Some(depth);
     }
     let inner = depth + usize::from(is_loop(expr));
-    expr.for_each_child(|child| collect(analysis, child, inner, depths, wanted));
+    let before = varying.len();
+    if is_loop(expr) || depth > 0 {
+        varying.extend(expr.binders());
+    }
+    expr.for_each_child(|child| collect(analysis, child, inner, depths, varying, wanted));
+    varying.truncate(before);
+}
+
+/// The node of `expr` numbered `id`, if any.
+fn node_by_id(expr: &Expr, id: NodeId) -> Option<&Expr> {
+    if expr.id == id {
+        return Some(expr);
+    }
+    let mut found = None;
+    expr.for_each_child(|child| found = found.or_else(|| node_by_id(child, id)));
+    found
+}
+
+/// Whether `expr` mentions any of `vars`.
+fn mentions_any(expr: &Expr, vars: &[VarId]) -> bool {
+    !vars.is_empty() && free_vars(expr).iter().any(|var| vars.contains(var))
 }
 
 /// `for t_0, …, t_{r-1} { array[…] }` over `array`'s axes with `axis` moved last: element
