@@ -51,6 +51,22 @@ differential! {
 }
 
 differential! {
+    /// Triangular ranges: `j` in `0..i + c` under `i` in `0..len` reads `m[j]` unchecked when
+    /// `c` is at most what `i`'s range leaves (the prover follows the chain of ranges).
+    triangular_ranges: fn(x: [[f64]], m: [f64]) -> (f64, [f64], [f64], [f64], [f64]) {
+        (
+            sum i { sum j in 0..i { m[i] * m[j] / sqrt(sum d { (x[i, d] - x[j, d]) * (x[i, d] - x[j, d]) } + 0.01) } },
+            for i in 0..m.len() { sum j in 0..i + 1 { m[j] } },
+            for i in 0..m.len() - 1 { sum j in 0..i + 2 { m[j] * 2.0 } },
+            for i in 0..m.len() { sum j in 0..i + 2 { m[j] } },
+            for i in 0..m.len() { max j in 0..i + 1 { sum k in 0..j + 1 { m[k] } } },
+        )
+    }
+    cases [n, d] in [[1, 3], [2, 1], [5, 3], [40, 2]];
+    args (x = array([n, d]), m = array([n]));
+}
+
+differential! {
     /// A fold whose state is a tuple of arrays, named by a pattern or read by field: the
     /// indices take their sizes from the parts of the initial value (reads proven in bounds).
     tuple_state_fold: fn(x0: [f64], v0: [f64], n: usize) -> (([f64], [f64]), ([f64], [f64])) {

@@ -872,7 +872,8 @@ impl Vjp {
 
     /// Whether `position`, read with bounds proven, is a loop index whose range is the whole
     /// axis: a proven read `a[i]` has `i`'s range equal to the axis unless the range is
-    /// shortened, `0..n - d` (see `check::sizes::prove_bounds`).
+    /// shortened, `0..n - d`, or an enclosing index's, `0..i + c` (see
+    /// `check::sizes::prove_bounds`).
     fn runs_whole_axis(&self, position: &Expr) -> bool {
         let ExprKind::Var(index) = position.kind else { return false };
         let Some((_, size)) = self.frames.iter().find_map(|frame| frame.looped.as_ref().filter(|(i, _)| *i == index))
@@ -884,7 +885,8 @@ impl Vjp {
             &range.kind,
             ExprKind::Binary(node::Binary { op: BinaryOp::Sub, rhs, .. }) if matches!(rhs.kind, ExprKind::Literal(_))
         );
-        !shortened
+        let triangular = free_vars(&range).iter().any(|var| self.vars[var.0 as usize].kind == VarKind::Index);
+        !shortened && !triangular
     }
 
     fn fresh_index(&mut self, span: Span) -> VarId {

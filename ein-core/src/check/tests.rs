@@ -182,6 +182,23 @@ fn a_shifted_read_over_a_shortened_range_is_proven() {
 }
 
 #[test]
+fn a_triangle_of_ranges_is_proven() {
+    // `j < i + 1 <= len`, and `j + 1 < i + 2 <= len` under `i < len - 1`; `k <= j <= i`.
+    let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { sum j in 0..i + 1 { a[j] } } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Proven]);
+    let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() - 1 { sum j in 0..i + 1 { a[j + 1] } } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Proven]);
+    let checked =
+        program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { sum j in 0..i { sum k in 0..j + 1 { a[k] } } } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Proven]);
+    // One past the triangle, or under another array's length: clamped.
+    let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { sum j in 0..i + 2 { a[j] } } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped]);
+    let checked = program("fn f(a: [f64], b: [f64]) -> [f64] { for i in 0..b.len() { sum j in 0..i { a[j] } } }");
+    assert_eq!(bounds(&checked), vec![Bounds::Clamped]);
+}
+
+#[test]
 fn a_window_read_sizes_its_outermost_index() {
     let checked = program("fn f(img: [[f32]], k: [[f32]]) -> [[f32]] { for i, j { sum di, dj { img[i + di - 2, j + dj - 2] * k[di, dj] } } }");
     let sizes = sizes(&checked);

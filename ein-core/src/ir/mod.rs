@@ -271,8 +271,9 @@ pub enum Literal {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bounds {
     /// The index is a plain index variable whose range equals the axis (by construction or by
-    /// a size assertion checked earlier), or `i + c` with `i` in `0..len - d`, d ≥ c ≥ 0:
-    /// read without any check.
+    /// a size assertion checked earlier), or `i + c` with `i` in `0..len - d`, d ≥ c ≥ 0, or
+    /// in `0..j + e` for an enclosing index `j` of which that holds with `c + e - 1` (a
+    /// triangle, `j` in `0..i` under `i` in `0..len`): read without any check.
     Proven,
     /// Clamp the index into `0..len`; reading from an empty axis is a run-time error.
     Clamped,

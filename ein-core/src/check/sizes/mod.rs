@@ -4,8 +4,9 @@
 //! equality checks run before the loops (once, when they mention only parameters); sizes equal
 //! by construction (same array and axis, or the same definition reached through `let`s) need no
 //! check.
-//! Afterwards [`prove_bounds`] marks every read `a[i]` whose index range equals the axis as
-//! [`Bounds::Proven`], so generated code reads it without clamping.
+//! Afterwards [`prove_bounds`] marks every read `a[i]` whose index range lies within the axis
+//! (equals it, or falls short of it by construction) as [`Bounds::Proven`], so generated code
+//! reads it without clamping.
 
 use crate::ir::node;
 use crate::ir::shape::{raw_shape, simplify_lengths};
@@ -332,8 +333,9 @@ pub fn key(expr: &Expr) -> String {
     crate::ir::visit::alpha_key(expr)
 }
 
-/// Marks reads `a[i]` as proven in bounds where the range of `i` equals the axis: by
-/// construction, or through a size check that dominates the read.
+/// Marks reads `a[i + c]` as proven in bounds where the range of `i` keeps them within the
+/// axis: equal to it (by construction, or through a size check that dominates the read),
+/// shortened by at least `c`, or an enclosing index's range that does (`Prover::below_axis`).
 pub fn prove_bounds(program: &mut Program, lets: &LetValues) {
     let mut prover = Prover { lets, ranges: BTreeMap::new(), aliases: BTreeMap::new(), equalities: Vec::new() };
     prover.walk(&mut program.body);
@@ -399,22 +401,38 @@ impl Prover<'_> {
                 // the axis's length and d ≥ c. A negative size never gets this far: it panics
                 // before its loop runs.
                 let Some((var, offset)) = self.index_plus_offset(index) else { return };
-                let Some((range_key, range)) = self.ranges.get(&var) else { return };
-                let whole_axis = offset == 0 && self.equal(range_key, &axis);
-                let shortened_axis = match &range.kind {
-                    ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) => match rhs.kind {
-                        ExprKind::Literal(Literal::Int(shortened_by)) => {
-                            shortened_by >= offset && self.equal(&key(lhs), &axis)
-                        }
-                        _ => false,
-                    },
-                    _ => false,
-                };
-                if whole_axis || shortened_axis {
+                if self.below_axis(var, offset, &axis, 0) {
                     *bounds = Bounds::Proven;
                 }
             }
             _ => expr.for_each_child_mut(|child| self.walk(child)),
+        }
+    }
+
+    /// Whether `var + offset` is below the axis of key `axis` for every value of the index
+    /// `var` (at least 0, so `offset ≥ 0` keeps the read at or above 0): its range is the axis
+    /// (`offset ≤ 0`), the axis shortened by at least `offset` (`0..n - d`, `d ≥ offset`), or
+    /// an enclosing index plus `c` (`j` in `0..i + c`: `j + offset ≤ i + c - 1 + offset`,
+    /// which must then hold of `i`, a triangle's reads `m[j]` under `i` in `0..len(m)`).
+    fn below_axis(&self, var: VarId, offset: i64, axis: &str, depth: usize) -> bool {
+        let Some((range_key, range)) = self.ranges.get(&var) else { return false };
+        if offset <= 0 && self.equal(range_key, axis) {
+            return true;
+        }
+        if let ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) = &range.kind {
+            if let ExprKind::Literal(Literal::Int(shortened_by)) = rhs.kind {
+                if shortened_by >= offset && self.equal(&key(lhs), axis) {
+                    return true;
+                }
+            }
+        }
+        // Ranges are bound outside in, so the chain ends; the depth only bounds the work.
+        match var_plus_offset(range) {
+            Some((outer, c)) if depth < 8 && self.ranges.contains_key(&outer) => {
+                let Some(outer_offset) = offset.checked_add(c).and_then(|sum| sum.checked_sub(1)) else { return false };
+                self.below_axis(outer, outer_offset, axis, depth + 1)
+            }
+            _ => false,
         }
     }
 
