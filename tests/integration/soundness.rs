@@ -166,3 +166,34 @@ fn expression_form_captures_constants() {
     let expected: Vec<f64> = (0..4).map(|i| a[i] * SCALE + TABLE[i % 3]).collect();
     assert_eq!(result.as_slice(), &expected[..]);
 }
+
+mod record_vjp {
+    ein::ein! {
+        #[vjp(run_vjp)]
+        pub fn run(x: [f64]) -> [{ a: f64, b: f64 }] { for i { { a: x[i] * 2.0, b: x[i] * x[i] } } }
+        #[vjp(pair_vjp)]
+        pub fn pair(x: [[f64]]) -> ([(f64, f64)], f64) { (for i { (x[i, 0], x[i, 1] * 3.0) }, x[0, 0]) }
+    }
+}
+
+/// Round 9, H15: every column of a `#[vjp]` cotangent that is an array of records or tuples is
+/// checked against the first (only the first was: a short second column was read past its end).
+#[test]
+fn every_column_of_a_record_cotangent_is_shape_checked() {
+    let x = vec![1.0, -2.0, 3.0];
+    let (_, dx) = record_vjp::run_vjp(&x, (&[1.0, 1.0, 1.0][..], &[1.0, 0.5, 2.0][..]));
+    assert_eq!(dx.as_slice(), &[4.0, 0.0, 14.0]);
+    for b in [&[1.0][..], &[1.0, 1.0, 1.0, 1.0][..]] {
+        let message = panic_of(|| record_vjp::run_vjp(&x, (&[1.0, 1.0, 1.0][..], b)));
+        assert!(message.starts_with("ein: shape mismatch"), "{message}");
+        assert!(
+            message.contains("axis 0 of `cotangent.b`") && message.contains("axis 0 of `cotangent.a`"),
+            "{message}"
+        );
+    }
+    let m = ndarray::arr2(&[[1.0, 2.0], [3.0, 4.0]]);
+    let (_, dm) = record_vjp::pair_vjp(&m, ((&[1.0, 1.0][..], &[1.0, 1.0][..]), 1.0));
+    assert_eq!(dm.as_slice(), &[2.0, 3.0, 1.0, 3.0]);
+    let message = panic_of(|| record_vjp::pair_vjp(&m, ((&[1.0, 1.0][..], &[1.0][..]), 1.0)));
+    assert!(message.contains("axis 0 of `cotangent.0.1`"), "{message}");
+}

@@ -473,16 +473,20 @@ impl<'p> Gen<'p> {
             params.push(quote!(#param: #ty));
             args.push(param);
         }
+        let mut column_checks = Vec::new();
         for &param in &self.program.params {
             let info = self.program.var(param);
+            let (param_ty, span) = (info.ty.clone(), info.span);
             let param_name = self.names.var(param).clone();
-            let ty = param_type(&info.ty, info.span)?;
+            let ty = param_type(&param_ty, span)?;
             // Generated code reads exactly the parameters the program reads (the analysis's
             // `is_read`); an unread one was named `_…` already.
             if self.names.is_referenced(param) {
-                if let Some(views) = rebind(&info.ty, &param_name.to_token_stream(), ParamStyle::Reference) {
+                if let Some(views) = rebind(&param_ty, &param_name.to_token_stream(), ParamStyle::Reference) {
                     rebinds.push(quote!(let #param_name = #views;));
                 }
+                let what = param_name.to_string();
+                self.column_shape_checks(&param_ty, &param_name.to_token_stream(), &what, span, &mut column_checks);
             }
             params.push(quote!(#param_name: #ty));
             args.push(param_name);
@@ -492,6 +496,7 @@ impl<'p> Gen<'p> {
         let inner = quote! {
             #(#rebinds)*
             #(#sites)*
+            #(#column_checks)*
             #body
         };
         // The same body twice more, compiled for AVX-512 and for AVX2 and FMA, one of them
@@ -881,6 +886,49 @@ impl<'p> Gen<'p> {
         result
     }
 
+    /// For a parameter (at `path`, named `what`) holding arrays of tuples or records — a
+    /// `#[vjp]` cotangent, whose columns the caller passes one by one — a check per column and
+    /// axis that the column has the first column's shape: the program reads every column at
+    /// the first one's indices.
+    fn column_shape_checks(
+        &mut self,
+        ty: &Type,
+        path: &TokenStream,
+        what: &str,
+        span: Span,
+        checks: &mut Vec<TokenStream>,
+    ) {
+        match ty {
+            Type::Array { elem, rank } if matches!(**elem, Type::Tuple { .. }) => {
+                let tree = tree_at(elem, path);
+                let columns = tree.leaves();
+                let mut labels = Vec::new();
+                column_labels(elem, "", &mut labels);
+                let (Some(first), Some(first_label)) = (columns.first(), labels.first()) else { return };
+                let site = self.site(span);
+                for (column, label) in columns.iter().zip(&labels).skip(1) {
+                    for axis in 0..*rank {
+                        let axis_literal = Literal::usize_unsuffixed(axis);
+                        let column_what = format!("axis {axis} of `{what}{label}`");
+                        let first_what = format!("axis {axis} of `{what}{first_label}`");
+                        checks.push(quote! {
+                            ::ein::__private::check_same_size(
+                                #column.size(#axis_literal), #first.size(#axis_literal), "", #column_what, #first_what, &#site,
+                            );
+                        });
+                    }
+                }
+            }
+            Type::Tuple { fields, .. } => {
+                for (position, field) in fields.iter().enumerate() {
+                    let index = syn::Index::from(position);
+                    self.column_shape_checks(field, &quote!(#path.#index), &format!("{what}.{position}"), span, checks);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A loop nest in two copies: one over the `candidates` it reads (those among the locals
     /// of `inside`, see [`Gen::nest_locals`]), each rebound to `View::unit_inner()` — the same
     /// view as a `UnitView`, whose reads add the last index unscaled, so that LLVM sees
@@ -1162,6 +1210,19 @@ fn rebind(ty: &Type, path: &TokenStream, style: ParamStyle) -> Option<TokenStrea
             ParamStyle::Reference => quote!(::ein::__private::AsView::<_, #rank>::as_view(#column)),
         })
     })
+}
+
+/// The label of every scalar leaf of an element type, in column order: `.re`, `.1.x`.
+fn column_labels(elem: &Type, prefix: &str, labels: &mut Vec<String>) {
+    match elem {
+        Type::Tuple { fields, names } => {
+            for (position, field) in fields.iter().enumerate() {
+                let name = names.get(position).cloned().unwrap_or_else(|| position.to_string());
+                column_labels(field, &format!("{prefix}.{name}"), labels);
+            }
+        }
+        _ => labels.push(prefix.to_string()),
+    }
 }
 
 /// The value of type `ty` at `path` as one expression, with every array column (the path of
