@@ -116,6 +116,20 @@ differential_expr! {
 }
 
 differential_expr! {
+    /// Folds and serial scans whose state starts from a float literal, stepped `acc op x`
+    /// (generated as `acc += x` for known float types only: a type parameter has no `+=`).
+    expression_float_literal_states:
+    cases [len] in [[0], [1], [9]];
+    let x = array::<f64>([len]);
+    ein!((
+        fold t in 0..x.len(), a = 0.0 { a + x[t] * 2.0 },
+        fold t in 0..x.len(), a = 1.0 { a * x[t] },
+        scan t, s = 1.0 { s - x[t] },
+        for i in 0..x.len() { fold t in 0..x.len(), a = 0.5 { a / (x[t] + 3.0) } },
+    ));
+}
+
+differential_expr! {
     /// Game of Life on a `u8` torus, all literals: the cells' type comes from the use site.
     expression_life_u8_from_the_use_site:
     cases [h, w] in [[6, 7], [1, 1], [3, 3], [0, 4], [4, 0], [20, 33]];

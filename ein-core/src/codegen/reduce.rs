@@ -1329,13 +1329,10 @@ impl<'p> Gen<'p> {
             self.bind_let(*var, value, block)?;
             body = rest;
         }
-        // `acc = acc + x` on floats is written `acc += x`.
+        // `acc = acc + x` on floats is written `acc += x` (a known type: a type parameter's
+        // bound, `ein::Float`, has no `+=`).
         if let ExprKind::Binary(node::Binary { op, lhs, rhs }) = &body.kind {
-            let float = match body.ty {
-                Type::Scalar(ScalarType::Known(scalar)) => scalar.is_float(),
-                Type::Scalar(ScalarType::Param(index)) => self.class(index, body.span)? == NumberClass::Float,
-                _ => false,
-            };
+            let float = matches!(body.ty, Type::Scalar(ScalarType::Known(scalar)) if scalar.is_float());
             if float && op.is_arithmetic() && matches!(lhs.kind, ExprKind::Var(var) if var == acc) {
                 let value = self.scalar(rhs, block)?;
                 let value = &value.tokens;
