@@ -130,6 +130,19 @@ differential_expr! {
 }
 
 differential_expr! {
+    /// Nests of reductions over literal ranges run side by side under one comparison with the
+    /// runtime's threshold per type (clippy denies the redundant ones: CI lints this code).
+    expression_constant_range_nests:
+    cases [h, w] in [[0, 3], [1, 1], [6, 7], [20, 33]];
+    let m = array::<f64>([h, w]), f = array::<f32>([h, w]);
+    ein!((
+        for i, j { sum di in 0..3, dj in 0..3 { m[i + di - 1, j + dj - 1] } },
+        for i, j { max di in 0..3, dj in 0..5 { m[i + di - 1, j + dj - 2] } },
+        for i, j { sum di in 0..3 { sum dj in 0..3 { f[i + di - 1, j + dj - 1] } } },
+    ));
+}
+
+differential_expr! {
     /// Game of Life on a `u8` torus, all literals: the cells' type comes from the use site.
     expression_life_u8_from_the_use_site:
     cases [h, w] in [[6, 7], [1, 1], [3, 3], [0, 4], [4, 0], [20, 33]];

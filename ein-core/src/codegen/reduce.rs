@@ -715,20 +715,40 @@ impl<'p> Gen<'p> {
         };
         let (prefetch_widest, prefetch_wide, no_prefetch) =
             (prefetches(widest), prefetches(JAM_WIDE), TokenStream::new());
-        // Where each reduction of the nest is a plain fold (an argmax always is).
-        let plain: Vec<Option<TokenStream>> = levels
+        // Where each reduction of the nest is a plain fold (an argmax always is): its count,
+        // a literal one's value, and the element type's `Accumulate`.
+        let plain: Vec<Option<(TokenStream, Option<i64>, TokenStream)>> = levels
             .iter()
-            .map(|level| match &level.rule {
+            .zip(&jam.levels)
+            .map(|(level, reduce)| match &level.rule {
                 LevelRule::Fold { accumulate, .. } => {
-                    let count = &level.count;
-                    Some(quote!(#count < #accumulate::PLAIN_BELOW))
+                    let literal = match reduce.size.kind {
+                        ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(value),
+                        _ => None,
+                    };
+                    Some((level.count.clone(), literal, accumulate.clone()))
                 }
                 LevelRule::Arg { .. } => None,
             })
             .collect();
-        let all_plain = |conditions: &[Option<TokenStream>]| {
-            let conditions: Vec<&TokenStream> = conditions.iter().flatten().collect();
-            (!conditions.is_empty()).then(|| quote!(#(#conditions)&&*))
+        // Of several literal counts of one type only the largest is compared, and a count
+        // only once: the others would be comparisons clippy denies as redundant.
+        let all_plain = |conditions: &[Option<(TokenStream, Option<i64>, TokenStream)>]| {
+            let mut kept: Vec<&(TokenStream, Option<i64>, TokenStream)> = Vec::new();
+            for condition in conditions.iter().flatten() {
+                let (count, literal, accumulate) = condition;
+                let same = |other: &&(TokenStream, Option<i64>, TokenStream)| match (literal, other.1) {
+                    (Some(_), Some(_)) => other.2.to_string() == accumulate.to_string(),
+                    _ => other.0.to_string() == count.to_string() && other.2.to_string() == accumulate.to_string(),
+                };
+                match kept.iter().position(same) {
+                    Some(position) if kept[position].1 < *literal => kept[position] = condition,
+                    Some(_) => {}
+                    None => kept.push(condition),
+                }
+            }
+            let conditions = kept.iter().map(|(count, _, accumulate)| quote!(#count < #accumulate::PLAIN_BELOW));
+            (!kept.is_empty()).then(|| quote!(#(#conditions)&&*))
         };
         let plain_steps = if let LevelRule::Arg { .. } = levels[0].rule {
             // An argmax is plain at any length: a wide block of a comprehension walks down
