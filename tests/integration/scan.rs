@@ -25,6 +25,19 @@ differential! {
 }
 
 differential! {
+    /// An array-state scan bound inside a side of an `if` (the part of a stack had no shape:
+    /// an internal error), whole and read by row.
+    array_states_in_a_select: fn(z: [f64], c: bool) -> ([[f64]], [f64]) {
+        (
+            if c { let a = scan t in 0..3, r = z { for j { r[j] * 2.0 } }; a } else { for u in 0..3, j { z[j] } },
+            if c { let a = scan t in 0..3, r = z { for j { r[j] * 2.0 } }; a[2] } else { z },
+        )
+    }
+    cases [len, flag] in [[0, 1], [1, 0], [4, 1], [4, 0]];
+    args (z = array([len]), c = scalar(flag == 1));
+}
+
+differential! {
     /// The 100 000 case runs the parallel three-phase scan over 25 blocks.
     prefix_sum_f64: fn(x: [f64]) -> [f64] { scan t, s = 0.0 { s + x[t] } }
     cases [n] in [[0], [1], [17], [5000], [100000]];

@@ -784,7 +784,8 @@ impl Checker {
         let (Some(left_shape), Some(right_shape)) = shapes else {
             self.errors.push(
                 span,
-                "the shapes of these arrays cannot be compared before computing them; bind them with `let` first",
+                "the shapes of these arrays cannot be compared before computing them (a filter's length, say, is \
+                 known only once it has run); bind each with `let` before this expression",
             );
             return Err(Reported);
         };

@@ -182,6 +182,14 @@ fn a_shifted_read_over_a_shortened_range_is_proven() {
 }
 
 #[test]
+fn a_filter_bound_inside_a_side_of_an_if_is_an_error_not_invalid_ir() {
+    // Its length is known only once it has run: it cannot size the `if` before.
+    let messages =
+        errors("fn f(z: [f64], c: bool) -> [f64] { if c { let q = for i where z[i] > 0.0 { z[i] }; q } else { z } }");
+    assert!(messages[0].contains("cannot be compared before computing them"), "{messages:?}");
+}
+
+#[test]
 fn a_triangle_of_ranges_is_proven() {
     // `j < i + 1 <= len`, and `j + 1 < i + 2 <= len` under `i < len - 1`; `k <= j <= i`.
     let checked = program("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { sum j in 0..i + 1 { a[j] } } }");

@@ -23,7 +23,9 @@ pub fn shape_in_scope(expr: &Expr) -> Option<Vec<Expr>> {
         .into_iter()
         .map(|size| {
             let size = simplify_lengths(size);
-            free_vars(&size).is_disjoint(&inside).then_some(size)
+            // A size that binds variables of its own would evaluate part of `expr` again (the
+            // length of a filter bound inside it): not known before `expr` either.
+            (free_vars(&size).is_disjoint(&inside) && bound_vars(&size).is_empty()).then_some(size)
         })
         .collect()
 }
