@@ -209,6 +209,9 @@ pub trait Num:
     const LOWEST: Self;
     /// The largest value (+inf for floats, MAX for integers): the identity of `min`.
     const HIGHEST: Self;
+    /// The integer literals that denote a value of this type: its range for integers, any
+    /// `i64` for floats.
+    const LITERALS: (i128, i128);
     /// `self + other`, wrapping for integers.
     fn add(self, other: Self) -> Self;
     /// `self - other`, wrapping for integers.
@@ -235,6 +238,20 @@ pub trait Num:
     fn clamp(self, low: Self, high: Self, site: &Site) -> Self;
     /// `value as Self`, for integer literals.
     fn from_i64(value: i64) -> Self;
+    /// The integer literal `VALUE` of the expression form, whose type rustc decides: one
+    /// outside the type's range fails to compile once the type is known, as Rust's
+    /// `overflowing_literals` (`xs[i] > 300` on `u8` would compare with 44).
+    #[inline]
+    fn from_int_literal<const VALUE: i64>() -> Self {
+        const {
+            let (lowest, highest) = Self::LITERALS;
+            assert!(
+                VALUE as i128 >= lowest && VALUE as i128 <= highest,
+                "ein: an integer literal of this ein! expression is out of range for the element type it has"
+            );
+        }
+        Self::from_i64(VALUE)
+    }
     /// `value as Self`, for float literals.
     fn from_f64(value: f64) -> Self;
 }
@@ -249,6 +266,7 @@ macro_rules! impl_num_for_float {
             const ONE: Self = 1.0;
             const LOWEST: Self = $float::NEG_INFINITY;
             const HIGHEST: Self = $float::INFINITY;
+            const LITERALS: (i128, i128) = (i64::MIN as i128, i64::MAX as i128);
             #[inline] fn add(self, other: Self) -> Self { self + other }
             #[inline] fn sub(self, other: Self) -> Self { self - other }
             #[inline] fn mul(self, other: Self) -> Self { self * other }
@@ -280,6 +298,7 @@ macro_rules! impl_num_for_integer {
             const ONE: Self = 1;
             const LOWEST: Self = $integer::MIN;
             const HIGHEST: Self = $integer::MAX;
+            const LITERALS: (i128, i128) = ($integer::MIN as i128, $integer::MAX as i128);
             #[inline] fn add(self, other: Self) -> Self { self.wrapping_add(other) }
             #[inline] fn sub(self, other: Self) -> Self { self.wrapping_sub(other) }
             #[inline] fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }

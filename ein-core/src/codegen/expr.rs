@@ -149,10 +149,21 @@ impl Gen<'_> {
 
     fn unary(&mut self, op: UnaryOp, operand: &Expr, block: &mut Block) -> syn::Result<Code> {
         let ty = scalar_type(&operand.ty, operand.span)?;
-        // `-1.5`, `-3`: one literal.
-        if let (UnaryOp::Neg, ScalarType::Known(scalar), ExprKind::Literal(literal)) = (op, ty, &operand.kind) {
-            if let Some(value) = Const::of(literal, scalar).and_then(|value| value.negate(scalar)) {
-                return Ok(value.code(scalar));
+        // `-1.5`, `-3`: one literal (`-128` fits an `i8` where `128` does not).
+        if let (UnaryOp::Neg, ExprKind::Literal(literal)) = (op, &operand.kind) {
+            match ty {
+                ScalarType::Known(scalar) => {
+                    if let Some(value) = Const::of(literal, scalar).and_then(|value| value.negate(scalar)) {
+                        return Ok(value.code(scalar));
+                    }
+                }
+                ScalarType::Param(_) => {
+                    if let Literal::Int(value) = literal {
+                        if let Some(negated) = value.checked_neg() {
+                            return Ok(param_literal(&Literal::Int(negated)));
+                        }
+                    }
+                }
             }
         }
         let code = self.scalar(operand, block)?;
@@ -566,14 +577,15 @@ pub(super) fn call(path: TokenStream, args: &[&Code]) -> Code {
 }
 
 /// A literal of an element type rustc decides (a type parameter of the expression form's
-/// generic function): `Num::from_i64`/`from_f64`, which are `as` (exactly the interpreter's
-/// semantics) and fold to a constant.
+/// generic function): `Num::from_int_literal` (checked to be in range) / `from_f64`, which are
+/// `as` (exactly the interpreter's semantics) and fold to a constant.
 fn param_literal(literal: &Literal) -> Code {
     match *literal {
         Literal::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
         Literal::Int(value) => {
-            let value = Const::Int(i128::from(value)).code(Scalar::I64);
-            call(quote!(::ein::__private::Num::from_i64), &[&value])
+            // Checked against the type's range when rustc knows the type (a compile error).
+            let value = Const::Int(i128::from(value)).code(Scalar::I64).tokens;
+            Code::expr(quote!(::ein::__private::Num::from_int_literal::<{ #value }>()), Prec::Atom)
         }
         Literal::Float(value) => {
             let value = Const::F64(value).code(Scalar::F64);
