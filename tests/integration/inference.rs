@@ -94,6 +94,21 @@ differential! {
 }
 
 differential! {
+    /// Sizes from a fold's accumulator through a `let` (`let m = p.len()`), and from a nested
+    /// fold's accumulator started from the outer one: the initial value's shape, which every
+    /// step keeps (both were refused as changing from one iteration to the next).
+    sizes_from_accumulators_through_lets: fn(u: [f64], w: [[f64]], n: usize) -> ([f64], [[f64]], [f64]) {
+        (
+            fold t in 0..n, p = u { let m = p.len(); for i in 0..m { p[i] * 0.5 + p[i - 1] } },
+            fold t in 0..n, p = w { let r = p.shape(1); for i in 0..p.len(), j in 0..r { p[i, j] + p[i, j - 1] } },
+            fold t in 0..n, p = u { fold s in 0..2, q = p { for i in 0..q.len() { q[i] * 0.5 + q[i + 1] } } },
+        )
+    }
+    cases [len, rows, steps] in [[0, 2, 2], [1, 1, 1], [5, 3, 0], [6, 4, 3]];
+    args (u = array([len]), w = array([rows, len]), n = scalar(steps));
+}
+
+differential! {
     /// A heat step as a fold over an array: the comprehension's sizes come from the
     /// accumulator, whose shape is the initial value's.
     heat_fold: fn(temp: [[f32]], n: usize) -> [[f32]] {

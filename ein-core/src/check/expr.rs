@@ -482,8 +482,18 @@ impl Checker {
     }
 
     /// `size` with its array lengths read through the `let`s that name the arrays and
-    /// simplified (`len(v, 0)` with `v = a[i]` is `len(a, 1)`).
+    /// simplified (`len(v, 0)` with `v = a[i]` is `len(a, 1)`), and its scalar `let`s by their
+    /// values (`let m = p.len(); for i in 0..m`).
     fn lengths_through_lets(&self, mut size: Expr) -> Expr {
+        if let ExprKind::Var(var) = size.kind {
+            // Not a value that binds variables: a copy would bind them twice.
+            if let (VarKind::Let, Type::Scalar(_), Some(value)) = (self.var(var).kind, &size.ty, self.lets.get(&var)) {
+                if crate::ir::visit::bound_vars(value).is_empty() {
+                    return self.lengths_through_lets(value.clone());
+                }
+            }
+            return size;
+        }
         if let ExprKind::Len(node::Len { array, .. }) = &mut size.kind {
             while let ExprKind::Var(var) = array.kind {
                 match self.lets.get(&var) {
@@ -498,12 +508,15 @@ impl Checker {
     }
 
     /// `size` with the lengths of accumulators (or their parts) read from their initial
-    /// values, whose shape every step keeps: `c.len()` in a fold from `c = c0` is `c0.len()`.
+    /// values, whose shape every step keeps: `c.len()` in a fold from `c = c0` is `c0.len()`,
+    /// and from an enclosing fold's accumulator, that one's initial value's.
     fn lengths_through_accumulators(&self, mut size: Expr) -> Expr {
         if let ExprKind::Len(node::Len { array, axis }) = &size.kind {
             let init = self.accumulator_part(array);
             let length = init.and_then(|init| crate::ir::shape::raw_shape(&init)?.into_iter().nth(*axis));
-            return length.map_or(size, crate::ir::shape::simplify_lengths);
+            // Each step reaches an accumulator bound further out, so this ends.
+            return length
+                .map_or(size, |length| self.lengths_through_accumulators(crate::ir::shape::simplify_lengths(length)));
         }
         size.rewrite_children(|child| self.lengths_through_accumulators(child));
         size

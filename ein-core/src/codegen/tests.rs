@@ -685,7 +685,7 @@ fn generic_expressions_leave_element_types_to_rustc() {
             "let __ein_a = ::ein::__private::AsView::<_, 1>::as_view(__ein_a);",
             "::ein::__private::Buffer::new(__ein_size_i)",
             "::ein::__private::Fill::fill(__ein_outs, __ein_end - __ein_start, |__ein_position, __ein_slot| { let i = (__ein_start + __ein_position) as ::core::primitive::i64;",
-            "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { __ein_a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_i64(2i64)), __ein_s)",
+            "::ein::__private::Num::add(::ein::__private::Num::mul(unsafe { __ein_a.get_unchecked([i as ::core::primitive::usize]) }, ::ein::__private::Num::from_int_literal::<{ 2i64 }>()), __ein_s)",
         ],
     );
     assert_lacks(&scale, &["f64", "f32"]);
