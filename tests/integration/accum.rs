@@ -33,6 +33,19 @@ differential! {
 }
 
 differential! {
+    /// The target's length inside its own body is its initial value's (no element is read).
+    target_length_in_the_body: fn(x: [i64], z: [i64], w: [[i64]], m: i64) -> ([i64], [i64], [[i64]]) {
+        (
+            accum h = for b in 0..m { 0 } { for i { h[x[i] % h.len()] += 1 } },
+            accum h = z { for i in 0..h.len() { h[i] += x[i] } },
+            accum g = w { for i, j in 0..g.shape(1) { g[i, j] += i * j } },
+        )
+    }
+    cases [n, rows, buckets] in [[0, 2, 3], [1, 1, 1], [5, 3, 4], [40, 6, 7]];
+    args (x = array([n]).within(0.0, 50.0), z = array([n]), w = array([rows, n]), m = scalar(buckets as i64));
+}
+
+differential! {
     /// Nested loops over an image: the outer loop's rows are grouped.
     histogram_image: fn(img: [[u8]]) -> [u32] {
         accum h = for b in 0..256 { 0 } { for i, j { h[img[i, j] as usize] += 1 } }

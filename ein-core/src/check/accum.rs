@@ -112,6 +112,9 @@ impl Checker {
             }
             // A nested accum checks its own body.
             ast::ExprKind::Accum { init, .. } => self.misplaced_updates(init, target, false, found),
+            // Its length reads no element: the initial value's.
+            ast::ExprKind::Len { array } | ast::ExprKind::Shape { array, .. }
+                if !statement && matches!(&array.kind, ast::ExprKind::Name(name) if name == target) => {}
             ast::ExprKind::Name(name) if name == target => report(
                 self,
                 name.span(),
@@ -132,6 +135,39 @@ impl Checker {
                 for child in expr.kind.children() {
                     self.misplaced_updates(child, target, false, found);
                 }
+            }
+        }
+    }
+
+    /// `h.len()` / `h.shape(k)` inside the body of `accum h`: the initial value's length
+    /// (reading it reads no element, so the order of the updates cannot matter). `None` when
+    /// `array` names no accum being checked.
+    pub(super) fn accum_target_length(
+        &mut self,
+        array: &ast::Expr,
+        axis: usize,
+        axis_span: Span,
+        span: Span,
+    ) -> Option<Checked<Expr>> {
+        let ast::ExprKind::Name(name) = &array.kind else { return None };
+        let text = name.to_string();
+        let frame = self.accums.iter().rev().find(|frame| frame.target == text)?;
+        let rank = frame.rank;
+        if axis >= rank {
+            self.errors.push(axis_span, format!("axis {axis} does not exist: this array has rank {rank}"));
+            return Some(Err(Reported));
+        }
+        match crate::ir::shape::shape_in_scope(&frame.init).and_then(|shape| shape.into_iter().nth(axis)) {
+            Some(size) => Some(Ok(Expr { span, ..size })),
+            None => {
+                self.errors.push(
+                    array.span,
+                    format!(
+                        "the length of `{text}` is known only once its initial value is computed; bind that \
+                         with `let` before the accum"
+                    ),
+                );
+                Some(Err(Reported))
             }
         }
     }

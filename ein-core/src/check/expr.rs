@@ -1063,6 +1063,9 @@ impl Checker {
     }
 
     fn length(&mut self, array: &ast::Expr, axis: usize, axis_span: Span, span: Span) -> Checked<Expr> {
+        if let Some(length) = self.accum_target_length(array, axis, axis_span, span) {
+            return length;
+        }
         let array = self.expr(array)?;
         let rank = array.ty.rank();
         if rank == 0 {
