@@ -139,38 +139,43 @@ pub fn raw_shape(expr: &Expr) -> Option<Vec<Expr>> {
 /// An expression of the shape of `tuple.field` (of type `ty`) whose own shape is known, the
 /// projection pushed into the tuple's value: the part itself, under the value's `let`s, the
 /// initial value's part for a fold, a state's part stacked for a scan. `None` when the tuple
-/// is only known by evaluating it (a variable, a call).
+/// is only known by evaluating it (a variable, a call); inside the value, such a tuple stays
+/// projected (`p.1` of a fold from `p`), its shape read from it.
 fn shaped_part(tuple: &Expr, field: usize, ty: &Type) -> Option<Expr> {
+    let inner = |value: &Expr| shaped_part(value, field, ty).unwrap_or_else(|| project(value, field, ty));
     let part = match &tuple.kind {
         ExprKind::Tuple(items) => items.get(field)?.clone(),
-        ExprKind::Let(node::Let { var, value, body }) => {
-            let body = shaped_part(body, field, ty)?;
-            Expr::new(
-                ExprKind::Let(node::Let { var: *var, value: value.clone(), body: Box::new(body) }),
-                ty.clone(),
-                tuple.span,
-            )
-        }
-        ExprKind::Assert(node::Assert { body, .. }) => shaped_part(body, field, ty)?,
-        ExprKind::Select(node::Select { then, .. }) => shaped_part(then, field, ty)?,
-        ExprKind::Fold(node::Fold { init, .. }) => shaped_part(init, field, ty)?,
-        // The part of every state, stacked: a scan over the part of the initial state.
+        ExprKind::Let(node::Let { var, value, body }) => Expr::new(
+            ExprKind::Let(node::Let { var: *var, value: value.clone(), body: Box::new(inner(body)) }),
+            ty.clone(),
+            tuple.span,
+        ),
+        ExprKind::Assert(node::Assert { body, .. }) => inner(body),
+        ExprKind::Select(node::Select { then, .. }) => inner(then),
+        ExprKind::Fold(node::Fold { init, .. }) => inner(init),
+        // The part of every state, stacked: a scan from the part of the initial state (only
+        // a scan's count and initial value make its shape).
         ExprKind::Scan(scan) => {
             let Type::Tuple { fields, .. } = &scan.init.ty else { return None };
-            let init = shaped_part(&scan.init, field, fields.get(field)?)?;
+            let state_ty = fields.get(field)?;
+            let init = shaped_part(&scan.init, field, state_ty).unwrap_or_else(|| project(&scan.init, field, state_ty));
             let kind =
                 ExprKind::Scan(node::Scan { init: Box::new(init.clone()), body: Box::new(init), ..scan.clone() });
             Expr::new(kind, ty.clone(), tuple.span)
         }
         // A part of a part: the inner part first.
-        ExprKind::Project(node::Project { tuple: inner, field: inner_field }) => {
-            let Type::Tuple { fields, .. } = &tuple.ty else { return None };
-            let inner_part = shaped_part(inner, *inner_field, &tuple.ty)?;
-            shaped_part(&inner_part, field, fields.get(field).unwrap_or(ty))?
+        ExprKind::Project(node::Project { tuple: outer, field: outer_field }) => {
+            let outer_part = shaped_part(outer, *outer_field, &tuple.ty)?;
+            inner(&outer_part)
         }
         _ => return None,
     };
     Some(part)
+}
+
+/// `tuple.field`, of type `ty`.
+fn project(tuple: &Expr, field: usize, ty: &Type) -> Expr {
+    Expr::new(ExprKind::Project(node::Project { tuple: Box::new(tuple.clone()), field }), ty.clone(), tuple.span)
 }
 
 fn lengths_of(expr: &Expr, rank: usize) -> Vec<Expr> {
