@@ -99,7 +99,9 @@ where
     F: Fn(usize, usize, &mut Kept<'_, T>) + Sync,
 {
     if !parallel || !crate::build::parallel_worth(n) {
-        let mut kept = Vec::new();
+        // Room for every element of a short filter (no reallocation as it grows), a chunk's
+        // worth for a long one (whose kept elements may be few).
+        let mut kept = Vec::with_capacity(n.min(FILTER_CHUNK));
         chunk(0, n, &mut Kept { target: Target::Append(&mut kept), count: 0 });
         return kept;
     }
