@@ -275,7 +275,7 @@ impl Gen<'_> {
 
     /// An elementwise comprehension over `chain` whose reads are all `x[i, j, …]`
     /// ([`analysis::flat_reads`]) runs the rows `start..end` of a chunk as one row when every
-    /// array it reads holds them contiguously ([`View::flat_rows`](ein_runtime::View)), so
+    /// array it reads holds them contiguously (`View::flat_rows` of the runtime), so
     /// short rows cost no per-row loop. Returns the rows to loop over (`first..last`: one, or
     /// the chunk's), the inner axes' lengths to loop with (1, …, 1 and the chunk's element
     /// count, or the axes'), and the statement that chooses between the two and rebinds the
