@@ -482,9 +482,21 @@ fn parse_method(input: ParseStream, context: &Context, receiver: Box<Expr>, name
     let text = name.to_string();
     let func = Func::from_name(&text);
     if func.is_none() && text != "len" && text != "shape" {
-        let hint = match Func::closest(&text, argument_count(input).map(|count| count + 1)) {
-            Some(close) => format!("did you mean `{}`?", close.name()),
-            None => format!("ein knows `len`, `shape` and Rust's scalar methods {}", function_list()),
+        // Iterator-style methods on arrays: ein's loops say the same.
+        let iterator = match text.as_str() {
+            "map" | "iter" | "into_iter" | "zip" | "enumerate" | "for_each" | "mapv" | "to_vec" => {
+                Some("an array has no such method in ein: write a comprehension, `for i { f(x[i]) }`")
+            }
+            "sum" | "product" | "fold" | "reduce" | "count" => {
+                Some("an array has no such method in ein: write a reduction, `sum i { x[i] }`, or a `fold`")
+            }
+            "filter" => Some("an array has no such method in ein: write a filter, `for i where c(x[i]) { x[i] }`"),
+            _ => None,
+        };
+        let hint = match (iterator, Func::closest(&text, argument_count(input).map(|count| count + 1))) {
+            (Some(iterator), _) => iterator.to_string(),
+            (None, Some(close)) => format!("did you mean `{}`?", close.name()),
+            (None, None) => format!("ein knows `len`, `shape` and Rust's scalar methods {}", function_list()),
         };
         return Err(syn::Error::new(name.span(), format!("unknown method `{text}`; {hint}")));
     }

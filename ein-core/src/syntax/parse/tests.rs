@@ -762,6 +762,14 @@ fn call_and_method_errors() {
     assert_eq!(expression(quote!(sqr(x, 2))), "(apply sqr x 2)");
     assert_error("sum(x)", "unknown function `sum`; `sum` is a reduction: write `sum k { .. }`", "sum");
     assert_error("x.clmap(0.0, 1.0)", "unknown method `clmap`; did you mean `clamp`?", "clmap");
+    // Iterator methods point at the loop that says the same (`map` is not `max`).
+    assert_error("x.map(f)", "unknown method `map`; an array has no such method in ein: write a comprehension", "map");
+    assert_error(
+        "x.iter()",
+        "unknown method `iter`; an array has no such method in ein: write a comprehension",
+        "iter",
+    );
+    assert_error("x.sum()", "unknown method `sum`; an array has no such method in ein: write a reduction", "sum");
     assert_error("x.clamp(0.0)", "`.clamp()` takes 2 arguments besides its receiver, found 1", "clamp(0.0)");
     assert_error("sum(x)", "`sum` is a reduction: write `sum k { .. }`", "sum");
     assert_error(
