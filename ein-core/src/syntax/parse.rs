@@ -150,7 +150,8 @@ impl Context {
 fn too_deep_message() -> String {
     format!(
         "expression nested too deeply: ein allows {MAX_NESTING} levels of nesting and chains of about \
-         {MAX_TREE_DEPTH} operations; split it with `let`"
+         {MAX_TREE_DEPTH} operations or `let`s (each `let` of a block holds the rest of it); split a long \
+         expression with `let`, and a long block into functions"
     )
 }
 
