@@ -317,3 +317,38 @@ fn scans_whose_step_is_not_associative_are_serial() {
         assert_eq!(scan_fact(source, "t"), None, "{source}");
     }
 }
+
+#[test]
+fn elementwise_comprehensions_read_whole_elements_only_for_flat_runs() {
+    // The arrays read, by name, when every use of the indices is a whole proven read.
+    let flat = |source: &str| {
+        let program = prepared(source);
+        let mut node = &program.body;
+        let mut indices = Vec::new();
+        loop {
+            node = match &node.kind {
+                ExprKind::For(node::For { index, body, .. }) => {
+                    indices.push(*index);
+                    body
+                }
+                ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => body,
+                _ => break,
+            };
+        }
+        flat_reads(&indices, node)
+            .map(|arrays| arrays.iter().map(|&array| program.var(array).name.clone()).collect::<Vec<_>>())
+    };
+    let sources = [
+        ("fn f(a: [[u8]], b: [[u8]]) -> [[u8]] { for i, j { a[i, j] / 2 + b[i, j] / 2 } }", Some(vec!["a", "b"])),
+        ("fn f(a: [[[f64]]]) -> [[[f64]]] { for p, i, j { a[p, i, j] * 2.0 } }", Some(vec!["a"])),
+        // An index used as a value, a shifted or transposed read, another read of the array.
+        ("fn f(a: [[i64]]) -> [[i64]] { for i, j { a[i, j] + i } }", None),
+        ("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[i, j] + a[i, j + 1] } }", None),
+        ("fn f(a: [[f64]]) -> [[f64]] { for i, j in 0..a.len() { a[j, i] } }", None),
+        ("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[i, j] - a[0, 0] } }", None),
+    ];
+    for (source, expected) in sources {
+        let expected = expected.map(|names| names.into_iter().map(String::from).collect::<Vec<_>>());
+        assert_eq!(flat(source), expected, "{source}");
+    }
+}
