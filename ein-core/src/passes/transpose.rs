@@ -102,8 +102,9 @@ fn collect(
     };
     if let Some((index, body)) = side_by_side {
         let reads = analysis.across_reads(index, body).unwrap_or_default();
-        // Worth a copy only if a loop around this one reads the same elements again per
-        // iteration: the array is bound outside it, and the read's indices do not vary with it.
+        // Worth a copy only if a loop around this one reads the array again per iteration (it
+        // is bound outside that loop): the same elements (the read's indices do not vary with
+        // it), or elements that one iteration at a time would read strided.
         let inside = bound_vars(body);
         let reread = |read: &AcrossRead| {
             let Some(read_expr) = node_by_id(body, read.read) else { return false };
