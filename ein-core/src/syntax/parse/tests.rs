@@ -763,13 +763,12 @@ fn call_and_method_errors() {
     assert_error("sum(x)", "unknown function `sum`; `sum` is a reduction: write `sum k { .. }`", "sum");
     assert_error("x.clmap(0.0, 1.0)", "unknown method `clmap`; did you mean `clamp`?", "clmap");
     // Iterator methods point at the loop that says the same (`map` is not `max`).
-    assert_error("x.map(f)", "unknown method `map`; an array has no such method in ein: write a comprehension", "map");
-    assert_error(
-        "x.iter()",
-        "unknown method `iter`; an array has no such method in ein: write a comprehension",
-        "iter",
-    );
-    assert_error("x.sum()", "unknown method `sum`; an array has no such method in ein: write a reduction", "sum");
+    for (method, source, loop_kind) in
+        [("map", "x.map(f)", "comprehension"), ("iter", "x.iter()", "comprehension"), ("sum", "x.sum()", "reduction")]
+    {
+        let message = format!("unknown method `{method}`; an array has no such method in ein: write a {loop_kind}");
+        assert_error(source, &message, method);
+    }
     assert_error("x.clamp(0.0)", "`.clamp()` takes 2 arguments besides its receiver, found 1", "clamp(0.0)");
     assert_error("sum(x)", "`sum` is a reduction: write `sum k { .. }`", "sum");
     assert_error(
