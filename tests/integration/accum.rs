@@ -328,6 +328,44 @@ fn an_index_out_of_range_panics_naming_it_the_target_and_its_size() {
     assert_eq!(strip_site(&panic), error.message);
 }
 
+differential! {
+    /// An accum's loops build no array, so their ranges may depend on enclosing indices: the
+    /// product with a CSR matrix's transpose (rows of varying length, their starts a prefix
+    /// sum of the counts), grouped by rows in the long case.
+    csr_transpose_product: fn(counts: [i64], cols: [i64], vals: [f64], x: [f64], n: i64) -> [f64] {
+        let ends = scan t, e = 0 { e + counts[t] };
+        accum y = for c in 0..n { 0.0 } {
+            for r {
+                let start = ends[r] - counts[r];
+                for k in 0..counts[r] { y[cols[start + k]] += vals[start + k] * x[r] }
+            }
+        }
+    }
+    cases [rows, nnz, n] in [[0, 1, 2], [1, 1, 1], [6, 12, 5], [9000, 20000, 300]];
+    args (
+        counts = array([rows]).within(0.0, 4.0),
+        cols = array([nnz]).within(0.0, n as f64 - 1.0),
+        vals = array([nnz]),
+        x = array([rows]),
+        n = scalar(n as i64),
+    );
+}
+
+differential! {
+    /// Triangular and data-dependent ranges three loops deep, exact updates (the runtime's
+    /// copies of a small target) and a `let` between the loops.
+    ragged_nest_of_counts: fn(lengths: [i64], m: i64) -> ([i64], [u32]) {
+        (
+            accum h = for b in 0..m { 0 } {
+                for i { for j in 0..i % 5 { let w = lengths[i] + j; for k in 0..w { h[(i + j + k) % m] += 1 } } }
+            },
+            accum g = for b in 0..8 { 0 } { for i { for j in 0..lengths[i] { g[j % 8] += 1 } } },
+        )
+    }
+    cases [n, m] in [[0, 3], [1, 1], [9, 4], [6000, 7]];
+    args (lengths = array([n]).within(0.0, 6.0), m = scalar(m as i64));
+}
+
 mod readme {
     ein::ein! {
         pub fn histogram(data: [u8]) -> [u32] {

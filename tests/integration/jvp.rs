@@ -84,6 +84,24 @@ differential_jvp! {
 }
 
 differential_jvp! {
+    /// Loops of varying length (a CSR matrix's rows) in an accum, `*=` without `+=`: the
+    /// tangent takes the products of the other factors, over the same loops.
+    ragged_products: fn(counts: [i64], cols: [i64], vals: [f64], h0: [f64]) -> [f64] {
+        let ends = scan t, e = 0 { e + counts[t] };
+        accum h = h0 { for r { for k in 0..counts[r] { h[cols[ends[r] - counts[r] + k]] *= vals[ends[r] - k - 1] } } }
+    }
+    cases [rows, nnz, n] in [[0, 1, 2], [1, 1, 1], [6, 12, 5], [300, 700, 90]];
+    args (
+        counts = array([rows]).within(0.0, 4.0),
+        cols = array([nnz]).within(0.0, n as f64 - 1.0),
+        vals = array([nnz]),
+        h0 = array([n]),
+        d_vals = array([nnz]),
+        d_h0 = array([n]),
+    );
+}
+
+differential_jvp! {
     /// Records, `if`, `max`/`min`/`argmax` and a gather through the chosen index.
     records_and_choices: fn(x: [f64], y: [f64]) -> ({ lo: f64, hi: f64 }, [f64], f64) {
         let best = argmax i { x[i] * y[i] };

@@ -157,6 +157,27 @@ differential_vjp! {
 }
 
 differential_vjp! {
+    /// The product with a CSR matrix's transpose by `accum`, whose inner loop's range is the
+    /// row's count: the adjoints run back through loops of varying length (`*=` mixed with `+=`
+    /// would need a history, one axis per loop, and is refused for such loops).
+    vjp csr_transpose_product: fn(counts: [i64], cols: [i64], vals: [f64], x: [f64], y0: [f64]) -> [f64] {
+        let ends = scan t, e = 0 { e + counts[t] };
+        accum y = y0 {
+            for r { for k in 0..counts[r] { y[cols[ends[r] - counts[r] + k]] += vals[ends[r] - counts[r] + k] * x[r] } }
+        }
+    }
+    cases [rows, nnz, n] in [[0, 1, 2], [1, 1, 1], [6, 12, 5], [300, 700, 90]];
+    args (
+        counts = array([rows]).within(0.0, 4.0),
+        cols = array([nnz]).within(0.0, n as f64 - 1.0),
+        vals = array([nnz]),
+        x = array([rows]),
+        y0 = array([n]),
+        cotangent = array([n]),
+    );
+}
+
+differential_vjp! {
     /// A filter's kept elements get the cotangent at their rank among the kept; the dropped
     /// ones nothing. (The condition is on the index so that the cotangent's length is known
     /// here; the property test has filters on values.)

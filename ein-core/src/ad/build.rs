@@ -342,12 +342,23 @@ pub(super) fn accum_history(
     init: &Expr,
     value: node::AccumValue,
     vars: &mut Vec<crate::ir::VarInfo>,
-) -> Expr {
+) -> syn::Result<Expr> {
+    if let Some(irregular) = crate::ir::accum::irregular_loop(&accum.updates) {
+        return Err(syn::Error::new(
+            irregular.span,
+            format!(
+                "cannot differentiate `accum {}` mixing `+=` and `*=` whose loop ranges depend on an enclosing \
+                 loop: its derivative records what every update finds, one axis per loop; give this loop a range \
+                 that does not depend on the loops around it, or keep `+=` and `*=` in two accums",
+                accum.target
+            ),
+        ));
+    }
     let node = node::Accum { init: Box::new(init.clone()), value, ..accum.clone() };
     let ty = crate::ir::accum::value_type(&node);
     let mut history = Expr::new(ExprKind::Accum(node), ty, init.span);
     crate::ir::visit::rename_binders(&mut history, vars);
-    history
+    Ok(history)
 }
 
 /// For an accum mixing `+=` and `*=` (its `init` an atom): the accum of its multipliers alone,

@@ -713,7 +713,7 @@ impl Jvp {
         rename_binders(&mut copy, &mut self.vars);
         let group = 2 + ty.rank();
         let factors = if mixed {
-            let before = accum_history(accum, &init.primal, node::AccumValue::Before, &mut self.vars);
+            let before = accum_history(accum, &init.primal, node::AccumValue::Before, &mut self.vars)?;
             Factors::Mixed { before: self.bind(before, block), ops }
         } else if multiplied {
             let (zeros, nonzero) = factor_accums(accum, &init.primal, &mut self.vars);

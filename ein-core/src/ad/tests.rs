@@ -119,3 +119,26 @@ fn a_stencil_fold_runs_backwards_without_a_tape() {
     );
     assert_eq!(scans(&program), 1, "{program}");
 }
+
+#[test]
+fn a_history_needs_loops_of_fixed_ranges() {
+    // `*=` mixed with `+=` records what each update finds, one axis per loop: a loop whose
+    // range depends on the loop around it is refused, by both modes, at that loop.
+    let source = "fn f(counts: [i64], m: [f64], h0: [f64]) -> [f64] {
+        accum h = h0 { for r { for k in 0..counts[r] { h[k] *= m[r]; h[r] += m[k] } } }
+    }";
+    let primal = checked(source);
+    let wrt: Vec<_> =
+        primal.params.iter().copied().filter(|param| super::build::has_float(&primal.var(*param).ty)).collect();
+    let errors =
+        [super::vjp::vjp_program(&primal, true, &wrt).map(|_| ()), super::jvp::jvp_program(&primal).map(|_| ())];
+    for error in errors {
+        let message = error.expect_err("refused").to_string();
+        assert!(message.contains("cannot differentiate `accum h` mixing `+=` and `*=`"), "{message}");
+    }
+    // Fixed ranges (or `+=` alone over varying ones) differentiate.
+    let fixed = source.replace("0..counts[r]", "0..m.len()");
+    assert!(super::vjp::vjp_program(&checked(&fixed), true, &wrt).is_ok());
+    let added = source.replace("h[k] *= m[r];", "");
+    assert!(super::vjp::vjp_program(&checked(&added), true, &wrt).is_ok());
+}

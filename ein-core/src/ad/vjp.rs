@@ -588,10 +588,10 @@ impl Vjp {
         }
         let init = self.primal(&accum.init);
         let (to_init, factors) = if added {
-            let before = accum_history(accum, &init, node::AccumValue::Before, &mut self.vars);
+            let before = accum_history(accum, &init, node::AccumValue::Before, &mut self.vars)?;
             let multipliers = multipliers_accum(accum, &init, &mut self.vars);
             let ones = &multipliers.init;
-            let after = accum_history(&multipliers, ones, node::AccumValue::BeforeReversed, &mut self.vars);
+            let after = accum_history(&multipliers, ones, node::AccumValue::BeforeReversed, &mut self.vars)?;
             let total = Expr::new(ExprKind::Accum(multipliers), init.ty.clone(), span);
             let (before, after, total) = (self.bind(before), self.bind(after), self.bind(total));
             let to_init = map_elements(&init, &mut self.vars, |at| {

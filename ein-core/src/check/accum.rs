@@ -101,6 +101,7 @@ impl Checker {
                 self.misplaced_updates(body, target, statement, found);
             }
             ast::ExprKind::For { binders, body } if statement => {
+                self.update_loops.insert(expr);
                 for size in binders.iter().filter_map(|binder| binder.size.as_deref()) {
                     self.misplaced_updates(size, target, false, found);
                 }

@@ -14,6 +14,8 @@ use proc_macro2::Span;
 #[derive(Clone, Copy)]
 enum Binding<'a> {
     Comprehension,
+    /// The loops of an accum body: they build no array (their ranges may depend on indices).
+    Updates,
     /// `for i where cond { e }`, with the condition.
     Filter(&'a ast::Expr),
     /// The operation and its keyword's span.
@@ -50,7 +52,14 @@ impl Checker {
         match &expr.kind {
             ast::ExprKind::Literal(literal) => self.literal(*literal, span),
             ast::ExprKind::Name(name) => self.name(name),
-            ast::ExprKind::For { binders, body } => self.binders(binders, body, Binding::Comprehension, span),
+            ast::ExprKind::For { binders, body } => {
+                let binding = if self.update_loops.contains(&(expr as *const ast::Expr)) {
+                    Binding::Updates
+                } else {
+                    Binding::Comprehension
+                };
+                self.binders(binders, body, binding, span)
+            }
             ast::ExprKind::Filter { binder, where_span, cond, body } => {
                 // Inside a loop the filter's run-time length would give an irregular array (or
                 // a size that depends on an index).
@@ -229,11 +238,11 @@ impl Checker {
         let Some((binder, rest)) = binders.split_first() else {
             return self.binding_body(body, binding);
         };
-        // A reduction builds no array, so its range may depend on outer indices
-        // (`sum k in 0..i + 1`); a comprehension's may not (arrays are rectangular).
+        // A reduction or an accum's loop builds no array, so its range may depend on outer
+        // indices (`sum k in 0..i + 1`); a comprehension's may not (arrays are rectangular).
         let regularity = match binding {
             Binding::Comprehension | Binding::Filter(_) => Regularity::Required,
-            Binding::Reduction(..) => Regularity::NotRequired,
+            Binding::Reduction(..) | Binding::Updates => Regularity::NotRequired,
         };
         let explicit = binder
             .size
@@ -261,7 +270,7 @@ impl Checker {
             }
         };
         let node = match binding {
-            Binding::Comprehension => {
+            Binding::Comprehension | Binding::Updates => {
                 let ty = inner.ty.with_outer_axis();
                 Expr::new(ExprKind::For(node::For { index, size: Box::new(size), body: Box::new(inner) }), ty, span)
             }
@@ -334,7 +343,7 @@ impl Checker {
         let body = self.expr(body)?;
         match binding {
             Binding::Filter(_) => {}
-            Binding::Comprehension => {
+            Binding::Comprehension | Binding::Updates => {
                 if !is_valid_element(&body.ty) {
                     let found = self.unifier.describe_type(&body.ty);
                     self.errors.push(

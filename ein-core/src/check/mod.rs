@@ -190,6 +190,9 @@ struct Checker {
     rust_calls: Vec<crate::ir::RustCall>,
     /// The accums whose bodies are being checked, innermost last.
     accums: Vec<accum::AccumFrame>,
+    /// The `for` loops that are statements of an accum body (found before it is checked):
+    /// they build no array, so their ranges may depend on enclosing indices.
+    update_loops: std::collections::HashSet<*const ast::Expr>,
 }
 
 impl Checker {
@@ -214,6 +217,7 @@ impl Checker {
             poisoned: Vec::new(),
             rust_calls: Vec::new(),
             accums: Vec::new(),
+            update_loops: std::collections::HashSet::new(),
         }
     }
 

@@ -21,6 +21,21 @@
 
 use super::{node, Expr, ExprKind, Type, UpdateOp};
 
+/// The loops of an accum's update nest (the `For`s reached through its loops, `let`s and
+/// checks), which may have ranges depending on indices: they build no array.
+pub fn update_loops(updates: &Expr, found: &mut Vec<*const Expr>) {
+    match &updates.kind {
+        ExprKind::For(node::For { body, .. }) => {
+            found.push(updates);
+            update_loops(body, found);
+        }
+        ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => {
+            update_loops(body, found)
+        }
+        _ => {}
+    }
+}
+
 /// The first loop of an accum's updates under its `let`s and size checks, if any.
 pub fn first_loop(updates: &Expr) -> Option<&node::For> {
     match &updates.kind {
@@ -28,6 +43,31 @@ pub fn first_loop(updates: &Expr) -> Option<&node::For> {
         ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => first_loop(body),
         _ => None,
     }
+}
+
+/// The first loop of an accum's update nest whose range depends on something the nest binds
+/// above it (`for r { for k in 0..rowptr[r + 1] - rowptr[r] { .. } }`): an accum's loops build
+/// no array, so their ranges may, but a history (one axis per loop) needs every range fixed.
+pub fn irregular_loop(updates: &Expr) -> Option<&Expr> {
+    fn find<'a>(expr: &'a Expr, above: &mut Vec<super::VarId>) -> Option<&'a Expr> {
+        let (bound, body) = match &expr.kind {
+            ExprKind::For(node::For { index, size, body }) => {
+                let free = super::visit::free_vars(size);
+                if above.iter().any(|var| free.contains(var)) {
+                    return Some(expr);
+                }
+                (Some(*index), body)
+            }
+            ExprKind::Let(node::Let { var, body, .. }) => (Some(*var), body),
+            ExprKind::Assert(node::Assert { body, .. }) => (None, body),
+            _ => return None,
+        };
+        above.extend(bound);
+        let found = find(body, above);
+        above.truncate(above.len() - usize::from(bound.is_some()));
+        found
+    }
+    find(updates, &mut Vec::new())
 }
 
 /// The one operator of all of an accum's updates, when they share one: only then are its

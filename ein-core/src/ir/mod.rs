@@ -8,7 +8,9 @@
 //! - every node's `ty` is the type given by the typing rule on its variant;
 //! - size and count expressions (`For::size`, `Reduce::size`, `Fold::count`, a scan's count)
 //!   have type `i64`; those of comprehensions, folds and scans mention no index variable or accumulator (regularity:
-//!   arrays are rectangular); a reduction's range may (`sum k in 0..i + 1`);
+//!   arrays are rectangular); a reduction's range may (`sum k in 0..i + 1`), and so may the
+//!   loops of an accum's update nest, which build no array (a history needs them fixed:
+//!   [`accum::irregular_loop`]);
 //! - an `Index` with [`Bounds::Proven`] is in range for every input that passes the program's
 //!   `Assert`s.
 

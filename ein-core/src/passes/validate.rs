@@ -1,6 +1,7 @@
 //! The IR validator: checks the invariants written on [`crate::ir`] (every variable bound
 //! exactly once and used only in its scope, node types following their typing rules, sizes
-//! free of indices). Run after the checker and after every pass in debug builds and tests.
+//! free of indices but those of reductions and accum loops). Run after the checker and after
+//! every pass in debug builds and tests.
 
 use super::purity::may_fail;
 use crate::check::sizes::{self, LetValues};
@@ -56,12 +57,21 @@ fn reads<'a>(expr: &'a Expr, found: &mut Vec<(&'a Expr, Bounds)>) {
 }
 
 pub fn validate(program: &Program) -> Result<(), String> {
-    let mut validator = Validator { program, bound: vec![false; program.vars.len()], error: None };
+    let mut update_loops = Vec::new();
+    collect_update_loops(&program.body, &mut update_loops);
+    let mut validator = Validator { program, bound: vec![false; program.vars.len()], update_loops, error: None };
     for param in &program.params {
         validator.bind(*param)?;
     }
     walk_in(&program.body, &mut Scope::of(program.params.iter().copied()), &mut validator);
     validator.error.map_or(Ok(()), Err)
+}
+
+fn collect_update_loops(expr: &Expr, found: &mut Vec<*const Expr>) {
+    if let ExprKind::Accum(accum) = &expr.kind {
+        crate::ir::accum::update_loops(&accum.updates, found);
+    }
+    expr.for_each_child(|child| collect_update_loops(child, found));
 }
 
 /// Checks each node as the walk enters it (its children are built, so their types are known);
@@ -70,6 +80,8 @@ struct Validator<'a> {
     program: &'a Program,
     /// Whether each variable was bound already (every variable is bound exactly once).
     bound: Vec<bool>,
+    /// The loops of accums' update nests, whose ranges may depend on indices.
+    update_loops: Vec<*const Expr>,
     error: Option<String>,
 }
 
@@ -200,7 +212,11 @@ impl Validator<'_> {
             }
             ExprKind::Literal(_) => expect(matches!(expr.ty, Type::Scalar(_)), "literals are scalars"),
             ExprKind::For(node::For { size, body, .. }) => {
-                self.size(size, "a comprehension size")?;
+                if self.update_loops.contains(&(expr as *const Expr)) {
+                    self.size_of_type(size, "an accum loop's size")?;
+                } else {
+                    self.size(size, "a comprehension size")?;
+                }
                 expect(expr.ty == body.ty.with_outer_axis(), "for has type [body]")
             }
             ExprKind::Filter(node::For { size, body, .. }) => {
