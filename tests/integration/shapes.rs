@@ -117,6 +117,31 @@ differential! {
 }
 
 differential! {
+    /// Exact reductions (integers, `bool`s) over whole reads `x[i, j, …]` run a chunk's
+    /// contiguous rows as one loop (`View::flat_rows`): the same values in every layout, with
+    /// a scalar from outside, ranks 2 and 3, and float sums (ordered, never flattened) beside.
+    exact_reductions_in_runs: fn(a: [[u8]], b: [[u8]], c: [[[i32]]], e: [[bool]], k: u32) -> (u32, i32, i64, bool, bool, u8, f64) {
+        (
+            sum i, j { if a[i, j] > b[i, j] { (a[i, j] - b[i, j]) as u32 } else { (b[i, j] - a[i, j]) as u32 } * k },
+            max p, i, j { c[p, i, j] / 3 - c[p, i, j] % 7 },
+            prod i, j { (a[i, j] % 3) as i64 + 1 },
+            any i, j { e[i, j] && a[i, j] > 200 },
+            all p, i, j { c[p, i, j] != 5 },
+            min i, j { max(a[i, j], b[i, j]) },
+            sum i, j { a[i, j] as f64 * 0.25 },
+        )
+    }
+    cases [m, n, r] in [[3, 4, 2], [1, 1, 1], [0, 5, 3], [4, 0, 2], [2, 3, 0], [3000, 4, 2], [40, 700, 3]];
+    args (
+        a = array([m, n]).within(0.0, 255.0),
+        b = array([m, n]).within(0.0, 255.0),
+        c = array([r, m, n]).within(-1000.0, 1000.0),
+        e = array([m, n]),
+        k = scalar(3u32),
+    );
+}
+
+differential! {
     /// Elementwise comprehensions whose reads are all `x[i, j, …]` run contiguous rows as one
     /// loop (`View::flat_rows`); strided, reversed and transposed layouts (the harness runs
     /// each), a loop shorter than the rows it reads, and an array built by the program itself

@@ -8,7 +8,7 @@
 //! gives that answer). A fold is a plain loop; an array
 //! accumulator is an owned store, viewed afresh each iteration.
 
-use super::code::{Block, Code, Prec, Store, Tree, Value};
+use super::code::{tuple_tokens, Block, Code, Prec, Store, Tree, Value};
 use super::expr::scalar_type;
 use super::{has_array, internal, primitive, tree_at, Gen, Stores};
 use crate::analysis::{FixedPoint, Jam};
@@ -915,13 +915,18 @@ impl<'p> Gen<'p> {
         let step = self.step(op, ty, body.span)?;
         let position = self.names.fresh("position");
         let candidates = self.version_candidates();
+        let flat = self.flat_chain(op, ty, index, body)?;
+        let [start, end, offset] = ["start", "end", "step"].map(|name| self.names.fresh(name));
         let (value_block, value) = self.versioning(|generator| {
             generator.nested(true, |generator, value_block| {
                 generator.bind_index(index, &position, value_block);
                 generator.scalar(body, value_block)
             })
         })?;
-        let [start, end, offset] = ["start", "end", "step"].map(|name| self.names.fresh(name));
+        let flat_fold = match &flat {
+            Some(chain) => Some(self.versioning(|generator| generator.flat_fold(chain, (&start, &end)))?),
+            None => None,
+        };
         let (offset_param, position_binding) = if self.names.is_referenced(index) {
             (offset.to_token_stream(), quote!(let #position = #start + #offset;))
         } else {
@@ -947,6 +952,18 @@ impl<'p> Gen<'p> {
                 #value_body
             })
         };
+        let fold = match flat_fold {
+            Some((runs, somes, count, flat_value)) => {
+                let fold_function = self.fold_function(body);
+                quote! {{
+                    #runs {
+                        #somes => #fold_function(#count, #identity, #combine, #flat_value),
+                        _ => #fold,
+                    }
+                }}
+            }
+            None => fold,
+        };
         let copies = self.local_copies(&free);
         let chunk = if copies.is_empty() { fold } else { quote!({ #copies #fold }) };
         let call = quote! {
@@ -959,6 +976,103 @@ impl<'p> Gen<'p> {
             Code::expr(tokens, Prec::Atom)
         };
         Ok(Code { has_unsafe: true, ..code.panics(true) })
+    }
+
+    /// An exact reduction (integers, `bool`s) whose body is a chain of reductions with its
+    /// operator, `sum i, j, … { e }`, where `e` uses the indices only as whole reads
+    /// `x[i, j, …]` ([`analysis::flat_reads`]) and the inner sizes are fixed outside (lengths,
+    /// literals): the chain, its innermost body, the arrays read and the product of the inner
+    /// sizes, computed in `block`. Its rows may then run as one loop where the arrays hold
+    /// them contiguously ([`Gen::flat_fold`]): narrow rows cost no loop each, and an exact
+    /// operator gives the same result in any order.
+    fn flat_chain<'e>(
+        &mut self,
+        op: ReduceOp,
+        ty: ScalarType,
+        index: VarId,
+        body: &'e Expr,
+    ) -> syn::Result<Option<FlatChain<'e>>> {
+        let exact = match ty {
+            ScalarType::Known(scalar) => !scalar.is_float(),
+            ScalarType::Param(param) => {
+                matches!(self.class(param, body.span)?, NumberClass::Int | NumberClass::Bool)
+            }
+        };
+        let (mut indices, mut sizes, mut inner) = (vec![index], Vec::new(), body);
+        while let ExprKind::Reduce(node::Reduce { op: inner_op, index, size, body }) = &inner.kind {
+            let fixed = match &size.kind {
+                ExprKind::Len(_) => true,
+                ExprKind::Literal(crate::ir::Literal::Int(value)) => *value >= 0,
+                _ => false,
+            };
+            if *inner_op != op || !fixed || crate::ir::visit::free_vars(size).iter().any(|var| indices.contains(var)) {
+                return Ok(None);
+            }
+            indices.push(*index);
+            sizes.push(&**size);
+            inner = body;
+        }
+        if !exact || sizes.is_empty() || matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+            return Ok(None);
+        }
+        let Some(arrays) = crate::analysis::flat_reads(&indices, inner) else { return Ok(None) };
+        let mut views = Vec::new();
+        for array in arrays {
+            if self.analysis.transposed_copies_of(array).next().is_some() {
+                return Ok(None);
+            }
+            match self.env.get(&array).and_then(|value| match value {
+                Value::Array(value) => value.as_local().cloned(),
+                _ => None,
+            }) {
+                Some(view) if !views.contains(&view) => views.push(view),
+                Some(_) => {}
+                None => return Ok(None),
+            }
+        }
+        Ok((!views.is_empty()).then_some(FlatChain { indices, sizes, inner, views }))
+    }
+
+    /// For a [`FlatChain`] over the rows `start..end`: the row length's statements and the
+    /// `match` head on the views' runs (`flat_rows`), the pattern that matches when every
+    /// view has one (rebinding the views to them), the number
+    /// of elements, and the closure giving the innermost body at a position of the run (every
+    /// index but the last 0).
+    fn flat_fold(
+        &mut self,
+        chain: &FlatChain<'_>,
+        (start, end): (&Ident, &Ident),
+    ) -> syn::Result<(TokenStream, TokenStream, TokenStream, TokenStream)> {
+        let mut block = Block::new();
+        let mut lens = Vec::new();
+        for (size, index) in chain.sizes.iter().zip(&chain.indices[1..]) {
+            let what = self.program.var(*index).name.clone();
+            lens.push(self.size_usize(size, &what, &mut block)?.tokens);
+        }
+        let row_len = self.names.fresh("row_len");
+        let prelude = block.finish(None);
+        let runs = chain.views.iter().map(|view| quote!(#view.flat_rows(#start, #end, #row_len))).collect();
+        let runs = tuple_tokens(runs);
+        let runs = quote!(#prelude let #row_len = 1usize #(* #lens)*; match #runs);
+        let somes = tuple_tokens(chain.views.iter().map(|view| quote!(::core::option::Option::Some(#view))).collect());
+        let Some((last, outer)) = chain.indices.split_last() else {
+            return Err(internal(chain.inner.span, "an empty chain of reductions"));
+        };
+        let [position, first] = ["position", "first"].map(|name| self.names.fresh(name));
+        let (value_block, value) = self.nested(true, |generator, value_block| {
+            if outer.iter().any(|index| generator.names.is_referenced(*index)) {
+                value_block.push(quote!(let #first = 0usize;));
+            }
+            for index in outer {
+                generator.bind_index(*index, &first, value_block);
+            }
+            generator.bind_index(*last, &position, value_block);
+            generator.scalar(chain.inner, value_block)
+        })?;
+        let position_param = if self.names.is_referenced(*last) { position.to_token_stream() } else { quote!(_) };
+        let value_body = value_block.finish(Some(&value));
+        let count = quote!((#end - #start) * #row_len);
+        Ok((runs, somes, count, quote!(|#position_param| { #value_body })))
     }
 
     /// The comparison that makes `value` the new best of an argmax/argmin.
@@ -1415,6 +1529,18 @@ impl<'p> Gen<'p> {
 }
 
 /// The scalar leaves of a tuple type, depth first: each one's path of fields and type.
+/// A chain of exact reductions over whole reads that may run as one loop ([`Gen::flat_chain`]).
+struct FlatChain<'e> {
+    /// The chain's indices, outermost first.
+    indices: Vec<VarId>,
+    /// The sizes of all but the outermost.
+    sizes: Vec<&'e Expr>,
+    /// The innermost body.
+    inner: &'e Expr,
+    /// The local views of the arrays it reads.
+    views: Vec<Ident>,
+}
+
 fn scalar_leaves(ty: &Type, path: &mut Vec<usize>, leaves: &mut Vec<(Vec<usize>, ScalarType)>) {
     match ty {
         Type::Scalar(scalar) => leaves.push((path.clone(), *scalar)),
