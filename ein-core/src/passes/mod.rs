@@ -1,9 +1,10 @@
 //! Stage 4, passes: the optimisation pipeline, a plain list of named IR → IR functions
 //! (Futhark's habit: that list is what makes dumping, disabling and bisecting passes cheap).
 //! With `EIN_DUMP=1` in the environment of the build, the IR before and after every pass is
-//! printed to stderr. In debug builds of the compiler the IR is validated after every pass,
-//! and a failure names the pass; in every build, every read marked proven in bounds is proven
-//! again after the last pass ([`validate_bounds`]).
+//! printed to stderr. In every build the IR is validated ([`validate`]) as the checker gives
+//! it and after the last pass, where every read marked proven in bounds is also proven again
+//! ([`validate_bounds`]); debug builds of the compiler validate after every pass too, and a
+//! failure names the pass.
 
 pub mod by_columns;
 mod contract;
@@ -81,9 +82,9 @@ pub fn run_passes(mut program: Program, unit_name: &str, passes: &[Pass]) -> Res
     if dump {
         eprintln!("== ein: {unit_name}: checked IR ==\n{program}");
     }
-    if cfg!(debug_assertions) {
-        validate(&program).map_err(|error| format!("the checker produced invalid IR: {error}"))?;
-    }
+    // In every build (so that no program compiles in one profile and not in another); after
+    // each pass only in debug builds, to name the pass that broke an invariant.
+    validate(&program).map_err(|error| format!("the checker produced invalid IR: {error}"))?;
     for pass in passes {
         program = (pass.run)(program);
         if dump {
@@ -95,8 +96,11 @@ pub fn run_passes(mut program: Program, unit_name: &str, passes: &[Pass]) -> Res
                 .map_err(|error| format!("pass `{}` produced invalid IR: {error}", pass.name))?;
         }
     }
-    // In every build: no read reaches code generation unchecked unless the prover agrees.
-    validate_bounds(&program).map_err(|error| format!("the optimised IR is invalid: {error}"))?;
+    // In every build: the invariants hold, and no read reaches code generation unchecked
+    // unless the prover agrees.
+    validate(&program)
+        .and_then(|()| validate_bounds(&program))
+        .map_err(|error| format!("the optimised IR is invalid: {error}"))?;
     Ok(program)
 }
 

@@ -1,7 +1,7 @@
 //! The IR validator: checks the invariants written on [`crate::ir`] (every variable bound
 //! exactly once and used only in its scope, node types following their typing rules, sizes
-//! free of indices but those of reductions and accum loops). Run after the checker and after
-//! every pass in debug builds and tests.
+//! free of indices but those of reductions and accum loops). Run after the checker and the
+//! last pass in every build, and after every pass in debug builds and tests.
 
 use super::purity::may_fail;
 use crate::check::sizes::{self, LetValues};
