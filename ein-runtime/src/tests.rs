@@ -1011,3 +1011,34 @@ fn an_accum_history_records_what_each_update_found_in_forward_order() {
     assert!(message.contains("out of range for axis 0 of `h` (size 1)"), "{message}");
     assert!(message.contains("history.ein:1:1"), "{message}");
 }
+
+#[test]
+fn flat_tail_runs_contiguous_trailing_axes_and_rejects_other_layouts() {
+    let data: Vec<i32> = (0..24).collect();
+    let array = Array3::from_shape_vec((2, 3, 4), data).unwrap();
+    let tail = |view: View<'_, i32, 3>, lens: [usize; 2]| {
+        let flat = view.flat_tail(lens)?;
+        assert_eq!(flat.shape(), [view.shape()[0], 1, lens[0] * lens[1]]);
+        let rows = (0..flat.shape()[0]).map(|p| (0..flat.shape()[2]).map(move |k| (p, k)));
+        Some(rows.flatten().map(|(p, k)| flat.get([p, 0, k]).expect("in range")).collect::<Vec<i32>>())
+    };
+    let view = AsView::<i32, 3>::as_view(&array);
+    assert_eq!(tail(view, [3, 4]), Some((0..24).collect()));
+    assert_eq!(tail(view, [4, 3]), None, "other lengths");
+    // Rows of a sliced array: the tail of each is contiguous, the leading axis strided.
+    let cut = array.slice(s![..;-1, .., ..]);
+    assert_eq!(tail(AsView::<i32, 3>::as_view(&cut), [3, 4]), Some((12..24).chain(0..12).collect()));
+    let narrow = array.slice(s![.., .., 1..3]);
+    assert_eq!(tail(AsView::<i32, 3>::as_view(&narrow), [3, 2]), None, "rows 4 apart hold 2 each");
+    let swapped = array.view().permuted_axes([0, 2, 1]);
+    assert_eq!(tail(AsView::<i32, 3>::as_view(&swapped), [4, 3]), None);
+    // An axis of length 1 may have any stride; an empty tail has no elements whatever the strides.
+    let single = array.slice(s![.., 1..2, ..]);
+    assert_eq!(tail(AsView::<i32, 3>::as_view(&single), [1, 4]), Some(vec![4, 5, 6, 7, 16, 17, 18, 19]));
+    let empty = array.slice(s![.., 0..0, ..;2]);
+    assert_eq!(tail(AsView::<i32, 3>::as_view(&empty), [0, 2]), Some(Vec::new()));
+    let unit = view.unit_inner().expect("contiguous").flat_tail([3, 4]).expect("contiguous tail");
+    // SAFETY: [1, 0, 11] is in range of the shape [2, 1, 12].
+    assert_eq!(unsafe { unit.get_unchecked([1, 0, 11]) }, 23);
+    assert!(view.flat_tail([2, 3, 4]).is_some() && view.flat_tail([]).is_none());
+}

@@ -394,6 +394,40 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         Some(View { ptr, shape, strides, _marker: PhantomData })
     }
 
+    /// The last `K` axes as one, if they have lengths `lens` and lie contiguously in row-major
+    /// order (the last of stride 1, each other one step of the axes after it): shape
+    /// `[…, 1, …, 1, count]`, `count` the product of `lens`, element `[p…, 0, …, 0, k]` the
+    /// `k`-th of the tail at `p…` in row-major order. `None` for other layouts or lengths.
+    /// Generated code runs the innermost axes of a comprehension whose reads all end in
+    /// `[…, h, w]` as one loop over such tails (a 7 × 7 plane as one row of 49).
+    #[inline]
+    pub fn flat_tail<const K: usize>(self, lens: [usize; K]) -> Option<Self> {
+        let first = N.checked_sub(K).filter(|_| K > 0)?;
+        if self.shape[first..] != lens {
+            return None;
+        }
+        let empty = lens.contains(&0);
+        let mut expected_stride = 1isize;
+        for axis in (first..N).rev() {
+            if !empty && self.shape[axis] != 1 && self.strides[axis] != expected_stride {
+                return None;
+            }
+            // The view's element count fits in isize, and no length is 0 here unless the
+            // strides are not compared: no product that matters wraps.
+            expected_stride = expected_stride.wrapping_mul(self.shape[axis] as isize);
+        }
+        let count = if empty { 0 } else { lens.iter().product() };
+        let mut shape = self.shape;
+        shape[first..].fill(1);
+        shape[N - 1] = count;
+        let mut strides = self.strides;
+        strides[N - 1] = 1;
+        // The leading axes are unchanged; an index `[p…, 0, …, 0, k]` with `k < count` is the
+        // element `k` places after `[p…, 0, …, 0]` in the contiguous tail, which holds `count`
+        // elements (none when empty): every in-range index addresses an element of this view.
+        Some(View { ptr: self.ptr, shape, strides, _marker: PhantomData })
+    }
+
     /// The elements as a slice, if they lie contiguously in row-major order.
     pub fn as_slice(&self) -> Option<&'a [T]> {
         match contiguous_len(self.shape, self.strides)? {
@@ -634,6 +668,12 @@ impl<'a, T, const N: usize> UnitView<'a, T, N> {
     #[inline]
     pub fn flat_rows(self, start: usize, end: usize, row_len: usize) -> Option<Self> {
         self.0.flat_rows(start, end, row_len).map(UnitView)
+    }
+
+    /// [`View::flat_tail`], still a `UnitView` (the tail's stride is 1).
+    #[inline]
+    pub fn flat_tail<const K: usize>(self, lens: [usize; K]) -> Option<Self> {
+        self.0.flat_tail(lens).map(UnitView)
     }
 
     /// [`View::sub_unchecked`], still contiguous along its last axis (the same axis, when the

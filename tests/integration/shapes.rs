@@ -117,6 +117,26 @@ differential! {
 }
 
 differential! {
+    /// Comprehensions whose reads all end in their innermost indices, `x[…, h, w]`, run those
+    /// axes as one where every such array holds them contiguously (`View::flat_tail`): a sum
+    /// over channels (the jam across the merged axis), a scale by channel, a loop shorter
+    /// than the planes, two arrays of which one is permuted, and a record, in every layout.
+    tail_runs: fn(x: [[[[f32]]]], s: [f32], y: [[[[f32]]]])
+        -> ([[[f32]]], [[[[f32]]]], [[[f32]]], [[[[f32]]]], [[[{ lo: f32, hi: f32 }]]])
+    {
+        (
+            for b, h, w { sum c { x[b, c, h, w] } },
+            for b, c, h, w { x[b, c, h, w] * s[c] + 1.0 },
+            for b, h, w in 0..x.shape(3) - 1 { max c { x[b, c, h, w] } },
+            for b, c, h, w { x[b, c, h, w] - y[c, b, h, w] },
+            for b, h, w { { lo: min c { x[b, c, h, w] }, hi: x[b, 0, h, w] } },
+        )
+    }
+    cases [n, c, h, w] in [[2, 3, 4, 5], [1, 1, 1, 1], [0, 2, 3, 3], [2, 0, 3, 3], [2, 2, 0, 4], [3, 4, 7, 7], [2, 70, 9, 40]];
+    args (x = array([n, c, h, w]), s = array([c]), y = array([c, n, h, w]));
+}
+
+differential! {
     /// Exact reductions (integers, `bool`s) over whole reads `x[i, j, …]` run a chunk's
     /// contiguous rows as one loop (`View::flat_rows`): the same values in every layout, with
     /// a scalar from outside, ranks 2 and 3, and float sums (ordered, never flattened) beside.

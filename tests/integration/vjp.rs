@@ -189,6 +189,20 @@ differential_vjp! {
 }
 
 differential_vjp! {
+    /// Triangular reductions in loops whose ranges depend on the loop around them (a
+    /// strictly lower-triangular sum, a product over a growing prefix in a scan, a nested
+    /// triangle under a `max`): reverse mode keeps their inner sums in place rather than
+    /// lifting them into arrays whose length would change with the enclosing index.
+    grad triangles_in_loops: fn(x: [f64], m: [[f64]]) -> f64 {
+        let s = scan t in 0..x.len(), a = 0.0 { a + prod j in 0..t + 1 { sum k { m[k, 0] } * x[j] } };
+        let p = for i in 0..x.len() { max j in 0..i + 1 { let q = sum k in 0..j { x[k] * m[k, j] }; q * (j as f64) } };
+        sum i in 0..x.len() { sum j in 0..i { x[j] * x[j] * (i as f64) } } + sum t { s[t] * 0.5 + p[t] }
+    }
+    cases [n] in [[0], [1], [2], [5], [40]];
+    args (x = array([n]).within(0.5, 1.5), m = array([n, n.max(1)]));
+}
+
+differential_vjp! {
     /// Prefix sums of weighted gathers: a reduction whose range depends on the enclosing index
     /// around a gather, so the adjoints are accumulated by loops whose length changes with `i`.
     vjp prefix_gather: fn(x: [f64], w: [f64], idx: [usize]) -> [f64] {

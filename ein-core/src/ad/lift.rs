@@ -102,6 +102,15 @@ fn collect(
             let free = free_vars(expr);
             let fails = crate::passes::purity::may_fail(expr);
             let used: Vec<&(VarId, Expr)> = chain.iter().filter(|(index, _)| fails || free.contains(index)).collect();
+            // The array's sizes must not depend on an index or accumulator around the chain
+            // (`for j in 0..t + 1` in a scan over `t`): arrays are rectangular.
+            let varying = |size: &Expr| {
+                let kind = |var: &VarId| vars[var.0 as usize].kind;
+                free_vars(size).iter().any(|var| matches!(kind(var), VarKind::Index | VarKind::Accumulator))
+            };
+            if used.iter().any(|(_, size)| varying(size)) {
+                return;
+            }
             let (elem, span) = (expr.ty.clone(), expr.span);
             let ty = if used.is_empty() { elem.clone() } else { Type::array(elem.clone(), used.len()) };
             let name = format!("{}lifted{}", crate::ir::SYNTHETIC_PREFIX, vars.len());

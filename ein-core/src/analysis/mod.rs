@@ -1031,7 +1031,22 @@ fn comprehension_body(expr: &Expr) -> &Expr {
 /// body, of rank the number of indices, and those arrays are used in no other way. (Whether
 /// each lies row-major contiguous, with the comprehension's shape, is checked at run time.)
 pub fn flat_reads(indices: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
-    fn whole_read(indices: &[VarId], expr: &Expr) -> Option<VarId> {
+    reads_ending_in(indices, body, true)
+}
+
+/// The arrays `body` reads, when its innermost axes `tail` (outermost first) may run as one:
+/// every use of those indices is as the last indices of a proven read `x[…, h, w]` of an
+/// array bound outside the body (its other indices anything that does not mention them), and
+/// those arrays are used in no other way but lengths of their other axes. (Whether each holds those axes contiguously, with
+/// the comprehension's lengths, is checked at run time.)
+pub fn tail_reads(tail: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
+    reads_ending_in(tail, body, false)
+}
+
+/// [`flat_reads`] (`whole`: the reads have no other indices) and [`tail_reads`].
+fn reads_ending_in(indices: &[VarId], body: &Expr, whole: bool) -> Option<BTreeSet<VarId>> {
+    /// The array of a proven read ending in `indices`, and its other indices.
+    fn read_ending_in<'e>(indices: &[VarId], whole: bool, expr: &'e Expr) -> Option<(VarId, Vec<&'e Expr>)> {
         let mut positions = Vec::new();
         let mut base = expr;
         while let ExprKind::Index(node::Index { array, index, bounds }) = &base.kind {
@@ -1043,17 +1058,30 @@ pub fn flat_reads(indices: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
         }
         positions.reverse();
         let ExprKind::Var(array) = base.kind else { return None };
+        let rank = base.ty.rank();
+        let first = positions.len().checked_sub(indices.len())?;
         let by_index =
             |(position, index): (&&Expr, &VarId)| matches!(position.kind, ExprKind::Var(var) if var == *index);
-        let whole = positions.len() == indices.len()
-            && base.ty.rank() == indices.len()
-            && positions.iter().zip(indices).all(by_index);
-        whole.then_some(array)
+        let ends =
+            positions.len() == rank && (!whole || first == 0) && positions[first..].iter().zip(indices).all(by_index);
+        ends.then(|| (array, positions[..first].to_vec()))
     }
-    fn visit(indices: &[VarId], expr: &Expr, reads: &mut BTreeSet<VarId>, others: &mut BTreeSet<VarId>) -> bool {
-        if let Some(array) = whole_read(indices, expr) {
+    fn visit(
+        indices: &[VarId],
+        whole: bool,
+        expr: &Expr,
+        reads: &mut BTreeSet<VarId>,
+        others: &mut BTreeSet<VarId>,
+    ) -> bool {
+        if let Some((array, leading)) = read_ending_in(indices, whole, expr) {
             reads.insert(array);
-            return true;
+            return leading.into_iter().all(|position| visit(indices, whole, position, reads, others));
+        }
+        // The length of an axis before those merged is unchanged (`sum c in 0..len(x, 1)`).
+        if let ExprKind::Len(node::Len { array, axis }) = &expr.kind {
+            if matches!(array.kind, ExprKind::Var(_)) && axis + indices.len() < array.ty.rank() {
+                return true;
+            }
         }
         if let ExprKind::Var(var) = expr.kind {
             if indices.contains(&var) {
@@ -1062,11 +1090,11 @@ pub fn flat_reads(indices: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
             others.insert(var);
         }
         let mut flat = true;
-        expr.for_each_child(|child| flat = flat && visit(indices, child, reads, others));
+        expr.for_each_child(|child| flat = flat && visit(indices, whole, child, reads, others));
         flat
     }
     let (mut reads, mut others) = (BTreeSet::new(), BTreeSet::new());
-    let flat = visit(indices, body, &mut reads, &mut others)
+    let flat = visit(indices, whole, body, &mut reads, &mut others)
         && reads.is_disjoint(&others)
         && reads.is_subset(&free_vars(body));
     flat.then_some(reads)

@@ -276,10 +276,13 @@ impl Gen<'_> {
     /// An elementwise comprehension over `chain` whose reads are all `x[i, j, …]`
     /// ([`analysis::flat_reads`]) runs the rows `start..end` of a chunk as one row when every
     /// array it reads holds them contiguously (`View::flat_rows` of the runtime), so
-    /// short rows cost no per-row loop. Returns the rows to loop over (`first..last`: one, or
-    /// the chunk's), the inner axes' lengths to loop with (1, …, 1 and the chunk's element
-    /// count, or the axes'), and the statement that chooses between the two and rebinds the
-    /// arrays' views to the runs.
+    /// short rows cost no per-row loop. Failing that, one whose reads all end in its innermost
+    /// indices, `x[…, h, w]` ([`analysis::tail_reads`]), runs those axes as one
+    /// (`View::flat_tail`) where every such array holds them contiguously: a 7 × 7 plane is
+    /// one row of 49. Returns the rows to loop over (`first..last`: one, or the chunk's), the
+    /// inner axes' lengths to loop with (1, …, 1 and the element count of the merged axes,
+    /// or the axes'), and the statement that chooses between the two and rebinds the arrays'
+    /// views to the runs.
     #[allow(clippy::type_complexity)]
     fn flat_runs(
         &mut self,
@@ -291,11 +294,40 @@ impl Gen<'_> {
     ) -> Option<(Ident, Ident, Vec<Dim>, TokenStream)> {
         let indices: Vec<VarId> = chain.iter().map(|(index, _)| *index).collect();
         let (&last_index, _) = indices.split_last()?;
-        if indices.len() < 2 || has_array(&body.ty) || self.analysis.jam(last_index, body).is_some() {
+        if indices.len() < 2 || has_array(&body.ty) {
             return None;
         }
+        let whole = analysis::flat_reads(&indices, body).filter(|_| self.analysis.jam(last_index, body).is_none());
+        if let Some(views) = whole.and_then(|arrays| self.run_views(arrays)) {
+            let (first, last) = (self.names.fresh("first"), self.names.fresh("last"));
+            let runs = views.iter().map(|view| quote!(#view.flat_rows(#start, #end, #row_len))).collect();
+            let leading = [quote!(#first, #last,), quote!(0, 1,), quote!(#start, #end,)];
+            let count = quote!((#end - #start) * #row_len);
+            let (inner_dims, prelude) = self.merged_axes(&views, runs, &dims[1..indices.len()], leading, count);
+            return Some((first, last, inner_dims, prelude));
+        }
+        // The rows stay apart; the longest tail of inner axes whose reads allow it is merged.
+        for merged in (2..indices.len()).rev() {
+            let tail = &indices[indices.len() - merged..];
+            let Some(views) = analysis::tail_reads(tail, body).and_then(|arrays| self.run_views(arrays)) else {
+                continue;
+            };
+            let (kept, tail_dims) = dims[1..indices.len()].split_at(indices.len() - 1 - merged);
+            let axis_lens: Vec<&TokenStream> = tail_dims.iter().map(|dim| &dim.len.tokens).collect();
+            let runs = views.iter().map(|view| quote!(#view.flat_tail([#(#axis_lens),*]))).collect();
+            let count = quote!(1usize #(* #axis_lens)*);
+            let leading = [TokenStream::new(), TokenStream::new(), TokenStream::new()];
+            let (merged_dims, prelude) = self.merged_axes(&views, runs, tail_dims, leading, count);
+            let inner_dims = kept.iter().cloned().chain(merged_dims).collect();
+            return Some((start.clone(), end.clone(), inner_dims, prelude));
+        }
+        None
+    }
+
+    /// The local views of `arrays` (each once), if each is a local view.
+    fn run_views(&self, arrays: std::collections::BTreeSet<VarId>) -> Option<Vec<Ident>> {
         let mut views = Vec::new();
-        for array in analysis::flat_reads(&indices, body)? {
+        for array in arrays {
             if self.analysis.transposed_copies_of(array).next().is_some() {
                 return None;
             }
@@ -309,11 +341,22 @@ impl Gen<'_> {
                 _ => return None,
             }
         }
-        if views.is_empty() {
-            return None;
-        }
-        let (first, last) = (self.names.fresh("first"), self.names.fresh("last"));
-        let lens: Vec<Ident> = dims[1..indices.len()].iter().map(|_| self.names.fresh("run_len")).collect();
+        (!views.is_empty()).then_some(views)
+    }
+
+    /// The lengths to loop with over axes `dims` that may be merged into one, and the `let`
+    /// that binds them and rebinds the `views`: when every one of `runs` is `Some`, the views
+    /// become those runs and the lengths 1, …, 1, `count`, else the axes' own. `leading`:
+    /// names bound first, their values when merged and when not.
+    fn merged_axes(
+        &mut self,
+        views: &[Ident],
+        runs: Vec<TokenStream>,
+        dims: &[Dim],
+        [pattern, merged, apart]: [TokenStream; 3],
+        count: TokenStream,
+    ) -> (Vec<Dim>, TokenStream) {
+        let lens: Vec<Ident> = dims.iter().map(|_| self.names.fresh("run_len")).collect();
         let inner_dims = lens
             .iter()
             .map(|len| Dim {
@@ -321,19 +364,17 @@ impl Gen<'_> {
                 end: Code::expr(quote!(#len as ::core::primitive::i64), Prec::Cast),
             })
             .collect();
-        let (middle_ones, axis_lens) = (
-            lens[..lens.len() - 1].iter().map(|_| quote!(1)),
-            dims[1..indices.len()].iter().map(|dim| dim.len.tokens.clone()),
-        );
-        let runs = tuple_tokens(views.iter().map(|view| quote!(#view.flat_rows(#start, #end, #row_len))).collect());
+        let ones = lens[..lens.len().saturating_sub(1)].iter().map(|_| quote!(1));
+        let axis_lens = dims.iter().map(|dim| dim.len.tokens.clone());
+        let runs = tuple_tokens(runs);
         let somes = tuple_tokens(views.iter().map(|view| quote!(::core::option::Option::Some(#view))).collect());
         let prelude = quote! {
-            let (#first, #last, #(#lens,)* #(#views,)*) = match #runs {
-                #somes => (0, 1, #(#middle_ones,)* (#end - #start) * #row_len, #(#views,)*),
-                _ => (#start, #end, #(#axis_lens,)* #(#views,)*),
+            let (#pattern #(#lens,)* #(#views,)*) = match #runs {
+                #somes => (#merged #(#ones,)* #count, #(#views,)*),
+                _ => (#apart #(#axis_lens,)* #(#views,)*),
             };
         };
-        Some((first, last, inner_dims, prelude))
+        (inner_dims, prelude)
     }
 
     /// A work estimate of the analysis as a `usize` (see [`Work`]): `dims` are the lengths of
