@@ -247,7 +247,8 @@ pub trait Num:
             let (lowest, highest) = Self::LITERALS;
             assert!(
                 VALUE as i128 >= lowest && VALUE as i128 <= highest,
-                "ein: an integer literal of this ein! expression is out of range for the element type it has"
+                "ein: an integer literal of an ein! expression is out of range for its element type \
+                 (the notes name both, `<type as ein::Num>::from_int_literal::<literal>`, and point at the literal)"
             );
         }
         Self::from_i64(VALUE)

@@ -143,7 +143,7 @@ impl Gen<'_> {
                     .ok_or_else(|| internal(expr.span, format!("literal {literal:?} of type {scalar}")))?;
                 Ok(value.code(scalar))
             }
-            ScalarType::Param(_) => Ok(param_literal(literal)),
+            ScalarType::Param(_) => Ok(param_literal(literal, expr.span)),
         }
     }
 
@@ -160,7 +160,7 @@ impl Gen<'_> {
                 ScalarType::Param(_) => {
                     if let Literal::Int(value) = literal {
                         if let Some(negated) = value.checked_neg() {
-                            return Ok(param_literal(&Literal::Int(negated)));
+                            return Ok(param_literal(&Literal::Int(negated), operand.span));
                         }
                     }
                 }
@@ -578,14 +578,15 @@ pub(super) fn call(path: TokenStream, args: &[&Code]) -> Code {
 
 /// A literal of an element type rustc decides (a type parameter of the expression form's
 /// generic function): `Num::from_int_literal` (checked to be in range) / `from_f64`, which are
-/// `as` (exactly the interpreter's semantics) and fold to a constant.
-fn param_literal(literal: &Literal) -> Code {
+/// `as` (exactly the interpreter's semantics) and fold to a constant. The range check's call
+/// carries the literal's span, so rustc's note on a literal out of range points at it.
+fn param_literal(literal: &Literal, span: proc_macro2::Span) -> Code {
     match *literal {
         Literal::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
         Literal::Int(value) => {
             // Checked against the type's range when rustc knows the type (a compile error).
             let value = Const::Int(i128::from(value)).code(Scalar::I64).tokens;
-            Code::expr(quote!(::ein::__private::Num::from_int_literal::<{ #value }>()), Prec::Atom)
+            Code::expr(quote::quote_spanned!(span=> ::ein::__private::Num::from_int_literal::<{ #value }>()), Prec::Atom)
         }
         Literal::Float(value) => {
             let value = Const::F64(value).code(Scalar::F64);
