@@ -586,7 +586,10 @@ fn param_literal(literal: &Literal, span: proc_macro2::Span) -> Code {
         Literal::Int(value) => {
             // Checked against the type's range when rustc knows the type (a compile error).
             let value = Const::Int(i128::from(value)).code(Scalar::I64).tokens;
-            Code::expr(quote::quote_spanned!(span=> ::ein::__private::Num::from_int_literal::<{ #value }>()), Prec::Atom)
+            Code::expr(
+                quote::quote_spanned!(span=> ::ein::__private::Num::from_int_literal::<{ #value }>()),
+                Prec::Atom,
+            )
         }
         Literal::Float(value) => {
             let value = Const::F64(value).code(Scalar::F64);

@@ -910,7 +910,9 @@ impl<'p> Gen<'p> {
                     for axis in 0..*rank {
                         let axis_literal = Literal::usize_unsuffixed(axis);
                         let column_what = format!("axis {axis} of `{what}{label}`");
-                        let first_what = format!("axis {axis} of `{what}{first_label}`");
+                        let first_what = format!(
+                            "axis {axis} of `{what}{first_label}` (each column of `{what}` has the shape of the result)"
+                        );
                         checks.push(quote! {
                             ::ein::__private::check_same_size(
                                 #column.size(#axis_literal), #first.size(#axis_literal), "", #column_what, #first_what, &#site,
