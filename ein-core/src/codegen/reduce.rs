@@ -980,7 +980,7 @@ impl<'p> Gen<'p> {
 
     /// An exact reduction (integers, `bool`s) whose body is a chain of reductions with its
     /// operator, `sum i, j, … { e }`, where `e` uses the indices only as whole reads
-    /// `x[i, j, …]` ([`analysis::flat_reads`]) and the inner sizes are fixed outside (lengths,
+    /// `x[i, j, …]` ([`crate::analysis::flat_reads`]) and the inner sizes are fixed outside (lengths,
     /// literals): the chain, its innermost body, the arrays read and the product of the inner
     /// sizes, computed in `block`. Its rows may then run as one loop where the arrays hold
     /// them contiguously ([`Gen::flat_fold`]): narrow rows cost no loop each, and an exact

@@ -1,7 +1,7 @@
 //! Stage 4, passes: the optimisation pipeline, a plain list of named IR → IR functions
 //! (Futhark's habit: that list is what makes dumping, disabling and bisecting passes cheap).
 //! With `EIN_DUMP=1` in the environment of the build, the IR before and after every pass is
-//! printed to stderr. In every build the IR is validated ([`validate`]) as the checker gives
+//! printed to stderr. In every build the IR is validated ([`validate()`]) as the checker gives
 //! it and after the last pass, where every read marked proven in bounds is also proven again
 //! ([`validate_bounds`]); debug builds of the compiler validate after every pass too, and a
 //! failure names the pass.
