@@ -324,8 +324,9 @@ impl Gen<'_> {
         None
     }
 
-    /// The local views of `arrays` (each once), if each is a local view.
-    fn run_views(&self, arrays: std::collections::BTreeSet<VarId>) -> Option<Vec<Ident>> {
+    /// The local views of `arrays` (each once), if each is a local view with no transposed
+    /// copy.
+    pub(super) fn run_views(&self, arrays: std::collections::BTreeSet<VarId>) -> Option<Vec<Ident>> {
         let mut views = Vec::new();
         for array in arrays {
             if self.analysis.transposed_copies_of(array).next().is_some() {

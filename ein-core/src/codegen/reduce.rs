@@ -1015,22 +1015,8 @@ impl<'p> Gen<'p> {
         if !exact || sizes.is_empty() || matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
             return Ok(None);
         }
-        let Some(arrays) = crate::analysis::flat_reads(&indices, inner) else { return Ok(None) };
-        let mut views = Vec::new();
-        for array in arrays {
-            if self.analysis.transposed_copies_of(array).next().is_some() {
-                return Ok(None);
-            }
-            match self.env.get(&array).and_then(|value| match value {
-                Value::Array(value) => value.as_local().cloned(),
-                _ => None,
-            }) {
-                Some(view) if !views.contains(&view) => views.push(view),
-                Some(_) => {}
-                None => return Ok(None),
-            }
-        }
-        Ok((!views.is_empty()).then_some(FlatChain { indices, sizes, inner, views }))
+        let views = crate::analysis::flat_reads(&indices, inner).and_then(|arrays| self.run_views(arrays));
+        Ok(views.map(|views| FlatChain { indices, sizes, inner, views }))
     }
 
     /// For a [`FlatChain`] over the rows `start..end`: the row length's statements and the
