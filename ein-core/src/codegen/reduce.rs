@@ -952,9 +952,9 @@ impl<'p> Gen<'p> {
                 #value_body
             })
         };
-        let fold = match flat_fold {
-            Some((runs, somes, count, flat_value)) => {
-                let fold_function = self.fold_function(body);
+        let fold = match flat_fold.zip(flat.as_ref()) {
+            Some(((runs, somes, count, flat_value), chain)) => {
+                let fold_function = self.fold_function(chain.inner);
                 quote! {{
                     #runs {
                         #somes => #fold_function(#count, #identity, #combine, #flat_value),
@@ -980,11 +980,11 @@ impl<'p> Gen<'p> {
 
     /// An exact reduction (integers, `bool`s) whose body is a chain of reductions with its
     /// operator, `sum i, j, … { e }`, where `e` uses the indices only as whole reads
-    /// `x[i, j, …]` ([`crate::analysis::flat_reads`]) and the inner sizes are fixed outside (lengths,
-    /// literals): the chain, its innermost body, the arrays read and the product of the inner
-    /// sizes, computed in `block`. Its rows may then run as one loop where the arrays hold
-    /// them contiguously ([`Gen::flat_fold`]): narrow rows cost no loop each, and an exact
-    /// operator gives the same result in any order.
+    /// `x[i, j, …]` ([`crate::analysis::flat_reads`]) and the inner sizes are lengths or
+    /// literals (they cannot fail, and no index changes them): the chain, its inner sizes, its
+    /// innermost body and the views it reads. Its rows may then run as one loop where the
+    /// arrays hold them contiguously ([`Gen::flat_fold`]): narrow rows cost no loop each, and
+    /// an exact operator gives the same result in any order.
     fn flat_chain<'e>(
         &mut self,
         op: ReduceOp,
@@ -1514,7 +1514,6 @@ impl<'p> Gen<'p> {
     }
 }
 
-/// The scalar leaves of a tuple type, depth first: each one's path of fields and type.
 /// A chain of exact reductions over whole reads that may run as one loop ([`Gen::flat_chain`]).
 struct FlatChain<'e> {
     /// The chain's indices, outermost first.
@@ -1527,6 +1526,7 @@ struct FlatChain<'e> {
     views: Vec<Ident>,
 }
 
+/// The scalar leaves of a tuple type, depth first: each one's path of fields and type.
 fn scalar_leaves(ty: &Type, path: &mut Vec<usize>, leaves: &mut Vec<(Vec<usize>, ScalarType)>) {
     match ty {
         Type::Scalar(scalar) => leaves.push((path.clone(), *scalar)),
