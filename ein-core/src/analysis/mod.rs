@@ -1037,8 +1037,8 @@ pub fn flat_reads(indices: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
 /// The arrays `body` reads, when its innermost axes `tail` (outermost first) may run as one:
 /// every use of those indices is as the last indices of a proven read `x[…, h, w]` of an
 /// array bound outside the body (its other indices anything that does not mention them), and
-/// those arrays are used in no other way but lengths of their other axes. (Whether each holds those axes contiguously, with
-/// the comprehension's lengths, is checked at run time.)
+/// those arrays are used in no other way but lengths of their other axes. (Whether each holds
+/// those axes contiguously, with the comprehension's lengths, is checked at run time.)
 pub fn tail_reads(tail: &[VarId], body: &Expr) -> Option<BTreeSet<VarId>> {
     reads_ending_in(tail, body, false)
 }
