@@ -321,23 +321,7 @@ fn scans_whose_step_is_not_associative_are_serial() {
 #[test]
 fn elementwise_comprehensions_read_whole_elements_only_for_flat_runs() {
     // The arrays read, by name, when every use of the indices is a whole proven read.
-    let flat = |source: &str| {
-        let program = prepared(source);
-        let mut node = &program.body;
-        let mut indices = Vec::new();
-        loop {
-            node = match &node.kind {
-                ExprKind::For(node::For { index, body, .. }) => {
-                    indices.push(*index);
-                    body
-                }
-                ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => body,
-                _ => break,
-            };
-        }
-        flat_reads(&indices, node)
-            .map(|arrays| arrays.iter().map(|&array| program.var(array).name.clone()).collect::<Vec<_>>())
-    };
+    let flat = |source: &str| reads_of(source, 0);
     let sources = [
         ("fn f(a: [[u8]], b: [[u8]]) -> [[u8]] { for i, j { a[i, j] / 2 + b[i, j] / 2 } }", Some(vec!["a", "b"])),
         ("fn f(a: [[[f64]]]) -> [[[f64]]] { for p, i, j { a[p, i, j] * 2.0 } }", Some(vec!["a"])),
@@ -351,4 +335,47 @@ fn elementwise_comprehensions_read_whole_elements_only_for_flat_runs() {
         let expected = expected.map(|names| names.into_iter().map(String::from).collect::<Vec<_>>());
         assert_eq!(flat(source), expected, "{source}");
     }
+}
+
+#[test]
+fn reads_ending_in_the_innermost_indices_may_merge_those_axes() {
+    // The last two indices of the comprehension: every use of them ends a proven read.
+    let tail = |source: &str| reads_of(source, 2);
+    let sources = [
+        // Lengths of the axes kept are allowed; other indices may be anything without `h`, `w`.
+        ("fn f(x: [[[[f32]]]]) -> [[[f32]]] { for b, h, w { sum c { x[b, c, h, w] } } }", Some(vec!["x"])),
+        ("fn f(x: [[[[f32]]]], s: [f32]) -> [[[[f32]]]] { for b, c, h, w { x[b, c, h, w] * s[c] } }", Some(vec!["x"])),
+        ("fn f(x: [[[f32]]], k: [usize]) -> [[[f32]]] { for b, h, w { x[b, h, w] * (k[b] as f32) } }", Some(vec!["x"])),
+        // A length of a merged axis, the indices in another order, an index as a value.
+        ("fn f(x: [[[f32]]]) -> [[[f32]]] { for b, h, w { x[b, h, w] / (x.shape(2) as f32) } }", None),
+        ("fn f(x: [[[f32]]]) -> [[[f32]]] { for b, h, w in 0..x.shape(1) { x[b, w, h] } }", None),
+        ("fn f(x: [[[f32]]]) -> [[[f32]]] { for b, h, w { x[b, h, w] + (w as f32) } }", None),
+    ];
+    for (source, expected) in sources {
+        let expected = expected.map(|names| names.into_iter().map(String::from).collect::<Vec<_>>());
+        assert_eq!(tail(source), expected, "{source}");
+    }
+}
+
+/// The arrays read by the comprehension nest of `source`'s body as [`flat_reads`] (`tail` 0)
+/// or [`tail_reads`] of its last `tail` indices give them, by name.
+fn reads_of(source: &str, tail: usize) -> Option<Vec<String>> {
+    let program = prepared(source);
+    let mut node = &program.body;
+    let mut indices = Vec::new();
+    loop {
+        node = match &node.kind {
+            ExprKind::For(node::For { index, body, .. }) => {
+                indices.push(*index);
+                body
+            }
+            ExprKind::Let(node::Let { body, .. }) | ExprKind::Assert(node::Assert { body, .. }) => body,
+            _ => break,
+        };
+    }
+    let reads = match tail {
+        0 => flat_reads(&indices, node),
+        _ => tail_reads(&indices[indices.len() - tail..], node),
+    };
+    reads.map(|arrays| arrays.iter().map(|&array| program.var(array).name.clone()).collect::<Vec<_>>())
 }
