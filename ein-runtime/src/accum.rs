@@ -178,8 +178,11 @@ fn run_in_copies<T: Copy>(
 }
 
 /// `run(group, start, end)` for each of `groups` groups of consecutive outer iterations
-/// `start..end`, in parallel; their results in group order, or the panic of the first group
-/// (in iteration order) that met an index out of range.
+/// `start..end`, in parallel; their results in group order. The first group (in iteration
+/// order) that fails decides how the whole fails, whichever way it does: an index out of
+/// range panics naming it, any other panic (a negative loop size, a division by zero) goes
+/// on as it was; so the failure reported is the one the serial loop meets first, on any
+/// number of threads.
 fn in_groups<R: Send>(
     outer: usize,
     groups: usize,
@@ -187,13 +190,31 @@ fn in_groups<R: Send>(
     site: &Site,
     run: impl Fn(usize, usize, usize) -> Result<R, AccumError> + Sync,
 ) -> Vec<R> {
-    let one = |group| run(group, group_start(outer, groups, group), group_start(outer, groups, group + 1));
-    let results: Vec<Result<R, AccumError>> = if crate::build::parallel_pool() {
-        (0..groups).into_par_iter().map(one).collect()
-    } else {
-        (0..groups).map(one).collect()
+    let range = |group| (group_start(outer, groups, group), group_start(outer, groups, group + 1));
+    if !crate::build::parallel_pool() {
+        // In order: the first failure stops the loop.
+        let one = |group| {
+            let (start, end) = range(group);
+            run(group, start, end).unwrap_or_else(|error| out_of_range(error, target, site))
+        };
+        return (0..groups).map(one).collect();
+    }
+    let one = |group| {
+        let (start, end) = range(group);
+        // Nothing the group wrote is used after it panicked: its panic is resumed, or an
+        // earlier group's failure is reported instead.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(group, start, end)))
     };
-    results.into_iter().map(|result| result.unwrap_or_else(|error| out_of_range(error, target, site))).collect()
+    let results: Vec<std::thread::Result<Result<R, AccumError>>> = (0..groups).into_par_iter().map(one).collect();
+    let mut done = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok(Ok(value)) => done.push(value),
+            Ok(Err(error)) => out_of_range(error, target, site),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+    done
 }
 
 /// Where the updates of a partitioned accumulation go (see [`accum`]): one list per range of

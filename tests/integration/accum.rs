@@ -311,6 +311,38 @@ fn a_large_target_reports_its_first_index_out_of_range() {
     }
 }
 
+program! {
+    ragged_counts: fn(c: [i64], idx: [i64], m: i64) -> ([i64], [f64]) {
+        (
+            accum h = for a in 0..m { 0 } { for i { for j in 0..c[i] { h[idx[i] + j] += 1 } } },
+            accum g = for a in 0..m { 0.0 } { for i { for j in 0..c[i] { g[idx[i] + j] += 1.5 } } },
+        )
+    }
+}
+
+/// Whatever the failures are (an index out of range, a negative loop size), the one reported
+/// is the first the serial loop meets, on any number of threads: a later group's panic does
+/// not overtake an earlier group's index error, nor the other way round.
+#[test]
+fn the_first_failure_in_iteration_order_is_reported_whatever_its_kind() {
+    let oracle = Oracle::new("ragged_counts", ragged_counts::SOURCE, Form::Item);
+    let vector = |values: &[i64]| Value::Array(ArrayValue::vector(values.iter().map(|&x| Value::I64(x)).collect()));
+    for (bad_index, negative) in [(1000, 9000), (9000, 1000)] {
+        let (mut c, mut idx) = (vec![1i64; 12_000], vec![0i64; 12_000]);
+        idx[bad_index] = 50;
+        c[negative] = -3;
+        let args = vec![vector(&c), vector(&idx), Value::I64(10)];
+        let error = interp::run(oracle.program(), args, &[]).expect_err("fails");
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+            let panic = pool.install(|| catch_quietly(|| ragged_counts::run(&c, &idx, 10))).expect_err("fails");
+            // (The compiled message of a negative size adds "; sizes must be >= 0".)
+            let reported = strip_site(&panic);
+            assert!(reported.starts_with(&error.message), "on {threads} threads: {reported} / {}", error.message);
+        }
+    }
+}
+
 #[test]
 fn an_index_out_of_range_panics_naming_it_the_target_and_its_size() {
     let mut idx: Vec<i64> = (0..50_000).map(|i| i % 256).collect();
