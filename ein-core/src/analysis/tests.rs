@@ -321,7 +321,6 @@ fn scans_whose_step_is_not_associative_are_serial() {
 #[test]
 fn elementwise_comprehensions_read_whole_elements_only_for_flat_runs() {
     // The arrays read, by name, when every use of the indices is a whole proven read.
-    let flat = |source: &str| reads_of(source, 0);
     let sources = [
         ("fn f(a: [[u8]], b: [[u8]]) -> [[u8]] { for i, j { a[i, j] / 2 + b[i, j] / 2 } }", Some(vec!["a", "b"])),
         ("fn f(a: [[[f64]]]) -> [[[f64]]] { for p, i, j { a[p, i, j] * 2.0 } }", Some(vec!["a"])),
@@ -331,16 +330,12 @@ fn elementwise_comprehensions_read_whole_elements_only_for_flat_runs() {
         ("fn f(a: [[f64]]) -> [[f64]] { for i, j in 0..a.len() { a[j, i] } }", None),
         ("fn f(a: [[f64]]) -> [[f64]] { for i, j { a[i, j] - a[0, 0] } }", None),
     ];
-    for (source, expected) in sources {
-        let expected = expected.map(|names| names.into_iter().map(String::from).collect::<Vec<_>>());
-        assert_eq!(flat(source), expected, "{source}");
-    }
+    expect_reads(&sources, 0);
 }
 
 #[test]
 fn reads_ending_in_the_innermost_indices_may_merge_those_axes() {
     // The last two indices of the comprehension: every use of them ends a proven read.
-    let tail = |source: &str| reads_of(source, 2);
     let sources = [
         // Lengths of the axes kept are allowed; other indices may be anything without `h`, `w`.
         ("fn f(x: [[[[f32]]]]) -> [[[f32]]] { for b, h, w { sum c { x[b, c, h, w] } } }", Some(vec!["x"])),
@@ -351,9 +346,14 @@ fn reads_ending_in_the_innermost_indices_may_merge_those_axes() {
         ("fn f(x: [[[f32]]]) -> [[[f32]]] { for b, h, w in 0..x.shape(1) { x[b, w, h] } }", None),
         ("fn f(x: [[[f32]]]) -> [[[f32]]] { for b, h, w { x[b, h, w] + (w as f32) } }", None),
     ];
+    expect_reads(&sources, 2);
+}
+
+/// Each source's arrays read ([`reads_of`]) are the names expected, or none may run as one.
+fn expect_reads(sources: &[(&str, Option<Vec<&str>>)], tail: usize) {
     for (source, expected) in sources {
-        let expected = expected.map(|names| names.into_iter().map(String::from).collect::<Vec<_>>());
-        assert_eq!(tail(source), expected, "{source}");
+        let expected = expected.as_ref().map(|names| names.iter().map(|name| name.to_string()).collect::<Vec<_>>());
+        assert_eq!(reads_of(source, tail), expected, "{source}");
     }
 }
 
