@@ -290,6 +290,15 @@ pub enum Cost {
     Transcendental,
 }
 
+impl Func {
+    /// Whether a call costs clearly more than arithmetic (a library call, a square root or a
+    /// division), so computing it once and keeping its value pays; `min`, `abs`, `floor` and
+    /// their kin are a few instructions, like an addition.
+    pub fn is_dear(self) -> bool {
+        self.cost() == Cost::Transcendental || matches!(self, Func::Sqrt | Func::Recip)
+    }
+}
+
 /// A float function's answer in the interpreter: a float of the argument's type, or a `bool`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FloatAnswer<F> {

@@ -24,9 +24,11 @@ impl fmt::Display for Site {
     }
 }
 
-/// A captured Rust integer of any width accepted as an ein size or count (ein sizes are `i64`).
+/// A captured Rust integer of any width accepted as an ein size, count or index (ein sizes are
+/// `i64`). Values beyond `i64` saturate, as the item form's unsigned parameters do: above
+/// `i64::MAX` an index is past every axis's end and a size is refused by [`check_size`].
 pub trait IntoSize {
-    /// Converts to `i64`; panics with an `ein: ` message if the value does not fit.
+    /// Converts to `i64`, saturating at `i64::MIN` and `i64::MAX`.
     fn into_size(self) -> i64;
 }
 
@@ -34,10 +36,12 @@ macro_rules! impl_into_size {
     ($($integer:ty),+ $(,)?) => {$(
         impl IntoSize for $integer {
             #[inline]
+            #[allow(unused_comparisons)]
             fn into_size(self) -> i64 {
                 match i64::try_from(self) {
                     Ok(size) => size,
-                    Err(_) => size_does_not_fit(&self),
+                    Err(_) if self < 0 => i64::MIN,
+                    Err(_) => i64::MAX,
                 }
             }
         }
@@ -45,12 +49,6 @@ macro_rules! impl_into_size {
 }
 
 impl_into_size!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
-
-#[cold]
-#[inline(never)]
-fn size_does_not_fit(value: &dyn fmt::Display) -> ! {
-    panic!("ein: the size {value} does not fit in a 64-bit signed integer (i64), the type of ein sizes")
-}
 
 /// Validates a size or fold count and returns it as `usize`; panics if it is negative.
 ///
@@ -60,8 +58,8 @@ fn size_does_not_fit(value: &dyn fmt::Display) -> ! {
 #[inline]
 pub fn check_size(size: i64, what: &str, site: &Site) -> usize {
     match usize::try_from(size) {
-        Ok(size) => size,
-        Err(_) => invalid_size(size, what, site),
+        Ok(count) if size != i64::MAX => count,
+        _ => invalid_size(size, what, site),
     }
 }
 
@@ -114,6 +112,12 @@ fn invalid_size(size: i64, what: &str, site: &Site) -> ! {
     let what = describe_sized(what);
     if size < 0 {
         panic!("ein: size of {what} is {size} (at {site}); sizes must be >= 0")
+    }
+    if size == i64::MAX {
+        panic!(
+            "ein: size of {what} is i64::MAX or more (at {site}); sizes must be below i64::MAX \
+             (unsigned values above it count as it)"
+        )
     }
     // Only reachable where usize is narrower than i64.
     panic!("ein: size of {what} is {size} (at {site}), which does not fit in usize on this target")
@@ -348,14 +352,23 @@ mod tests {
     }
 
     #[test]
-    fn into_size_reports_values_that_do_not_fit() {
+    fn into_size_saturates_values_that_do_not_fit() {
+        assert_eq!(u64::MAX.into_size(), i64::MAX);
+        assert_eq!((1u64 << 63).into_size(), i64::MAX);
+        assert_eq!(usize::MAX.into_size(), i64::MAX);
+        assert_eq!(u128::MAX.into_size(), i64::MAX);
+        assert_eq!(i128::MAX.into_size(), i64::MAX);
+        assert_eq!(i128::MIN.into_size(), i64::MIN);
+    }
+
+    #[test]
+    fn check_size_refuses_saturated_sizes() {
+        assert_eq!(check_size(i64::MAX - 1, "i", &SITE) as i64, i64::MAX - 1);
         assert_eq!(
-            expect_panic(|| u64::MAX.into_size()),
-            "ein: the size 18446744073709551615 does not fit in a 64-bit signed integer (i64), the type of ein sizes"
+            expect_panic(|| check_size(u64::MAX.into_size(), "i", &SITE)),
+            "ein: size of index `i` is i64::MAX or more (at src/x.rs:4:9); sizes must be below i64::MAX \
+             (unsigned values above it count as it)"
         );
-        assert!(expect_panic(|| i128::MIN.into_size())
-            .starts_with("ein: the size -170141183460469231731687303715884105728 "));
-        assert!(expect_panic(|| (u64::MAX as usize).into_size()).starts_with("ein: "));
     }
 
     #[test]

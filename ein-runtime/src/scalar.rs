@@ -253,12 +253,14 @@ pub trait Num:
         }
         Self::from_i64(VALUE)
     }
-    /// `value as Self`, for float literals.
-    fn from_f64(value: f64) -> Self;
+    /// A float literal of this type: its text rounded to `f64` (`value`, which integer types
+    /// take `as Self`) and to `f32` (`as_f32`: `f32` takes it, as rounding `value` again
+    /// could differ from Rust's `f32` literal).
+    fn from_float_literal(value: f64, as_f32: f32) -> Self;
 }
 
 macro_rules! impl_num_for_float {
-    ($($float:ident),+) => {$(
+    ($($float:ident: literal = |$value:ident, $as_f32:ident| $literal:expr),+ $(,)?) => {$(
         // `do_not_recommend` (on every impl of these traits): a list of the types that implement
         // them would point users into this file; the traits' labels say what is needed.
         #[diagnostic::do_not_recommend]
@@ -286,7 +288,9 @@ macro_rules! impl_num_for_float {
                 $float::clamp(self, low, high)
             }
             #[inline] fn from_i64(value: i64) -> Self { value as $float }
-            #[inline] fn from_f64(value: f64) -> Self { value as $float }
+            #[inline]
+            #[allow(unused_variables)]
+            fn from_float_literal($value: f64, $as_f32: f32) -> Self { $literal }
         }
     )+};
 }
@@ -329,12 +333,12 @@ macro_rules! impl_num_for_integer {
                 Ord::clamp(self, low, high)
             }
             #[inline] fn from_i64(value: i64) -> Self { value as $integer }
-            #[inline] fn from_f64(value: f64) -> Self { value as $integer }
+            #[inline] fn from_float_literal(value: f64, _: f32) -> Self { value as $integer }
         }
     )+};
 }
 
-impl_num_for_float!(f32, f64);
+impl_num_for_float!(f32: literal = |value, as_f32| as_f32, f64: literal = |value, as_f32| value);
 impl_num_for_integer! {
     i8: abs = |value| value.wrapping_abs(),
     i16: abs = |value| value.wrapping_abs(),
@@ -676,9 +680,12 @@ mod tests {
     fn literals_use_as_semantics() {
         assert_eq!(i32::from_i64(1 << 40), 0);
         assert_eq!(usize::from_i64(-1), usize::MAX);
-        assert_eq!(i64::from_f64(2.9), 2);
-        assert_eq!(i32::from_f64(f64::NAN), 0);
-        assert_eq!(f32::from_f64(0.1), 0.1f32);
+        assert_eq!(i64::from_float_literal(2.9, 2.9), 2);
+        assert_eq!(i32::from_float_literal(f64::NAN, f32::NAN), 0);
+        assert_eq!(f32::from_float_literal(0.1, 0.1), 0.1f32);
+        // `f32` takes its own rounding of the text, not the `f64`'s rounded again.
+        assert_eq!(f32::from_float_literal(1.000_000_059_604_644_8, 1.000_000_1), 1.000_000_1f32);
+        assert_eq!(f64::from_float_literal(1.000_000_059_604_644_8, 1.000_000_1), 1.000_000_059_604_644_8);
         assert_eq!(f64::from_i64(3), 3.0);
     }
 

@@ -159,6 +159,68 @@ fn integer_division_by_zero_panics() {
 }
 
 program! {
+    unsigned_size: fn(a: [f64], n: u64) -> [f64] { for i in 0..n { a[i] } }
+}
+
+program! {
+    unsigned_fold: fn(a: [f64], n: usize) -> f64 { fold t in 0..n, s = 0.0 { s + a[t] } }
+}
+
+program! {
+    unsigned_index: fn(a: [f64], k: u64) -> (f64, f64) { (a[k], a[k as i64]) }
+}
+
+program! {
+    unsigned_scatter: fn(x: [u64]) -> [i64] { accum h = for b in 0..4 { 0 } { for i { h[x[i]] += 1 } } }
+}
+
+program! {
+    cast_scatter: fn(x: [i32]) -> [i64] { accum h = for b in 0..4 { 0 } { for i { h[x[i] as usize] += 1 } } }
+}
+
+/// Unsigned values above `i64::MAX` used as sizes or indices saturate to it, in both forms:
+/// refused as sizes (not wrapped to -1), past the end as indices (a read clamps to the last
+/// element, an accum reports the index out of range). An explicit `as i64` wraps, as in Rust.
+#[test]
+fn unsigned_values_above_i64_max_saturate() {
+    let a = vec![1.0, 2.0, 3.0];
+    let size = |value: Value| vec![Value::Array(ArrayValue::vector(a.iter().map(|&x| Value::F64(x)).collect())), value];
+    for huge in [u64::MAX, 1 << 63] {
+        let compiled = panic_of(|| unsigned_size::run(&a, huge));
+        let interpreted = interpreter_error("unsigned_size", unsigned_size::SOURCE, size(Value::U64(huge)));
+        assert!(compiled.contains("size of index `i` is i64::MAX or more"), "{compiled}");
+        assert_same_error(&compiled, &interpreted);
+        assert_eq!(unsigned_index::run(&a, huge), (3.0, 1.0));
+    }
+    let compiled = panic_of(|| unsigned_fold::run(&a, usize::MAX));
+    let interpreted = interpreter_error("unsigned_fold", unsigned_fold::SOURCE, size(Value::Usize(usize::MAX)));
+    assert!(compiled.contains("size of index `t` is i64::MAX or more"), "{compiled}");
+    assert_same_error(&compiled, &interpreted);
+    assert_eq!(unsigned_size::run(&a, 2).as_slice(), &[1.0, 2.0]);
+    assert_eq!(unsigned_fold::run(&a, 5), 1.0 + 2.0 + 3.0 + 3.0 + 3.0);
+    assert_eq!(unsigned_index::run(&a, 1), (2.0, 2.0));
+
+    let compiled = panic_of(|| unsigned_scatter::run(&[1, u64::MAX]));
+    assert!(compiled.contains("index 9223372036854775807 out of range for axis 0 of `h` (size 4)"), "{compiled}");
+    assert_eq!(unsigned_scatter::run(&[1, 3, 1]).as_slice(), &[0, 2, 0, 1]);
+    // A signed value cast to `usize` keeps its value as an index: -1 is reported as -1.
+    let compiled = panic_of(|| cast_scatter::run(&[1, -1]));
+    assert!(compiled.contains("index -1 out of range for axis 0 of `h` (size 4)"), "{compiled}");
+
+    // The expression form's captures saturate the same way.
+    let big: u64 = u64::MAX;
+    let message = panic_of(|| {
+        let copy: ein::Array<f64, 1> = ein::ein!(for i in 0..big {
+            a[i]
+        });
+        copy
+    });
+    assert!(message.contains("size of index `i` is i64::MAX or more"), "{message}");
+    let last: f64 = ein::ein!(a[big]);
+    assert_eq!(last, 3.0);
+}
+
+program! {
     repeat: fn(x: [f64], n: i64) -> [f64] { fold t in 0..n, v = x { for i in 0..x.len() { v[i] * 2.0 } } }
 }
 

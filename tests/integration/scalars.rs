@@ -155,3 +155,35 @@ differential! {
     cases [n] in [[0], [1], [6], [50]];
     args (a = array([n]).within(-3.0, 3.0));
 }
+
+program! {
+    f32_literals: fn(x: [f32], y: [f64]) -> ([f32], [f64]) {
+        (
+            for i { x[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 },
+            for i { y[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 },
+        )
+    }
+}
+
+/// An `f32` literal is the text rounded once to `f32`, as Rust reads it, not rounded to `f64`
+/// and then again to `f32` (which gives 1.0 and 16777216 for these two); an `f64` literal is
+/// the text rounded to `f64`. In both forms.
+#[test]
+#[allow(clippy::excessive_precision)]
+fn float_literals_are_rounded_once_to_their_type() {
+    let (x, y) = (vec![1.0f32, 3.0], vec![1.0f64, 3.0]);
+    let singles: Vec<f32> =
+        x.iter().map(|v| v * 1.00000005960464477539062500000001f32 + 16777217.0000000001f32).collect();
+    let doubles: Vec<f64> =
+        y.iter().map(|v| v * 1.00000005960464477539062500000001f64 + 16777217.0000000001f64).collect();
+    assert_ne!(1.00000005960464477539062500000001f32, 1.0, "the literal must show double rounding");
+    let (compiled_singles, compiled_doubles) = f32_literals::run(&x, &y);
+    assert_eq!(compiled_singles.as_slice(), &singles[..]);
+    assert_eq!(compiled_doubles.as_slice(), &doubles[..]);
+    let expression: ein::Array<f32, 1> =
+        ein::ein!(for i { x[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 });
+    assert_eq!(expression.as_slice(), &singles[..]);
+    let expression: ein::Array<f64, 1> =
+        ein::ein!(for i { y[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 });
+    assert_eq!(expression.as_slice(), &doubles[..]);
+}

@@ -153,13 +153,13 @@ pub(super) fn int(value: i64, span: Span) -> Expr {
 
 /// The float `value` at the scalar type of `like`.
 pub(super) fn float_like(value: f64, like: &Expr) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(value)), like.ty.clone(), like.span)
+    Expr::new(ExprKind::Literal(Literal::float(value)), like.ty.clone(), like.span)
 }
 
 pub(super) fn zero_scalar(scalar: ScalarType, span: Span) -> Expr {
     let literal = match scalar {
         ScalarType::Known(Scalar::Bool) => Literal::Bool(false),
-        ScalarType::Known(known) if known.is_float() => Literal::Float(0.0),
+        ScalarType::Known(known) if known.is_float() => Literal::float(0.0),
         _ => Literal::Int(0),
     };
     Expr::new(ExprKind::Literal(literal), Type::Scalar(scalar), span)
@@ -167,11 +167,11 @@ pub(super) fn zero_scalar(scalar: ScalarType, span: Span) -> Expr {
 
 /// A scalar zero of float type `ty`.
 pub(super) fn zero_of(ty: &Type, span: Span) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(0.0)), ty.clone(), span)
+    Expr::new(ExprKind::Literal(Literal::float(0.0)), ty.clone(), span)
 }
 
 pub(super) fn one_of(ty: &Type, span: Span) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(1.0)), ty.clone(), span)
+    Expr::new(ExprKind::Literal(Literal::float(1.0)), ty.clone(), span)
 }
 
 pub(super) fn len(array: Expr, axis: usize) -> Expr {

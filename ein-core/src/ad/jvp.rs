@@ -901,7 +901,7 @@ impl Packing {
 
 /// A zero made by [`zero_scalar`]: a part of a tuple's tangent known to be zero.
 fn is_zero_literal(expr: &Expr) -> bool {
-    matches!(expr.kind, ExprKind::Literal(Literal::Float(0.0) | Literal::Int(0) | Literal::Bool(false)))
+    matches!(expr.kind, ExprKind::Literal(Literal::Float(0.0, _) | Literal::Int(0) | Literal::Bool(false)))
 }
 
 /// Cheap to evaluate twice, and binds nothing: variables, literals, lengths, and reads,

@@ -191,7 +191,9 @@ impl Checker {
                     return Err(Reported);
                 };
                 match suffix {
-                    Some(scalar) if scalar.is_float() => (Literal::Float(value as f64), ScalarType::Known(scalar)),
+                    Some(scalar) if scalar.is_float() => {
+                        (Literal::Float(value as f64, value as f32), ScalarType::Known(scalar))
+                    }
                     Some(Scalar::Bool) => {
                         self.errors.push(span, "a number cannot have the suffix `bool`");
                         return Err(Reported);
@@ -200,13 +202,16 @@ impl Checker {
                     None => (Literal::Int(value), self.unifier.fresh(NumberClass::Int, super::types::Origin::Literal)),
                 }
             }
-            ast::Literal::Float { value, suffix } => match suffix {
-                Some(scalar) if scalar.is_float() => (Literal::Float(value), ScalarType::Known(scalar)),
+            ast::Literal::Float { value, as_f32, suffix } => match suffix {
+                Some(scalar) if scalar.is_float() => (Literal::Float(value, as_f32), ScalarType::Known(scalar)),
                 Some(_) => {
                     self.errors.push(span, "a float literal needs a float suffix (`f32` or `f64`)");
                     return Err(Reported);
                 }
-                None => (Literal::Float(value), self.unifier.fresh(NumberClass::Float, super::types::Origin::Literal)),
+                None => {
+                    let ty = self.unifier.fresh(NumberClass::Float, super::types::Origin::Literal);
+                    (Literal::Float(value, as_f32), ty)
+                }
             },
         };
         Ok(Expr::new(ExprKind::Literal(value), Type::Scalar(ty), span))
@@ -1253,7 +1258,10 @@ fn is_scalar_tuple(ty: &Type) -> bool {
     }
 }
 
-/// Converts an integer expression to the `i64` that sizes are.
+/// Converts an integer expression to the `i64` that sizes and indices are. Unsigned 64-bit
+/// values above `i64::MAX` saturate to it rather than wrap to negative numbers: as an index
+/// such a value is past the end of every axis, as a size it is refused (the runtime's
+/// `check_size`). The expression form's captures saturate the same way (`IntoSize`).
 pub(super) fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types::Unifier) -> Expr {
     // An unsuffixed literal simply becomes an i64.
     let is_literal = matches!(expr.kind, ExprKind::Literal(_));
@@ -1261,5 +1269,40 @@ pub(super) fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types:
         return expr;
     }
     let span = expr.span;
-    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(expr), to: ScalarType::I64 }), Type::I64, span)
+    let operand = match unifier.shallow(scalar) {
+        ScalarType::Known(Scalar::U64 | Scalar::Usize) => match expr.kind {
+            // `v as usize` of an integer that fits in i64 comes back exactly as `v as i64` (on
+            // 64-bit targets, which `sizes::cast_to_64_bits` assumes too): `i as usize` stays
+            // a plain `i`, and `-1i32 as usize` is -1, not a saturated index.
+            ExprKind::Cast(node::Cast { operand, .. }) if fits_i64(&operand.ty, unifier) => {
+                return match operand.ty.as_scalar().map(|operand| unifier.shallow(operand)) {
+                    Some(ScalarType::I64) => *operand,
+                    _ => cast_to_i64(*operand),
+                };
+            }
+            kind => {
+                let (value, ty) = (Expr { kind, ..expr }, Type::Scalar(scalar));
+                // `i64::MAX as usize`: a `usize` literal of it would not exist on 32-bit targets.
+                let max = Box::new(Expr::new(ExprKind::Literal(Literal::Int(i64::MAX)), Type::I64, span));
+                let limit = Expr::new(ExprKind::Cast(node::Cast { operand: max, to: scalar }), ty.clone(), span);
+                Expr::new(ExprKind::Call(node::Call { func: Func::Min, args: vec![value, limit] }), ty, span)
+            }
+        },
+        _ => expr,
+    };
+    cast_to_i64(operand)
+}
+
+/// Whether every value of an expression of type `ty` fits in an `i64`: an integer type other
+/// than `u64` and `usize`.
+fn fits_i64(ty: &Type, unifier: &super::types::Unifier) -> bool {
+    match ty.as_scalar().map(|scalar| unifier.shallow(scalar)) {
+        Some(ScalarType::Known(scalar)) => scalar.is_int() && !matches!(scalar, Scalar::U64 | Scalar::Usize),
+        _ => false,
+    }
+}
+
+fn cast_to_i64(operand: Expr) -> Expr {
+    let span = operand.span;
+    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::I64 }), Type::I64, span)
 }

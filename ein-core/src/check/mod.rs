@@ -406,10 +406,21 @@ fn mark_bounds(expr: &Expr, type_params: &mut [TypeParam]) {
 }
 
 /// Integer literals whose value their type cannot hold (`300` where a `u8` is meant, or a
-/// negated one, `-1`, where an unsigned type is), as rustc refuses them: known only once
-/// literal types are resolved.
+/// negated one, `-1`, where an unsigned type is), and float literals beyond `f32`'s range
+/// where an `f32` is meant (`1e39`), as rustc refuses them: known only once literal types are
+/// resolved.
 fn literals_out_of_range(body: &Expr) -> Vec<(Span, String)> {
     fn visit(expr: &Expr, found: &mut Vec<(Span, String)>) {
+        if let (ExprKind::Literal(crate::ir::Literal::Float(value, as_f32)), Type::Scalar(ScalarType::Known(ty))) =
+            (&expr.kind, &expr.ty)
+        {
+            if *ty == crate::ops::Scalar::F32 && as_f32.is_infinite() {
+                let message =
+                    format!("the literal `{value:?}` does not fit in `f32`, whose largest value is {:e}", f32::MAX);
+                found.push((expr.span, message));
+            }
+            return;
+        }
         let literal = match &expr.kind {
             ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(i128::from(*value)),
             ExprKind::Unary(node::Unary { op: crate::ir::UnaryOp::Neg, operand }) => match operand.kind {

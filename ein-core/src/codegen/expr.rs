@@ -175,7 +175,7 @@ impl Gen<'_> {
                 return Err(internal(operand.span, format!("negation of a {scalar}")));
             }
             // Through the trait, not `-`: its result type is the operand's, which lets rustc
-            // infer an operand typed only by its use (`Num::from_f64(1.0)`).
+            // infer an operand typed only by its use (`Num::from_float_literal(1.0, 1.0)`).
             (UnaryOp::Neg, ScalarType::Param(_)) => call(quote!(::ein::__private::Num::neg), &[&code]),
         })
     }
@@ -210,7 +210,7 @@ impl Gen<'_> {
         let division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
         // Element types rustc decides go through `Num` (below) even for floats, whose
         // functions are Rust's operators: their `Self` arguments let rustc infer an operand
-        // typed only by its use (`Num::from_f64(0.5)`).
+        // typed only by its use (`Num::from_float_literal(0.5, 0.5)`).
         let float = matches!(ty, ScalarType::Known(scalar) if scalar.is_float());
         Ok(match ty {
             _ if float => {
@@ -577,7 +577,7 @@ pub(super) fn call(path: TokenStream, args: &[&Code]) -> Code {
 }
 
 /// A literal of an element type rustc decides (a type parameter of the expression form's
-/// generic function): `Num::from_int_literal` (checked to be in range) / `from_f64`, which are
+/// generic function): `Num::from_int_literal` (checked to be in range) / `from_float_literal`, which are
 /// `as` (exactly the interpreter's semantics) and fold to a constant. The range check's call
 /// carries the literal's span, so rustc's note on a literal out of range points at it.
 fn param_literal(literal: &Literal, span: proc_macro2::Span) -> Code {
@@ -591,9 +591,9 @@ fn param_literal(literal: &Literal, span: proc_macro2::Span) -> Code {
                 Prec::Atom,
             )
         }
-        Literal::Float(value) => {
-            let value = Const::F64(value).code(Scalar::F64);
-            call(quote!(::ein::__private::Num::from_f64), &[&value])
+        Literal::Float(value, as_f32) => {
+            let (value, as_f32) = (Const::F64(value).code(Scalar::F64), Const::F32(as_f32).code(Scalar::F32));
+            call(quote!(::ein::__private::Num::from_float_literal), &[&value, &as_f32])
         }
     }
 }
@@ -622,7 +622,8 @@ impl Const {
     fn of(literal: &Literal, ty: Scalar) -> Option<Const> {
         match *literal {
             Literal::Int(value) => Const::Int(i128::from(value)).cast(ty),
-            Literal::Float(value) => Const::F64(value).cast(ty),
+            Literal::Float(_, as_f32) if ty == Scalar::F32 => Some(Const::F32(as_f32)),
+            Literal::Float(value, _) => Const::F64(value).cast(ty),
             Literal::Bool(value) if ty == Scalar::Bool => Some(Const::Bool(value)),
             Literal::Bool(_) => None,
         }

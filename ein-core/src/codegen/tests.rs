@@ -65,7 +65,7 @@ fn array(scalar: Scalar, rank: usize) -> Type {
 }
 
 fn f32_literal(value: f64) -> Expr {
-    Expr::new(ExprKind::Literal(Literal::Float(value)), Type::scalar(Scalar::F32), span())
+    Expr::new(ExprKind::Literal(Literal::float(value)), Type::scalar(Scalar::F32), span())
 }
 
 fn i64_literal(value: i64) -> Expr {
@@ -741,7 +741,7 @@ fn literals() -> Sample {
     let mut b = Builder::default();
     let x = b.param("x", Type::scalar(Scalar::F64));
     let int = |value: i64| i64_literal(value);
-    let float = |value: f64| Expr::new(ExprKind::Literal(Literal::Float(value)), Type::scalar(Scalar::F64), span());
+    let float = |value: f64| Expr::new(ExprKind::Literal(Literal::float(value)), Type::scalar(Scalar::F64), span());
     let negated =
         Expr::new(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(int(3)) }), Type::I64, span());
     let cast = Expr::new(

@@ -277,11 +277,15 @@ impl<'p> Interpreter<'p> {
             .ok_or_else(|| RuntimeError::internal(format!("expected an integer, found a {}", value.kind_name())))
     }
 
-    /// The iteration count of `index`; negative sizes are the user's error.
+    /// The iteration count of `index`; negative sizes, and `i64::MAX` (where unsigned values
+    /// above it saturate), are the user's error.
     pub(super) fn eval_size(&mut self, size: &Expr, index: VarId) -> Result<usize> {
         let size = self.eval_integer(size)?;
-        usize::try_from(size)
-            .map_err(|_| RuntimeError::new(format!("size of index `{}` is {size}", self.var_name(index))))
+        match usize::try_from(size) {
+            Ok(count) if size != i64::MAX => Ok(count),
+            Ok(_) => Err(RuntimeError::new(format!("size of index `{}` is i64::MAX or more", self.var_name(index)))),
+            Err(_) => Err(RuntimeError::new(format!("size of index `{}` is {size}", self.var_name(index)))),
+        }
     }
 
     fn eval_for(&mut self, whole: &Expr, index: VarId, size: &Expr, body: &Expr) -> Result<Datum> {

@@ -14,7 +14,8 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 pub(super) fn literal(literal: Literal, to: Scalar) -> Result<Datum> {
     match literal {
         Literal::Int(value) => cast(Datum::i64(value), to),
-        Literal::Float(value) if to != Scalar::Bool => cast(Datum::F64(value), to),
+        Literal::Float(_, as_f32) if to == Scalar::F32 => Ok(Datum::F32(as_f32)),
+        Literal::Float(value, _) if to != Scalar::Bool => cast(Datum::F64(value), to),
         Literal::Bool(value) if to == Scalar::Bool => Ok(Datum::Bool(value)),
         _ => Err(RuntimeError::internal(format!("literal {literal:?} cannot have type {to}"))),
     }

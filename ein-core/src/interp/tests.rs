@@ -121,7 +121,7 @@ fn typed_int(value: i64, ty: Type) -> Expr {
 }
 
 fn float(value: f64, ty: Type) -> Expr {
-    node(ExprKind::Literal(Literal::Float(value)), ty)
+    node(ExprKind::Literal(Literal::float(value)), ty)
 }
 
 fn read(array: Expr, index: Expr, bounds: Bounds) -> Expr {

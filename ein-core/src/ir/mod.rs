@@ -264,9 +264,19 @@ pub fn number_nodes(program: &mut Program) -> usize {
 pub enum Literal {
     /// An integer of the node's (integer or type-parameter) type.
     Int(i64),
-    /// A float of the node's (float or type-parameter) type.
-    Float(f64),
+    /// A float of the node's (float or type-parameter) type: the source text rounded once to
+    /// `f64`, and once to `f32` (not through the `f64`, which could round it twice), the value
+    /// an `f32` node has.
+    Float(f64, f32),
     Bool(bool),
+}
+
+impl Literal {
+    /// A float literal of a value computed by the compiler (exact in both types, or rounded
+    /// from the `f64` as arithmetic on it would be).
+    pub fn float(value: f64) -> Literal {
+        Literal::Float(value, value as f32)
+    }
 }
 
 /// Whether an array read is known to be in range.

@@ -390,7 +390,7 @@ impl<'p> Printer<'p> {
     fn precedence(&self, expr: &Expr) -> Precedence {
         match &expr.kind {
             ExprKind::Literal(Literal::Int(value)) if *value < 0 => Precedence::Prefix,
-            ExprKind::Literal(Literal::Float(value)) if value.is_sign_negative() && !value.is_nan() => {
+            ExprKind::Literal(Literal::Float(value, _)) if value.is_sign_negative() && !value.is_nan() => {
                 Precedence::Prefix
             }
             // An `if` as an operand is parenthesised (`if c { a } else { b } + 1` would read as
@@ -411,8 +411,12 @@ impl<'p> Printer<'p> {
                 Literal::Int(value) => {
                     let _ = write!(out, "{value}");
                 }
-                Literal::Float(value) => {
+                Literal::Float(value, as_f32) => {
                     let _ = write!(out, "{value:?}");
+                    // Two literals are the same term only if they agree as `f32`s too.
+                    if as_f32.to_bits() != (*value as f32).to_bits() {
+                        let _ = write!(out, " /* {as_f32:?}f32 */");
+                    }
                 }
                 Literal::Bool(value) => {
                     let _ = write!(out, "{value}");

@@ -365,7 +365,7 @@ impl Hoister<'_> {
         let Type::Scalar(ScalarType::Known(scalar)) = expr.ty else { return None };
         let zero = match scalar {
             Scalar::Bool => Literal::Bool(false),
-            scalar if scalar.is_float() => Literal::Float(0.0),
+            scalar if scalar.is_float() => Literal::float(0.0),
             _ => Literal::Int(0),
         };
         let runs = self.running_sizes();

@@ -5,7 +5,7 @@ use crate::ir::node;
 use crate::ir::shape::{length, simplify_lengths};
 use crate::ir::visit::alpha_key;
 use crate::ir::{Bounds, Expr, ExprKind, Literal, NodeId, ReduceOp, ScalarType, Type};
-use crate::ops::{BinaryOp, Failure, Func, UnaryOp};
+use crate::ops::{BinaryOp, Failure, Func, Scalar, UnaryOp};
 use std::collections::BTreeSet;
 
 /// Whether evaluating `expr` can raise a run-time error (a clamped read of an empty axis, an
@@ -237,7 +237,10 @@ fn constant(expr: &Expr) -> Option<Constant> {
         _ => return None,
     };
     match literal {
-        Literal::Float(value) if scalar.is_float() => Some(Constant::Float(if negated { -value } else { value })),
+        Literal::Float(value, as_f32) if scalar.is_float() => {
+            let value = if scalar == Scalar::F32 { f64::from(as_f32) } else { value };
+            Some(Constant::Float(if negated { -value } else { value }))
+        }
         Literal::Int(value) => {
             let value = if negated { -i128::from(value) } else { i128::from(value) };
             // A value outside the type (a negated unsigned literal) wraps: not what is written.

@@ -52,7 +52,7 @@ use crate::ir::visit::{alpha_key, free_vars, mentions, rename_binders, substitut
 use crate::ir::{
     Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX,
 };
-use crate::ops::{BinaryOp, Cost, Func};
+use crate::ops::BinaryOp;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub fn share_steps(program: Program) -> Program {
@@ -244,9 +244,7 @@ impl Step<'_> {
 /// Whether computing `expr` costs clearly more than storing and loading its value.
 fn worth_an_array(expr: &Expr) -> bool {
     let own = match &expr.kind {
-        ExprKind::Call(node::Call { func, .. }) => {
-            func.cost() == Cost::Transcendental || matches!(func, Func::Sqrt | Func::Recip)
-        }
+        ExprKind::Call(node::Call { func, .. }) => func.is_dear(),
         // A user's Rust function: opaque, so assumed as dear as a transcendental one.
         ExprKind::Extern(_) => true,
         // Integer division is dear too, but it may fail, so it is never shared.

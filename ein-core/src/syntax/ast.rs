@@ -90,9 +90,11 @@ pub enum Literal {
         value: u64,
         suffix: Option<Scalar>,
     },
-    /// A float literal; `suffix` as above (`1.0f32`).
+    /// A float literal; `suffix` as above (`1.0f32`). `value` and `as_f32` are the text
+    /// rounded once to each float type (through `f64`, an `f32` could be rounded twice).
     Float {
         value: f64,
+        as_f32: f32,
         suffix: Option<Scalar>,
     },
     Bool(bool),

@@ -8,6 +8,8 @@ ein! {
     fn bounded(x: [u16]) -> [u16] { for i { x[i].clamp(-5, 10) } }
     // `-128` fits an `i8`; `-129` does not.
     fn lowest(x: [i8]) -> [i8] { for i { max(x[i], -128) + min(x[i], -129) } }
+    // Beyond `f32`'s range (rustc refuses `1e39f32`); fine as an `f64`.
+    fn huge(x: [f32], y: [f64]) -> [f32] { for i { x[i] * 1e39 + (y[i] * 1e39) as f32 } }
 }
 
 fn main() {}

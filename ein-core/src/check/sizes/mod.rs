@@ -309,17 +309,21 @@ fn has_opaque_length(expr: &Expr) -> bool {
     found
 }
 
-/// Size arithmetic: literals, variables, lengths, casts and arithmetic over them.
+/// Size arithmetic: literals, variables, lengths, casts, arithmetic and calls as cheap as it
+/// (`min`, `max`: a saturated size `min(n, i64::MAX as usize) as i64`) over them.
 fn is_cheap(expr: &Expr) -> bool {
-    let own = matches!(
-        expr.kind,
-        ExprKind::Literal(_)
-            | ExprKind::Var(_)
-            | ExprKind::Len(_)
-            | ExprKind::Cast(_)
-            | ExprKind::Binary(_)
-            | ExprKind::Unary(_)
-    );
+    let own = match &expr.kind {
+        ExprKind::Call(node::Call { func, .. }) => !func.is_dear(),
+        kind => matches!(
+            kind,
+            ExprKind::Literal(_)
+                | ExprKind::Var(_)
+                | ExprKind::Len(_)
+                | ExprKind::Cast(_)
+                | ExprKind::Binary(_)
+                | ExprKind::Unary(_)
+        ),
+    };
     let mut children = true;
     if !matches!(expr.kind, ExprKind::Len(_)) {
         expr.for_each_child(|child| children &= is_cheap(child));

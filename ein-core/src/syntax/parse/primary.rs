@@ -97,7 +97,9 @@ fn int_literal(literal: &LitInt) -> syn::Result<Literal> {
         .map_err(|_| syn::Error::new(span, "integer literal too large: ein integers have 64 bits"))?;
     Ok(match literal_suffix(literal.suffix(), span)? {
         // `1f32` is a float written without a fractional part.
-        Some(suffix) if suffix.is_float() => Literal::Float { value: value as f64, suffix: Some(suffix) },
+        Some(suffix) if suffix.is_float() => {
+            Literal::Float { value: value as f64, as_f32: value as f32, suffix: Some(suffix) }
+        }
         suffix => Literal::Int { value, suffix },
     })
 }
@@ -108,11 +110,13 @@ fn float_literal(literal: &LitFloat) -> syn::Result<Literal> {
     let Some(value) = value else {
         return Err(syn::Error::new(span, "float literal out of range"));
     };
+    // Out of `f32`'s range this is infinite, refused once the literal's type is known.
+    let as_f32 = literal.base10_parse::<f32>().unwrap_or(f32::INFINITY);
     let suffix = literal_suffix(literal.suffix(), span)?;
     if let Some(suffix) = suffix.filter(|suffix| !suffix.is_float()) {
         return Err(syn::Error::new(span, format!("a literal with a fractional part cannot be `{suffix}`")));
     }
-    Ok(Literal::Float { value, suffix })
+    Ok(Literal::Float { value, as_f32, suffix })
 }
 
 fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {

@@ -75,7 +75,7 @@ fn show_all(exprs: &[Expr]) -> String {
 fn show_literal(literal: &Literal) -> String {
     match literal {
         Literal::Int { value, suffix } => format!("{value}{}", suffix.map(|s| s.name()).unwrap_or("")),
-        Literal::Float { value, suffix } => format!("{value:?}{}", suffix.map(|s| s.name()).unwrap_or("")),
+        Literal::Float { value, suffix, .. } => format!("{value:?}{}", suffix.map(|s| s.name()).unwrap_or("")),
         Literal::Bool(value) => value.to_string(),
     }
 }
