@@ -187,3 +187,37 @@ fn float_literals_are_rounded_once_to_their_type() {
         ein::ein!(for i { y[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 });
     assert_eq!(expression.as_slice(), &doubles[..]);
 }
+
+program! {
+    wide_literals: fn(x: [u64], y: [usize], z: [i64]) -> ([u64], [bool], [usize], [i64]) {
+        (
+            for i { x[i] * 11400714819323198485 },
+            for i { x[i] >= 9223372036854775808 },
+            for i { y[i] * 4294967296 + 18446744073709551615 },
+            for i { max(z[i], -9223372036854775808) + min(z[i], -9223372036854775808i64) },
+        )
+    }
+}
+
+/// Integer literals Rust accepts beyond `i64`'s positive range are `u64`s (or the `usize`
+/// they are next to), `-9223372036854775808` is `i64::MIN`; both forms.
+#[test]
+fn integer_literals_use_the_whole_range_of_64_bits() {
+    let x = vec![0u64, 1, 3, u64::MAX, 1 << 63];
+    let y = vec![0usize, 1, 7];
+    let z = vec![0i64, -5, i64::MIN, i64::MAX];
+    let (hashed, top, scaled, lowest) = wide_literals::run(&x, &y, &z);
+    let expected: Vec<u64> = x.iter().map(|v| v.wrapping_mul(11400714819323198485)).collect();
+    assert_eq!(hashed.as_slice(), &expected[..]);
+    assert_eq!(top.as_slice(), &[false, false, false, true, true]);
+    let expected: Vec<usize> = y.iter().map(|v| v.wrapping_mul(1 << 32).wrapping_add(usize::MAX)).collect();
+    assert_eq!(scaled.as_slice(), &expected[..]);
+    let expected: Vec<i64> = z.iter().map(|&v| v.wrapping_add(i64::MIN)).collect();
+    assert_eq!(lowest.as_slice(), &expected[..]);
+    let expression: ein::Array<u64, 1> = ein::ein!(for i { x[i] * 11400714819323198485 });
+    assert_eq!(expression.as_slice(), hashed.as_slice());
+    let constant: u64 = ein::ein!(18446744073709551615);
+    assert_eq!(constant, u64::MAX);
+    let lowest: i64 = ein::ein!(-9223372036854775808);
+    assert_eq!(lowest, i64::MIN);
+}

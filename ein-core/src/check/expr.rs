@@ -185,23 +185,27 @@ impl Checker {
     fn literal(&mut self, literal: ast::Literal, span: Span) -> Checked<Expr> {
         let (value, ty) = match literal {
             ast::Literal::Bool(value) => (Literal::Bool(value), ScalarType::BOOL),
-            ast::Literal::Int { value, suffix } => {
-                let Ok(value) = i64::try_from(value) else {
-                    self.errors.push(span, "integer literal too large: ein integers are at most 64-bit signed");
-                    return Err(Reported);
-                };
-                match suffix {
-                    Some(scalar) if scalar.is_float() => {
-                        (Literal::Float(value as f64, value as f32), ScalarType::Known(scalar))
-                    }
-                    Some(Scalar::Bool) => {
-                        self.errors.push(span, "a number cannot have the suffix `bool`");
-                        return Err(Reported);
-                    }
-                    Some(scalar) => (Literal::Int(value), ScalarType::Known(scalar)),
-                    None => (Literal::Int(value), self.unifier.fresh(NumberClass::Int, super::types::Origin::Literal)),
+            ast::Literal::Int { value, suffix } => match (suffix, i64::try_from(value)) {
+                (Some(scalar), _) if scalar.is_float() => {
+                    (Literal::Float(value as f64, value as f32), ScalarType::Known(scalar))
                 }
-            }
+                (Some(Scalar::Bool), _) => {
+                    self.errors.push(span, "a number cannot have the suffix `bool`");
+                    return Err(Reported);
+                }
+                (Some(scalar), Ok(value)) => (Literal::Int(value), ScalarType::Known(scalar)),
+                (None, Ok(value)) => {
+                    (Literal::Int(value), self.unifier.fresh(NumberClass::Int, super::types::Origin::Literal))
+                }
+                // Above `i64::MAX` the literal keeps its bits, which read back as the `u64` that
+                // alone holds it (see `literals_out_of_range`).
+                (Some(scalar), Err(_)) => (Literal::Int(value as i64), ScalarType::Known(scalar)),
+                (None, Err(_)) => {
+                    let ty = self.unifier.fresh(NumberClass::Int, super::types::Origin::Literal);
+                    self.wide_literals.push(ty);
+                    (Literal::Int(value as i64), ty)
+                }
+            },
             ast::Literal::Float { value, as_f32, suffix } => match suffix {
                 Some(scalar) if scalar.is_float() => (Literal::Float(value, as_f32), ScalarType::Known(scalar)),
                 Some(_) => {
@@ -1095,7 +1099,19 @@ impl Checker {
     }
 
     fn unary(&mut self, op: UnaryOp, op_span: Span, operand: &ast::Expr, span: Span) -> Checked<Expr> {
-        let operand = self.expr(operand)?;
+        let operand = match operand.kind {
+            // `-9223372036854775808`, `i64::MIN`: the literal is negated whole, like Rust's, so
+            // its operand is the one integer literal whose bits are those of a negative `i64`
+            // (read back as 2^63 when checking the range, see `literals_out_of_range`).
+            ast::ExprKind::Literal(ast::Literal::Int { value, suffix }) if op == UnaryOp::Neg && value == 1 << 63 => {
+                let ty = match suffix {
+                    Some(scalar) if scalar.is_int() => ScalarType::Known(scalar),
+                    _ => self.unifier.fresh(NumberClass::Int, super::types::Origin::Literal),
+                };
+                Expr::new(ExprKind::Literal(Literal::Int(i64::MIN)), Type::Scalar(ty), operand.span)
+            }
+            _ => self.expr(operand)?,
+        };
         let ok = match (op, operand.ty.as_scalar()) {
             (UnaryOp::Neg, Some(scalar)) => self.unifier.require(scalar, NumberClass::Number).is_ok(),
             (UnaryOp::Not, Some(scalar)) => self.unifier.unify(scalar, ScalarType::BOOL).is_ok(),

@@ -188,6 +188,9 @@ struct Checker {
     poisoned: Vec<VarId>,
     /// The expression form's calls of Rust functions, in order (types still slots).
     rust_calls: Vec<crate::ir::RustCall>,
+    /// The types of integer literals above `i64::MAX` (`11400714819323198485`): only a `u64`
+    /// holds them, so one that nothing else types is a `u64` (see [`Checker::finish`]).
+    wide_literals: Vec<ScalarType>,
     /// The accums whose bodies are being checked, innermost last.
     accums: Vec<accum::AccumFrame>,
     /// The `for` loops that are statements of an accum body (found before it is checked):
@@ -216,6 +219,7 @@ impl Checker {
             failed_callee: false,
             poisoned: Vec::new(),
             rust_calls: Vec::new(),
+            wide_literals: Vec::new(),
             accums: Vec::new(),
             update_loops: std::collections::HashSet::new(),
         }
@@ -306,6 +310,14 @@ impl Checker {
         // The declared return type decides literal defaults before resolution.
         if let Some(declared) = &declared {
             let _ = self.unifier.unify_types(declared, &body.ty);
+        }
+        // A literal above `i64::MAX` is a `u64` unless something else typed it (then it is out
+        // of that type's range, reported below), in both forms: a Rust use site could not
+        // choose another type for it.
+        for literal in std::mem::take(&mut self.wide_literals) {
+            if matches!(self.unifier.shallow(literal), ScalarType::Param(_)) {
+                let _ = self.unifier.unify(literal, ScalarType::Known(crate::ops::Scalar::U64));
+            }
         }
         // In the expression form, literals nothing constrains but which reach the result are
         // typed by the Rust use site (`let f: u64 = ein!(…)`), as Rust types them.
@@ -421,10 +433,12 @@ fn literals_out_of_range(body: &Expr) -> Vec<(Span, String)> {
             }
             return;
         }
+        // A literal's bits read as a `u64`: those above `i64::MAX` (`u64` literals, and the
+        // operand of `-9223372036854775808`) are stored as negative `i64`s.
         let literal = match &expr.kind {
-            ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(i128::from(*value)),
+            ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(i128::from(*value as u64)),
             ExprKind::Unary(node::Unary { op: crate::ir::UnaryOp::Neg, operand }) => match operand.kind {
-                ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(-i128::from(value)),
+                ExprKind::Literal(crate::ir::Literal::Int(value)) => Some(-i128::from(value as u64)),
                 _ => None,
             },
             _ => None,

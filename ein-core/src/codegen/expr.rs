@@ -139,8 +139,14 @@ impl Gen<'_> {
     fn literal(&mut self, literal: &Literal, expr: &Expr) -> syn::Result<Code> {
         match scalar_type(&expr.ty, expr.span)? {
             ScalarType::Known(scalar) => {
-                let value = Const::of(literal, scalar)
-                    .ok_or_else(|| internal(expr.span, format!("literal {literal:?} of type {scalar}")))?;
+                // A `usize` or `isize` literal beyond 32 bits (`4294967296`) is spelled as on a
+                // 64-bit target; rustc refuses it on a 32-bit one, as it would Rust's own.
+                let value = Const::of(literal, scalar).or_else(|| match *literal {
+                    Literal::Int(value) => scalar.wrap(i128::from(value)).map(Const::Int),
+                    _ => None,
+                });
+                let value =
+                    value.ok_or_else(|| internal(expr.span, format!("literal {literal:?} of type {scalar}")))?;
                 Ok(value.code(scalar))
             }
             ScalarType::Param(_) => Ok(param_literal(literal, expr.span)),
