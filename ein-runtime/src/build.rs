@@ -771,7 +771,7 @@ pub trait CopyInto<O> {
     fn copy_into(&self, outs: &mut O);
 }
 
-impl<'a, T: Copy, const N: usize> CopyInto<Out<'a, T>> for crate::view::UnitView<'_, T, N> {
+impl<'a, T: Copy, const N: usize, const PACK: usize> CopyInto<Out<'a, T>> for crate::view::UnitView<'_, T, N, PACK> {
     #[inline]
     fn copy_into(&self, outs: &mut Out<'a, T>) {
         self.view().copy_into(outs);

@@ -431,23 +431,58 @@ fn unit_stride_reads_of_plain_views_agree_with_their_reads() {
     }
 }
 
-/// A [`UnitView`]'s own reads (the last index unscaled), element by element and through its
-/// rows, agree with the plain view's.
-fn check_unit_reads(unit: crate::view::UnitView<'_, i32, 3>) {
+/// A [`UnitView`]'s own reads (the last index unscaled, the one before it scaled by `PACK`
+/// if that is not 0), element by element and through its planes and rows, agree with the
+/// plain view's.
+fn check_unit_reads<const PACK: usize>(unit: crate::view::UnitView<'_, i32, 3, PACK>) {
     let [planes, rows, columns] = unit.shape();
     for p in 0..planes {
+        // SAFETY: p < planes, the view's first length.
+        let plane = unsafe { unit.sub_unchecked::<1, 2>([p]) };
         for r in 0..rows {
             // SAFETY: p < planes and r < rows, the view's first two lengths.
             let row = unsafe { unit.sub_unchecked::<2, 1>([p, r]) };
             for c in 0..columns {
                 let expected = unit.view().get([p, r, c]);
-                // SAFETY: p, r, c are below the view's lengths, and c below the row's.
-                let (element, in_row) = unsafe { (unit.get_unchecked([p, r, c]), row.get_unchecked([c])) };
+                // SAFETY: p, r, c are below the view's lengths, and r, c below the plane's.
+                let (element, in_plane, in_row) =
+                    unsafe { (unit.get_unchecked([p, r, c]), plane.get_unchecked([r, c]), row.get_unchecked([c])) };
                 assert_eq!(Some(element), expected);
+                assert_eq!(Some(in_plane), expected);
                 assert_eq!(Some(in_row), expected);
             }
         }
     }
+}
+
+#[test]
+fn packed_inner_reads_interleaved_rows_at_a_constant_stride() {
+    // An interleaved image: 2 rows of 4 pixels of 3 channels.
+    let image = Array3::from_shape_vec((2, 4, 3), (0..24).collect()).unwrap();
+    let view = AsView::<i32, 3>::as_view(&image);
+    let packed = view.packed_inner::<3>().expect("pixels 3 apart");
+    check_view(packed.view(), image.view().into_dyn());
+    check_unit_reads(packed);
+    assert!(view.packed_inner::<4>().is_none(), "pixels are 3 apart, not 4");
+    assert_eq!(packed.len_of(2), 3);
+    assert_eq!(packed.len_of(1), 4);
+    // Pixels 3 apart, but of 2 channels: not pixels of 3 channels.
+    let two = image.slice(s![.., .., 0..2]);
+    assert!(AsView::<i32, 3>::as_view(&two).packed_inner::<3>().is_none());
+    assert!(AsView::<i32, 3>::as_view(&two).packed_inner::<2>().is_none());
+    // Reversed or stepped pixels, a strided channel axis, or rows that are not pixels: no.
+    for other in [image.slice(s![.., ..;-1, ..]), image.slice(s![.., ..;2, ..]), image.slice(s![.., .., ..;2])] {
+        assert!(AsView::<i32, 3>::as_view(&other).packed_inner::<3>().is_none());
+    }
+    let transposed = image.view().permuted_axes([1, 0, 2]);
+    assert!(AsView::<i32, 3>::as_view(&transposed).packed_inner::<3>().is_none(), "pixels 12 apart");
+    // One pixel per row: its stride is never used.
+    let stepped = image.slice(s![.., 1..2;2, ..]);
+    check_unit_reads(AsView::<i32, 3>::as_view(&stepped).packed_inner::<3>().expect("one pixel per row"));
+    // A vector has no axis before the last.
+    let vector = ndarray::arr1(&[1, 2, 3]);
+    assert!(AsView::<i32, 1>::as_view(&vector).packed_inner::<3>().is_some());
+    assert!(AsView::<i32, 1>::as_view(&vector).packed_inner::<2>().is_none());
 }
 
 /// Checks a mutable view against `before`, a copy of the elements it should address (read

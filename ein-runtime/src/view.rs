@@ -364,6 +364,28 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         Some(UnitView(View { ptr: self.ptr, shape: self.shape, strides, _marker: PhantomData }))
     }
 
+    /// The same view as a [`UnitView`] whose type also says that it holds pixels of `PACK`
+    /// contiguous channels: its last axis has length `PACK` and stride 1, the axis before it
+    /// stride `PACK` (or length at most 1), if so; `None` otherwise. A view of rank below 2
+    /// needs only the last axis's length and stride. Generated code runs a copy of a loop nest
+    /// over such views where the nest reads an array only at literal positions of its last
+    /// axis below `PACK` (channels of an interleaved image, `img[i, j, 0]`).
+    #[inline]
+    pub fn packed_inner<const PACK: usize>(self) -> Option<UnitView<'a, T, N, PACK>> {
+        let UnitView(mut view) = self.unit_inner()?;
+        if N == 0 || view.shape[N - 1] != PACK {
+            return None;
+        }
+        if let Some(axis) = N.checked_sub(2) {
+            if view.strides[axis] != PACK as isize && view.shape[axis] > 1 {
+                return None;
+            }
+            // As in `unit_inner`: for a length of 0 or 1 the stride multiplies only 0.
+            view.strides[axis] = PACK as isize;
+        }
+        Some(UnitView(view))
+    }
+
     /// Rows `start..end` of the first axis as one run along the last axis, if they lie
     /// contiguously in row-major order and each holds `row_len` elements: shape
     /// `[1, …, 1, count]`, `count` their number of elements, element `[0, …, 0, k]` the `k`-th
@@ -466,6 +488,19 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unit_unchecked(&self, index: [usize; N]) -> T {
+        // SAFETY: the caller's promise, which is `get_packed_unchecked`'s with `PACK` 0.
+        unsafe { self.get_packed_unchecked::<0>(index) }
+    }
+
+    /// [`View::get_unit_unchecked`] with, if `PACK` is not 0 and the rank at least 2, the
+    /// index before the last multiplied by the constant `PACK` ([`UnitView`]'s reads).
+    ///
+    /// # Safety
+    /// As [`View::get_unit_unchecked`], and the axis before the last must have stride `PACK`
+    /// or length at most 1 (when `PACK` is not 0 and the rank at least 2).
+    #[inline]
+    #[cfg_attr(ein_checked, track_caller)]
+    pub unsafe fn get_packed_unchecked<const PACK: usize>(&self, index: [usize; N]) -> T {
         check_in_range("index", &index, &self.shape);
         let mut strides = self.strides;
         if let Some(last) = strides.last_mut() {
@@ -475,8 +510,15 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
             }
             *last = 1;
         }
+        if PACK > 0 && N >= 2 {
+            #[cfg(ein_checked)]
+            if self.strides[N - 2] != PACK as isize && self.shape[N - 2] > 1 {
+                internal_error(format_args!("a read at stride {PACK} of a view with strides {:?}", self.strides));
+            }
+            strides[N - 2] = PACK as isize;
+        }
         // SAFETY: in-range indices address valid elements (the caller's promise), and with a
-        // last length of at most 1 the last stride only ever multiplies 0.
+        // length of at most 1 a replaced stride only ever multiplies 0.
         unsafe { *self.ptr.offset(offset_of(index, &strides)) }
     }
 
@@ -637,18 +679,23 @@ impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for View<'_, T, N> {
 /// stride stored in a field does not survive. Everything else goes through [`Deref`] to the
 /// view.
 ///
+/// A `PACK` above 0 says more: the axis before the last has stride `PACK` too (or length at
+/// most 1), as in an interleaved image `[h, w, 3]` read by channel (`img[i, j, 0]`), whose
+/// reads along `j` LLVM then sees at the constant stride 3 and de-interleaves with shuffles
+/// (see [`View::packed_inner`]). It is ignored by views of rank below 2.
+///
 /// [`Deref`]: std::ops::Deref
-pub struct UnitView<'a, T, const N: usize>(View<'a, T, N>);
+pub struct UnitView<'a, T, const N: usize, const PACK: usize = 0>(View<'a, T, N>);
 
-impl<T, const N: usize> Clone for UnitView<'_, T, N> {
+impl<T, const N: usize, const PACK: usize> Clone for UnitView<'_, T, N, PACK> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T, const N: usize> Copy for UnitView<'_, T, N> {}
+impl<T, const N: usize, const PACK: usize> Copy for UnitView<'_, T, N, PACK> {}
 
-impl<'a, T, const N: usize> std::ops::Deref for UnitView<'a, T, N> {
+impl<'a, T, const N: usize, const PACK: usize> std::ops::Deref for UnitView<'a, T, N, PACK> {
     type Target = View<'a, T, N>;
 
     #[inline]
@@ -657,35 +704,49 @@ impl<'a, T, const N: usize> std::ops::Deref for UnitView<'a, T, N> {
     }
 }
 
-impl<'a, T, const N: usize> UnitView<'a, T, N> {
+impl<'a, T, const N: usize, const PACK: usize> UnitView<'a, T, N, PACK> {
     /// The plain view.
     #[inline]
     pub fn view(self) -> View<'a, T, N> {
         self.0
     }
 
-    /// [`View::flat_rows`], still a `UnitView` (the run's stride is 1).
+    /// [`View::len_of`], the constant `PACK` for the last axis if `PACK` is not 0 (see
+    /// [`View::packed_inner`]): a literal channel's read is then seen to be in range, so its
+    /// position is the constant (a clamp to the run-time length would hide it from LLVM).
     #[inline]
-    pub fn flat_rows(self, start: usize, end: usize, row_len: usize) -> Option<Self> {
+    pub fn len_of(&self, axis: usize) -> usize {
+        if PACK > 0 && axis + 1 == N {
+            PACK
+        } else {
+            self.0.len_of(axis)
+        }
+    }
+
+    /// [`View::flat_rows`], still a `UnitView` (the run's stride is 1; the run's other axes
+    /// have length 1, so no `PACK` is kept).
+    #[inline]
+    pub fn flat_rows(self, start: usize, end: usize, row_len: usize) -> Option<UnitView<'a, T, N>> {
         self.0.flat_rows(start, end, row_len).map(UnitView)
     }
 
-    /// [`View::flat_tail`], still a `UnitView` (the tail's stride is 1).
+    /// [`View::flat_tail`], still a `UnitView` (the tail's stride is 1; no `PACK` is kept).
     #[inline]
-    pub fn flat_tail<const K: usize>(self, lens: [usize; K]) -> Option<Self> {
+    pub fn flat_tail<const K: usize>(self, lens: [usize; K]) -> Option<UnitView<'a, T, N>> {
         self.0.flat_tail(lens).map(UnitView)
     }
 
     /// [`View::sub_unchecked`], still contiguous along its last axis (the same axis, when the
-    /// sub-view has any).
+    /// sub-view has any), and with the same stride `PACK` before it (the same axis, when the
+    /// sub-view has two).
     ///
     /// # Safety
     /// Every index must be in range, `index[k] < self.shape()[k]` (the promise of
-    /// [`View::sub_unchecked`], which this passes on). The sub-view's last axis is this view's
-    /// last axis, stride 1 or length at most 1, so wrapping it keeps `UnitView`'s invariant.
+    /// [`View::sub_unchecked`], which this passes on). The sub-view's last two axes are this
+    /// view's last two, so wrapping it keeps `UnitView`'s invariant.
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
-    pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> UnitView<'a, T, M> {
+    pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> UnitView<'a, T, M, PACK> {
         // SAFETY: the indices are in range (the caller's promise), all `sub_unchecked` asks.
         UnitView(unsafe { self.0.sub_unchecked(index) })
     }
@@ -706,25 +767,27 @@ impl<'a, T, const N: usize> IntoView<'a, T, N> for View<'a, T, N> {
     }
 }
 
-impl<'a, T, const N: usize> IntoView<'a, T, N> for UnitView<'a, T, N> {
+impl<'a, T, const N: usize, const PACK: usize> IntoView<'a, T, N> for UnitView<'a, T, N, PACK> {
     #[inline]
     fn into_view(self) -> View<'a, T, N> {
         self.0
     }
 }
 
-impl<T: Copy, const N: usize> UnitView<'_, T, N> {
-    /// [`View::get_unchecked`], the last index added with the constant stride 1.
+impl<T: Copy, const N: usize, const PACK: usize> UnitView<'_, T, N, PACK> {
+    /// [`View::get_unchecked`], the last index added with the constant stride 1 (and the one
+    /// before it multiplied by the constant `PACK`, if that is not 0).
     ///
     /// # Safety
     /// Every index must be in range, `index[k] < self.shape()[k]`: then the address is the
     /// plain view's for the same index (its last stride is 1, or its last length at most 1 so
-    /// the only in-range last index is 0), an element valid to read for `'a`.
+    /// the only in-range last index is 0; likewise `PACK` before it), an element valid to
+    /// read for `'a`.
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
     pub unsafe fn get_unchecked(&self, index: [usize; N]) -> T {
-        // SAFETY: the indices are in range (the caller's promise), and the last axis's stride
-        // is 1 or its length at most 1 (`unit_inner`).
-        unsafe { self.0.get_unit_unchecked(index) }
+        // SAFETY: the indices are in range (the caller's promise), and the strides are the
+        // constants (`unit_inner`, `packed_inner`).
+        unsafe { self.0.get_packed_unchecked::<PACK>(index) }
     }
 }

@@ -182,3 +182,33 @@ differential! {
     cases [m, k, r, steps] in [[3, 4, 2, 2], [1, 1, 1, 1], [0, 5, 3, 1], [4, 0, 2, 1], [2, 3, 0, 1], [300, 7, 5, 2], [70, 130, 3, 1]];
     args (a = array([m, k]).within(0.0, 255.0), b = array([m, k]).within(0.0, 255.0), c = array([r, m, k]), d = array([r, 2, m, k]), n = scalar(steps));
 }
+
+differential! {
+    /// Interleaved images read by channel (`img[i, j, 0]`) run in a copy of the loop nest for
+    /// pixels of exactly that many contiguous channels (`View::packed_inner`), reads at a
+    /// constant stride: three and four channels, two of three read (no such copy), a channel
+    /// past the end (clamped), a weight by column beside them, a batch of images, shifted
+    /// reads, a reduction, an accum and a record; every layout takes the same values.
+    interleaved_channels: fn(rgb: [[[u8]]], rgba: [[[f32]]], batch: [[[[f32]]]], weights: [f32])
+        -> ([[u8]], [[f32]], [[f32]], [[f32]], [[[f32]]], [[f32]], f32, [i64], [[{ r: f32, g: f32 }]])
+    {
+        (
+            for i, j { ((77 * (rgb[i, j, 0] as u32) + 150 * (rgb[i, j, 1] as u32) + 29 * (rgb[i, j, 2] as u32)) / 256) as u8 },
+            for i, j { rgba[i, j, 0] * rgba[i, j, 3] + rgba[i, j, 1] - rgba[i, j, 2] },
+            for i, j { (rgb[i, j, 0] as f32) + (rgb[i, j, 1] as f32) * weights[j] },
+            for i, j { rgba[i, j, 5] + rgba[i, j, 1] },
+            for b, i, j { batch[b, i, j, 0] * 0.25 + batch[b, i, j, 2] * weights[j] },
+            for i, j { (rgb[i, j + 1, 2] as f32) - (rgb[i, j - 1, 2] as f32) + rgba[i, j, 0] },
+            sum i, j { rgba[i, j, 1] * rgba[i, j, 2] },
+            accum h = for k in 0..8 { 0 } { for i, j { h[(rgb[i, j, 0] / 32) as usize] += rgb[i, j, 1] as i64 } },
+            for i, j { { r: batch[0, i, j, 0], g: batch[0, i, j, 1] } },
+        )
+    }
+    cases [h, w, n] in [[3, 5, 2], [1, 1, 1], [0, 4, 1], [4, 0, 1], [1, 37, 1], [40, 70, 2]];
+    args (
+        rgb = array([h, w, 3]).within(0.0, 255.0),
+        rgba = array([h, w, 4]),
+        batch = array([n, h, w, 3]),
+        weights = array([w]),
+    );
+}

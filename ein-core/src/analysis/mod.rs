@@ -1100,6 +1100,46 @@ fn reads_ending_in(indices: &[VarId], body: &Expr, whole: bool) -> Option<BTreeS
     flat.then_some(reads)
 }
 
+/// The number of channels `K` of `array`'s pixels if `nest` reads it as an interleaved image
+/// `[h, w, K]`: every use of `array` in `nest` is a whole read whose last index is a literal
+/// (a channel, `img[i, j, 0]`), `K` being one more than the largest, from 2 to 8 (or a
+/// length). Generated code then versions the nest for views whose pixels are `K` contiguous
+/// channels (`View::packed_inner`), where LLVM sees the channels' reads at constant
+/// positions and a constant stride, and de-interleaves them with shuffles (rgb → grey: 6×
+/// slower than a hand loop over `chunks_exact(3)` without it, as fast with it).
+pub fn interleaved_reads(array: VarId, nest: &Expr) -> Option<usize> {
+    fn visit(array: VarId, expr: &Expr, largest: &mut Option<i64>) -> bool {
+        let (base, positions) = expr.read_chain();
+        if matches!(base.kind, ExprKind::Var(var) if var == array) && !positions.is_empty() {
+            let channel = match positions.last().map(|(position, _)| &position.kind) {
+                Some(ExprKind::Literal(Literal::Int(channel)))
+                    if positions.len() == base.ty.rank() && positions.len() >= 2 =>
+                {
+                    *channel
+                }
+                _ => return false,
+            };
+            *largest = Some(largest.map_or(channel, |largest| largest.max(channel)));
+            return positions.iter().all(|(position, _)| visit(array, position, largest));
+        }
+        match &expr.kind {
+            ExprKind::Len(node::Len { array: of, .. }) if matches!(of.kind, ExprKind::Var(_)) => true,
+            ExprKind::Var(var) => *var != array,
+            _ => {
+                let mut only_channels = true;
+                expr.for_each_child(|child| only_channels = only_channels && visit(array, child, largest));
+                only_channels
+            }
+        }
+    }
+    let mut largest = None;
+    if !visit(array, nest, &mut largest) {
+        return None;
+    }
+    let stride = usize::try_from(largest? + 1).ok()?;
+    (2..=8).contains(&stride).then_some(stride)
+}
+
 /// The expression that gives `body` its value, under its `let`s and size checks (what builds a
 /// fold's next accumulator, or an `#[into]` function's result).
 pub fn tail_of(body: &Expr) -> &Expr {

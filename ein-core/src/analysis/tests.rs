@@ -379,3 +379,24 @@ fn reads_of(source: &str, tail: usize) -> Option<Vec<String>> {
     };
     reads.map(|arrays| arrays.iter().map(|&array| program.var(array).name.clone()).collect::<Vec<_>>())
 }
+
+#[test]
+fn interleaved_reads_are_whole_reads_by_literal_channel() {
+    let cases: [(&str, Option<usize>); 7] = [
+        ("fn f(img: [[[u8]]]) -> [[u8]] { for i, j { img[i, j, 0] / 2 + img[i, j, 2] / 2 } }", Some(3)),
+        ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { img[i, j, 3] * img.shape(2) as f32 } }", Some(4)),
+        // Only channel 0: one channel is no interleaving to exploit.
+        ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { img[i, j, 0] } }", None),
+        // A channel chosen at run time, or a loop over channels.
+        ("fn f(img: [[[f32]]], c: i64) -> [[f32]] { for i, j { img[i, j, c] + img[i, j, 1] } }", None),
+        ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { sum c { img[i, j, c] } + img[i, j, 1] } }", None),
+        // A row read whole, or a vector's literal positions.
+        ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { sum c { img[i][j][c] } + img[i, j, 1] } }", None),
+        ("fn f(v: [f32], w: [f32]) -> [f32] { for i { v[0] + v[2] + w[i] } }", None),
+    ];
+    for (source, expected) in cases {
+        let program = prepared(source);
+        let array = program.params[0];
+        assert_eq!(interleaved_reads(array, &program.body), expected, "{source}");
+    }
+}

@@ -240,7 +240,7 @@ impl<'p> Gen<'p> {
             })
         })?;
         let inside = crate::ir::visit::free_vars(&accum.updates);
-        let (closure, _) = self.versioned(&candidates, &inside, closure.finish(None));
+        let (closure, _) = self.versioned(&candidates, &inside, &accum.updates, closure.finish(None));
         let copies = self.local_copies(&inside);
         Ok(quote!(#copies #closure))
     }

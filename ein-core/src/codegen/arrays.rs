@@ -230,7 +230,7 @@ impl Gen<'_> {
         chain.iter().for_each(|(index, _)| {
             inside.remove(index);
         });
-        let (chunk_tokens, _) = self.versioned(&candidates, &inside, chunk_block.finish(None));
+        let (chunk_tokens, _) = self.versioned(&candidates, &inside, body, chunk_block.finish(None));
         let copies = self.local_copies(&inside);
         let chunk_tokens = quote!(#copies #chunk_tokens);
         let jammed = chain.len() == 1 && !has_array(&body.ty) && self.analysis.jam(outer, body).is_some();

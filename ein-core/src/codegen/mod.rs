@@ -42,8 +42,8 @@ pub(crate) mod tests;
 
 use crate::analysis::{self, Analysis};
 use crate::ir::{
-    ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, TypeParam, TypeSource,
-    VarId,
+    Expr, ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, TypeParam,
+    TypeSource, VarId,
 };
 use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value, ViewRead};
@@ -940,13 +940,33 @@ impl<'p> Gen<'p> {
     /// last axis; the other, unchanged, for every other layout. Both copies compute exactly
     /// the same values: only what LLVM knows about the strides differs. Returns the tokens and
     /// whether they were versioned (some candidate is read).
-    fn versioned(&self, candidates: &[Ident], inside: &BTreeSet<VarId>, nest: TokenStream) -> (TokenStream, bool) {
+    ///
+    /// Where `nest_ir` (the IR the nest evaluates) reads some of them only by channel, as
+    /// interleaved images ([`analysis::interleaved_reads`]), a third copy runs first when those
+    /// hold pixels of that many contiguous channels (`View::packed_inner`) and the others are
+    /// contiguous along their last axis.
+    fn versioned(
+        &self,
+        candidates: &[Ident],
+        inside: &BTreeSet<VarId>,
+        nest_ir: &Expr,
+        nest: TokenStream,
+    ) -> (TokenStream, bool) {
         let read = self.nest_locals(inside, false);
         let used: Vec<&Local> =
             candidates.iter().filter_map(|candidate| read.iter().find(|local| local.name == *candidate)).collect();
         if used.is_empty() {
             return (nest, false);
         }
+        let mut strides = BTreeMap::new();
+        for &var in inside {
+            if let Some(Value::Array(array)) = self.env.get(&var) {
+                if let (Some(local), Some(stride)) = (array.as_local(), analysis::interleaved_reads(var, nest_ir)) {
+                    strides.insert(local.clone(), stride);
+                }
+            }
+        }
+        let strides: Vec<Option<usize>> = used.iter().map(|local| strides.get(&local.name).copied()).collect();
         used.iter().for_each(|local| local.mark_read());
         let tuple = |items: Vec<TokenStream>| tuple_tokens(items);
         let any_none = (0..used.len()).map(|position| {
@@ -973,6 +993,30 @@ impl<'p> Gen<'p> {
                 #somes => {
                     #nest
                 }
+            }
+        };
+        if strides.iter().all(Option::is_none) {
+            return (versioned, true);
+        }
+        let packed = tuple(
+            used.iter()
+                .zip(&strides)
+                .map(|(view, stride)| match stride {
+                    Some(stride) => {
+                        let stride = Literal::usize_unsuffixed(*stride);
+                        quote!(#view.packed_inner::<#stride>())
+                    }
+                    None => quote!(#view.unit_inner()),
+                })
+                .collect(),
+        );
+        let versioned = quote! {
+            match #packed {
+                #[allow(unused_variables)]
+                #somes => {
+                    #nest
+                }
+                _ => #versioned
             }
         };
         (versioned, true)

@@ -459,7 +459,7 @@ impl<'p> Gen<'p> {
         let call = quote! {
             ::ein::__private::reduce(#count, |#start, #end| { #copies #fold }, |#left, #right| #combined)
         };
-        let (tokens, versioned) = self.versioned(&candidates, &free, call);
+        let (tokens, versioned) = self.versioned(&candidates, &free, body, call);
         let code = if versioned {
             Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
         } else {
@@ -969,7 +969,7 @@ impl<'p> Gen<'p> {
         let call = quote! {
             ::ein::__private::reduce(#count, |#start, #end| #chunk, #combine)
         };
-        let (tokens, versioned) = self.versioned(&candidates, &free, call);
+        let (tokens, versioned) = self.versioned(&candidates, &free, body, call);
         let code = if versioned {
             Code { block_start: true, ..Code::expr(tokens, Prec::Block) }
         } else {
