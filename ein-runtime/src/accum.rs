@@ -73,6 +73,10 @@ pub fn accum_position(index: i64, size: usize, axis: usize) -> Result<usize, Acc
 #[inline(never)]
 fn out_of_range(error: AccumError, target: &str, site: &Site) -> ! {
     let AccumError { index, axis, size } = error;
+    // `u64` and `usize` indices above `i64::MAX` count as it.
+    if index == i64::MAX {
+        panic!("ein: index i64::MAX or more out of range for axis {axis} of `{target}` (size {size}) (at {site})")
+    }
     panic!("ein: index {index} out of range for axis {axis} of `{target}` (size {size}) (at {site})")
 }
 

@@ -19,6 +19,21 @@ differential! {
 }
 
 differential! {
+    /// Indices converted to `i64` as the semantics says: an index as a `usize` is itself, as a
+    /// `u8` it wraps (Rust's `as`), and a negative `i32` as a `usize` is above `i64::MAX`, out
+    /// of range (`index i64::MAX or more`, in the cases that draw one).
+    index_conversions: fn(data: [i32], n: usize) -> ([i64], [i64], [i64]) {
+        (
+            accum h = for b in 0..n { 0 } { for i in 0..n { h[i as usize] += i } },
+            accum h = for b in 0..256 { 0 } { for i in 0..n { h[i as u8] += 1 } },
+            accum h = for b in 0..8 { 0 } { for k { h[data[k] as usize] += 1 } },
+        )
+    }
+    cases [len, count] in [[0, 0], [5, 3], [40, 300], [1, 1]];
+    args (data = array([len]).within(-1.5, 7.9), n = scalar(count));
+}
+
+differential! {
     /// Sizes read from a fold accumulator's lengths (`c.len()`, `c.shape(1)`): its initial
     /// value's, whose shape every step keeps (k-means counts per centroid). An index out of
     /// range (one centroid) fails in both.

@@ -178,6 +178,18 @@ program! {
     cast_scatter: fn(x: [i32]) -> [i64] { accum h = for b in 0..4 { 0 } { for i { h[x[i] as usize] += 1 } } }
 }
 
+program! {
+    wrapped_index: fn(n: usize) -> [i64] { accum h = for b in 0..256 { 0 } { for i in 0..n { h[i as u8] += 1 } } }
+}
+
+program! {
+    // `k` is typed `u64` only by its last use, after the update that indexes with it.
+    typed_late: fn(x: [u64]) -> ([i64], u64) {
+        let k = fold t in 0..2, s = 1 { s * 3037000500 };
+        (accum h = for b in 0..4 { 0 } { h[k] += 1 }, k + x[0])
+    }
+}
+
 /// Unsigned values above `i64::MAX` used as sizes or indices saturate to it, in both forms:
 /// refused as sizes (not wrapped to -1), past the end as indices (a read clamps to the last
 /// element, an accum reports the index out of range). An explicit `as i64` wraps, as in Rust.
@@ -200,12 +212,18 @@ fn unsigned_values_above_i64_max_saturate() {
     assert_eq!(unsigned_fold::run(&a, 5), 1.0 + 2.0 + 3.0 + 3.0 + 3.0);
     assert_eq!(unsigned_index::run(&a, 1), (2.0, 2.0));
 
+    let out_of_range = "index i64::MAX or more out of range for axis 0 of `h` (size 4)";
     let compiled = panic_of(|| unsigned_scatter::run(&[1, u64::MAX]));
-    assert!(compiled.contains("index 9223372036854775807 out of range for axis 0 of `h` (size 4)"), "{compiled}");
+    assert!(compiled.contains(out_of_range), "{compiled}");
     assert_eq!(unsigned_scatter::run(&[1, 3, 1]).as_slice(), &[0, 2, 0, 1]);
-    // A signed value cast to `usize` keeps its value as an index: -1 is reported as -1.
+    // -1 as `usize` is `usize::MAX`, the same; so is a `u64` whose type is known only later.
     let compiled = panic_of(|| cast_scatter::run(&[1, -1]));
-    assert!(compiled.contains("index -1 out of range for axis 0 of `h` (size 4)"), "{compiled}");
+    assert!(compiled.contains(out_of_range), "{compiled}");
+    let compiled = panic_of(|| typed_late::run(&[0]));
+    assert!(compiled.contains(out_of_range), "{compiled}");
+    // An index cast to a narrower type wraps, as Rust's `as` does.
+    let expected: Vec<i64> = (0..256).map(|b| if b < 300 - 256 { 2 } else { 1 }).collect();
+    assert_eq!(wrapped_index::run(300).as_slice(), &expected[..]);
 
     // The expression form's captures saturate the same way.
     let big: u64 = u64::MAX;
@@ -218,6 +236,12 @@ fn unsigned_values_above_i64_max_saturate() {
     assert!(message.contains("size of index `i` is i64::MAX or more"), "{message}");
     let last: f64 = ein::ein!(a[big]);
     assert_eq!(last, 3.0);
+    // An explicit cast of a capture wraps, as Rust's `as` does.
+    let wrapped: (f64, f64) = ein::ein!((a[big], a[big as i64]));
+    assert_eq!(wrapped, (3.0, 1.0));
+    let v: Vec<u64> = vec![u64::MAX, 5];
+    let products: ein::Array<i64, 1> = ein::ein!(for i { (v[i] * 3) as i64 });
+    assert_eq!(products.as_slice(), &[-3, 15]);
 }
 
 program! {

@@ -157,10 +157,13 @@ differential! {
 }
 
 program! {
-    f32_literals: fn(x: [f32], y: [f64]) -> ([f32], [f64]) {
+    f32_literals: fn(x: [f32], y: [f64]) -> ([f32], [f64], [f32]) {
         (
             for i { x[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 },
             for i { y[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 },
+            // A literal cast to `f32` is an `f32` literal, as in Rust; an integer literal with
+            // a float suffix may be as large as the float holds.
+            for i { (y[i] as f32) * (1.00000005960464477539062500000001 as f32) + 18446744073709551616f32 },
         )
     }
 }
@@ -169,7 +172,7 @@ program! {
 /// and then again to `f32` (which gives 1.0 and 16777216 for these two); an `f64` literal is
 /// the text rounded to `f64`. In both forms.
 #[test]
-#[allow(clippy::excessive_precision)]
+#[allow(clippy::excessive_precision, clippy::unnecessary_cast)]
 fn float_literals_are_rounded_once_to_their_type() {
     let (x, y) = (vec![1.0f32, 3.0], vec![1.0f64, 3.0]);
     let singles: Vec<f32> =
@@ -177,9 +180,12 @@ fn float_literals_are_rounded_once_to_their_type() {
     let doubles: Vec<f64> =
         y.iter().map(|v| v * 1.00000005960464477539062500000001f64 + 16777217.0000000001f64).collect();
     assert_ne!(1.00000005960464477539062500000001f32, 1.0, "the literal must show double rounding");
-    let (compiled_singles, compiled_doubles) = f32_literals::run(&x, &y);
+    let (compiled_singles, compiled_doubles, cast) = f32_literals::run(&x, &y);
     assert_eq!(compiled_singles.as_slice(), &singles[..]);
     assert_eq!(compiled_doubles.as_slice(), &doubles[..]);
+    let expected: Vec<f32> =
+        y.iter().map(|v| (*v as f32) * (1.00000005960464477539062500000001 as f32) + 18446744073709551616f32).collect();
+    assert_eq!(cast.as_slice(), &expected[..]);
     let expression: ein::Array<f32, 1> =
         ein::ein!(for i { x[i] * 1.00000005960464477539062500000001 + 16777217.0000000001 });
     assert_eq!(expression.as_slice(), &singles[..]);

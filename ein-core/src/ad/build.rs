@@ -229,7 +229,7 @@ pub(super) fn call(func: crate::ops::Func, args: Vec<Expr>) -> Expr {
 
 pub(super) fn cast(operand: Expr, to: ScalarType) -> Expr {
     let span = operand.span;
-    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(operand), to }), Type::Scalar(to), span)
+    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(operand), to, saturating: false }), Type::Scalar(to), span)
 }
 
 /// The sum of two tangents, either of which may be zero.

@@ -158,7 +158,7 @@ fn integer_power_slope(dx: Expr, x: &Expr, n: Expr, func: Func) -> Expr {
     }
     let Type::Scalar(float) = x.ty.clone() else { return dx };
     let n_float = Expr::new(
-        crate::ir::ExprKind::Cast(crate::ir::node::Cast { operand: Box::new(n.clone()), to: float }),
+        crate::ir::ExprKind::Cast(crate::ir::node::Cast { operand: Box::new(n.clone()), to: float, saturating: false }),
         x.ty.clone(),
         n.span,
     );

@@ -219,7 +219,7 @@ impl Jvp {
                 Dual { primal: unary(operand.primal), tangent: operand.tangent.map(unary) }
             }
             ExprKind::Binary(node::Binary { op, lhs, rhs }) => self.binary(*op, lhs, rhs, block)?,
-            ExprKind::Cast(node::Cast { operand, to }) if has_float(&operand.ty) => {
+            ExprKind::Cast(node::Cast { operand, to, .. }) if has_float(&operand.ty) => {
                 let operand = self.dual(operand, block)?;
                 Dual { primal: cast(operand.primal, *to), tangent: operand.tangent.map(|t| cast(t, *to)) }
             }

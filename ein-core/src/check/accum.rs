@@ -217,7 +217,7 @@ impl Checker {
                 self.errors.push(index.span, format!("array indices must be integers, found {found}"));
                 return Err(Reported);
             };
-            fields.push(to_i64(index, scalar, &mut self.unifier));
+            fields.push(to_i64(index, scalar, &mut self.unifier, &self.vars));
         }
         if let Err(mismatch) = self.unifier.unify_types(&elem, &value.ty) {
             self.errors.push(

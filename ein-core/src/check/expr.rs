@@ -496,7 +496,7 @@ impl Checker {
             );
             return Err(Reported);
         }
-        Ok(to_i64(size, scalar, &mut self.unifier))
+        Ok(to_i64(size, scalar, &mut self.unifier, &self.vars))
     }
 
     /// `size` with its array lengths read through the `let`s that name the arrays and
@@ -1195,7 +1195,17 @@ impl Checker {
         if from_class != NumberClass::Bool && !open_to_int && self.unifier.require(from, NumberClass::Number).is_err() {
             return Err(Reported);
         }
-        let kind = ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to) });
+        // As in Rust, a literal of the target's kind takes the target's type rather than being
+        // converted: `1.00000005960464477539062500000001 as f32` is rounded once, `300 as u8`
+        // and `1e39 as f32` are out of range.
+        let literal_of_target = matches!(operand.kind, ExprKind::Literal(_))
+            && ((to.is_float() && self.unifier.is_open_literal(from, NumberClass::Float))
+                || (to.is_int() && self.unifier.is_open_literal(from, NumberClass::Int)));
+        if literal_of_target && self.unifier.unify(from, ScalarType::Known(to)).is_ok() {
+            return Ok(operand);
+        }
+        let kind =
+            ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to), saturating: false });
         Ok(Expr::new(kind, Type::scalar(to), span))
     }
 }
@@ -1274,51 +1284,36 @@ fn is_scalar_tuple(ty: &Type) -> bool {
     }
 }
 
-/// Converts an integer expression to the `i64` that sizes and indices are. Unsigned 64-bit
-/// values above `i64::MAX` saturate to it rather than wrap to negative numbers: as an index
-/// such a value is past the end of every axis, as a size it is refused (the runtime's
-/// `check_size`). The expression form's captures saturate the same way (`IntoSize`).
-pub(super) fn to_i64(expr: Expr, scalar: ScalarType, unifier: &mut super::types::Unifier) -> Expr {
+/// Converts an integer expression to the `i64` that sizes and indices are, saturating (see
+/// [`node::Cast::saturating`]): a `u64` above `i64::MAX` counts as `i64::MAX`, past the end of
+/// every axis as an index and refused as a size (the runtime's `check_size`), whatever type
+/// the expression turns out to have once literal types are resolved.
+pub(super) fn to_i64(
+    expr: Expr,
+    scalar: ScalarType,
+    unifier: &mut super::types::Unifier,
+    vars: &[crate::ir::VarInfo],
+) -> Expr {
     // An unsuffixed literal simply becomes an i64.
     let is_literal = matches!(expr.kind, ExprKind::Literal(_));
     if unifier.shallow(scalar) == ScalarType::I64 || (is_literal && unifier.unify(scalar, ScalarType::I64).is_ok()) {
         return expr;
     }
-    let span = expr.span;
-    let operand = match unifier.shallow(scalar) {
-        ScalarType::Known(Scalar::U64 | Scalar::Usize) => match expr.kind {
-            // `v as usize` of an integer that fits in i64 comes back exactly as `v as i64` (on
-            // 64-bit targets, which `sizes::cast_to_64_bits` assumes too): `i as usize` stays
-            // a plain `i`, and `-1i32 as usize` is -1, not a saturated index.
-            ExprKind::Cast(node::Cast { operand, .. }) if fits_i64(&operand.ty, unifier) => {
-                return match operand.ty.as_scalar().map(|operand| unifier.shallow(operand)) {
-                    Some(ScalarType::I64) => *operand,
-                    _ => cast_to_i64(*operand),
-                };
+    // An index as a `usize` (`h[i as usize]`) comes back exactly: indices are never negative
+    // (and lengths fit `isize`, so 64 bits hold them whatever the type's sign).
+    if let ExprKind::Cast(node::Cast {
+        operand,
+        to: ScalarType::Known(Scalar::U64 | Scalar::Usize | Scalar::Isize),
+        ..
+    }) = &expr.kind
+    {
+        if let ExprKind::Var(var) = operand.kind {
+            if vars.get(var.0 as usize).is_some_and(|info| info.kind == VarKind::Index) {
+                return (**operand).clone();
             }
-            kind => {
-                let (value, ty) = (Expr { kind, ..expr }, Type::Scalar(scalar));
-                // `i64::MAX as usize`: a `usize` literal of it would not exist on 32-bit targets.
-                let max = Box::new(Expr::new(ExprKind::Literal(Literal::Int(i64::MAX)), Type::I64, span));
-                let limit = Expr::new(ExprKind::Cast(node::Cast { operand: max, to: scalar }), ty.clone(), span);
-                Expr::new(ExprKind::Call(node::Call { func: Func::Min, args: vec![value, limit] }), ty, span)
-            }
-        },
-        _ => expr,
-    };
-    cast_to_i64(operand)
-}
-
-/// Whether every value of an expression of type `ty` fits in an `i64`: an integer type other
-/// than `u64` and `usize`.
-fn fits_i64(ty: &Type, unifier: &super::types::Unifier) -> bool {
-    match ty.as_scalar().map(|scalar| unifier.shallow(scalar)) {
-        Some(ScalarType::Known(scalar)) => scalar.is_int() && !matches!(scalar, Scalar::U64 | Scalar::Usize),
-        _ => false,
+        }
     }
-}
-
-fn cast_to_i64(operand: Expr) -> Expr {
-    let span = operand.span;
-    Expr::new(ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::I64 }), Type::I64, span)
+    let span = expr.span;
+    let kind = ExprKind::Cast(node::Cast { operand: Box::new(expr), to: ScalarType::I64, saturating: true });
+    Expr::new(kind, Type::I64, span)
 }

@@ -402,7 +402,7 @@ fn mark_bounds(expr: &Expr, type_params: &mut [TypeParam]) {
                 }
             }
         }
-        ExprKind::Cast(node::Cast { operand, to: ScalarType::Known(to) }) => {
+        ExprKind::Cast(node::Cast { operand, to: ScalarType::Known(to), .. }) => {
             if let Type::Scalar(ScalarType::Param(index)) = operand.ty {
                 let param = type_params.get_mut(index);
                 if let Some(param) = param.filter(|param| matches!(param.class, NumberClass::Any | NumberClass::Bool)) {

@@ -868,9 +868,10 @@ impl Gen<'_> {
         })
     }
 
-    /// An index of any integer type as the `i64` that `clamp_index` takes (`usize` values
-    /// above `i64::MAX` saturate, as the semantics says).
-    fn index_i64(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
+    /// An index or size of any integer type as the `i64` that `clamp_index` takes and sizes
+    /// are (`u64` and `usize` values above `i64::MAX` saturate, as the semantics says; see
+    /// `node::Cast::saturating`).
+    pub(super) fn index_i64(&mut self, code: Code, ty: ScalarType, span: Span) -> syn::Result<Code> {
         Ok(match ty {
             ScalarType::Known(Scalar::I64) => code,
             // Every value of these fits an `i64` (`isize` on targets of at most 64 bits).
@@ -896,7 +897,7 @@ impl Gen<'_> {
                 if self.class(index, span)? != NumberClass::Int {
                     return Err(internal(span, "an index of a non-integer element type"));
                 }
-                call(quote!(::ein::__private::IntoSize::into_size), &[&code]).panics(true)
+                call(quote!(::ein::__private::IntoSize::into_size), &[&code])
             }
             ScalarType::Known(other) => return Err(internal(span, format!("an index of type {other}"))),
         })

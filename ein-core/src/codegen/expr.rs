@@ -76,7 +76,9 @@ impl Gen<'_> {
                 };
                 Ok(plain(call(function, &codes.iter().collect::<Vec<_>>())))
             }
-            ExprKind::Cast(node::Cast { operand, to }) => Ok(plain(self.cast(operand, *to, block)?)),
+            ExprKind::Cast(node::Cast { operand, to, saturating }) => {
+                Ok(plain(self.cast(operand, *to, *saturating, block)?))
+            }
             ExprKind::Len(node::Len { array, axis }) => {
                 let array = self.array(array, block, None)?;
                 let first = array.views().first().ok_or_else(|| internal(expr.span, "an array with no column"))?;
@@ -321,18 +323,28 @@ impl Gen<'_> {
         Ok(call(path, &codes).panics(purity::call_may_fail(func, args)))
     }
 
-    fn cast(&mut self, operand: &Expr, to: ScalarType, block: &mut Block) -> syn::Result<Code> {
+    fn cast(&mut self, operand: &Expr, to: ScalarType, saturating: bool, block: &mut Block) -> syn::Result<Code> {
         let from = scalar_type(&operand.ty, operand.span)?;
         if from == to {
             return self.scalar(operand, block);
         }
         if let (ExprKind::Literal(literal), ScalarType::Known(from), ScalarType::Known(to)) = (&operand.kind, from, to)
         {
-            if let Some(value) = Const::of(literal, from).and_then(|value| value.cast(to)) {
+            let value = Const::of(literal, from).and_then(|value| match value {
+                Const::Int(value) if saturating => Some(Const::Int(value.clamp(i64::MIN.into(), i64::MAX.into()))),
+                value => value.cast(to),
+            });
+            if let Some(value) = value {
                 return Ok(value.code(to));
             }
         }
         let code = self.scalar(operand, block)?;
+        if saturating {
+            if to != ScalarType::I64 {
+                return Err(internal(operand.span, format!("a saturating conversion to {to:?}")));
+            }
+            return self.index_i64(code, from, operand.span);
+        }
         Ok(match (from, to) {
             (ScalarType::Known(from), ScalarType::Known(to)) => {
                 if to == Scalar::Bool {
@@ -352,12 +364,6 @@ impl Gen<'_> {
                     let tokens = code.operand(Prec::Cast);
                     Code::from_parts(quote!(#tokens as #ty), Prec::Cast, &[&code], code.leads(Prec::Cast))
                 }
-            }
-            (ScalarType::Param(index), ScalarType::Known(Scalar::I64))
-                if self.class(index, operand.span)? == NumberClass::Int =>
-            {
-                // A captured integer used as a size or index: any width is accepted.
-                call(quote!(::ein::__private::IntoSize::into_size), &[&code]).panics(true)
             }
             (ScalarType::Param(_), ScalarType::Known(to)) => {
                 let ty = primitive(to);

@@ -745,7 +745,7 @@ fn literals() -> Sample {
     let negated =
         Expr::new(ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand: Box::new(int(3)) }), Type::I64, span());
     let cast = Expr::new(
-        ExprKind::Cast(node::Cast { operand: Box::new(int(7)), to: ScalarType::Known(Scalar::F32) }),
+        ExprKind::Cast(node::Cast { operand: Box::new(int(7)), to: ScalarType::Known(Scalar::F32), saturating: false }),
         Type::scalar(Scalar::F32),
         span(),
     );

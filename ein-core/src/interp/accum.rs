@@ -222,6 +222,7 @@ impl Interpreter<'_> {
 /// The message of an update out of range, worded as the runtime's (without `ein: ` and the
 /// source location).
 pub(crate) fn out_of_range(index: i64, axis: usize, target: &str, size: usize) -> String {
+    let index = if index == i64::MAX { "i64::MAX or more".to_string() } else { index.to_string() };
     format!("index {index} out of range for axis {axis} of `{target}` (size {size})")
 }
 

@@ -119,7 +119,7 @@ impl<'p> Interpreter<'p> {
             ExprKind::Extern(node::Extern { name, args, site, derivative }) => {
                 self.eval_extern(name, args, site.is_some(), derivative.as_ref(), &expr.ty)
             }
-            ExprKind::Cast(node::Cast { operand, to }) => self.eval_cast(operand, *to),
+            ExprKind::Cast(node::Cast { operand, to, saturating }) => self.eval_cast(operand, *to, *saturating),
             ExprKind::Len(node::Len { array, axis }) => self.eval_len(array, *axis),
             ExprKind::Assert(node::Assert { checks, body }) => self.eval_assert(checks, body),
             ExprKind::Contract(contraction) => self.eval_contract(expr, contraction),
@@ -228,9 +228,16 @@ impl<'p> Interpreter<'p> {
         Ok(result)
     }
 
-    fn eval_cast(&mut self, operand: &Expr, to: ScalarType) -> Result<Datum> {
+    fn eval_cast(&mut self, operand: &Expr, to: ScalarType, saturating: bool) -> Result<Datum> {
         let operand = self.eval(operand)?;
-        scalar::cast(operand, self.resolve(to)?)
+        let to = self.resolve(to)?;
+        // A size or index beyond `i64` (a `u64` above `i64::MAX`) counts as `i64::MAX`.
+        if saturating && to == crate::ir::Scalar::I64 {
+            if let Some(value) = operand.to_i64() {
+                return Ok(Datum::i64(value));
+            }
+        }
+        scalar::cast(operand, to)
     }
 
     fn eval_len(&mut self, array: &Expr, axis: usize) -> Result<Datum> {

@@ -561,7 +561,10 @@ fn casts_follow_rust_as() {
     let mut builder = Builder::default();
     let x = builder.param("x", f64_type());
     let cast = |operand: Expr, to: Scalar| {
-        node(ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to) }), Type::scalar(to))
+        node(
+            ExprKind::Cast(node::Cast { operand: Box::new(operand), to: ScalarType::Known(to), saturating: false }),
+            Type::scalar(to),
+        )
     };
     let body = tuple(vec![
         cast(x.clone(), Scalar::I32),

@@ -142,6 +142,10 @@ pub struct Extern {
 pub struct Cast {
     pub operand: Box<Expr>,
     pub to: ScalarType,
+    /// The checker's conversion of a size or an index to `i64` (never a cast the user wrote,
+    /// which is Rust's `as`): a value beyond `i64` saturates at its bounds instead of wrapping
+    /// (a `u64` above `i64::MAX` is past every axis's end, not a negative position).
+    pub saturating: bool,
 }
 
 /// The fields of [`super::ExprKind::Len`].

@@ -560,9 +560,12 @@ impl<'p> Printer<'p> {
                 self.comma_separated(args, out);
                 out.push(')');
             }
-            ExprKind::Cast(node::Cast { operand, to }) => {
+            ExprKind::Cast(node::Cast { operand, to, saturating }) => {
                 self.inline(operand, Precedence::Cast, out);
                 let _ = write!(out, " as {to}");
+                if *saturating {
+                    out.push_str(" /* saturating */");
+                }
             }
             ExprKind::Len(node::Len { array, axis }) => {
                 out.push_str("len(");

@@ -322,6 +322,7 @@ fn to_i64(index: Expr) -> Expr {
         return index;
     }
     let span = index.span;
-    let kind = ExprKind::Cast(node::Cast { operand: Box::new(index), to: crate::ir::ScalarType::I64 });
+    let kind =
+        ExprKind::Cast(node::Cast { operand: Box::new(index), to: crate::ir::ScalarType::I64, saturating: true });
     Expr::new(kind, crate::ir::Type::I64, span)
 }

@@ -10,6 +10,8 @@ ein! {
     fn lowest(x: [i8]) -> [i8] { for i { max(x[i], -128) + min(x[i], -129) } }
     // Beyond `f32`'s range (rustc refuses `1e39f32`); fine as an `f64`.
     fn huge(x: [f32], y: [f64]) -> [f32] { for i { x[i] * 1e39 + (y[i] * 1e39) as f32 } }
+    // A literal cast takes the cast's type, as in Rust (`300 as u8` is refused by rustc too).
+    fn cast(x: [f32], y: [u8]) -> [f32] { for i { x[i] + 1e39 as f32 + ((y[i] + 300 as u8) as f32) } }
 }
 
 fn main() {}

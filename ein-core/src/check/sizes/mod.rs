@@ -296,6 +296,7 @@ pub fn cast_to_64_bits(expr: &Expr) -> Option<&Expr> {
         ExprKind::Cast(node::Cast {
             operand,
             to: ScalarType::Known(Scalar::I64 | Scalar::Isize | Scalar::U64 | Scalar::Usize),
+            ..
         }) => Some(operand),
         _ => None,
     }

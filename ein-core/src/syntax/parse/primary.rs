@@ -92,16 +92,20 @@ fn parse_literal(input: ParseStream) -> syn::Result<Box<Expr>> {
 
 fn int_literal(literal: &LitInt) -> syn::Result<Literal> {
     let span = literal.span();
+    let suffix = literal_suffix(literal.suffix(), span)?;
+    // `1f32` is a float written without a fractional part, of any size a float holds.
+    if let Some(suffix) = suffix.filter(|suffix| suffix.is_float()) {
+        let value = literal.base10_parse::<f64>().ok().filter(|value| value.is_finite());
+        let Some(value) = value else {
+            return Err(syn::Error::new(span, "float literal out of range"));
+        };
+        let as_f32 = literal.base10_parse::<f32>().unwrap_or(f32::INFINITY);
+        return Ok(Literal::Float { value, as_f32, suffix: Some(suffix) });
+    }
     let value = literal
         .base10_parse::<u64>()
         .map_err(|_| syn::Error::new(span, "integer literal too large: ein integers have 64 bits"))?;
-    Ok(match literal_suffix(literal.suffix(), span)? {
-        // `1f32` is a float written without a fractional part.
-        Some(suffix) if suffix.is_float() => {
-            Literal::Float { value: value as f64, as_f32: value as f32, suffix: Some(suffix) }
-        }
-        suffix => Literal::Int { value, suffix },
-    })
+    Ok(Literal::Int { value, suffix })
 }
 
 fn float_literal(literal: &LitFloat) -> syn::Result<Literal> {
