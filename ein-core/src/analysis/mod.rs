@@ -1136,7 +1136,7 @@ pub fn interleaved_reads(array: VarId, nest: &Expr) -> Option<usize> {
     if !visit(array, nest, &mut largest) {
         return None;
     }
-    let stride = usize::try_from(largest? + 1).ok()?;
+    let stride = usize::try_from(largest?.checked_add(1)?).ok()?;
     (2..=8).contains(&stride).then_some(stride)
 }
 

@@ -382,7 +382,7 @@ fn reads_of(source: &str, tail: usize) -> Option<Vec<String>> {
 
 #[test]
 fn interleaved_reads_are_whole_reads_by_literal_channel() {
-    let cases: [(&str, Option<usize>); 7] = [
+    let cases: [(&str, Option<usize>); 8] = [
         ("fn f(img: [[[u8]]]) -> [[u8]] { for i, j { img[i, j, 0] / 2 + img[i, j, 2] / 2 } }", Some(3)),
         ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { img[i, j, 3] * img.shape(2) as f32 } }", Some(4)),
         // Only channel 0: one channel is no interleaving to exploit.
@@ -393,6 +393,8 @@ fn interleaved_reads_are_whole_reads_by_literal_channel() {
         // A row read whole, or a vector's literal positions.
         ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { sum c { img[i][j][c] } + img[i, j, 1] } }", None),
         ("fn f(v: [f32], w: [f32]) -> [f32] { for i { v[0] + v[2] + w[i] } }", None),
+        // A channel past any K (the read clamps): no copy, and no overflow.
+        ("fn f(img: [[[f32]]]) -> [[f32]] { for i, j { img[i, j, 0] + img[i, j, 9223372036854775807] } }", None),
     ];
     for (source, expected) in cases {
         let program = prepared(source);

@@ -1198,7 +1198,12 @@ impl Checker {
         // As in Rust, a literal of the target's kind takes the target's type rather than being
         // converted: `1.00000005960464477539062500000001 as f32` is rounded once, `300 as u8`
         // and `1e39 as f32` are out of range.
-        let literal_of_target = matches!(operand.kind, ExprKind::Literal(_))
+        // A negated literal too: `-1 as u8` is refused, as rustc refuses it.
+        let literal = match &operand.kind {
+            ExprKind::Unary(node::Unary { op: UnaryOp::Neg, operand }) => &operand.kind,
+            kind => kind,
+        };
+        let literal_of_target = matches!(literal, ExprKind::Literal(_))
             && ((to.is_float() && self.unifier.is_open_literal(from, NumberClass::Float))
                 || (to.is_int() && self.unifier.is_open_literal(from, NumberClass::Int)));
         if literal_of_target && self.unifier.unify(from, ScalarType::Known(to)).is_ok() {

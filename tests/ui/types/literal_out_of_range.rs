@@ -12,6 +12,7 @@ ein! {
     fn huge(x: [f32], y: [f64]) -> [f32] { for i { x[i] * 1e39 + (y[i] * 1e39) as f32 } }
     // A literal cast takes the cast's type, as in Rust (`300 as u8` is refused by rustc too).
     fn cast(x: [f32], y: [u8]) -> [f32] { for i { x[i] + 1e39 as f32 + ((y[i] + 300 as u8) as f32) } }
+    fn negated(y: [u8]) -> [u8] { for i { y[i] + (-1 as u8) } }
 }
 
 fn main() {}
