@@ -500,6 +500,8 @@ impl<'a, T: Copy, const N: usize> View<'a, T, N> {
     /// or length at most 1 (when `PACK` is not 0 and the rank at least 2).
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
+    // SAFETY: sound under the contract above: replacing a stride by the constant it equals (or
+    // one that only multiplies 0) leaves every in-range address unchanged.
     pub unsafe fn get_packed_unchecked<const PACK: usize>(&self, index: [usize; N]) -> T {
         check_in_range("index", &index, &self.shape);
         let mut strides = self.strides;
@@ -746,6 +748,8 @@ impl<'a, T, const N: usize, const PACK: usize> UnitView<'a, T, N, PACK> {
     /// view's last two, so wrapping it keeps `UnitView`'s invariant.
     #[inline]
     #[cfg_attr(ein_checked, track_caller)]
+    // SAFETY: sound under the contract above: the sub-view keeps this view's last two axes and
+    // their strides, so `PACK` and the unit stride still hold of it.
     pub unsafe fn sub_unchecked<const K: usize, const M: usize>(&self, index: [usize; K]) -> UnitView<'a, T, M, PACK> {
         // SAFETY: the indices are in range (the caller's promise), all `sub_unchecked` asks.
         UnitView(unsafe { self.0.sub_unchecked(index) })
