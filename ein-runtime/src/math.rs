@@ -24,10 +24,12 @@
 //! * `sin`, `cos`: x = q·π/2 + r with |r| ≤ π/4 (Cody–Waite: π/2 in parts short enough that q
 //!   times each leading part is exact), minimax odd/even polynomials for sin r and cos r, and
 //!   the quadrant q mod 4 (read from the bits of the rounding sum) choosing between them and
-//!   flipping the sign with bit masks. The `f32` versions do all of this in `f64` (π/2 in three
-//!   parts), which is nearly as cheap and makes them almost correctly rounded; the `f64`
-//!   versions split π/2 in four parts and carry r as a double-double (TwoSum), so that
-//!   arguments next to a multiple of π/2 keep full relative accuracy.
+//!   flipping the sign with bit masks. The `f32` versions reduce in `f64` (π/2 in three
+//!   parts, exact for every f32 up to 2^30), split r into an f32 pair rh + rl and evaluate the
+//!   polynomials in `f32` on rh, with rl to first order: twice the lanes of an f64
+//!   evaluation, and still within 1 ulp. The `f64` versions split π/2 in four parts and carry
+//!   r as a double-double (TwoSum), so that arguments next to a multiple of π/2 keep full
+//!   relative accuracy.
 //! * `tanh`: `f32` in f64 arithmetic as E/(E + 2), E = expm1(2|x|) (the `exp` reduction, then
 //!   `2^n·em + (2^n − 1)`, exact when n = 0, so there is no cancellation for small |x|). `f64`
 //!   computes both an odd minimax polynomial (|x| < 0.55) and 1 − 2/(e^2|x| + 1) (|x| ≥ 0.55,
@@ -119,10 +121,13 @@ const PIO2_F64: [f64; 4] = [1.570796325802803, 9.920935774287987e-10, 2.25174177
 /// little more keeps huge (out-of-domain) arguments from blowing the polynomials up.
 const R_MAX: f64 = std::f64::consts::FRAC_PI_4 * 1.0001;
 
-/// sin r = r + r³·S(r²) on |r| ≤ π/4, relative error 2^-36.7 (for the f32 functions).
-const SIN_F32: [f64; 4] = [-0.1666666664260267, 0.008333329139804252, -0.00019839203107043389, 2.7168219598838913e-6];
-/// cos r = 1 − r²/2 + r⁴·C(r²), relative error 2^-31.8 (for the f32 functions).
-const COS_F32: [f64; 3] = [0.04166665398829086, -0.0013887615268008318, 2.445894362807573e-5];
+/// sin r = r + r³·S(r²) on |r| ≤ π/4 (for the f32 functions; the f64 fit, relative error
+/// 2^-36.7, rounded to f32: the r³ term is at most 0.08 of the result, so the coefficients'
+/// rounding costs under 0.01 ulp).
+const SIN_F32: [f32; 4] = [-0.16666667, 0.008333329, -0.00019839204, 2.7168219e-6];
+/// cos r = 1 − r²/2 + r⁴·C(r²) (for the f32 functions; the f64 fit, relative error 2^-31.8,
+/// rounded to f32).
+const COS_F32: [f32; 3] = [0.041666653, -0.0013887616, 2.4458943e-5];
 /// sin r for f64, relative error 2^-57.0.
 const SIN_F64: [f64; 6] = [
     -0.1666666666666664,
@@ -391,13 +396,33 @@ fn or_sign(v: f64, r: f64) -> f64 {
     f64::from_bits(v.to_bits() | (r.to_bits() & SIGN_F64))
 }
 
-/// sin r and cos r for |r| ≤ π/4, to about f32 precision (evaluated in f64).
+/// sin r and cos r for |r| ≤ π/4 (r from the f64 reduction), in f32 arithmetic: r = rh + rl
+/// with rh = r rounded to f32; the polynomials run on rh, and rl (≤ half an ulp of rh) enters
+/// as sin(rh + rl) ≈ sin rh + rl and cos(rh + rl) ≈ cos rh − rh·rl. 1 − z/2 keeps its rounding
+/// error (Fast2Sum), so the only large rounding is the last addition.
 #[inline(always)]
-fn sincos_kernel_for_f32(r: f64) -> (f64, f64) {
-    let z = r * r;
-    let s = or_sign(r + r * z * horner_f64(z, &SIN_F32), r);
-    let c = (1.0 - 0.5 * z) + z * z * horner_f64(z, &COS_F32);
+fn sincos_kernel_for_f32(r: f64) -> (f32, f32) {
+    let rh = r as f32;
+    let rl = (r - f64::from(rh)) as f32;
+    let z = rh * rh;
+    let s = rh + (rl + rh * z * horner_f32(z, &SIN_F32));
+    // sin has the sign of r on [−π/4, π/4]: or-ing it in changes nothing but sin(−0), which
+    // the sum above rounds to +0.
+    let s = f32::from_bits(s.to_bits() | (rh.to_bits() & SIGN_F32));
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    let c = w + (((1.0 - w) - hz) + (z * z * horner_f32(z, &COS_F32) - rh * rl));
     (s, c)
+}
+
+/// `quadrant_select` for the f32 functions: the low bits of q are those of the f64 rounding
+/// sum's bit pattern.
+#[inline(always)]
+fn quadrant_select_f32(q: u64, s: f32, c: f32) -> f32 {
+    let q = q as u32; // only q mod 4 matters
+    let odd = (q & 1).wrapping_neg();
+    let bits = (s.to_bits() & !odd) | (c.to_bits() & odd);
+    f32::from_bits(bits ^ ((q & 2) << 30))
 }
 
 /// sin and cos of rh + rl for |rh| ≤ π/4, |rl| ≤ ulp(rh), to f64 precision.
@@ -413,7 +438,7 @@ fn sincos_kernel_f64(rh: f64, rl: f64) -> (f64, f64) {
     (s, c)
 }
 
-/// Sine for f32 (computed in f64).
+/// Sine for f32 (reduced in f64, evaluated in f32).
 ///
 /// Max error 1 ulp against std for |x| ≤ 2^30 (measured over every f32 there). Beyond, the
 /// absolute error grows like |x|·2^-53 (see the module docs); from about 2^52 on the result
@@ -422,10 +447,10 @@ fn sincos_kernel_f64(rh: f64, rl: f64) -> (f64, f64) {
 pub fn sin_f32(x: f32) -> f32 {
     let (r, q) = reduce_pio2_for_f32(x as f64, &PIO2_F32);
     let (s, c) = sincos_kernel_for_f32(r);
-    quadrant_select(q, s, c) as f32
+    quadrant_select_f32(q, s, c)
 }
 
-/// Cosine for f32 (computed in f64).
+/// Cosine for f32 (reduced in f64, evaluated in f32).
 ///
 /// Max error 1 ulp against std for |x| ≤ 2^30 (measured over every f32 there). Beyond, the
 /// absolute error grows like |x|·2^-53 (see the module docs); from about 2^52 on the result
@@ -434,7 +459,7 @@ pub fn sin_f32(x: f32) -> f32 {
 pub fn cos_f32(x: f32) -> f32 {
     let (r, q) = reduce_pio2_for_f32(x as f64, &PIO2_F32);
     let (s, c) = sincos_kernel_for_f32(r);
-    quadrant_select(q.wrapping_add(1), s, c) as f32
+    quadrant_select_f32(q.wrapping_add(1), s, c)
 }
 
 /// Sine for f64.
