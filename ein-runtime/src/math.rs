@@ -396,6 +396,12 @@ fn or_sign(v: f64, r: f64) -> f64 {
     f64::from_bits(v.to_bits() | (r.to_bits() & SIGN_F64))
 }
 
+/// [`or_sign`] for f32.
+#[inline(always)]
+fn or_sign_f32(v: f32, r: f32) -> f32 {
+    f32::from_bits(v.to_bits() | (r.to_bits() & SIGN_F32))
+}
+
 /// sin r and cos r for |r| ≤ π/4 (r from the f64 reduction), in f32 arithmetic: r = rh + rl
 /// with rh = r rounded to f32; the polynomials run on rh, and rl (≤ half an ulp of rh) enters
 /// as sin(rh + rl) ≈ sin rh + rl and cos(rh + rl) ≈ cos rh − rh·rl. (Recovering the rounding
@@ -408,7 +414,7 @@ fn sincos_kernel_for_f32(r: f64) -> (f32, f32) {
     let s = rh + (rl + rh * z * horner_f32(z, &SIN_F32));
     // sin has the sign of r on [−π/4, π/4]: or-ing it in changes nothing but sin(−0), which
     // the sum above rounds to +0.
-    let s = f32::from_bits(s.to_bits() | (rh.to_bits() & SIGN_F32));
+    let s = or_sign_f32(s, rh);
     let c = (1.0 - 0.5 * z) + (z * z * horner_f32(z, &COS_F32) - rh * rl);
     (s, c)
 }
@@ -498,7 +504,7 @@ pub fn tanh_f32(x: f32) -> f32 {
     let s = f64::from_bits(tbits.wrapping_sub(MAGIC_F64.to_bits()).wrapping_add(1023).wrapping_shl(52));
     let e = s * em + (s - 1.0);
     let t = (e / (e + 2.0)) as f32;
-    f32::from_bits(t.to_bits() | (x.to_bits() & SIGN_F32))
+    or_sign_f32(t, x)
 }
 
 /// Hyperbolic tangent for f64.
