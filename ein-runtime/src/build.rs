@@ -639,6 +639,13 @@ pub trait Fill: sealed::Sealed {
     #[doc(hidden)]
     unsafe fn commit(&mut self, count: usize);
 
+    /// Forgets every element written so far in every column, so that the chunk is written
+    /// again from its start: generated code that ran a chunk on a fast path which turned out
+    /// not to hold for its inputs (`Float::sin_fast`) runs it again after this. The
+    /// elements are merely overwritten (element types have no destructors to run).
+    #[doc(hidden)]
+    fn rewind(&mut self);
+
     /// Writes `count` elements after the ones already written: `value(k, slot)` must push the
     /// `k`-th into `slot`. `value` is called in order `0, 1, …, count - 1`. Panics before
     /// calling it if the elements do not fit, and if a call pushes nothing.
@@ -720,6 +727,11 @@ impl<T> sealed::Sealed for Out<'_, T> {}
 impl<T> Fill for Out<'_, T> {
     type Cursor = Cursor<T>;
     type Slot = Slot<T>;
+
+    #[inline(always)]
+    fn rewind(&mut self) {
+        self.written = 0;
+    }
 
     #[inline(always)]
     fn reserve(&mut self, count: usize) -> Cursor<T> {
@@ -841,6 +853,11 @@ macro_rules! impl_tuples {
         impl<$($column: Fill),+> Fill for ($($column,)+) {
             type Cursor = ($($column::Cursor,)+);
             type Slot = ($($column::Slot,)+);
+
+            #[inline(always)]
+            fn rewind(&mut self) {
+                $(self.$position.rewind();)+
+            }
 
             #[inline(always)]
             fn reserve(&mut self, count: usize) -> Self::Cursor {

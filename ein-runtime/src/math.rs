@@ -117,6 +117,12 @@ const PIO2_F32: [f64; 3] = [1.570796251296997, 7.549789415861596e-8, 5.390302858
 /// their relative accuracy. All parts are positive (B and C truncated), so that x = −0
 /// reduces to r = −0 and sin(−0) = −0.
 const PIO2_F64: [f64; 4] = [1.570796325802803, 9.920935774287987e-10, 2.2517417706346578e-18, 3.5215598651832e-27];
+/// π/2 = A + B + C + D + E for the all-f32 reduction of the fast path ([`sin_f32_fast`]): A
+/// has 8 significant bits and B and C 11, so q·A, q·B and q·C are exact in f32 for
+/// |q| ≤ 2^13; D and E carry the rest (the sum is within 2^-90 of π/2).
+const PIO2_FAST_F32: [f32; 5] = [1.5703125, 4.837513e-4, 7.5495336e-8, 2.563_344e-12, 8.333743e-20];
+/// The largest |x| the fast path reduces itself: 2^13 · π/2, so that |q| ≤ 2^13.
+pub const FAST_SINCOS_F32_LIMIT: f32 = 12_868.0;
 /// The reduced argument never legitimately exceeds π/4 by more than rounding; clamping to a
 /// little more keeps huge (out-of-domain) arguments from blowing the polynomials up.
 const R_MAX: f64 = std::f64::consts::FRAC_PI_4 * 1.0001;
@@ -402,14 +408,12 @@ fn or_sign_f32(v: f32, r: f32) -> f32 {
     f32::from_bits(v.to_bits() | (r.to_bits() & SIGN_F32))
 }
 
-/// sin r and cos r for |r| ≤ π/4 (r from the f64 reduction), in f32 arithmetic: r = rh + rl
-/// with rh = r rounded to f32; the polynomials run on rh, and rl (≤ half an ulp of rh) enters
-/// as sin(rh + rl) ≈ sin rh + rl and cos(rh + rl) ≈ cos rh − rh·rl. (Recovering the rounding
+/// sin and cos of rh + rl for |rh| ≤ π/4 (a little more at the edges), |rl| ≤ ulp(rh), in
+/// f32 arithmetic: the polynomials run on rh, and rl enters to first order,
+/// sin(rh + rl) ≈ sin rh + rl and cos(rh + rl) ≈ cos rh − rh·rl. (Recovering the rounding
 /// error of 1 − z/2 by Fast2Sum cost 5% of MRI-Q's time and was not needed for the 1 ulp.)
 #[inline(always)]
-fn sincos_kernel_for_f32(r: f64) -> (f32, f32) {
-    let rh = r as f32;
-    let rl = (r - f64::from(rh)) as f32;
+fn sincos_kernel_f32(rh: f32, rl: f32) -> (f32, f32) {
     let z = rh * rh;
     let s = rh + (rl + rh * z * horner_f32(z, &SIN_F32));
     // sin has the sign of r on [−π/4, π/4]: or-ing it in changes nothing but sin(−0), which
@@ -417,6 +421,47 @@ fn sincos_kernel_for_f32(r: f64) -> (f32, f32) {
     let s = or_sign_f32(s, rh);
     let c = (1.0 - 0.5 * z) + (z * z * horner_f32(z, &COS_F32) - rh * rl);
     (s, c)
+}
+
+/// x = q·π/2 + rh + rl for |x| ≤ [`FAST_SINCOS_F32_LIMIT`], all in f32 (16 lanes to an
+/// AVX-512 vector where the f64 reduction has 8): q·A, q·B and q·C are exact, so are the
+/// two subtractions that give r2 = x − q·A − q·B; rh = r2 − q·C rounded, and rl gathers its
+/// rounding error and the small parts. Returns rh, rl and the bits of the rounding sum (q
+/// mod 4 in the low two). Beyond the limit the result is meaningless: callers check
+/// [`beyond_fast_range`].
+#[inline(always)]
+fn reduce_fast_f32(x: f32) -> (f32, f32, u32) {
+    let t = x * std::f32::consts::FRAC_2_PI + MAGIC_F32;
+    let q = t - MAGIC_F32;
+    let [a, b, c, d, e] = PIO2_FAST_F32;
+    let r2 = (x - q * a) - q * b;
+    let rh = r2 - q * c;
+    let rl = (((r2 - rh) - q * c) - q * d) - q * e;
+    (rh, rl, t.to_bits())
+}
+
+/// The reduction of the f32 functions: [`reduce_fast_f32`]'s for |x| ≤
+/// [`FAST_SINCOS_F32_LIMIT`] (so that [`sin_f32`] and [`sin_f32_fast`] agree to the bit
+/// there), the f64 one for the rest (and NaN), split into an f32 pair.
+#[inline(always)]
+fn reduce_f32(x: f32) -> (f32, f32, u32) {
+    let (fast_h, fast_l, fast_q) = reduce_fast_f32(x);
+    let (r, q) = reduce_pio2_for_f32(x as f64, &PIO2_F32);
+    let rh = r as f32;
+    let rl = (r - f64::from(rh)) as f32;
+    if beyond_fast_range(x) {
+        (rh, rl, q as u32)
+    } else {
+        (fast_h, fast_l, fast_q)
+    }
+}
+
+/// True when the fast f32 reduction does not hold for x: |x| > [`FAST_SINCOS_F32_LIMIT`],
+/// ±inf or NaN.
+#[inline(always)]
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN is beyond: the comparison is false for it.
+fn beyond_fast_range(x: f32) -> bool {
+    !(x.abs() <= FAST_SINCOS_F32_LIMIT)
 }
 
 /// `quadrant_select` for the f32 functions (q: the low bits of the f64 rounding sum's bit
@@ -448,9 +493,9 @@ fn sincos_kernel_f64(rh: f64, rl: f64) -> (f64, f64) {
 /// is in [−1, 1] but meaningless. sin(−0) = −0; ±inf and NaN give NaN.
 #[inline(always)]
 pub fn sin_f32(x: f32) -> f32 {
-    let (r, q) = reduce_pio2_for_f32(x as f64, &PIO2_F32);
-    let (s, c) = sincos_kernel_for_f32(r);
-    quadrant_select_f32(q as u32, s, c)
+    let (rh, rl, q) = reduce_f32(x);
+    let (s, c) = sincos_kernel_f32(rh, rl);
+    quadrant_select_f32(q, s, c)
 }
 
 /// Cosine for f32 (reduced in f64, evaluated in f32).
@@ -460,9 +505,31 @@ pub fn sin_f32(x: f32) -> f32 {
 /// is in [−1, 1] but meaningless. ±inf and NaN give NaN.
 #[inline(always)]
 pub fn cos_f32(x: f32) -> f32 {
-    let (r, q) = reduce_pio2_for_f32(x as f64, &PIO2_F32);
-    let (s, c) = sincos_kernel_for_f32(r);
-    quadrant_select_f32((q as u32).wrapping_add(1), s, c)
+    let (rh, rl, q) = reduce_f32(x);
+    let (s, c) = sincos_kernel_f32(rh, rl);
+    quadrant_select_f32(q.wrapping_add(1), s, c)
+}
+
+/// [`sin_f32`] on the fast path of generated code: the all-f32 reduction only, bit-identical
+/// to [`sin_f32`] for |x| ≤ [`FAST_SINCOS_F32_LIMIT`]; for any other x (±inf and NaN too) it
+/// sets `beyond` and returns garbage, and the caller must compute again with [`sin_f32`].
+/// Generated code runs a chunk of a loop with this and reruns the chunk with the exact
+/// function when the flag is set, which keeps the loop free of the f64 reduction.
+#[inline(always)]
+pub fn sin_f32_fast(x: f32, beyond: &std::cell::Cell<bool>) -> f32 {
+    beyond.set(beyond.get() | beyond_fast_range(x));
+    let (rh, rl, q) = reduce_fast_f32(x);
+    let (s, c) = sincos_kernel_f32(rh, rl);
+    quadrant_select_f32(q, s, c)
+}
+
+/// [`cos_f32`] on the fast path of generated code; see [`sin_f32_fast`].
+#[inline(always)]
+pub fn cos_f32_fast(x: f32, beyond: &std::cell::Cell<bool>) -> f32 {
+    beyond.set(beyond.get() | beyond_fast_range(x));
+    let (rh, rl, q) = reduce_fast_f32(x);
+    let (s, c) = sincos_kernel_f32(rh, rl);
+    quadrant_select_f32(q.wrapping_add(1), s, c)
 }
 
 /// Sine for f64.

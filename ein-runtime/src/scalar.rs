@@ -413,11 +413,26 @@ macro_rules! float_trait {
         {
             $($(#[doc = $own_doc])* fn $own(self) -> Self;)*
             $($(#[doc = $doc])* fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output);)*
+            /// `sin` on the fast path of a loop chunk that generated code reruns with `sin`
+            /// when `beyond` is set ([`crate::math::sin_f32_fast`]; f64 has no fast path).
+            #[doc(hidden)]
+            fn sin_fast(self, beyond: &core::cell::Cell<bool>) -> Self;
+            /// `cos` on the fast path, as `sin_fast`.
+            #[doc(hidden)]
+            fn cos_fast(self, beyond: &core::cell::Cell<bool>) -> Self;
         }
 
         #[diagnostic::do_not_recommend]
         impl Float for f32 {
             $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f32(self) })*
+            #[inline(always)]
+            fn sin_fast(self, beyond: &core::cell::Cell<bool>) -> Self {
+                crate::math::sin_f32_fast(self, beyond)
+            }
+            #[inline(always)]
+            fn cos_fast(self, beyond: &core::cell::Cell<bool>) -> Self {
+                crate::math::cos_f32_fast(self, beyond)
+            }
             $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
                 float_trait!(@call f32, $name $(= $std)?, self $(, $parameter)*)
             })*
@@ -426,6 +441,14 @@ macro_rules! float_trait {
         #[diagnostic::do_not_recommend]
         impl Float for f64 {
             $(#[inline(always)] fn $own(self) -> Self { crate::math::$own_f64(self) })*
+            #[inline(always)]
+            fn sin_fast(self, _: &core::cell::Cell<bool>) -> Self {
+                crate::math::sin_f64(self)
+            }
+            #[inline(always)]
+            fn cos_fast(self, _: &core::cell::Cell<bool>) -> Self {
+                crate::math::cos_f64(self)
+            }
             $(#[inline] fn $name(self $(, $parameter: float_trait!(@type $parameter_type))*) -> float_trait!(@type $output) {
                 float_trait!(@call f64, $name $(= $std)?, self $(, $parameter)*)
             })*

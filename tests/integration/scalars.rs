@@ -227,3 +227,84 @@ fn integer_literals_use_the_whole_range_of_64_bits() {
     let lowest: i64 = ein::ein!(-9223372036854775808);
     assert_eq!(lowest, i64::MIN);
 }
+
+mod fast_trig {
+    ein::ein! {
+        pub fn elementwise(u: [f32]) -> [f32] { for i { sin(u[i]) - cos(u[i]) } }
+        pub fn planes(a: [[f32]]) -> [[f32]] { for i, j { sin(a[i, j]) * 2.0 + cos(a[i, j] * 0.5) } }
+        pub fn sums(u: [f32], v: [f32], w: [f32]) -> [{ re: f32, im: f32 }] {
+            for i { { re: sum k { w[k] * cos(u[i] * v[k]) }, im: sum k { w[k] * sin(u[i] * v[k]) } } }
+        }
+    }
+}
+
+/// f32 arguments for the `sin`/`cos` tests: mostly within the fast path's ±12868, with every
+/// `beyond`-th of them (if any) up to ±41000, and the special values.
+fn trig_arguments(n: usize, beyond: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            let k = ((i * 7919) % 2001) as f32 - 1000.0;
+            match i % 1009 {
+                3 => f32::NAN,
+                4 => f32::INFINITY,
+                5 => -0.0,
+                6 => 12868.0,
+                7 => -12868.5,
+                _ if beyond > 0 && i % beyond == beyond - 1 => k * 41.0,
+                _ => k * 0.37 + (i % 3) as f32 * 1.0e-3,
+            }
+        })
+        .collect()
+}
+
+/// Compiled code evaluates f32 `sin`/`cos` in a loop chunk on an all-f32 fast path and runs
+/// the chunk again with the exact functions when an argument is beyond it: every element has
+/// the bits of the exact functions (`ein::Float`) whichever chunk it fell in, and the results
+/// of a sum of them do not depend on what else was computed beside them.
+#[test]
+fn trig_beyond_the_fast_range() {
+    let same_bits = |got: &[f32], want: &[f32], what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (position, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{what}[{position}]: {g} vs {w}");
+        }
+    };
+    for n in [0, 1, 7, 1000, 70000] {
+        for beyond in [0, 1, 600, 50000] {
+            let u = trig_arguments(n, beyond);
+            let what = format!("n = {n}, beyond = {beyond}");
+            let want: Vec<f32> = u.iter().map(|&x| ein::Float::sin(x) - ein::Float::cos(x)).collect();
+            same_bits(fast_trig::elementwise(&u).as_slice(), &want, &what);
+            // Within 2 ulp of std's f64 functions rounded, where they are accurate.
+            for (&x, &got) in u.iter().zip(&want) {
+                if x.abs() <= 12868.0 {
+                    let reference = (((x as f64).sin() - (x as f64).cos()) as f32).abs().max(1.0);
+                    let exact = ((x as f64).sin() as f32 - (x as f64).cos() as f32) - got;
+                    assert!(exact.abs() <= 4.0 * f32::EPSILON * reference, "{what}: sin - cos of {x}: {got}");
+                }
+            }
+            let rows = n / 100;
+            let plane = ndarray::Array2::from_shape_vec((rows, 100), u[..rows * 100].to_vec()).unwrap();
+            let want: Vec<f32> = plane.iter().map(|&x| ein::Float::sin(x) * 2.0 + ein::Float::cos(x * 0.5)).collect();
+            same_bits(fast_trig::planes(&plane).as_slice(), &want, &format!("planes, {what}"));
+            // Transposed: the same elements, read with strides.
+            let want_t: Vec<f32> =
+                plane.t().iter().map(|&x| ein::Float::sin(x) * 2.0 + ein::Float::cos(x * 0.5)).collect();
+            same_bits(fast_trig::planes(&plane.t()).as_slice(), &want_t, &format!("transposed planes, {what}"));
+        }
+    }
+    // The sums: each element's result is the same whether its chunk ran fast or again exactly,
+    // so the whole run agrees with runs over every part of the arguments on its own.
+    let v: Vec<f32> = (0..300).map(|k| 1.0 + (k % 17) as f32 * 0.25).collect();
+    let w: Vec<f32> = (0..300).map(|k| ((k * 31) % 7) as f32 * 0.5 - 1.5).collect();
+    for beyond in [0, 600, 50000] {
+        let u = trig_arguments(3000, beyond);
+        let (re, im) = fast_trig::sums(&u, &v, &w);
+        for (number, part) in u.chunks(70).enumerate() {
+            let start = number * 70;
+            let (part_re, part_im) = fast_trig::sums(part, &v, &w);
+            same_bits(part_re.as_slice(), &re.as_slice()[start..start + part.len()], "re");
+            same_bits(part_im.as_slice(), &im.as_slice()[start..start + part.len()], "im");
+        }
+    }
+}

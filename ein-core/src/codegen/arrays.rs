@@ -194,43 +194,63 @@ impl Gen<'_> {
         let outs = self.outs.clone();
         let candidates = self.version_candidates();
         let tiled = self.analysis.is_tiled(outer);
-        let (chunk_block, ()) = self.versioning(|generator| {
-            generator.nested(true, |generator, chunk_block| {
-                if tiled {
-                    let count = Code::expr(quote!(#end - #start), Prec::Add);
-                    generator.fill_tiles((outer, &start), chain[1].0, &count, &dims[1].len, body, chunk_block)
-                } else if chain.len() == 1 && !has_array(&body.ty) {
-                    // One element per row: the whole chunk is one counted loop.
-                    let count = Code::expr(quote!(#end - #start), Prec::Add);
-                    let offset = start.to_token_stream();
-                    generator.fill_loop(outer, &count, Some(offset), body, chunk_block)
-                } else {
-                    let flat = generator.flat_runs(&chain, body, (&start, &end), &row_len, &dims);
-                    let (rows, inner_dims, prelude) = match flat {
-                        Some((first, last, inner_dims, prelude)) => (quote!(#first..#last), inner_dims, prelude),
-                        None => (quote!(#start..#end), dims[1..chain.len()].to_vec(), TokenStream::new()),
-                    };
-                    let (row_block, ()) = generator.nested(true, |generator, row_block| {
-                        if outer_used {
-                            row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
-                        }
-                        generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
-                        generator.write_axes(&chain[1..], &inner_dims, body, row_block)
-                    })?;
-                    let row_param = if outer_used { row.to_token_stream() } else { quote!(_) };
-                    let row_tokens = row_block.finish(None);
-                    chunk_block.push(quote!(#prelude for #row_param in #rows { #row_tokens }));
-                    Ok(())
-                }
-            })
-        })?;
         // What the chunk reads from outside: the body's free variables (the sizes were
         // computed above).
         let mut inside = visit::free_vars(body);
         chain.iter().for_each(|(index, _)| {
             inside.remove(index);
         });
-        let (chunk_tokens, _) = self.versioned(&candidates, &inside, body, chunk_block.finish(None));
+        let generate_chunk = |generator: &mut Self| -> syn::Result<TokenStream> {
+            let (chunk_block, ()) = generator.versioning(|generator| {
+                generator.nested(true, |generator, chunk_block| {
+                    if tiled {
+                        let count = Code::expr(quote!(#end - #start), Prec::Add);
+                        generator.fill_tiles((outer, &start), chain[1].0, &count, &dims[1].len, body, chunk_block)
+                    } else if chain.len() == 1 && !has_array(&body.ty) {
+                        // One element per row: the whole chunk is one counted loop.
+                        let count = Code::expr(quote!(#end - #start), Prec::Add);
+                        let offset = start.to_token_stream();
+                        generator.fill_loop(outer, &count, Some(offset), body, chunk_block)
+                    } else {
+                        let flat = generator.flat_runs(&chain, body, (&start, &end), &row_len, &dims);
+                        let (rows, inner_dims, prelude) = match flat {
+                            Some((first, last, inner_dims, prelude)) => (quote!(#first..#last), inner_dims, prelude),
+                            None => (quote!(#start..#end), dims[1..chain.len()].to_vec(), TokenStream::new()),
+                        };
+                        let (row_block, ()) = generator.nested(true, |generator, row_block| {
+                            if outer_used {
+                                row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
+                            }
+                            generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
+                            generator.write_axes(&chain[1..], &inner_dims, body, row_block)
+                        })?;
+                        let row_param = if outer_used { row.to_token_stream() } else { quote!(_) };
+                        let row_tokens = row_block.finish(None);
+                        chunk_block.push(quote!(#prelude for #row_param in #rows { #row_tokens }));
+                        Ok(())
+                    }
+                })
+            })?;
+            Ok(generator.versioned(&candidates, &inside, body, chunk_block.finish(None)).0)
+        };
+        let chunk_tokens = match self.fast_trig_flag(body) {
+            Some(flag) => {
+                let exact = generate_chunk(self)?;
+                self.fast_trig = Some(flag.clone());
+                let fast = generate_chunk(self);
+                self.fast_trig = None;
+                let fast = fast?;
+                quote! {
+                    let #flag = ::core::cell::Cell::new(false);
+                    { #fast }
+                    if #flag.get() {
+                        ::ein::__private::Fill::rewind(#outs);
+                        #exact
+                    }
+                }
+            }
+            None => generate_chunk(self)?,
+        };
         let copies = self.local_copies(&inside);
         let chunk_tokens = quote!(#copies #chunk_tokens);
         let jammed = chain.len() == 1 && !has_array(&body.ty) && self.analysis.jam(outer, body).is_some();

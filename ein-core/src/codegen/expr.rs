@@ -314,6 +314,14 @@ impl Gen<'_> {
         // form that the function does not take (the traits word that message for users).
         let name = Ident::new(func.name(), args[0].span);
         let path = quote_spanned!(args[0].span=> ::ein::__private::#runtime_trait::#name);
+        if let (Some(flag), Func::Sin | Func::Cos) = (&self.fast_trig, func) {
+            // The fast path of a chunk that is run again exactly if `flag` is set
+            // ([`Gen::fast_trig`]).
+            let name = Ident::new(&format!("{}_fast", func.name()), args[0].span);
+            let flag = Code::expr(quote!(&#flag), Prec::Unary);
+            codes.push(&flag);
+            return Ok(call(quote_spanned!(args[0].span=> ::ein::__private::Float::#name), &codes));
+        }
         if func.failure() == Failure::Never {
             return Ok(call(path, &codes));
         }

@@ -238,6 +238,10 @@ struct Gen<'p> {
     /// Expression form: the local holding the closure of each Rust function call site
     /// (`Program::rust_calls`; note [Rust calls of the expression form]).
     rust_calls: Vec<Ident>,
+    /// While the fast copy of a comprehension's chunk is generated ([`Gen::fast_trig_flag`]):
+    /// the `Cell<bool>` that its `sin` and `cos` set when an argument is beyond their fast
+    /// path, after which the chunk runs again with the exact functions.
+    fast_trig: Option<Ident>,
 }
 
 impl<'p> Gen<'p> {
@@ -276,6 +280,7 @@ impl<'p> Gen<'p> {
             destination: None,
             captured,
             rust_calls,
+            fast_trig: None,
         };
         for &param in &program.params {
             let name = generator.names.var(param).clone();
@@ -877,6 +882,25 @@ impl<'p> Gen<'p> {
         found
     }
 
+    /// The flag of a fast copy of the chunk code that evaluates `body` (a comprehension's
+    /// element), when `body` calls `sin` or `cos` on `f32`s and may run twice: the chunk then
+    /// runs with `Float::sin_fast`/`cos_fast` (an all-f32 reduction by π/2, valid for
+    /// |x| ≤ 12868, twice the lanes of the exact functions' f64 one), which set the flag for
+    /// an argument beyond that; then the chunk's outputs are rewound and it runs again with
+    /// the exact functions. Both give the same bits wherever the fast path holds, so the
+    /// result does not depend on the chunking. Only for bodies that cannot fail (a garbage
+    /// value must not raise an error the exact run would not), call no Rust function (which
+    /// might see it) and evaluate no array of their own (whose nested parallel loops would
+    /// need the flag to be `Sync`).
+    fn fast_trig_flag(&mut self, body: &Expr) -> Option<Ident> {
+        let eligible = self.fast_trig.is_none()
+            && calls_f32_trig(body)
+            && !self.analysis.may_fail(body)
+            && evaluates_no_array(body)
+            && !calls_rust(body);
+        eligible.then(|| self.names.fresh("beyond_fast_trig"))
+    }
+
     /// Runs `generate` for a loop nest that [`Gen::versioned`] will wrap (nested nests are
     /// then left alone: they run inside one copy or the other already).
     fn versioning<T>(&mut self, generate: impl FnOnce(&mut Self) -> syn::Result<T>) -> syn::Result<T> {
@@ -1304,6 +1328,44 @@ const WIDE_COPIES: [(&str, &[&str], &str); 2] = [
     ("widest", &["avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd", "avx2", "fma"], "widest_simd"),
     ("wide", &["avx2", "fma"], "wide_simd"),
 ];
+
+/// Whether `expr` calls `sin` or `cos` on an `f32` (which have a fast path, see
+/// [`Gen::fast_trig_flag`]).
+fn calls_f32_trig(expr: &Expr) -> bool {
+    use crate::ops::Func;
+    let own = matches!(&expr.kind, ExprKind::Call(call)
+        if matches!(call.func, Func::Sin | Func::Cos)
+            && call.args.first().is_some_and(|arg| arg.ty == Type::Scalar(ScalarType::Known(Scalar::F32))));
+    let mut inside = false;
+    expr.for_each_child(|child| inside = inside || calls_f32_trig(child));
+    own || inside
+}
+
+/// Whether `expr` calls a Rust function the block declared with `extern fn`.
+fn calls_rust(expr: &Expr) -> bool {
+    let mut calls = matches!(expr.kind, ExprKind::Extern(_));
+    expr.for_each_child(|child| calls = calls || calls_rust(child));
+    calls
+}
+
+/// Whether every array `expr` evaluates is one that already exists, or a view of one (a
+/// variable, a field of one, a row of one): then its code makes no closures of its own (no
+/// nested `fill_chunks`, which would need the fast path's `Cell` flag to be `Sync`).
+fn evaluates_no_array(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Project(project) if has_array(&expr.ty) => evaluates_no_array(&project.tuple),
+        ExprKind::Index(index) if has_array(&expr.ty) => {
+            evaluates_no_array(&index.array) && evaluates_no_array(&index.index)
+        }
+        _ if has_array(&expr.ty) => false,
+        _ => {
+            let mut none = true;
+            expr.for_each_child(|child| none = none && evaluates_no_array(child));
+            none
+        }
+    }
+}
 
 /// Whether `expr` calls one of ein's own polynomial math functions (`exp`, `ln`, `sin`, `cos`,
 /// `tanh`: vectorisable, compute-bound), not a libm call such as `pow`, which no copy widens.

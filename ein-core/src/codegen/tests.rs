@@ -1263,3 +1263,37 @@ fn scalar_reductions_of_heavy_steps_compute_the_steps_in_parallel() {
     let code = compiled(quote::quote! { fn total(a: [[f64]], g: [i64]) -> f64 { sum i { sum j { a[i, g[j]] } } } });
     assert!(!code.contains("fold_values"), "{code}");
 }
+
+#[test]
+fn f32_trig_in_a_comprehension_gets_a_fast_copy_of_its_chunk() {
+    let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
+    for source in [
+        quote::quote! { fn f(u: [f32]) -> [f32] { for i { sin(u[i]) } } },
+        quote::quote! { fn f(a: [[f32]]) -> [[f32]] { for i, j { cos(a[i, j]) } } },
+        quote::quote! { fn f(u: [f32], v: [f32]) -> [f32] { for i { sum k { sin(u[i] * v[k]) } } } },
+        quote::quote! { fn f(a: [[f32]]) -> [f32] { for i { let r = a[i]; sum j { sin(r[j]) } } } },
+    ] {
+        let code = compiled(source);
+        assert!(
+            code.contains("::ein::__private::Float::sin_fast(") || code.contains("::ein::__private::Float::cos_fast("),
+            "{code}"
+        );
+        assert!(code.contains("::ein::__private::Fill::rewind("), "{code}");
+    }
+    // A body that builds an array (whose parallel loops the flag cannot reach): only that
+    // array's own comprehension has a fast copy, with a flag of its own.
+    let code = compiled(
+        quote::quote! { fn f(a: [[f32]]) -> [f32] { for i { let r = for j { sin(a[i, j]) }; sum j { r[j] * r[0] } } } },
+    );
+    let flags = code.matches("=::core::cell::Cell::new(false);").count();
+    assert!(flags > 0 && flags == code.matches("::ein::__private::fill_chunks(&mut__ein_buffer_2,").count(), "{code}");
+    // Not for f64 (no fast path), nor a body that can fail (a garbage value could make it
+    // fail where the exact one would not).
+    for source in [
+        quote::quote! { fn f(u: [f64]) -> [f64] { for i { sin(u[i]) } } },
+        quote::quote! { fn f(u: [f32], g: [i64]) -> [f32] { for i { sin(u[g[i]]) } } },
+    ] {
+        let code = compiled(source);
+        assert!(!code.contains("_fast(") && !code.contains("rewind"), "{code}");
+    }
+}
