@@ -3,8 +3,8 @@
 //!
 //! A release run (`cargo test --release -p ein-runtime --test math_accuracy`) checks about 3
 //! million points per f32 function and 2 million per f64 function (sin and cos another 1.6
-//! million f32 / 0.17 million f64 next to multiples of π/2); a debug run checks a quarter of
-//! the sweeps. Every f32 in each documented domain was also checked once
+//! million f32 / 0.17 million f64 next to multiples of π/2, and 2 million f32 for the fast
+//! path of sin and cos); a debug run checks a quarter of the sweeps. Every f32 in each documented domain was also checked once
 //! by an exhaustive run outside this file; the bounds below are the ones documented in
 //! `math.rs`.
 
@@ -275,6 +275,34 @@ fn sin_cos_f32_accuracy() {
         check(name, ours, reference, linear_sweep32(-100.0, 100.0, scaled(1_000_000)), 1);
         check(name, ours, reference, near_pio2_f32(TRIG_DOMAIN_F32 as f64).into_iter(), 1);
         same(name, ours, reference, &[0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, TINY32, -TINY32]);
+    }
+}
+
+/// The fast path of generated code: within its range the bits of `sin_f32`/`cos_f32` (so
+/// within their bound) and the flag untouched; beyond it (±inf and NaN included) the flag set.
+#[test]
+fn sin_cos_f32_fast_path() {
+    use std::cell::Cell;
+    let limit = FAST_SINCOS_F32_LIMIT;
+    let mut inside: Vec<f32> = bits_sweep32(TINY32, limit, scaled(1_000_000)).collect();
+    inside.extend(linear_sweep32(-(limit as f64), limit as f64, scaled(1_000_000)));
+    inside.extend(near_pio2_f32(limit as f64).into_iter().filter(|x| x.abs() <= limit));
+    inside.extend([0.0, -0.0, TINY32, -TINY32, limit, -limit]);
+    for (name, fast, exact) in [
+        ("sin_f32_fast", sin_f32_fast as fn(f32, &Cell<bool>) -> f32, sin_f32 as fn(f32) -> f32),
+        ("cos_f32_fast", cos_f32_fast, cos_f32),
+    ] {
+        let beyond = Cell::new(false);
+        for &x in &inside {
+            let (got, want) = (fast(x, &beyond), exact(x));
+            assert_eq!(got.to_bits(), want.to_bits(), "{name}({x:e}): {got:e} vs {want:e}");
+        }
+        assert!(!beyond.get(), "{name}: flagged within the fast range");
+        for x in [limit.next_up(), -limit.next_up(), 1.0e6, -3.0e9, f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+            let beyond = Cell::new(false);
+            fast(x, &beyond);
+            assert!(beyond.get(), "{name}({x:e}) not flagged");
+        }
     }
 }
 

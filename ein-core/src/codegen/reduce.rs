@@ -917,12 +917,31 @@ impl<'p> Gen<'p> {
         let candidates = self.version_candidates();
         let flat = self.flat_chain(op, ty, index, body)?;
         let [start, end, offset] = ["start", "end", "step"].map(|name| self.names.fresh(name));
-        let (value_block, value) = self.versioning(|generator| {
-            generator.nested(true, |generator, value_block| {
-                generator.bind_index(index, &position, value_block);
-                generator.scalar(body, value_block)
-            })
-        })?;
+        let generate_value = |generator: &mut Self| -> syn::Result<TokenStream> {
+            let (value_block, value) = generator.versioning(|generator| {
+                generator.nested(true, |generator, value_block| {
+                    generator.bind_index(index, &position, value_block);
+                    generator.scalar(body, value_block)
+                })
+            })?;
+            Ok(value_block.finish(Some(&value)))
+        };
+        let value_body = generate_value(self)?;
+        // Steps folded as they are computed (in this thread) may run `sin` and `cos` on their
+        // fast path ([`Gen::fast_trig_flag`]), the chunk folded again if it did not hold.
+        let fast_trig = match self.analysis.step_work(index) {
+            None => self.fast_trig_flag(body),
+            Some(_) => None,
+        };
+        let fast_value_body = match &fast_trig {
+            Some(flag) => {
+                self.fast_trig = Some(flag.clone());
+                let fast = generate_value(self);
+                self.fast_trig = None;
+                Some(fast?)
+            }
+            None => None,
+        };
         let flat_fold = match &flat {
             Some(chain) => Some(self.versioning(|generator| generator.flat_fold(chain, (&start, &end)))?),
             None => None,
@@ -932,7 +951,6 @@ impl<'p> Gen<'p> {
         } else {
             (quote!(_), TokenStream::new())
         };
-        let value_body = value_block.finish(Some(&value));
         let combine = step.function();
         let (count, identity) = (&count.tokens, &identity.tokens);
         let mut free = crate::ir::visit::free_vars(body);
@@ -951,6 +969,20 @@ impl<'p> Gen<'p> {
                 #position_binding
                 #value_body
             })
+        };
+        let fold = match fast_trig.zip(fast_value_body) {
+            Some((flag, fast_value_body)) => {
+                let fast = self.names.fresh("fast");
+                quote! {{
+                    let #flag = ::core::cell::Cell::new(false);
+                    let #fast = #fold_function(#end - #start, #work #identity, #combine, |#offset_param| {
+                        #position_binding
+                        #fast_value_body
+                    });
+                    if #flag.get() { #fold } else { #fast }
+                }}
+            }
+            None => fold,
         };
         let fold = match flat_fold.zip(flat.as_ref()) {
             Some(((runs, somes, count, flat_value), chain)) => {

@@ -1280,6 +1280,12 @@ fn f32_trig_in_a_comprehension_gets_a_fast_copy_of_its_chunk() {
         );
         assert!(code.contains("::ein::__private::Fill::rewind("), "{code}");
     }
+    // A top-level reduction: each chunk is folded again exactly if its flag is set.
+    let code = compiled(quote::quote! { fn f(x: [f32], k: [f32]) -> f32 { sum j { k[j] * sin(x[j] * 2.0) } } });
+    assert!(
+        code.contains("::ein::__private::Float::sin_fast(") && code.contains("=::core::cell::Cell::new(false);"),
+        "{code}"
+    );
     // A body that builds an array (whose parallel loops the flag cannot reach): only that
     // array's own comprehension has a fast copy, with a flag of its own.
     let code = compiled(
