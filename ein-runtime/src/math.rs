@@ -27,7 +27,11 @@
 //!   flipping the sign with bit masks. The `f32` versions reduce in `f64` (π/2 in three
 //!   parts, exact for every f32 up to 2^30), split r into an f32 pair rh + rl and evaluate the
 //!   polynomials in `f32` on rh, with rl to first order: twice the lanes of an f64
-//!   evaluation, and still within 1 ulp. The `f64` versions split π/2 in four parts and carry
+//!   evaluation, and still within 1 ulp. For |x| ≤ 12868 (q ≤ 2^13) they reduce in `f32`
+//!   instead (π/2 in five parts, the first three short enough for exact products), to the
+//!   same kind of pair; both reductions are computed and one selected, but
+//!   `sin_f32_fast`/`cos_f32_fast` compute only the f32 one and flag arguments beyond it,
+//!   for generated loops that run a chunk on them and again exactly if the flag was set. The `f64` versions split π/2 in four parts and carry
 //!   r as a double-double (TwoSum), so that arguments next to a multiple of π/2 keep full
 //!   relative accuracy.
 //! * `tanh`: `f32` in f64 arithmetic as E/(E + 2), E = expm1(2|x|) (the `exp` reduction, then
@@ -486,7 +490,7 @@ fn sincos_kernel_f64(rh: f64, rl: f64) -> (f64, f64) {
     (s, c)
 }
 
-/// Sine for f32 (reduced in f64, evaluated in f32).
+/// Sine for f32 (reduced in f32 for |x| ≤ [`FAST_SINCOS_F32_LIMIT`], else in f64; evaluated in f32).
 ///
 /// Max error 1 ulp against std for |x| ≤ 2^30 (measured over every f32 there). Beyond, the
 /// absolute error grows like |x|·2^-53 (see the module docs); from about 2^52 on the result
@@ -498,7 +502,7 @@ pub fn sin_f32(x: f32) -> f32 {
     quadrant_select_f32(q, s, c)
 }
 
-/// Cosine for f32 (reduced in f64, evaluated in f32).
+/// Cosine for f32 (reduced as [`sin_f32`]; evaluated in f32).
 ///
 /// Max error 1 ulp against std for |x| ≤ 2^30 (measured over every f32 there). Beyond, the
 /// absolute error grows like |x|·2^-53 (see the module docs); from about 2^52 on the result
