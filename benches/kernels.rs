@@ -66,6 +66,10 @@ fn suite() -> Vec<KernelSpec> {
     kernels
 }
 
+/// The kernels whose time is mostly one large parallel GEMM, which also run as
+/// `ein-tiled-gemm` (see `Kernel::with_tiled_gemm`).
+const TILED_GEMM_KERNELS: [&str; 4] = ["matmul-f32", "matmul-f64", "attention", "chain"];
+
 fn main() -> ExitCode {
     let options = match Options::parse(std::env::args().skip(1)) {
         Ok(options) => options,
@@ -126,7 +130,10 @@ fn main() -> ExitCode {
         );
         let mut report = Report::new(machine, options.clone(), settings.clone(), ceiling);
         for spec in selected {
-            let kernel = (spec.build)(options.quick).with_other_copies();
+            let mut kernel = (spec.build)(options.quick).with_other_copies();
+            if TILED_GEMM_KERNELS.contains(&spec.name) {
+                kernel = kernel.with_tiled_gemm();
+            }
             let result = harness::run_kernel(&kernel, &settings);
             report.push(result);
         }

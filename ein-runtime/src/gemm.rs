@@ -45,6 +45,7 @@
 //! or GEMV, against the operands' and the output's extents.
 
 use std::any::TypeId;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -297,6 +298,11 @@ pub(crate) unsafe fn gemm<F: GemmFloat>(
     c_strides: [isize; 2],
     parallel: bool,
 ) {
+    let threads = rayon::current_num_threads();
+    if parallel && threads > 1 && TILED_GEMM.load(Ordering::Relaxed) {
+        // SAFETY: the caller's promise, passed on.
+        return unsafe { tiled_gemm(threads, m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) };
+    }
     let [rsa, csa] = a_strides;
     let [rsb, csb] = b_strides;
     let [rsc, csc] = c_strides;
@@ -328,6 +334,77 @@ pub(crate) unsafe fn gemm<F: GemmFloat>(
             parallelism,
         )
     }
+}
+
+/// Whether a parallel GEMM is split into tiles of C here ([`tiled_gemm`]) instead of by the
+/// `gemm` crate. Off unless [`choose_tiled_gemm`] turned it on: the suite's `ein-tiled-gemm`
+/// variants measure it against the default (on 2 threads: level with the crate's own split on
+/// 1024³, 0.7× its time on 300 × 5000 × 300, 1.1× on 4096 × 256 × 64 and 2048³); the
+/// question it is for is the 16-core host, where the crate's split reached 58 GFLOP/s per
+/// core of its 151 on one thread.
+static TILED_GEMM: AtomicBool = AtomicBool::new(false);
+
+/// Turns the split of parallel GEMMs into tiles on or off for every later contraction
+/// ([`TILED_GEMM`]); for the benchmark suite. The results are the same either way: each
+/// element of C is summed in the same order (the crate blocks the summed axis by its length
+/// alone, not by the sizes of C).
+pub fn choose_tiled_gemm(on: bool) {
+    TILED_GEMM.store(on, Ordering::Relaxed);
+}
+
+/// [`fn@gemm`] split over `threads` rayon tasks by tiles of C, each a single-threaded GEMM of
+/// its rows of A and columns of B: `threads = rows × columns` tiles (the factorisation that
+/// makes them closest to square), so each thread packs only its own panels of A and B, where
+/// the crate's split packs all of A in every thread.
+///
+/// # Safety
+/// As [`fn@gemm`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn tiled_gemm<F: GemmFloat>(
+    threads: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: F,
+    a: *const F,
+    a_strides: [isize; 2],
+    b: *const F,
+    b_strides: [isize; 2],
+    c: *mut F,
+    c_strides: [isize; 2],
+) {
+    let tile_shape = |rows: usize| (m.div_ceil(rows), n.div_ceil(threads / rows));
+    let squareness = |rows: usize| {
+        let (height, width) = tile_shape(rows);
+        Ord::max(height, width) as f64 / Ord::max(Ord::min(height, width), 1) as f64
+    };
+    let rows = (1..=threads)
+        .filter(|rows| threads.is_multiple_of(*rows))
+        .min_by(|x, y| squareness(*x).total_cmp(&squareness(*y)))
+        .unwrap_or(1);
+    let columns = threads / rows;
+    let (height, width) = tile_shape(rows);
+    let (a, b, c) = (ReadPointer(a), ReadPointer(b), WritePointer(c));
+    (0..rows * columns).into_par_iter().for_each(|tile| {
+        // The whole wrappers, not their raw-pointer fields, are what the closure captures.
+        let (a, b, c) = (a, b, c);
+        let (first_row, first_column) = ((tile / columns) * height, (tile % columns) * width);
+        if first_row >= m || first_column >= n {
+            return;
+        }
+        let (tile_m, tile_n) = (Ord::min(height, m - first_row), Ord::min(width, n - first_column));
+        let (first_row, first_column) = (first_row as isize, first_column as isize);
+        // Wrapping offsets, as everywhere in this module (module docs, "Sizes").
+        let a_tile = a.0.wrapping_offset(first_row.wrapping_mul(a_strides[0]));
+        let b_tile = b.0.wrapping_offset(first_column.wrapping_mul(b_strides[1]));
+        let c_tile = c.get().wrapping_offset(
+            first_row.wrapping_mul(c_strides[0]).wrapping_add(first_column.wrapping_mul(c_strides[1])),
+        );
+        // SAFETY: the tile's rows of A, columns of B and block of C lie inside the caller's
+        // matrices (first_row + tile_m ≤ m, first_column + tile_n ≤ n), so the caller's
+        // promise covers them; the tiles of C are disjoint, so no two tasks write one element.
+        unsafe { gemm(tile_m, k, tile_n, alpha, a_tile, a_strides, b_tile, b_strides, c_tile, c_strides, false) };
+    });
 }
 
 /// Batches whose products have at most this many multiply–adds each run side by side on
@@ -1231,6 +1308,68 @@ mod tests {
             }
         }
         assert_close(result.as_slice(), &expected, what);
+    }
+
+    /// The split into tiles of C gives the bits of the crate's own split (each element summed
+    /// in the same order), for every thread count and layout, edge tiles included.
+    #[test]
+    fn tiled_gemm_matches_the_crates_split_to_the_bit() {
+        for (m, k, n) in [(size(200, 40), size(150, 30), size(170, 40)), (64, 300, 5), (1, 50, 90), (130, 7, 1)] {
+            let a = matrix(m, k, 4);
+            let b = matrix(k, n, 5);
+            let b_t = b.t().to_owned();
+            let b_stored_transposed = b_t.t();
+            for b in [b.view(), b_stored_transposed, b.slice(s![..;-1, ..])] {
+                let strides = |view: &ArrayView2<'_, f64>| [view.strides()[0], view.strides()[1]];
+                let (a_strides, b_strides) = (strides(&a.view()), strides(&b));
+                for threads in [2, 3, 4, 6] {
+                    let run = |tiled: bool| {
+                        let mut c = vec![0.0f64; m * n];
+                        let c_strides = [n as isize, 1];
+                        in_pool(threads, || {
+                            // SAFETY: A, B and C are whole arrays of these shapes and strides.
+                            unsafe {
+                                if tiled {
+                                    let c_ptr = c.as_mut_ptr();
+                                    tiled_gemm(
+                                        threads,
+                                        m,
+                                        k,
+                                        n,
+                                        0.5,
+                                        a.as_ptr(),
+                                        a_strides,
+                                        b.as_ptr(),
+                                        b_strides,
+                                        c_ptr,
+                                        c_strides,
+                                    );
+                                } else {
+                                    let c_ptr = c.as_mut_ptr();
+                                    gemm(
+                                        m,
+                                        k,
+                                        n,
+                                        0.5,
+                                        a.as_ptr(),
+                                        a_strides,
+                                        b.as_ptr(),
+                                        b_strides,
+                                        c_ptr,
+                                        c_strides,
+                                        true,
+                                    );
+                                }
+                            }
+                        });
+                        c
+                    };
+                    let (tiled, split) = (run(true), run(false));
+                    let same = tiled.iter().zip(&split).all(|(x, y)| x.to_bits() == y.to_bits());
+                    assert!(same, "{m} × {k} × {n}, B strides {b_strides:?}, {threads} threads");
+                }
+            }
+        }
     }
 
     #[test]

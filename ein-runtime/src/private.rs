@@ -22,7 +22,7 @@ pub use crate::errors::{
     IntoSize, Site,
 };
 pub use crate::filter::{filter, Kept, FILTER_CHUNK};
-pub use crate::gemm::{contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
+pub use crate::gemm::{choose_tiled_gemm, contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};
 pub use crate::reduce::{arg_range, fold_values, lane_blocks_end, reduce, Accumulate, Lanes, LANE_BLOCK, REDUCE_CHUNK};
 pub use crate::scalar::{
     highest, int_div, int_rem, lowest, marker_of, marker_of_view, one, result_of, typed_closure0, typed_closure1,

@@ -303,7 +303,7 @@ fn trig_beyond_the_fast_range() {
         let mut beyond = u.clone();
         for (x, weight) in beyond.iter_mut().zip(&w) {
             if *weight == 0.0 {
-                *x = 41000.0 + *x;
+                *x += 41000.0;
             }
         }
         assert_eq!(fast_trig::total(&beyond, &w).to_bits(), within.to_bits(), "n = {n}");

@@ -102,6 +102,22 @@ impl Kernel {
         self.variants.extend(others);
         self
     }
+
+    /// Adds `ein-tiled-gemm`: the `ein` variant with every parallel GEMM split into one tile
+    /// of C per thread by ein (`ein::__private::choose_tiled_gemm`) instead of by the `gemm`
+    /// crate, to measure that split against the default on many cores.
+    pub fn with_tiled_gemm(mut self) -> Self {
+        let Some(ein) = self.variants.iter().find(|variant| variant.name == EIN) else { return self };
+        let (run, read_back) = (Rc::clone(&ein.run), ein.read_back.clone());
+        let tiled = move || {
+            ein::__private::choose_tiled_gemm(true);
+            let output = run();
+            ein::__private::choose_tiled_gemm(false);
+            output
+        };
+        self.variants.push(Variant { name: "ein-tiled-gemm", run: Rc::new(tiled), read_back });
+        self
+    }
 }
 
 /// The variant written with `ein!`, on the copies of its functions taken by default.
