@@ -236,10 +236,7 @@ impl Gen<'_> {
         let chunk_tokens = match self.fast_trig_flag(body) {
             Some(flag) => {
                 let exact = generate_chunk(self)?;
-                self.fast_trig = Some(flag.clone());
-                let fast = generate_chunk(self);
-                self.fast_trig = None;
-                let fast = fast?;
+                let fast = self.fast_copy(&flag, generate_chunk)?;
                 quote! {
                     let #flag = ::core::cell::Cell::new(false);
                     { #fast }

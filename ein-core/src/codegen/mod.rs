@@ -901,6 +901,15 @@ impl<'p> Gen<'p> {
         eligible.then(|| self.names.fresh("beyond_fast_trig"))
     }
 
+    /// Runs `generate` for the fast copy of chunk code whose `sin` and `cos` set `flag`
+    /// ([`Gen::fast_trig_flag`]).
+    fn fast_copy<T>(&mut self, flag: &Ident, generate: impl FnOnce(&mut Self) -> syn::Result<T>) -> syn::Result<T> {
+        self.fast_trig = Some(flag.clone());
+        let result = generate(self);
+        self.fast_trig = None;
+        result
+    }
+
     /// Runs `generate` for a loop nest that [`Gen::versioned`] will wrap (nested nests are
     /// then left alone: they run inside one copy or the other already).
     fn versioning<T>(&mut self, generate: impl FnOnce(&mut Self) -> syn::Result<T>) -> syn::Result<T> {

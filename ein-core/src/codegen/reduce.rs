@@ -934,12 +934,7 @@ impl<'p> Gen<'p> {
             Some(_) => None,
         };
         let fast_value_body = match &fast_trig {
-            Some(flag) => {
-                self.fast_trig = Some(flag.clone());
-                let fast = generate_value(self);
-                self.fast_trig = None;
-                Some(fast?)
-            }
+            Some(flag) => Some(self.fast_copy(flag, generate_value)?),
             None => None,
         };
         let flat_fold = match &flat {
