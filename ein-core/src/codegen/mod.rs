@@ -1338,13 +1338,17 @@ const WIDE_COPIES: [(&str, &[&str], &str); 2] = [
     ("wide", &["avx2", "fma"], "wide_simd"),
 ];
 
-/// Whether `expr` calls `sin` or `cos` on an `f32` (which have a fast path, see
-/// [`Gen::fast_trig_flag`]).
+/// Whether `expr` calls `sin` or `cos` on an `f32`, or on a float type rustc decides (the
+/// expression form's), which have a fast path ([`Gen::fast_trig_flag`]; `f64`'s "fast" path
+/// is its exact one and never sets the flag).
 fn calls_f32_trig(expr: &Expr) -> bool {
     use crate::ops::Func;
     let own = matches!(&expr.kind, ExprKind::Call(call)
-        if matches!(call.func, Func::Sin | Func::Cos)
-            && call.args.first().is_some_and(|arg| arg.ty == Type::Scalar(ScalarType::Known(Scalar::F32))));
+    if matches!(call.func, Func::Sin | Func::Cos)
+        && call.args.first().is_some_and(|arg| matches!(
+            arg.ty,
+            Type::Scalar(ScalarType::Known(Scalar::F32) | ScalarType::Param(_))
+        )));
     let mut inside = false;
     expr.for_each_child(|child| inside = inside || calls_f32_trig(child));
     own || inside

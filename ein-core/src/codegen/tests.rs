@@ -1272,6 +1272,8 @@ fn f32_trig_in_a_comprehension_gets_a_fast_copy_of_its_chunk() {
         quote::quote! { fn f(a: [[f32]]) -> [[f32]] { for i, j { cos(a[i, j]) } } },
         quote::quote! { fn f(u: [f32], v: [f32]) -> [f32] { for i { sum k { sin(u[i] * v[k]) } } } },
         quote::quote! { fn f(a: [[f32]]) -> [f32] { for i { let r = a[i]; sum j { sin(r[j]) } } } },
+        // The expression form, whose element types rustc decides.
+        quote::quote! { for i { sin(u[i]) * 2.0 } },
     ] {
         let code = compiled(source);
         assert!(
