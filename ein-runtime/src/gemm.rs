@@ -344,8 +344,8 @@ pub(crate) unsafe fn gemm<F: GemmFloat>(
 /// core of its 151 on one thread.
 static TILED_GEMM: AtomicBool = AtomicBool::new(false);
 
-/// Turns the split of parallel GEMMs into tiles on or off for every later contraction
-/// ([`TILED_GEMM`]); for the benchmark suite. The results are the same either way: each
+/// Turns the split of parallel GEMMs into tiles of C (one per thread, each a single-threaded
+/// product) on or off for every later contraction; off by default; for the benchmark suite. The results are the same either way: each
 /// element of C is summed in the same order (the crate blocks the summed axis by its length
 /// alone, not by the sizes of C).
 pub fn choose_tiled_gemm(on: bool) {
