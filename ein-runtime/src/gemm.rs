@@ -299,7 +299,9 @@ pub(crate) unsafe fn gemm<F: GemmFloat>(
     parallel: bool,
 ) {
     let threads = rayon::current_num_threads();
-    if parallel && threads > 1 && TILED_GEMM.load(Ordering::Relaxed) {
+    // Products the crate would run on one thread (under its threading threshold) stay there.
+    let large = m.saturating_mul(n).saturating_mul(k) >= ::gemm::get_threading_threshold();
+    if parallel && threads > 1 && large && TILED_GEMM.load(Ordering::Relaxed) {
         // SAFETY: the caller's promise, passed on.
         return unsafe { tiled_gemm(threads, m, k, n, alpha, a, a_strides, b, b_strides, c, c_strides) };
     }
