@@ -642,7 +642,8 @@ pub trait Fill: sealed::Sealed {
     /// Forgets every element written so far in every column, so that the chunk is written
     /// again from its start: generated code that ran a chunk on a fast path which turned out
     /// not to hold for its inputs (`Float::sin_fast`) runs it again after this. The
-    /// elements are merely overwritten (element types have no destructors to run).
+    /// elements are overwritten without being dropped: a leak at worst, never unsound (and
+    /// ein's element types have no destructors).
     #[doc(hidden)]
     fn rewind(&mut self);
 

@@ -31,9 +31,9 @@
 //!   instead (π/2 in five parts, the first three short enough for exact products), to the
 //!   same kind of pair; both reductions are computed and one selected, but
 //!   `sin_f32_fast`/`cos_f32_fast` compute only the f32 one and flag arguments beyond it,
-//!   for generated loops that run a chunk on them and again exactly if the flag was set. The `f64` versions split π/2 in four parts and carry
-//!   r as a double-double (TwoSum), so that arguments next to a multiple of π/2 keep full
-//!   relative accuracy.
+//!   for generated loops that run a chunk on them and again exactly if the flag was set.
+//!   The `f64` versions split π/2 in four parts and carry r as a double-double (TwoSum), so
+//!   that arguments next to a multiple of π/2 keep full relative accuracy.
 //! * `tanh`: `f32` in f64 arithmetic as E/(E + 2), E = expm1(2|x|) (the `exp` reduction, then
 //!   `2^n·em + (2^n − 1)`, exact when n = 0, so there is no cancellation for small |x|). `f64`
 //!   computes both an odd minimax polynomial (|x| < 0.55) and 1 − 2/(e^2|x| + 1) (|x| ≥ 0.55,
@@ -123,7 +123,7 @@ const PIO2_F32: [f64; 3] = [1.570796251296997, 7.549789415861596e-8, 5.390302858
 const PIO2_F64: [f64; 4] = [1.570796325802803, 9.920935774287987e-10, 2.2517417706346578e-18, 3.5215598651832e-27];
 /// π/2 = A + B + C + D + E for the all-f32 reduction of the fast path ([`sin_f32_fast`]): A
 /// has 8 significant bits and B and C 11, so q·A, q·B and q·C are exact in f32 for
-/// |q| ≤ 2^13; D and E carry the rest (the sum is within 2^-90 of π/2).
+/// |q| ≤ 2^13; D and E carry the rest (the sum is within 2^-88 of π/2).
 const PIO2_FAST_F32: [f32; 5] = [1.5703125, 4.837513e-4, 7.5495336e-8, 2.563_344e-12, 8.333743e-20];
 /// The largest |x| the fast path reduces itself: 2^13 · π/2, so that |q| ≤ 2^13.
 pub const FAST_SINCOS_F32_LIMIT: f32 = 12_868.0;
@@ -490,7 +490,8 @@ fn sincos_kernel_f64(rh: f64, rl: f64) -> (f64, f64) {
     (s, c)
 }
 
-/// Sine for f32 (reduced in f32 for |x| ≤ [`FAST_SINCOS_F32_LIMIT`], else in f64; evaluated in f32).
+/// Sine for f32 (reduced in f32 for |x| ≤ [`FAST_SINCOS_F32_LIMIT`], else in f64; evaluated
+/// in f32).
 ///
 /// Max error 1 ulp against std for |x| ≤ 2^30 (measured over every f32 there). Beyond, the
 /// absolute error grows like |x|·2^-53 (see the module docs); from about 2^52 on the result

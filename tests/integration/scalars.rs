@@ -239,19 +239,22 @@ mod fast_trig {
     }
 }
 
-/// f32 arguments for the `sin`/`cos` tests: mostly within the fast path's ±12868, with every
-/// `beyond`-th of them (if any) up to ±41000, and the special values.
+/// f32 arguments for the `sin`/`cos` tests: within the fast path's ±12868 (−0 and ±12868
+/// included) for `beyond` = 0, so that every chunk keeps its fast run; else also every
+/// `beyond`-th of them up to ±41000, NaN, +inf and −12868.5, so that chunks run again.
 fn trig_arguments(n: usize, beyond: usize) -> Vec<f32> {
     (0..n)
         .map(|i| {
             let k = ((i * 7919) % 2001) as f32 - 1000.0;
-            match i % 1009 {
-                3 => f32::NAN,
-                4 => f32::INFINITY,
-                5 => -0.0,
-                6 => 12868.0,
-                7 => -12868.5,
-                _ if beyond > 0 && i % beyond == beyond - 1 => k * 41.0,
+            match (i % 1009, beyond) {
+                (5, _) => -0.0,
+                (6, _) => 12868.0,
+                (7, _) => -12868.0,
+                (_, 0) => k * 0.37 + (i % 3) as f32 * 1.0e-3,
+                (3, _) => f32::NAN,
+                (4, _) => f32::INFINITY,
+                (8, _) => -12868.5,
+                _ if i % beyond == beyond - 1 => k * 41.0,
                 _ => k * 0.37 + (i % 3) as f32 * 1.0e-3,
             }
         })
