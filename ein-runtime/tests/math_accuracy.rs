@@ -4,9 +4,9 @@
 //! A release run (`cargo test --release -p ein-runtime --test math_accuracy`) checks about 3
 //! million points per f32 function and 2 million per f64 function (sin and cos another 1.6
 //! million f32 / 0.17 million f64 next to multiples of π/2, and 2 million f32 for the fast
-//! path of sin and cos); a debug run checks a quarter of the sweeps. Every f32 in each documented domain was also checked once
-//! by an exhaustive run outside this file; the bounds below are the ones documented in
-//! `math.rs`.
+//! path of sin and cos); a debug run checks a quarter of the sweeps. Every f32 in each
+//! documented domain was also checked once by an exhaustive run outside this file; the bounds
+//! below are the ones documented in `math.rs`.
 
 use ein_runtime::math::*;
 
