@@ -360,7 +360,10 @@ pub fn choose_tiled_gemm(on: bool) {
 /// the crate's split packs all of A in every thread.
 ///
 /// # Safety
-/// As [`fn@gemm`].
+/// As [`fn@gemm`] (SAFETY contract): every element of A and B addressed by the sizes and
+/// strides must be readable, every element of C writable, and no two elements of C may share
+/// an address; each tile addresses a subset of those elements. (Its parameters are `gemm`'s,
+/// which it calls once per tile.)
 #[allow(clippy::too_many_arguments)]
 unsafe fn tiled_gemm<F: GemmFloat>(
     threads: usize,

@@ -1338,27 +1338,31 @@ const WIDE_COPIES: [(&str, &[&str], &str); 2] = [
     ("wide", &["avx2", "fma"], "wide_simd"),
 ];
 
+/// Whether some node of `expr` (itself included) satisfies `test`.
+fn any_node(expr: &Expr, test: &impl Fn(&Expr) -> bool) -> bool {
+    let mut found = test(expr);
+    expr.for_each_child(|child| found = found || any_node(child, test));
+    found
+}
+
 /// Whether `expr` calls `sin` or `cos` on an `f32`, or on a float type rustc decides (the
 /// expression form's), which have a fast path ([`Gen::fast_trig_flag`]; `f64`'s "fast" path
 /// is its exact one and never sets the flag).
 fn calls_f32_trig(expr: &Expr) -> bool {
     use crate::ops::Func;
-    let own = matches!(&expr.kind, ExprKind::Call(call)
-    if matches!(call.func, Func::Sin | Func::Cos)
-        && call.args.first().is_some_and(|arg| matches!(
-            arg.ty,
-            Type::Scalar(ScalarType::Known(Scalar::F32) | ScalarType::Param(_))
-        )));
-    let mut inside = false;
-    expr.for_each_child(|child| inside = inside || calls_f32_trig(child));
-    own || inside
+    any_node(expr, &|node| {
+        matches!(&node.kind, ExprKind::Call(call)
+        if matches!(call.func, Func::Sin | Func::Cos)
+            && call.args.first().is_some_and(|arg| matches!(
+                arg.ty,
+                Type::Scalar(ScalarType::Known(Scalar::F32) | ScalarType::Param(_))
+            )))
+    })
 }
 
 /// Whether `expr` calls a Rust function the block declared with `extern fn`.
 fn calls_rust(expr: &Expr) -> bool {
-    let mut calls = matches!(expr.kind, ExprKind::Extern(_));
-    expr.for_each_child(|child| calls = calls || calls_rust(child));
-    calls
+    any_node(expr, &|node| matches!(node.kind, ExprKind::Extern(_)))
 }
 
 /// Whether every array `expr` evaluates is one that already exists, or a view of one (a
@@ -1382,11 +1386,10 @@ fn evaluates_no_array(expr: &Expr) -> bool {
 
 /// Whether `expr` calls one of ein's own polynomial math functions (`exp`, `ln`, `sin`, `cos`,
 /// `tanh`: vectorisable, compute-bound), not a libm call such as `pow`, which no copy widens.
-fn calls_polynomial_math(expr: &crate::ir::Expr) -> bool {
+fn calls_polynomial_math(expr: &Expr) -> bool {
     use crate::ops::Func;
-    let own = matches!(&expr.kind, crate::ir::ExprKind::Call(call)
-        if matches!(call.func, Func::Exp | Func::Ln | Func::Sin | Func::Cos | Func::Tanh));
-    let mut inside = false;
-    expr.for_each_child(|child| inside = inside || calls_polynomial_math(child));
-    own || inside
+    any_node(expr, &|node| {
+        matches!(&node.kind, ExprKind::Call(call)
+            if matches!(call.func, Func::Exp | Func::Ln | Func::Sin | Func::Cos | Func::Tanh))
+    })
 }
