@@ -7,8 +7,10 @@
 //! consecutive iterations; group 0 updates the initial array, every other group a private
 //! array of the identity; the G arrays are then combined element by element, neighbours
 //! first. `G` depends only on the sizes, never on the thread count, so float results are the
-//! same bits on every run and machine. With `G = 1` (a target larger than the work, or mixed
-//! operators) the result is the serial loop's, which still runs in parallel when it is long
+//! same bits on every run and machine. Two subtrees' arrays are combined as soon as both are
+//! done, and an array combined into another is kept (up to 64 MiB in all, for the life of the
+//! process) for a later group to fill instead of a new allocation. With `G = 1` (a target
+//! larger than an eighth of the work, or mixed operators) the result is the serial loop's, which still runs in parallel when it is long
 //! and its updates costly: the updates are recorded by range of the target, then each range
 //! applies its own in order.
 //!
@@ -32,13 +34,15 @@ pub const ACCUM_MIN_GROUP: usize = 4096;
 pub const ACCUM_MAX_GROUPS: usize = 64;
 /// The work an outer iteration with a loop inside counts as (the compiler's `ACCUM_NESTED_WORK`).
 pub const ACCUM_NESTED_WORK: usize = 64;
+/// What a private copy costs, in updates per element (the compiler's `ACCUM_COPY_COST`).
+pub const ACCUM_COPY_COST: usize = 4;
 
 /// The number of groups for `outer` outer iterations updating `len` elements (the compiler's
 /// `ein_core::ir::accum::accum_groups`, the same function).
 pub fn accum_groups(outer: usize, len: usize, nested: bool) -> usize {
     let work = outer.saturating_mul(if nested { ACCUM_NESTED_WORK } else { 1 });
     let by_size = outer / ACCUM_MIN_GROUP.div_ceil(if nested { ACCUM_NESTED_WORK } else { 1 });
-    let by_target = work.checked_div(len).unwrap_or(ACCUM_MAX_GROUPS);
+    let by_target = work.checked_div(len.saturating_mul(ACCUM_COPY_COST)).unwrap_or(ACCUM_MAX_GROUPS);
     let groups = by_size.min(by_target).min(ACCUM_MAX_GROUPS).min(outer);
     if groups < 2 {
         1
@@ -194,31 +198,102 @@ fn in_groups<R: Send>(
     site: &Site,
     run: impl Fn(usize, usize, usize) -> Result<R, AccumError> + Sync,
 ) -> Vec<R> {
-    let range = |group| (group_start(outer, groups, group), group_start(outer, groups, group + 1));
-    if !crate::build::parallel_pool() {
+    let one = |group| caught(|| run(group, group_start(outer, groups, group), group_start(outer, groups, group + 1)));
+    let results: Result<Vec<R>, GroupFailure> = if crate::build::parallel_pool() {
+        let results: Vec<Result<R, GroupFailure>> = (0..groups).into_par_iter().map(one).collect();
+        results.into_iter().collect()
+    } else {
         // In order: the first failure stops the loop.
-        let one = |group| {
-            let (start, end) = range(group);
-            run(group, start, end).unwrap_or_else(|error| out_of_range(error, target, site))
-        };
-        return (0..groups).map(one).collect();
-    }
-    let one = |group| {
-        let (start, end) = range(group);
-        // Nothing the group wrote is used after it panicked: its panic is resumed, or an
-        // earlier group's failure is reported instead.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(group, start, end)))
+        (0..groups).map(one).collect()
     };
-    let results: Vec<std::thread::Result<Result<R, AccumError>>> = (0..groups).into_par_iter().map(one).collect();
-    let mut done = Vec::with_capacity(results.len());
-    for result in results {
-        match result {
-            Ok(Ok(value)) => done.push(value),
-            Ok(Err(error)) => out_of_range(error, target, site),
-            Err(panic) => std::panic::resume_unwind(panic),
+    results.unwrap_or_else(|failure| failure.raise(target, site))
+}
+
+/// Private arrays of groups already combined, kept (with their sizes in bytes) for later
+/// groups of this or a later accumulation: allocating an array and touching its pages for the
+/// first time costs several times writing it (8 MiB: 2.5 ms against 0.4 on the 2-core EPYC VM
+/// the suite runs on).
+static SPARES: std::sync::Mutex<Vec<(usize, Box<dyn std::any::Any + Send>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The most bytes [`SPARES`] keeps.
+const SPARES_MAX_BYTES: usize = 64 << 20;
+
+/// An empty kept array of `T` with room for `len` elements, if there is one.
+fn take_spare<T: 'static>(len: usize) -> Option<Vec<T>> {
+    let mut spares = SPARES.lock().ok()?;
+    // The smallest that fits, so that a larger one stays for a larger array.
+    let room = |spare: &Box<dyn std::any::Any + Send>| spare.downcast_ref::<Vec<T>>().map(Vec::capacity);
+    let found = (0..spares.len())
+        .filter(|&at| room(&spares[at].1).is_some_and(|room| room >= len))
+        .min_by_key(|&at| spares[at].0)?;
+    let mut spare = *spares.swap_remove(found).1.downcast::<Vec<T>>().ok()?;
+    spare.clear();
+    Some(spare)
+}
+
+/// Keeps `spare` for a later group, unless [`SPARES`] would then hold more than its limit.
+fn keep_spare<T: Send + 'static>(spare: Vec<T>) {
+    let bytes = spare.capacity().saturating_mul(std::mem::size_of::<T>());
+    let Ok(mut spares) = SPARES.lock() else { return };
+    let kept: usize = spares.iter().map(|(bytes, _)| bytes).sum();
+    if kept.saturating_add(bytes) <= SPARES_MAX_BYTES {
+        spares.push((bytes, Box::new(spare)));
+    }
+}
+
+/// How a group failed: an index out of range, or a panic to resume.
+enum GroupFailure {
+    OutOfRange(AccumError),
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
+impl GroupFailure {
+    fn raise(self, target: &str, site: &Site) -> ! {
+        match self {
+            GroupFailure::OutOfRange(error) => out_of_range(error, target, site),
+            GroupFailure::Panic(panic) => std::panic::resume_unwind(panic),
         }
     }
-    done
+}
+
+/// `run()`, with a panic caught when groups run in parallel. Nothing a group wrote is used
+/// after it panicked: its panic is resumed, or an earlier group's failure is reported instead.
+fn caught<R>(run: impl FnOnce() -> Result<R, AccumError>) -> Result<R, GroupFailure> {
+    if !crate::build::parallel_pool() {
+        return run().map_err(GroupFailure::OutOfRange);
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(result) => result.map_err(GroupFailure::OutOfRange),
+        Err(panic) => Err(GroupFailure::Panic(panic)),
+    }
+}
+
+/// The arrays `leaf(group)` of the groups in `groups`, combined in the order of the module
+/// documentation (neighbours first, an odd one out carried up): that tree's left subtree holds
+/// the largest power of two of groups fewer than all, its right subtree the rest, each built
+/// the same way. Subtrees run in parallel and are combined as soon as both are done, so only
+/// a few arrays per thread are alive at once, not one per group. The first group (in
+/// iteration order) that fails decides how the whole fails (see [`in_groups`]); without a
+/// parallel pool the groups run in order and the first failure stops them.
+fn in_tree<T: Send>(
+    groups: std::ops::Range<usize>,
+    leaf: &(impl Fn(usize) -> Result<Vec<T>, AccumError> + Sync),
+    combine: &(impl Fn(&mut Vec<T>, Vec<T>) + Sync),
+) -> Result<Vec<T>, GroupFailure> {
+    let count = groups.len();
+    if count <= 1 {
+        return caught(|| leaf(groups.start));
+    }
+    let split = groups.start + (1 << (count - 1).ilog2());
+    let (left, right) = if crate::build::parallel_pool() {
+        rayon::join(|| in_tree(groups.start..split, leaf, combine), || in_tree(split..groups.end, leaf, combine))
+    } else {
+        let left = in_tree(groups.start..split, leaf, combine)?;
+        (Ok(left), in_tree(split..groups.end, leaf, combine))
+    };
+    let mut left = left?;
+    combine(&mut left, right?);
+    Ok(left)
 }
 
 /// Where the updates of a partitioned accumulation go (see [`accum`]): one list per range of
@@ -278,7 +353,7 @@ pub fn accum<T, const N: usize, Body, Record, Apply>(
     apply: Apply,
 ) -> Array<T, N>
 where
-    T: Copy + Send + Sync,
+    T: Copy + Send + Sync + 'static,
     Body: Fn(usize, usize, &mut [T], usize) -> Result<(), AccumError> + Sync,
     Record: Fn(usize, usize, &mut AccumSink<T>) -> Result<(), AccumError> + Sync,
     Apply: Fn(usize, T, T) -> T + Sync,
@@ -310,37 +385,39 @@ where
         return Array::from_vec(shape, data);
     };
     let first = std::sync::Mutex::new(Some(data));
-    let mut arrays = in_groups(outer, groups, name, site, |group, start, end| {
+    let leaf = |group: usize| {
+        let (start, end) = (group_start(outer, groups, group), group_start(outer, groups, group + 1));
         let own = match group {
             0 => first.lock().ok().and_then(|mut slot| slot.take()).unwrap_or_default(),
-            _ => vec![group_identity; len],
+            _ => match take_spare::<T>(len) {
+                Some(mut spare) => {
+                    spare.resize(len, group_identity);
+                    spare
+                }
+                None => vec![group_identity; len],
+            },
         };
         let stride = copies_stride::<T>(&plan, true, len, work(end - start));
         run_in_copies(own, stride, identity, &apply, |own, stride| body(start, end, own, stride))
-    });
-    // Neighbours first, an odd one out carried up; each level in parallel over elements.
-    while arrays.len() > 1 {
-        let mut next = Vec::with_capacity(arrays.len().div_ceil(2));
-        let mut pairs = arrays.into_iter();
-        while let Some(mut left) = pairs.next() {
-            if let Some(right) = pairs.next() {
-                const CHUNK: usize = 1 << 14;
-                let add = |(left, right): (&mut [T], &[T])| {
-                    for (element, other) in left.iter_mut().zip(right) {
-                        *element = apply(0, *element, *other);
-                    }
-                };
-                if crate::build::parallel_pool() {
-                    left.par_chunks_mut(CHUNK).zip(right.par_chunks(CHUNK)).for_each(add);
-                } else {
-                    left.chunks_mut(CHUNK).zip(right.chunks(CHUNK)).for_each(add);
-                }
+    };
+    let combine = |left: &mut Vec<T>, right: Vec<T>| {
+        const CHUNK: usize = 1 << 14;
+        let add = |(left, right): (&mut [T], &[T])| {
+            for (element, other) in left.iter_mut().zip(right) {
+                *element = apply(0, *element, *other);
             }
-            next.push(left);
+        };
+        if crate::build::parallel_pool() && len > CHUNK {
+            left.par_chunks_mut(CHUNK).zip(right.par_chunks(CHUNK)).for_each(add);
+        } else {
+            add((left, &right));
         }
-        arrays = next;
+        keep_spare(right);
+    };
+    match in_tree(0..groups, &leaf, &combine) {
+        Ok(done) => Array::from_vec(shape, done),
+        Err(failure) => failure.raise(name, site),
     }
-    Array::from_vec(shape, arrays.pop().unwrap_or_default())
 }
 
 /// The history of an accumulation (only in derivatives: the compiler's `AccumValue`): `body(data,
