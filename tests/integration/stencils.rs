@@ -267,3 +267,26 @@ differential! {
         u = array([d, m, n]),
     );
 }
+
+differential! {
+    /// Comparisons of a shifted index (`j - 1 >= 0 && j - 1 < n`, as reverse mode writes the
+    /// adjoint of a clamped read; `0 < j`, `j >= 3`, `n > j + 1`, `-2 <= j - 4`, a bound `m`
+    /// of any sign) are `true` in the loop's interior and compared at its edges; `i > 0` and
+    /// `j < c[i]` (a bound read at the row) stay compares.
+    index_guards: fn(a: [[f64]], c: [i64], m: i64) -> [[f64]] {
+        let n = a.shape(1);
+        for i, j {
+            (if j - 1 >= 0 && j - 1 < n { a[i, j - 1] } else { 0.5 })
+                + (if 0 < j { 1.0 } else { 2.0 })
+                + (if j + 2 < m { 3.0 } else { 4.0 })
+                + (if j >= 3 { a[i, j] } else { -a[i, j] })
+                + (if n > j + 1 { 5.0 } else { 6.0 })
+                + (if -2 <= j - 4 { 7.0 } else { 8.0 })
+                + (if j > 1 && i > 0 { 9.0 } else { 10.0 })
+                + (if j < c[i] { 11.0 } else { 12.0 })
+        }
+    }
+    // `m` is `bound - 5`.
+    cases [rows, cols, bound] in [[0, 0, 8], [1, 1, 5], [2, 3, 0], [3, 7, 9], [5, 40, 105], [4, 33, 25], [2, 2, 8]];
+    args (a = array([rows, cols]), c = array([rows]).within(-2.0, 40.0), m = scalar(bound as i64 - 5));
+}

@@ -39,6 +39,8 @@ pub struct Analysis<'p> {
     interior_reads: BTreeMap<VarId, Vec<Interior>>,
     /// Per comprehension index: the remainders in its body that wrap at most once around it.
     interior_wraps: BTreeMap<VarId, Vec<Wrap<'p>>>,
+    /// Per comprehension index: the comparisons in its body true in its interior.
+    interior_guards: BTreeMap<VarId, Vec<Guard<'p>>>,
     /// Per reduction index: the reduction's size.
     reduction_sizes: BTreeMap<VarId, &'p Expr>,
     /// Per comprehension or reduction index: its size (the index is in `0..size`).
@@ -108,6 +110,18 @@ pub struct Wrap<'e> {
     pub modulus: &'e Expr,
     pub shift: i64,
     pub subtracts: bool,
+}
+
+/// A comparison of a loop's shifted index that holds wherever `0 <= index + shift < bound`
+/// ([`Analysis::guard`]): in the loop's interior, like a clamped read shifted by `shift` along
+/// an axis of length `bound` (no bound: the lower side alone), it is `true` and needs no
+/// compare. Derivatives of clamped stencils are full of them (`if j - 1 >= 0 && j - 1 < n`).
+#[derive(Clone, Copy, Debug)]
+pub struct Guard<'e> {
+    pub comparison: NodeId,
+    pub index: VarId,
+    pub bound: Option<&'e Expr>,
+    pub shift: i64,
 }
 
 /// The terms of a sum of `+` and `-` nodes, each with its sign (`true` for added).
@@ -230,6 +244,7 @@ impl<'p> Analysis<'p> {
             nodes: Vec::new(),
             interior_reads: BTreeMap::new(),
             interior_wraps: BTreeMap::new(),
+            interior_guards: BTreeMap::new(),
             reduction_sizes: BTreeMap::new(),
             index_sizes: BTreeMap::new(),
             tiled: BTreeSet::new(),
@@ -438,6 +453,12 @@ impl<'p> Analysis<'p> {
     /// the loop's interior (each once).
     pub fn interior_reads(&self, index: VarId) -> &[Interior] {
         self.interior_reads.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The comparisons in the body of the comprehension over `index` that hold in its
+    /// interior ([`Guard`]).
+    pub fn interior_guards(&self, index: VarId) -> &[Guard<'p>] {
+        self.interior_guards.get(&index).map_or(&[], Vec::as_slice)
     }
 
     /// The remainders in the body of the comprehension over `index` that wrap at most once
@@ -658,6 +679,38 @@ impl<'p> Analysis<'p> {
         Some(Wrap { index, modulus: rhs, shift, subtracts })
     }
 
+    /// `comparison` as a [`Guard`] on the index `v` of a loop: `v + c >= k`, `v + c > k`,
+    /// `k <= v + c` or `k < v + c` for literals `c` and `k` (the lower side alone, shift
+    /// `c - k`, or `c - k - 1` when strict), or `v + c < n` or `n > v + c` for an `i64` bound
+    /// `n` that cannot fail.
+    pub fn guard<'e>(&self, comparison: &'e Expr) -> Option<Guard<'e>> {
+        use crate::ir::BinaryOp::{Ge, Gt, Le, Lt};
+        let ExprKind::Binary(node::Binary { op, lhs, rhs }) = &comparison.kind else { return None };
+        // The shifted index on the left: `a < b` is `b > a`, `a <= b` is `b >= a`.
+        let (op, shifted, other) = match (op, self.facts(lhs).shift, self.facts(rhs).shift) {
+            (Ge | Gt | Lt, Some(_), _) => (*op, &**lhs, &**rhs),
+            (Le, _, Some(_)) => (Ge, &**rhs, &**lhs),
+            (Lt, _, Some(_)) => (Gt, &**rhs, &**lhs),
+            (Gt, _, Some(_)) => (Lt, &**rhs, &**lhs),
+            _ => return None,
+        };
+        let (index, c) = self.facts(shifted).shift?;
+        self.index_sizes.get(&index)?;
+        let literal = match other.kind {
+            ExprKind::Literal(Literal::Int(k)) if k.unsigned_abs() <= 1 << 20 => Some(k),
+            _ => None,
+        };
+        let (bound, shift) = match op {
+            Ge => (None, c - literal?),
+            Gt => (None, c - literal? - 1),
+            _ => {
+                let bounded = other.ty == Type::scalar(Scalar::I64) && !self.facts(other).may_fail;
+                (Some(Some(other).filter(|_| bounded && !visit::mentions(other, index))?), c)
+            }
+        };
+        Some(Guard { comparison: comparison.id, index, bound, shift })
+    }
+
     fn facts(&self, expr: &Expr) -> Facts {
         match self.nodes.get(expr.id.0 as usize) {
             Some(facts) => *facts,
@@ -767,6 +820,11 @@ impl<'p> Analysis<'p> {
                 self.collect_interior_wraps(*index, body, &inside, &mut wraps);
                 if !wraps.is_empty() {
                     self.interior_wraps.insert(*index, wraps);
+                }
+                let mut guards = Vec::new();
+                self.collect_interior_guards(*index, body, &inside, &mut guards);
+                if !guards.is_empty() {
+                    self.interior_guards.insert(*index, guards);
                 }
                 if !nested {
                     self.record_comprehension(expr);
@@ -947,6 +1005,24 @@ impl<'p> Analysis<'p> {
             }
         }
         body.for_each_child(|child| self.collect_interior_wraps(index, child, inside, found));
+    }
+
+    /// The comparisons in `body` that are [`Guard`]s on `index`, with a bound bound outside
+    /// `body` (so computable before the loop).
+    fn collect_interior_guards(
+        &self,
+        index: VarId,
+        body: &'p Expr,
+        inside: &BTreeSet<VarId>,
+        found: &mut Vec<Guard<'p>>,
+    ) {
+        if matches!(&body.kind, ExprKind::Binary(binary) if binary.op.is_comparison()) {
+            let outside = |guard: &Guard| guard.bound.is_none_or(|bound| free_vars(bound).is_disjoint(inside));
+            if let Some(guard) = self.guard(body).filter(|guard| guard.index == index && outside(guard)) {
+                found.push(guard);
+            }
+        }
+        body.for_each_child(|child| self.collect_interior_guards(index, child, inside, found));
     }
 
     fn record_reduction_sizes(&mut self, expr: &'p Expr) {

@@ -491,7 +491,8 @@ impl Gen<'_> {
         block: &mut Block,
     ) -> syn::Result<()> {
         let (reads, wraps) = (self.analysis.interior_reads(index), self.analysis.interior_wraps(index));
-        if reads.is_empty() && wraps.is_empty() {
+        let guards = self.analysis.interior_guards(index);
+        if reads.is_empty() && wraps.is_empty() && guards.is_empty() {
             return self.fill_run(index, count.tokens.clone(), offset, body, block);
         }
         // Clamped reads of `array[.., index + shift, ..]`: split the loop into its edges, where
@@ -501,7 +502,21 @@ impl Gen<'_> {
         // `shift` and `shift + size - 1` (with no steps, `size <= 0`, nothing is read).
         // A wrapping remainder `(index + c) % n` is known not to wrap, or to wrap, where
         // `index + shift` is in `0..n`, as a read shifted by `shift` of an axis of length `n`.
+        // A comparison `index + shift >= 0` or `index + shift < bound` (a guard) holds
+        // where `index + shift` is in `0..bound` (`usize::MAX` when it has no upper side).
         let mut shifts = Vec::new();
+        for guard in guards {
+            shifts.push(match guard.bound {
+                Some(bound) => {
+                    let (bound, shift) = (self.scalar(bound, block)?.tokens, guard.shift.max(0));
+                    quote!((::ein::__private::size_or_zero(#bound), #shift))
+                }
+                None => {
+                    let shift = guard.shift.min(0);
+                    quote!((::core::primitive::usize::MAX, #shift))
+                }
+            });
+        }
         for wrap in wraps {
             let modulus = self.scalar(wrap.modulus, block)?.tokens;
             let shift = wrap.shift;

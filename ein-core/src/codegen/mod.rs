@@ -224,7 +224,8 @@ struct Gen<'p> {
     /// `Gen::fill_loop`), where `array[.., index + offset, ..]` (at `axis`) needs no clamp.
     interior: Vec<analysis::Interior>,
     /// The indices whose loop interior this is for their wrapping remainders
-    /// ([`analysis::Wrap`]): there `(index + c) % n` is `index + c`, or that less `n`.
+    /// ([`analysis::Wrap`]) and guards ([`analysis::Guard`]): there `(index + c) % n` is
+    /// `index + c`, or that less `n`, and a guard is `true`.
     wrap_interior: Vec<VarId>,
     /// A fold's spare array and the comprehensions that may build the next accumulator in its
     /// allocation ([`Recycle`]).

@@ -1033,6 +1033,31 @@ fn wrapping_remainders_compare_only_at_the_edges() {
     assert!(edge.contains("__ein_wrapped"), "{edge}");
 }
 
+#[test]
+fn index_guards_compare_only_at_the_edges() {
+    // `j - 1 >= 0 && j - 1 < n` (as reverse mode writes the adjoint of a clamped read) and
+    // `0 < j` hold where `j - 1` is in `0..n`, `j + 2 < m` where `j + 2` is below `m`: the loop
+    // over `j` splits like one with reads shifted by -1, and by 2 for a bound `m`; in its
+    // interior the guards are `true`. `j < k[j]` is no guard (its bound depends on `j`).
+    let source = "fn f(a: [f32], k: [i64], m: i64) -> [f32] { let n = a.len(); \
+                  for j { (if j - 1 >= 0 && j - 1 < n { a[j - 1] } else { 0.0 }) \
+                  + (if 0 < j { 1.0 } else { 2.0 }) + (if j + 2 < m { 3.0 } else { 4.0 }) \
+                  + (if j < k[j] { 5.0 } else { 6.0 }) } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let split = squeeze(
+        "::ein::__private::interior(__ein_start, __ein_end - __ein_start, &[(::core::primitive::usize::MAX, \
+         -1i64), (::ein::__private::size_or_zero(a.size(0)), 0i64), (::core::primitive::usize::MAX, -1i64), \
+         (::ein::__private::size_or_zero(m), 2i64), (a.len_of(0), -1i64)]);",
+    );
+    assert!(items.contains(&split), "{items}");
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert_eq!(interior.matches(">=").count(), 0, "{interior}");
+    assert_eq!(interior.matches("<").count(), 1, "the guard on `k[j]` stays: {interior}");
+    let edge = items.split("__ein_high-__ein_low").next().expect("the first edge");
+    assert!(edge.contains(">="), "{edge}");
+}
+
 /// The generated code of the item-form `source`, as text.
 fn compiled_text(source: &str) -> String {
     let tokens: TokenStream = source.parse().expect("test source tokenises");
