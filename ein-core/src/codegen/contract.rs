@@ -51,7 +51,7 @@ impl Gen<'_> {
         // A matrix–vector product whose matrix rows are contiguous runs as the loop nest: one
         // vectorised dot product per row, in parallel, measured faster than the GEMV path
         // (4096² f32: 2.3–2.8 ms against 3.3–3.5 ms); other layouts take the GEMV.
-        let rows_contiguous = match matvec_matrix(contraction) {
+        let rows_contiguous = match contraction.matvec_matrix() {
             Some(matrix) => {
                 let view = &views[matrix];
                 quote!(|| #view.unit_inner().is_some())
@@ -115,21 +115,5 @@ impl Gen<'_> {
             _ => return Err(internal(contraction.loops.span, "a contraction of neither two nor three operands")),
         };
         Ok(Code::expr(call, Prec::Atom))
-    }
-}
-
-/// The position of the matrix among the operands of a matrix–vector product
-/// `for i { sum j { a[i, j] * x[j] } }` (either factor order, scale or not), if the contraction
-/// is one.
-fn matvec_matrix(contraction: &Contraction) -> Option<usize> {
-    if contraction.outputs != 1 || contraction.labels.len() != 2 {
-        return None;
-    }
-    match &contraction.operands[..] {
-        [first, second] => [(0, first, second), (1, second, first)]
-            .into_iter()
-            .find(|(_, matrix, vector)| matrix.axes == [0, 1] && vector.axes == [1])
-            .map(|(position, _, _)| position),
-        _ => None,
     }
 }

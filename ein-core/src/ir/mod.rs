@@ -454,6 +454,21 @@ impl Contraction {
         &self.labels[self.outputs..]
     }
 
+    /// The position of the matrix among the operands of a matrix–vector product
+    /// `for i { sum j { a[i, j] * x[j] } }` (either factor order, scale or not), if this is one.
+    pub fn matvec_matrix(&self) -> Option<usize> {
+        if self.outputs != 1 || self.labels.len() != 2 {
+            return None;
+        }
+        match &self.operands[..] {
+            [first, second] => [(0, first, second), (1, second, first)]
+                .into_iter()
+                .find(|(_, matrix, vector)| matrix.axes == [0, 1] && vector.axes == [1])
+                .map(|(position, _, _)| position),
+            _ => None,
+        }
+    }
+
     /// Everything but the children (label count, outputs, operand axes, scale side) as text:
     /// two contractions are equal exactly when their keys and their children are. Label names
     /// are left out (they are only for display, like a binder's name).

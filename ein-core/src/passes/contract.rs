@@ -123,7 +123,12 @@ fn split_consumer(program: &mut Program, nest: &mut Expr) -> Option<Expr> {
         let ExprKind::Contract(found) = &found.kind else { return None };
         let batch_only =
             (0..found.outputs).all(|label| found.operands.iter().all(|operand| operand.axes.contains(&label)));
-        (!batch_only).then_some((path, contraction))
+        // So does a matrix–vector product along the matrix's rows: the contraction would run
+        // the same loops for contiguous rows (`Gen::contraction`), but as an array of its own,
+        // where left in the consumer its element is used as it is computed (the logistic
+        // loss `1 / (1 + exp(-sum k { x[i, k] * w[k] }))`, 2^20 × 64 f64, two threads: 16.2 →
+        // 14.2 ms, the product alone 11.5 either way).
+        (!batch_only && found.matvec_matrix().is_none()).then_some((path, contraction))
     });
     let (path, contraction) = sum?;
     let ty = contraction.ty.clone();

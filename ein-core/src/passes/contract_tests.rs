@@ -238,6 +238,18 @@ fn contractions_inside_element_wise_consumers_are_taken_apart() {
         "fn f(a: [[f64]], b: [[f64]]) -> [[f64]] { for i, j { let s = a[i, 0] * 2.0; sum k { a[i, k] * b[k, j] * s } } }",
     );
     assert!(contractions(&program).is_empty(), "{program}");
+    // A matrix–vector product along the matrix's rows stays in its consumer (the loop code
+    // would run it as those loops anyway, into an array of its own); along the columns (the
+    // first case above), or as a plain comprehension, it is a contraction.
+    for source in [
+        "fn f(x: [[f64]], w: [f64]) -> [f64] { for i { 1.0 / (1.0 + exp(-sum k { x[i, k] * w[k] })) } }",
+        "fn f(x: [[f64]], w: [f64]) -> [f64] { for i { sum k { w[k] * x[i, k] } * 2.0 + 1.0 } }",
+    ] {
+        let program = optimised(source);
+        assert!(contractions(&program).is_empty(), "{source}\n{program}");
+    }
+    let program = optimised("fn f(x: [[f64]], w: [f64]) -> [f64] { for i { sum k { x[i, k] * w[k] } } }");
+    assert_eq!(contractions(&program).len(), 1, "{program}");
 }
 
 #[test]
