@@ -393,7 +393,7 @@ fn hotspot_grad_kernel(quick: bool) -> Kernel {
     let (first, second) = (Arc::clone(&input), Arc::clone(&input));
     let bytes = 24.0 * (input.n * input.n * input.iterations) as f64;
     Kernel::new("hotspot-grad", input.size(), Work::Bytes(bytes), Check::Close(1e-3))
-        .note("the misfit and its gradient by the initial grid (#[grad(.., wrt(temp))]): ein saves every step's grid, then runs the fold backwards; hand: the adjoint stencil (the clamped stencil is self-adjoint), no saved states; rate: the forward's and the backward's traffic")
+        .note("the misfit and its gradient by the initial grid (#[grad(.., wrt(temp))]): ein runs the fold backwards (the step is linear in the grid, so its adjoint reads no saved state and none is kept; the adjoint's edge guards are true in the loop interior); hand: the adjoint stencil (the clamped stencil is self-adjoint), no saved states; rate: the forward's and the backward's traffic")
         .variant("ein", move || first.ein(true))
         .variant("hand", move || second.gradient())
 }

@@ -188,8 +188,6 @@ impl Gen<'_> {
         })
     }
 
-    /// The code of `expr`, the binary operation `lhs op rhs` (its span is the site an integer
-    /// division by zero reports).
     /// Whether `comparison` is a guard on the index of a loop whose interior this code is for
     /// ([`crate::analysis::Guard`]): `Gen::fill_loop` computed that interior with it.
     fn holds_in_interior(&self, comparison: &Expr) -> bool {
@@ -197,6 +195,8 @@ impl Gen<'_> {
         guards.into_iter().any(|guard| guard.comparison == comparison.id)
     }
 
+    /// The code of `expr`, the binary operation `lhs op rhs` (its span is the site an integer
+    /// division by zero reports).
     fn binary(&mut self, expr: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Code> {
         if op.is_comparison() && self.holds_in_interior(expr) {
             return Ok(Code::literal(quote!(true), Prec::Atom));
