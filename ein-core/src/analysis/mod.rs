@@ -816,13 +816,11 @@ impl<'p> Analysis<'p> {
                 if !reads.is_empty() {
                     self.interior_reads.insert(*index, reads);
                 }
-                let mut wraps = Vec::new();
-                self.collect_interior_wraps(*index, body, &inside, &mut wraps);
+                let (mut wraps, mut guards) = (Vec::new(), Vec::new());
+                self.collect_interior_compares(*index, body, &inside, &mut wraps, &mut guards);
                 if !wraps.is_empty() {
                     self.interior_wraps.insert(*index, wraps);
                 }
-                let mut guards = Vec::new();
-                self.collect_interior_guards(*index, body, &inside, &mut guards);
                 if !guards.is_empty() {
                     self.interior_guards.insert(*index, guards);
                 }
@@ -983,46 +981,40 @@ impl<'p> Analysis<'p> {
         body.for_each_child(|child| self.collect_interior_reads(index, child, inside, found));
     }
 
-    /// The remainders in `body` that wrap at most once around `index` ([`Analysis::wrap`]),
-    /// by a modulus bound outside `body` (so computable before the loop), each shift once.
-    fn collect_interior_wraps(
+    /// What in `body` needs no compare in the interior of the loop over `index`, in one walk:
+    /// the remainders that wrap at most once around it ([`Analysis::wrap`]), by a modulus bound
+    /// outside `body` (so computable before the loop), each shift once; and the comparisons
+    /// that are [`Guard`]s on it, with a bound bound outside `body`.
+    fn collect_interior_compares(
         &self,
         index: VarId,
         body: &'p Expr,
         inside: &BTreeSet<VarId>,
-        found: &mut Vec<Wrap<'p>>,
+        wraps: &mut Vec<Wrap<'p>>,
+        guards: &mut Vec<Guard<'p>>,
     ) {
-        if let ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) = &body.kind {
-            let wrap = self.wrap(lhs, rhs).filter(|wrap| wrap.index == index && free_vars(rhs).is_disjoint(inside));
-            if let Some(wrap) = wrap {
-                let key = crate::ir::visit::alpha_key(rhs);
-                let known = found
-                    .iter()
-                    .any(|other| other.shift == wrap.shift && crate::ir::visit::alpha_key(other.modulus) == key);
-                if !known {
-                    found.push(wrap);
+        match &body.kind {
+            ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) => {
+                let wrap = self.wrap(lhs, rhs).filter(|wrap| wrap.index == index && free_vars(rhs).is_disjoint(inside));
+                if let Some(wrap) = wrap {
+                    let key = crate::ir::visit::alpha_key(rhs);
+                    let known = wraps
+                        .iter()
+                        .any(|other| other.shift == wrap.shift && crate::ir::visit::alpha_key(other.modulus) == key);
+                    if !known {
+                        wraps.push(wrap);
+                    }
                 }
             }
-        }
-        body.for_each_child(|child| self.collect_interior_wraps(index, child, inside, found));
-    }
-
-    /// The comparisons in `body` that are [`Guard`]s on `index`, with a bound bound outside
-    /// `body` (so computable before the loop).
-    fn collect_interior_guards(
-        &self,
-        index: VarId,
-        body: &'p Expr,
-        inside: &BTreeSet<VarId>,
-        found: &mut Vec<Guard<'p>>,
-    ) {
-        if matches!(&body.kind, ExprKind::Binary(binary) if binary.op.is_comparison()) {
-            let outside = |guard: &Guard| guard.bound.is_none_or(|bound| free_vars(bound).is_disjoint(inside));
-            if let Some(guard) = self.guard(body).filter(|guard| guard.index == index && outside(guard)) {
-                found.push(guard);
+            ExprKind::Binary(binary) if binary.op.is_comparison() => {
+                let outside = |guard: &Guard| guard.bound.is_none_or(|bound| free_vars(bound).is_disjoint(inside));
+                if let Some(guard) = self.guard(body).filter(|guard| guard.index == index && outside(guard)) {
+                    guards.push(guard);
+                }
             }
+            _ => {}
         }
-        body.for_each_child(|child| self.collect_interior_guards(index, child, inside, found));
+        body.for_each_child(|child| self.collect_interior_compares(index, child, inside, wraps, guards));
     }
 
     fn record_reduction_sizes(&mut self, expr: &'p Expr) {
