@@ -68,6 +68,7 @@ impl<T: Copy> Buffer<T> {
     /// A buffer of `len` uninitialised elements. Panics with an `ein: ` message if the memory
     /// cannot be had, or if `len` exceeds `isize::MAX` (no array may have more elements, even
     /// of a zero-sized type).
+    #[inline]
     pub fn new(len: usize) -> Self {
         if len > isize::MAX as usize {
             too_long_output(len);
@@ -106,6 +107,7 @@ impl<T: Copy> Buffer<T> {
     }
 
     /// Panics unless every element was written exactly (each chunk's Out finished full).
+    #[inline]
     pub fn into_array<const N: usize>(self, shape: [usize; N]) -> Array<T, N> {
         let len = self.elements.len();
         if element_count(&shape) != Some(len) {

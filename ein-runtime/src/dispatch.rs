@@ -44,8 +44,14 @@ impl SimdCopy {
         }
     }
 
+    #[inline]
     fn from_u8(value: u8) -> Option<SimdCopy> {
-        SimdCopy::ALL.into_iter().find(|copy| *copy as u8 == value)
+        match value {
+            1 => Some(SimdCopy::Portable),
+            2 => Some(SimdCopy::Avx2),
+            3 => Some(SimdCopy::Avx512),
+            _ => None,
+        }
     }
 }
 

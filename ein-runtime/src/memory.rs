@@ -16,6 +16,7 @@ const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// backed by huge pages before anything is written to it. Panics with an `ein: ` message, rather
 /// than aborting the process as `Vec::with_capacity` would, if the memory cannot be had: `len`
 /// comes from the user's data (an output's shape, an operand's size).
+#[inline]
 pub(crate) fn output_vec<T>(len: usize) -> Vec<T> {
     let mut elements: Vec<T> = Vec::new();
     if let Err(error) = elements.try_reserve_exact(len) {

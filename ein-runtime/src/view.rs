@@ -110,6 +110,7 @@ pub(crate) fn contiguous_len<const N: usize>(shape: [usize; N], strides: [isize;
 /// and `i64`. Zero lengths are left out of the product so that an empty array may still have
 /// long axes (`[0, 1 << 40]`), but not absurd ones (`[0, 1 << 63]`, whose row count would not
 /// fit in `isize`).
+#[inline]
 pub(crate) fn element_count(shape: &[usize]) -> Option<usize> {
     let mut nonzero = 1usize;
     for &length in shape.iter().filter(|&&length| length != 0) {
