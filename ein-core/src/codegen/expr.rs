@@ -736,7 +736,7 @@ fn int_literal(magnitude: u128, ty: Scalar) -> proc_macro2::Literal {
 
 /// The tokens of a value as one Rust expression, every array as its plain `View`
 /// (`IntoView::into_view`, whichever of `View` and `UnitView` holds it).
-fn plain_view_tokens(value: &Value) -> TokenStream {
+pub(super) fn plain_view_tokens(value: &Value) -> TokenStream {
     match value {
         Value::Plain(code) => code.tokens.clone(),
         Value::Array(array) => {

@@ -1283,11 +1283,33 @@ impl<'p> Gen<'p> {
         }
 
         let initial = self.value(init, block)?;
-        // A store reached through a variable may still be read after the fold starts (by its
-        // body, or after it), so only a value computed by `init` itself is moved.
-        let stores = if names_a_variable(init) { Stores::Copy } else { Stores::MayMove };
-        let initial = self.owned_as(&initial, &ty, init.span, block, stores)?;
         let state = self.names.fresh(&format!("{acc_name}_state"));
+        // An array state that starts as an array the fold may not move (a parameter, a `let`
+        // read again later) is read in place by the first step, not copied first: the state
+        // is `None` until a step has made one (a copy only if no step runs).
+        let borrowed = match (&initial, &ty) {
+            (Value::Array(_), Type::Array { .. }) if !saved && names_a_variable(init) => {
+                let views = self.names.fresh(&format!("{acc_name}_initial"));
+                // Plain views, as the state's are (a loop versioned for unit strides holds a
+                // `UnitView` of a parameter).
+                let tokens = super::expr::plain_view_tokens(&initial);
+                block.push(quote!(let #views = #tokens;));
+                Some(views)
+            }
+            _ => None,
+        };
+        let initial = match &borrowed {
+            Some(_) => {
+                let owned = super::owned_type(&ty, init.span)?;
+                Code::expr(quote!(::core::option::Option::<#owned>::None), Prec::Atom)
+            }
+            // A store reached through a variable may still be read after the fold starts (by
+            // its body, or after it), so only a value computed by `init` itself is moved.
+            None => {
+                let stores = if names_a_variable(init) { Stores::Copy } else { Stores::MayMove };
+                self.owned_as(&initial, &ty, init.span, block, stores)?
+            }
+        };
         let tape = if saved { Some((self.names.fresh("tape"), self.site(init.span))) } else { None };
         let acc_read = self.names.is_referenced(acc);
         // An array of the accumulator built by a comprehension each step is built in the
@@ -1313,7 +1335,21 @@ impl<'p> Gen<'p> {
         let result = self.nested(true, |generator, loop_block| {
             generator.env.insert(index, Value::Plain(Code::name(&index_name)));
             if acc_read {
-                let value = generator.state_value(&ty, &state.to_token_stream(), &acc_name, loop_block);
+                let value = match &borrowed {
+                    Some(views) => {
+                        let current = generator.names.fresh("current");
+                        let current_views = views_of_state(&ty, &current.to_token_stream());
+                        let init = quote! {
+                            match &#state {
+                                ::core::option::Option::Some(#current) => #current_views,
+                                ::core::option::Option::None => #views,
+                            }
+                        };
+                        let read = loop_block.push_view(acc_name.clone(), init, None);
+                        generator.value_at(&ty, &acc_name, Some(read))
+                    }
+                    None => generator.state_value(&ty, &state.to_token_stream(), &acc_name, loop_block),
+                };
                 generator.env.insert(acc, value);
             }
             let value = generator.value(body, loop_block)?;
@@ -1322,20 +1358,32 @@ impl<'p> Gen<'p> {
             let recycled: Vec<&(Vec<usize>, Ident)> = spares.iter().filter(|(_, spare)| used.contains(spare)).collect();
             let owned = generator.owned(&value, &ty, body.span, loop_block)?;
             let owned = &owned.tokens;
-            match recycled.as_slice() {
-                [] => loop_block.push(quote!(#state = #owned;)),
-                [(path, spare)] if path.is_empty() => loop_block.push(quote! {
+            match (recycled.as_slice(), &borrowed) {
+                ([], None) => loop_block.push(quote!(#state = #owned;)),
+                ([], Some(_)) => loop_block.push(quote!(#state = ::core::option::Option::Some(#owned);)),
+                ([(path, spare)], None) if path.is_empty() => loop_block.push(quote! {
                     #spare = ::core::option::Option::Some(::core::mem::replace(&mut #state, #owned));
                 }),
-                _ => {
+                // The first step finds no state of its own to hand on.
+                ([(path, spare)], Some(_)) if path.is_empty() => loop_block.push(quote! {
+                    #spare = ::core::option::Option::replace(&mut #state, #owned);
+                }),
+                (_, borrowed) => {
                     let old = generator.names.fresh("old_state");
                     let refills = recycled.iter().map(|(path, spare)| {
                         let fields = path.iter().map(|&position| syn::Index::from(position));
                         quote!(#spare = ::core::option::Option::Some(#old #(.#fields)*);)
                     });
-                    loop_block.push(quote! {
-                        let #old = ::core::mem::replace(&mut #state, #owned);
-                        #(#refills)*
+                    loop_block.push(match borrowed {
+                        None => quote! {
+                            let #old = ::core::mem::replace(&mut #state, #owned);
+                            #(#refills)*
+                        },
+                        Some(_) => quote! {
+                            if let ::core::option::Option::Some(#old) = ::core::option::Option::replace(&mut #state, #owned) {
+                                #(#refills)*
+                            }
+                        },
                     });
                 }
             }
@@ -1368,6 +1416,16 @@ impl<'p> Gen<'p> {
             #spare_binding
             for #index_name in 0..#end { #body_tokens }
         });
+        if let Some(views) = &borrowed {
+            // No step ran: the fold's value is its initial array, copied as before.
+            let copy = super::map_array_columns(&ty, &views.to_token_stream(), &mut |_, view| quote!(#view.to_array()));
+            block.push(quote! {
+                let #state = match #state {
+                    ::core::option::Option::Some(#state) => #state,
+                    ::core::option::Option::None => #copy,
+                };
+            });
+        }
         if let Some((tape, _)) = tape {
             return self.finished_tapes(&ty, &tape.to_token_stream(), end, hint, block);
         }

@@ -659,17 +659,27 @@ fn a_fold_keeps_its_array_accumulator_in_an_owned_store() {
         &sample,
         &[
             "let __ein_count_t = ::ein::__private::check_size(n, \"t\", &__ein_site) as ::core::primitive::i64;",
-            "let __ein_copy = x.to_array();",
-            "let mut __ein_acc_state = __ein_copy;",
+            // The parameter is read in place by the first step, not copied into the state.
+            "let __ein_acc_initial = ::ein::__private::IntoView::into_view(x);",
+            "let mut __ein_acc_state = ::core::option::Option::<::ein::Array<::core::primitive::f32, 1>>::None;",
             "for _t in 0..__ein_count_t",
-            "let acc = __ein_acc_state.view();",
+            "let acc = match &__ein_acc_state { \
+                 ::core::option::Option::Some(__ein_current) => __ein_current.view(), \
+                 ::core::option::Option::None => __ein_acc_initial, \
+             };",
             // Each step's array is built in the allocation of the accumulator of the step before.
             "let mut __ein_acc_spare = ::core::option::Option::None;",
             "::ein::__private::Buffer::recycle(&mut __ein_acc_spare, __ein_size_i)",
-            "__ein_acc_spare = ::core::option::Option::Some(::core::mem::replace(&mut __ein_acc_state, __ein_store));",
+            "__ein_acc_spare = ::core::option::Option::replace(&mut __ein_acc_state, __ein_store);",
+            // Only a fold of no steps copies its initial array.
+            "let __ein_acc_state = match __ein_acc_state { \
+                 ::core::option::Option::Some(__ein_acc_state) => __ein_acc_state, \
+                 ::core::option::Option::None => __ein_acc_initial.to_array(), \
+             };",
             "0.5f32",
         ],
     );
+    assert_lacks(&sample, &["x.to_array()"]);
 }
 
 #[test]
