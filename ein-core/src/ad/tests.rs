@@ -26,6 +26,27 @@ fn count(expr: &Expr, what: &impl Fn(&Expr) -> bool) -> usize {
     found
 }
 
+/// What a body of `let`s and checks ends in.
+fn tail(expr: &Expr) -> &Expr {
+    match &expr.kind {
+        ExprKind::Let(crate::ir::node::Let { body, .. }) | ExprKind::Assert(crate::ir::node::Assert { body, .. }) => {
+            tail(body)
+        }
+        _ => expr,
+    }
+}
+
+/// The value the `let`s of a body bind to `var`.
+fn bound_value(expr: &Expr, var: crate::ir::VarId) -> Option<&Expr> {
+    match &expr.kind {
+        ExprKind::Let(crate::ir::node::Let { var: bound, value, .. }) if *bound == var => Some(value),
+        ExprKind::Let(crate::ir::node::Let { body, .. }) | ExprKind::Assert(crate::ir::node::Assert { body, .. }) => {
+            bound_value(body, var)
+        }
+        _ => None,
+    }
+}
+
 fn contractions(program: &Program) -> usize {
     count(&program.body, &|expr| matches!(expr.kind, ExprKind::Contract(_)))
 }
@@ -110,6 +131,13 @@ fn a_stencil_fold_runs_backwards_without_a_tape() {
     );
     assert_eq!(scans(&program), 0, "{program}");
     assert_eq!(accums(&program), 4, "{program}");
+    // The gradient is the backward fold's last adjoint itself, not a copy of it.
+    let ExprKind::Tuple(results) = &tail(&program.body).kind else { panic!("a (value, gradient) pair: {program}") };
+    let ExprKind::Var(adjoint) = results[1].kind else { panic!("a bound gradient: {program}") };
+    assert!(
+        matches!(bound_value(&program.body, adjoint).map(|value| &value.kind), Some(ExprKind::Fold(_))),
+        "{program}"
+    );
     // A step that multiplies states needs them: one scan saves them (the tape).
     let program = gradient(
         "fn f(g: [f64], n: usize) -> f64 {

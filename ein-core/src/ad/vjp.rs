@@ -1306,6 +1306,12 @@ impl Vjp {
             body = add(body, Some(term));
         }
         let mut body = body.unwrap_or_else(|| zero_of(elem, span));
+        // One array read whole, at the positions in order (the adjoint of an array that reached
+        // `whole` unchanged, such as a fold's initial state): that array, whose shape is
+        // `whole`'s as every adjoint's is, rather than a copy of it.
+        if let Some(array) = read_in_order(&body, &indices).filter(|array| array.ty == *ty) {
+            return array.clone();
+        }
         for (axis, index) in indices.iter().enumerate().rev() {
             let size = crate::ir::shape::simplify_lengths(len(whole.clone(), axis));
             body = for_loop(*index, size, body);
@@ -1591,4 +1597,18 @@ fn cast_like(value: Expr, ty: &Type) -> Expr {
         Type::Scalar(scalar) if value.ty != *ty => cast(value, *scalar),
         _ => value,
     }
+}
+
+/// The variable `expr` reads at exactly `indices`, in order (`a[i][j]` for `[i, j]`), if it is
+/// such a read.
+fn read_in_order<'e>(expr: &'e Expr, indices: &[VarId]) -> Option<&'e Expr> {
+    let mut expr = expr;
+    for index in indices.iter().rev() {
+        let ExprKind::Index(node::Index { array, index: at, .. }) = &expr.kind else { return None };
+        if !matches!(at.kind, ExprKind::Var(var) if var == *index) {
+            return None;
+        }
+        expr = array;
+    }
+    matches!(expr.kind, ExprKind::Var(_)).then_some(expr)
 }
