@@ -209,38 +209,6 @@ fn in_groups<R: Send>(
     results.unwrap_or_else(|failure| failure.raise(target, site))
 }
 
-/// Private arrays of groups already combined, kept (with their sizes in bytes) for later
-/// groups of this or a later accumulation: allocating an array and touching its pages for the
-/// first time costs several times writing it (8 MiB: 2.5 ms against 0.4 on the 2-core EPYC VM
-/// the suite runs on).
-static SPARES: std::sync::Mutex<Vec<(usize, Box<dyn std::any::Any + Send>)>> = std::sync::Mutex::new(Vec::new());
-
-/// The most bytes [`SPARES`] keeps.
-const SPARES_MAX_BYTES: usize = 64 << 20;
-
-/// An empty kept array of `T` with room for `len` elements, if there is one.
-fn take_spare<T: 'static>(len: usize) -> Option<Vec<T>> {
-    let mut spares = SPARES.lock().ok()?;
-    // The smallest that fits, so that a larger one stays for a larger array.
-    let room = |spare: &Box<dyn std::any::Any + Send>| spare.downcast_ref::<Vec<T>>().map(Vec::capacity);
-    let found = (0..spares.len())
-        .filter(|&at| room(&spares[at].1).is_some_and(|room| room >= len))
-        .min_by_key(|&at| spares[at].0)?;
-    let mut spare = *spares.swap_remove(found).1.downcast::<Vec<T>>().ok()?;
-    spare.clear();
-    Some(spare)
-}
-
-/// Keeps `spare` for a later group, unless [`SPARES`] would then hold more than its limit.
-fn keep_spare<T: Send + 'static>(spare: Vec<T>) {
-    let bytes = spare.capacity().saturating_mul(std::mem::size_of::<T>());
-    let Ok(mut spares) = SPARES.lock() else { return };
-    let kept: usize = spares.iter().map(|(bytes, _)| bytes).sum();
-    if kept.saturating_add(bytes) <= SPARES_MAX_BYTES {
-        spares.push((bytes, Box::new(spare)));
-    }
-}
-
 /// How a group failed: an index out of range, or a panic to resume.
 enum GroupFailure {
     OutOfRange(AccumError),
@@ -389,7 +357,7 @@ where
         let (start, end) = (group_start(outer, groups, group), group_start(outer, groups, group + 1));
         let own = match group {
             0 => first.lock().ok().and_then(|mut slot| slot.take()).unwrap_or_default(),
-            _ => match take_spare::<T>(len) {
+            _ => match crate::memory::take_spare::<T>(len, usize::MAX) {
                 Some(mut spare) => {
                     spare.resize(len, group_identity);
                     spare
@@ -412,7 +380,7 @@ where
         } else {
             add((left, &right));
         }
-        keep_spare(right);
+        crate::memory::keep_spare(right);
     };
     match in_tree(0..groups, &leaf, &combine) {
         Ok(done) => Array::from_vec(shape, done),

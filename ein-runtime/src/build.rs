@@ -81,15 +81,23 @@ impl<T: Copy> Buffer<T> {
     }
 
     /// A buffer of `len` uninitialised elements in the allocation of the array in `spare`
-    /// (taken out of it), if it has room for them; in a new allocation otherwise. Folds hand
-    /// the accumulator of the step before to the next step's output this way, so that an
-    /// iterated stencil ping-pongs between two allocations instead of allocating (and page
-    /// faulting) a new array every step.
-    pub fn recycle<const N: usize>(spare: &mut Option<Array<T, N>>, len: usize) -> Self {
-        let Some(array) = spare.take() else {
+    /// (taken out of it), if it has room for them; else in one a fold of an earlier call left
+    /// ([`Buffer::retire`]); in a new allocation otherwise. Folds hand the accumulator of the
+    /// step before to the next step's output this way, so that an iterated stencil ping-pongs
+    /// between two allocations instead of allocating (and page faulting) a new array every
+    /// step, and a fold called again starts from the buffer its last call did not return.
+    pub fn recycle<const N: usize>(spare: &mut Option<Array<T, N>>, len: usize) -> Self
+    where
+        T: 'static,
+    {
+        let kept = || {
+            let worth = len.saturating_mul(std::mem::size_of::<T>()) >= RETIRED_MIN_BYTES;
+            // At most twice the room needed: a much larger block stays for a larger array.
+            worth.then(|| crate::memory::take_spare::<T>(len, len.saturating_mul(2))).flatten()
+        };
+        let Some(mut data) = spare.take().map(Array::into_vec).or_else(kept) else {
             return Buffer::new(len);
         };
-        let mut data = array.into_vec();
         if data.capacity() < len {
             return Buffer::new(len);
         }
@@ -104,6 +112,20 @@ impl<T: Copy> Buffer<T> {
         // SAFETY: len <= capacity (checked above), and MaybeUninit needs no initialisation.
         unsafe { elements.set_len(len) };
         Buffer { elements, initialised: 0 }
+    }
+
+    /// Keeps the allocation of a fold's last spare array, if large, for a later fold's first
+    /// step ([`Buffer::recycle`]; at most 64 MiB are kept in all, with accumulations' arrays).
+    pub fn retire<const N: usize>(spare: Option<Array<T, N>>)
+    where
+        T: Send + 'static,
+    {
+        if let Some(array) = spare {
+            let data = array.into_vec();
+            if data.capacity().saturating_mul(std::mem::size_of::<T>()) >= RETIRED_MIN_BYTES {
+                crate::memory::keep_spare(data);
+            }
+        }
     }
 
     /// Panics unless every element was written exactly (each chunk's Out finished full).
@@ -123,6 +145,10 @@ impl<T: Copy> Buffer<T> {
         Array::from_vec(shape, data)
     }
 }
+
+/// The smallest fold spare kept for a later call ([`Buffer::retire`]): below it the C
+/// allocator keeps freed blocks itself, and a fresh one costs little.
+const RETIRED_MIN_BYTES: usize = 1 << 20;
 
 impl<T> Buffer<T> {
     /// The number of elements.
@@ -1017,6 +1043,25 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     const SITE: Site = Site { file: "src/x.rs", line: 3, column: 5 };
+
+    #[test]
+    fn a_retired_fold_spare_is_the_next_folds_first_buffer() {
+        // i16, which nothing else in these tests keeps, so that no other test takes it first.
+        let len = RETIRED_MIN_BYTES * 2;
+        let spare = Array::from_vec([len], vec![7i16; len]);
+        let address = spare.as_slice().as_ptr() as usize;
+        Buffer::retire(Some(spare));
+        // A buffer of a quarter of it (1 MiB, worth keeping too) does not take it: at most
+        // twice the room asked for.
+        let small = Buffer::<i16>::recycle::<1>(&mut None, len / 4);
+        assert_ne!(small.elements.as_ptr() as usize, address);
+        let reused = Buffer::<i16>::recycle::<1>(&mut None, len - 1);
+        assert_eq!(reused.elements.as_ptr() as usize, address);
+        assert_eq!(reused.len(), len - 1);
+        // Taken once: the next fold allocates afresh.
+        let fresh = Buffer::<i16>::recycle::<1>(&mut None, len);
+        assert_ne!(fresh.elements.as_ptr() as usize, address);
+    }
 
     #[test]
     fn fills_a_small_buffer_serially_in_one_chunk() {

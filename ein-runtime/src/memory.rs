@@ -8,6 +8,40 @@
 //! all of which the output writes). Measured on this project's machine, 2^25 f64 triad into a
 //! new array, 2 threads: 97–106 ms with 4 KiB pages, 42–48 ms with huge pages.
 
+/// Large arrays generated code is done with, kept (with their sizes in bytes) for later
+/// arrays of this or a later call: the private arrays of accumulation groups already combined,
+/// the spare buffer of a fold over arrays. Allocating an array and touching its pages for the
+/// first time costs several times writing it (8 MiB: 2.5 ms against 0.4 on the 2-core EPYC VM
+/// the suite runs on), and the C allocator hands large freed blocks back to the OS, so a fresh
+/// one faults again on every call.
+static SPARES: std::sync::Mutex<Vec<(usize, Box<dyn std::any::Any + Send>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The most bytes [`SPARES`] keeps.
+const SPARES_MAX_BYTES: usize = 64 << 20;
+
+/// An empty kept array of `T` with room for `len` elements and at most `most`, if there is one
+/// (the smallest that fits, so that a larger one stays for a larger array).
+pub(crate) fn take_spare<T: 'static>(len: usize, most: usize) -> Option<Vec<T>> {
+    let mut spares = SPARES.lock().ok()?;
+    let room = |spare: &Box<dyn std::any::Any + Send>| spare.downcast_ref::<Vec<T>>().map(Vec::capacity);
+    let found = (0..spares.len())
+        .filter(|&at| room(&spares[at].1).is_some_and(|room| (len..=most).contains(&room)))
+        .min_by_key(|&at| spares[at].0)?;
+    let mut spare = *spares.swap_remove(found).1.downcast::<Vec<T>>().ok()?;
+    spare.clear();
+    Some(spare)
+}
+
+/// Keeps `spare` for later, unless [`SPARES`] would then hold more than its limit.
+pub(crate) fn keep_spare<T: Send + 'static>(spare: Vec<T>) {
+    let bytes = spare.capacity().saturating_mul(std::mem::size_of::<T>());
+    let Ok(mut spares) = SPARES.lock() else { return };
+    let kept: usize = spares.iter().map(|(bytes, _)| bytes).sum();
+    if kept.saturating_add(bytes) <= SPARES_MAX_BYTES {
+        spares.push((bytes, Box::new(spare)));
+    }
+}
+
 /// Outputs of at least this many bytes ask for huge pages (smaller ones hold at most one
 /// aligned 2 MiB block, often none).
 const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;

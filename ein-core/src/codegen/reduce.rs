@@ -1415,6 +1415,8 @@ impl<'p> Gen<'p> {
             #tape_binding
             #spare_binding
             for #index_name in 0..#end { #body_tokens }
+            // The buffer not returned is kept for the next call's first step.
+            #(::ein::__private::Buffer::retire(#recycled);)*
         });
         if let Some(views) = &borrowed {
             // No step ran: the fold's value is its initial array, copied as before.

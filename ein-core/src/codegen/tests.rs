@@ -671,6 +671,8 @@ fn a_fold_keeps_its_array_accumulator_in_an_owned_store() {
             "let mut __ein_acc_spare = ::core::option::Option::None;",
             "::ein::__private::Buffer::recycle(&mut __ein_acc_spare, __ein_size_i)",
             "__ein_acc_spare = ::core::option::Option::replace(&mut __ein_acc_state, __ein_store);",
+            // The buffer not returned is kept for the next call.
+            "::ein::__private::Buffer::retire(__ein_acc_spare);",
             // Only a fold of no steps copies its initial array.
             "let __ein_acc_state = match __ein_acc_state { \
                  ::core::option::Option::Some(__ein_acc_state) => __ein_acc_state, \
