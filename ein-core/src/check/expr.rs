@@ -133,8 +133,10 @@ impl Checker {
                     self.errors.push(
                         otherwise.span,
                         format!(
-                            "`if` branches have different types: {} and {}; both sides of a select must agree",
-                            mismatch.left, mismatch.right
+                            "`if` branches have different types: {} and {}; both sides of a select must agree{}",
+                            mismatch.left,
+                            mismatch.right,
+                            super::types::field_order_note(&then.ty, &otherwise.ty)
                         ),
                     );
                     return Err(Reported);
@@ -721,8 +723,10 @@ impl Checker {
             self.errors.push(
                 at,
                 format!(
-                    "the {what} body has type {} but its initial value has type {}; they must be the same",
-                    mismatch.right, mismatch.left
+                    "the {what} body has type {} but its initial value has type {}; they must be the same{}",
+                    mismatch.right,
+                    mismatch.left,
+                    super::types::field_order_note(&body.ty, &init.ty)
                 ),
             );
             return Err(Reported);

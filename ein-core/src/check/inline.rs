@@ -218,8 +218,9 @@ impl Checker {
                     _ => String::new(),
                 };
                 let message = format!(
-                    "mismatched argument: parameter `{}` of `{name}` is {wanted}{hint}, but this is {found}",
-                    param.name
+                    "mismatched argument: parameter `{}` of `{name}` is {wanted}{hint}, but this is {found}{}",
+                    param.name,
+                    super::types::field_order_note(&ty, &arg.ty)
                 );
                 self.errors.push(arg.span, message);
                 return Err(Reported);

@@ -121,9 +121,10 @@ fn check_function(library: &std::rc::Rc<inline::Library>, position: usize) -> sy
     if let (Ok(body), Ok(declared)) = (&body, &declared) {
         if checker.unifier.unify_types(declared, &body.ty).is_err() {
             let message = format!(
-                "the body has type {} but the function returns {}",
+                "the body has type {} but the function returns {}{}",
                 checker.unifier.describe_type(&body.ty),
-                checker.unifier.describe_type(declared)
+                checker.unifier.describe_type(declared),
+                types::field_order_note(&body.ty, declared)
             );
             checker.errors.push(function.ret.span(), message);
         }

@@ -867,3 +867,29 @@ fn filters_are_rank_one_and_only_outside_loops() {
     let two = check("fn f(a: [[f64]]) -> [f64] { for i, j where a[i, j] > 0.0 { a[i, j] } }").map(|_| ()).unwrap_err();
     assert!(two.to_string().starts_with("a filter `for i where cond { e }` takes exactly one index"), "{two}");
 }
+
+#[test]
+fn records_with_their_fields_in_another_order_say_so() {
+    let note = "; the records have the same fields in another order: a record's fields are ordered, as a \
+                tuple's, so write them in the order of its type";
+    assert_eq!(
+        errors("fn f(x: [f64]) -> { a: f64, b: i64 } { { b: 2, a: sum i { x[i] } } }"),
+        [format!("the body has type `{{ b: integer, a: f64 }}` but the function returns `{{ a: f64, b: i64 }}`{note}")]
+    );
+    let fold = errors(
+        "fn f(x: [f64]) -> { re: f64, im: f64 } {
+            fold t in 0..x.len(), z = { re: 0.0, im: 0.0 } { { im: z.im + x[t], re: z.re * 2.0 } }
+        }",
+    );
+    assert_eq!(fold.len(), 1);
+    assert!(fold[0].starts_with("the fold body has type") && fold[0].ends_with(note), "{fold:?}");
+    // Inside arrays and `if`s too; other mismatches of records get no note.
+    let branches = errors(
+        "fn f(x: [f64], c: bool) -> [{ a: f64, b: f64 }] {
+            if c { for i { { a: x[i], b: 1.0 } } } else { for i { { b: x[i], a: 1.0 } } }
+        }",
+    );
+    assert!(branches.len() == 1 && branches[0].ends_with(note), "{branches:?}");
+    let other = errors("fn f(x: [f64]) -> { a: f64, b: f64 } { { a: 1.0, c: 2.0 } }");
+    assert!(other.len() == 1 && !other[0].contains("another order"), "{other:?}");
+}

@@ -38,6 +38,33 @@ pub struct Mismatch {
     pub right: String,
 }
 
+/// What to add to a type mismatch between records with the same field names in another order
+/// (anywhere inside the two types): a user who names fields may expect them matched by name,
+/// but a record is a tuple whose fields have names (docs/semantics.md §2.3). Empty otherwise.
+pub fn field_order_note(left: &Type, right: &Type) -> &'static str {
+    fn reordered(left: &Type, right: &Type) -> bool {
+        match (left, right) {
+            (Type::Array { elem: left, .. }, Type::Array { elem: right, .. }) => reordered(left, right),
+            (Type::Tuple { fields: left_fields, names: left_names }, Type::Tuple { fields, names }) => {
+                let sorted = |names: &[String]| {
+                    let mut names = names.to_vec();
+                    names.sort();
+                    names
+                };
+                let same_names = !names.is_empty() && left_names != names && sorted(left_names) == sorted(names);
+                same_names || left_fields.iter().zip(fields).any(|(left, right)| reordered(left, right))
+            }
+            _ => false,
+        }
+    }
+    if reordered(left, right) {
+        "; the records have the same fields in another order: a record's fields are ordered, as a \
+         tuple's, so write them in the order of its type"
+    } else {
+        ""
+    }
+}
+
 impl Unifier {
     pub fn fresh(&mut self, class: NumberClass, origin: Origin) -> ScalarType {
         self.slots.push(Slot::Open { class, origin });

@@ -61,6 +61,19 @@ fn not_an_expression(input: ParseStream) -> syn::Error {
         let error = expected(input, "an expression");
         return syn::Error::new(input.span(), format!("{error}; {hint}"));
     }
+    if input.peek(Token![#]) {
+        // A `///` comment reaches the macro as `#[doc = "…"]`.
+        let fork = input.fork();
+        let doc = fork
+            .call(syn::Attribute::parse_outer)
+            .is_ok_and(|attrs| attrs.iter().any(|attr| attr.path().is_ident("doc")));
+        let hint = if doc {
+            "a doc comment (`///`, `/** */`) documents a function, not a line of its body: write `//` here"
+        } else {
+            "attributes go on functions (`#[grad(..)]`, `#[into(..)]`), not inside their bodies"
+        };
+        return syn::Error::new(input.span(), format!("{}; {hint}", expected(input, "an expression")));
+    }
     if input.peek(Token![*]) {
         let error = expected(input, "an expression");
         let hint = "ein has no `**` (write a power as `x.powi(2)`, `x.powf(y)` or `x * x`) and no dereference";

@@ -707,6 +707,12 @@ fn unexpected_tokens_are_named() {
     assert_error("a[i + ]", "expected an expression, found `]`", "]");
     assert_error("sum k { a[k] + }", "expected an expression, found `}`", "}");
     assert_error("a[i j]", "expected `,` or `]`, found `j`", "j");
+    assert_error(
+        "{ let y = 1;\n/// the sum\ny + 1 }",
+        "a doc comment (`///`, `/** */`) documents a function",
+        "/// the sum",
+    );
+    assert_error("{ #[inline] y }", "attributes go on functions", "#");
     assert_error("exp(x y)", "expected `,` or `)`, found `y`", "y");
     assert_error("{ re: 1 im: 2 }", "expected `,` or `}`, found `im`", "im");
     assert_error("f32::MAX", "found `::`", "::");
