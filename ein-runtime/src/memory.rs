@@ -1,4 +1,5 @@
-//! Allocations for large outputs, on huge pages where the OS offers them.
+//! Allocations for large outputs, on huge pages where the OS offers them, and the pool of large
+//! arrays generated code is done with, kept for reuse ([`take_spare`], [`keep_spare`]).
 //!
 //! A new output array is written in full right after it is allocated, so every 4 KiB page of
 //! it is faulted in, one kernel trap each: for a 256 MB triad output that cost more than the
