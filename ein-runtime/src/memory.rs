@@ -28,19 +28,42 @@ pub(crate) fn take_spare<T: 'static>(len: usize, most: usize) -> Option<Vec<T>> 
     let found = (0..spares.len())
         .filter(|&at| room(&spares[at].1).is_some_and(|room| (len..=most).contains(&room)))
         .min_by_key(|&at| spares[at].0)?;
-    let mut spare = *spares.swap_remove(found).1.downcast::<Vec<T>>().ok()?;
+    // `remove`, not `swap_remove`: the order is the order kept in (`keep_spare` lets go of the
+    // front first).
+    let mut spare = *spares.remove(found).1.downcast::<Vec<T>>().ok()?;
     spare.clear();
     Some(spare)
 }
 
-/// Keeps `spare` for later, unless [`SPARES`] would then hold more than its limit.
+/// Keeps `spare` for later, letting go of the longest-kept arrays if [`SPARES`] would then
+/// hold more than its limit (so that what one kind of work left, say an accumulation's arrays,
+/// does not keep every later fold's spare out for the life of the process).
 pub(crate) fn keep_spare<T: Send + 'static>(spare: Vec<T>) {
     let bytes = spare.capacity().saturating_mul(std::mem::size_of::<T>());
-    let Ok(mut spares) = SPARES.lock() else { return };
-    let kept: usize = spares.iter().map(|(bytes, _)| bytes).sum();
-    if kept.saturating_add(bytes) <= SPARES_MAX_BYTES {
-        spares.push((bytes, Box::new(spare)));
+    if bytes > SPARES_MAX_BYTES {
+        return;
     }
+    let released = {
+        let Ok(mut spares) = SPARES.lock() else { return };
+        let released = make_room(&mut spares, bytes, SPARES_MAX_BYTES);
+        spares.push((bytes, Box::new(spare)));
+        released
+    };
+    // Freed outside the lock: handing memory back to the OS takes a while.
+    drop(released);
+}
+
+/// Takes the longest-kept entries (the front) out of `spares` until `bytes` more fit in
+/// `limit` (`bytes` at most `limit`), and returns them.
+fn make_room<S>(spares: &mut Vec<(usize, S)>, bytes: usize, limit: usize) -> Vec<S> {
+    let mut kept: usize = spares.iter().map(|(bytes, _)| bytes).sum();
+    let mut released = Vec::new();
+    while kept + bytes > limit && !spares.is_empty() {
+        let (oldest, spare) = spares.remove(0);
+        kept -= oldest;
+        released.push(spare);
+    }
+    released
 }
 
 /// Outputs of at least this many bytes ask for huge pages (smaller ones hold at most one
@@ -106,6 +129,16 @@ fn advise_huge_pages(start: *mut u8, bytes: usize) {
 mod tests {
     use super::*;
     use ein_testing::expect_panic;
+
+    #[test]
+    fn the_longest_kept_spares_make_room_for_a_new_one() {
+        let mut spares: Vec<(usize, &str)> = vec![(30, "a"), (20, "b"), (40, "c")];
+        assert!(make_room(&mut spares, 10, 100).is_empty());
+        assert_eq!(make_room(&mut spares, 30, 100), ["a"]);
+        assert_eq!(spares, [(20, "b"), (40, "c")]);
+        assert_eq!(make_room(&mut spares, 100, 100), ["b", "c"]);
+        assert!(spares.is_empty());
+    }
 
     #[test]
     fn output_vectors_have_the_capacity_asked_for_and_work_as_vectors() {
