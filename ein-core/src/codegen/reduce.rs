@@ -1358,32 +1358,30 @@ impl<'p> Gen<'p> {
             let recycled: Vec<&(Vec<usize>, Ident)> = spares.iter().filter(|(_, spare)| used.contains(spare)).collect();
             let owned = generator.owned(&value, &ty, body.span, loop_block)?;
             let owned = &owned.tokens;
-            match (recycled.as_slice(), &borrowed) {
-                ([], None) => loop_block.push(quote!(#state = #owned;)),
-                ([], Some(_)) => loop_block.push(quote!(#state = ::core::option::Option::Some(#owned);)),
-                ([(path, spare)], None) if path.is_empty() => loop_block.push(quote! {
-                    #spare = ::core::option::Option::Some(::core::mem::replace(&mut #state, #owned));
-                }),
-                // The first step finds no state of its own to hand on.
-                ([(path, spare)], Some(_)) if path.is_empty() => loop_block.push(quote! {
-                    #spare = ::core::option::Option::replace(&mut #state, #owned);
-                }),
-                (_, borrowed) => {
+            // The new state, and the old one as an `Option` (`None` when the first step read
+            // a borrowed initial array: it has no state of its own to hand on).
+            let (new_state, old_state) = match &borrowed {
+                None => {
+                    (quote!(#owned), quote!(::core::option::Option::Some(::core::mem::replace(&mut #state, #owned))))
+                }
+                Some(_) => (
+                    quote!(::core::option::Option::Some(#owned)),
+                    quote!(::core::option::Option::replace(&mut #state, #owned)),
+                ),
+            };
+            match recycled.as_slice() {
+                [] => loop_block.push(quote!(#state = #new_state;)),
+                [(path, spare)] if path.is_empty() => loop_block.push(quote!(#spare = #old_state;)),
+                _ => {
                     let old = generator.names.fresh("old_state");
                     let refills = recycled.iter().map(|(path, spare)| {
                         let fields = path.iter().map(|&position| syn::Index::from(position));
                         quote!(#spare = ::core::option::Option::Some(#old #(.#fields)*);)
                     });
-                    loop_block.push(match borrowed {
-                        None => quote! {
-                            let #old = ::core::mem::replace(&mut #state, #owned);
+                    loop_block.push(quote! {
+                        if let ::core::option::Option::Some(#old) = #old_state {
                             #(#refills)*
-                        },
-                        Some(_) => quote! {
-                            if let ::core::option::Option::Some(#old) = ::core::option::Option::replace(&mut #state, #owned) {
-                                #(#refills)*
-                            }
-                        },
+                        }
                     });
                 }
             }
