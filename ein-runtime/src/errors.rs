@@ -99,6 +99,16 @@ pub fn interior(offset: usize, count: usize, shifts: &[(usize, i64)]) -> (usize,
     ((low - start) as usize, (high - start) as usize)
 }
 
+/// The shift `literal + Σ added - Σ subtracted` of a read computed before its loop, for
+/// [`interior`]: summed exactly (in `i128`, whatever the order of the terms) and then
+/// saturated to `i64`, where a shift beyond `i64` leaves no interior (as its true value would).
+#[inline]
+pub fn exact_shift(literal: i64, added: &[i64], subtracted: &[i64]) -> i64 {
+    let sum = added.iter().fold(i128::from(literal), |sum, &term| sum + i128::from(term));
+    let sum = subtracted.iter().fold(sum, |sum, &term| sum - i128::from(term));
+    sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 /// A size as a number of loop iterations for work estimates: negative sizes (which fail
 /// later, where the semantics says) count as none.
 #[inline]
@@ -375,6 +385,18 @@ mod tests {
     fn internal_errors_say_so() {
         let message = expect_panic(|| internal_error(format_args!("row 3 is short")));
         assert_eq!(message, "ein: internal error: row 3 is short (this is a bug in ein; please report it)");
+    }
+
+    #[test]
+    fn exact_shifts_do_not_saturate_on_the_way() {
+        // `5 + MAX - MAX` is 5 whichever way it is grouped; saturating sums gave 0.
+        assert_eq!(exact_shift(0, &[5, i64::MAX], &[i64::MAX]), 5);
+        assert_eq!(exact_shift(3, &[], &[i64::MIN]), i64::MAX);
+        assert_eq!(exact_shift(i64::MIN, &[i64::MIN], &[]), i64::MIN);
+        assert_eq!(exact_shift(2, &[], &[]), 2);
+        // A saturated shift leaves no interior, as its true value would.
+        assert_eq!(interior(0, 10, &[(10, exact_shift(1, &[i64::MAX], &[]))]), (0, 0));
+        assert_eq!(interior(0, 10, &[(10, exact_shift(-1, &[i64::MIN], &[]))]), (10, 10));
     }
 
     #[test]

@@ -18,8 +18,8 @@ pub use crate::dispatch::{
     DEFAULT_MATH_COPY,
 };
 pub use crate::errors::{
-    captured_int, check_same_size, check_size, clamp_index, empty_arg_reduction, interior, shape_len, size_or_zero,
-    IntoSize, Site,
+    captured_int, check_same_size, check_size, clamp_index, empty_arg_reduction, exact_shift, interior, shape_len,
+    size_or_zero, IntoSize, Site,
 };
 pub use crate::filter::{filter, Kept, FILTER_CHUNK};
 pub use crate::gemm::{choose_tiled_gemm, contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};

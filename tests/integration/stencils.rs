@@ -92,6 +92,36 @@ differential! {
 }
 
 differential! {
+    /// Window and shifted reads whose shift is known only at run time (a parameter, half a
+    /// length): the loop splits into clamping edges and an unchecked interior computed from the
+    /// shift, which may lie past either end (no interior). The last read's shift `r + (a - b)`
+    /// with `a = b = i64::MAX` is `r`, though its terms summed left to right pass `i64::MAX`.
+    window_reads_shifted_at_run_time: fn(x: [f64], w: [f64], r: i64, a: i64, b: i64) -> ([f64], [f64], [f64], [f64]) {
+        (
+            for i in 0..x.len() { sum k { x[i + k - r] * w[k] } },
+            for i in 0..x.len() { sum k { x[i - k + r] * w[k] } },
+            for i in 0..x.len() { x[r + i] - x[i - w.len() / 2] },
+            for i in 0..x.len() { x[i + (r + (a - b))] },
+        )
+    }
+    cases [n, taps, shift] in [[10, 3, 3], [1, 1, 2], [0, 3, 3], [5, 0, 4], [50, 7, 5], [3, 8, 2], [40, 5, 90], [40, 5, 0], [33, 4, 1]];
+    args (x = array([n]), w = array([taps]), r = scalar(shift as i64 - 2), a = scalar(i64::MAX), b = scalar(i64::MAX));
+}
+
+differential! {
+    /// Trailing windows (`x[i - k]`, the window subtracted) of a length given at run time,
+    /// 1-D and along the rows of a 2-D array, side by side and one at a time.
+    trailing_windows: fn(x: [f32], g: [[f64]], width: i64) -> ([f32], [[f64]]) {
+        (
+            for i in 0..x.len() { sum k in 0..width { x[i - k] } / (width as f32) },
+            for i in 0..g.len(), j in 0..g.shape(1) { max k in 0..width { g[i, j - k] } },
+        )
+    }
+    cases [n, rows, cols, span] in [[40, 3, 20, 4], [1, 1, 1, 1], [0, 0, 5, 3], [7, 2, 9, 0], [100, 5, 70, 33], [5, 2, 3, 9]];
+    args (x = array([n]), g = array([rows, cols]), width = scalar(span as i64));
+}
+
+differential! {
     /// Repeated 3-point smoothing: a fold whose accumulator is an array.
     jacobi_fold: fn(x: [f64], steps: usize) -> [f64] {
         fold t in 0..steps, v = x {

@@ -36,7 +36,7 @@ pub struct Analysis<'p> {
     /// Per node, by id: the program's nodes, then those of [`Analysis::body_shapes`].
     nodes: Vec<Facts>,
     /// Per comprehension index: the clamped reads in its body that its interior keeps in range.
-    interior_reads: BTreeMap<VarId, Vec<Interior>>,
+    interior_reads: BTreeMap<VarId, Vec<Interior<'p>>>,
     /// Per comprehension index: the remainders in its body that wrap at most once around it.
     interior_wraps: BTreeMap<VarId, Vec<Wrap<'p>>>,
     /// Per comprehension index: the comparisons in its body true in its interior.
@@ -89,16 +89,53 @@ struct Facts {
 }
 
 /// A clamped read that cannot leave its array in the interior of an innermost loop:
-/// `array[.., index + offset, ..]`, the shifted index at `axis`, or a window read
-/// `array[.., index + w + offset, ..]` where `w` is the index of a reduction inside the loop
-/// whose size ([`Analysis::window_size`]) can be computed before the loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Interior {
+/// `array[.., index + shift, ..]`, the shifted index at `axis`, or a window read
+/// `array[.., index ± w + shift, ..]` where `w` is the index of a reduction inside the loop
+/// whose size ([`Analysis::window_size`]) can be computed before the loop. The shift is a
+/// literal plus terms computable before the loop (`x[i + k - r]`, `r = w.len() / 2`), in any
+/// grouping.
+#[derive(Clone, Debug)]
+pub struct Interior<'p> {
     pub index: VarId,
     pub array: VarId,
     pub axis: usize,
-    pub offset: i64,
-    pub window: Option<VarId>,
+    pub shift: Shift<'p>,
+    /// The window's index and whether it is subtracted (`x[i - k]`, a trailing window).
+    pub window: Window,
+}
+
+/// Terms of a sum, each with whether it is subtracted.
+pub type SignedTerms<'e> = Vec<(bool, &'e Expr)>;
+
+/// A window's index and whether it is subtracted, if a read has a window.
+pub type Window = Option<(VarId, bool)>;
+
+/// The part of a read's position that does not move with the loop: a literal and terms that
+/// mention no variable bound in the loop, each added or subtracted.
+#[derive(Clone, Debug)]
+pub struct Shift<'p> {
+    pub literal: i64,
+    pub terms: SignedTerms<'p>,
+}
+
+impl Shift<'_> {
+    /// Equal up to the order of the terms.
+    fn same_as(&self, other: &Shift<'_>) -> bool {
+        let keys = |shift: &Shift<'_>| {
+            let mut keys: Vec<(bool, String)> =
+                shift.terms.iter().map(|(negated, term)| (*negated, crate::ir::visit::alpha_key(term))).collect();
+            keys.sort();
+            keys
+        };
+        self.literal == other.literal && keys(self) == keys(other)
+    }
+}
+
+impl Interior<'_> {
+    fn same_as(&self, other: &Interior<'_>) -> bool {
+        (self.index, self.array, self.axis, self.window) == (other.index, other.array, other.axis, other.window)
+            && self.shift.same_as(&other.shift)
+    }
 }
 
 /// A remainder `(index + c) % modulus` that wraps at most once ([`Analysis::wrap`]). Where
@@ -440,18 +477,18 @@ impl<'p> Analysis<'p> {
         self.reduction_sizes.get(&window).copied()
     }
 
-    /// Whether `position` is the index of the read `read` (`index + offset`, or with its
-    /// window, `index + window + offset` in any grouping).
-    pub fn is_position_of(&self, read: &Interior, position: &Expr) -> bool {
-        match read.window {
-            None => self.shift_of(position, read.index) == Some(read.offset),
-            Some(window) => window_shift(position, read.index) == Some((window, read.offset)),
-        }
+    /// Whether `position` is the index of the read `read` (its index, window and shift, in
+    /// any grouping).
+    pub fn is_position_of(&self, read: &Interior<'_>, position: &Expr) -> bool {
+        split_position(position, read.index).is_some_and(|(rest, literal)| {
+            let (window, terms) = take_window(rest, |var| Some(var) == read.window.map(|(window, _)| window));
+            window == read.window && read.shift.same_as(&Shift { literal, terms })
+        })
     }
 
     /// The clamped reads in the body of the comprehension over `index` that stay in range in
     /// the loop's interior (each once).
-    pub fn interior_reads(&self, index: VarId) -> &[Interior] {
+    pub fn interior_reads(&self, index: VarId) -> &[Interior<'p>] {
         self.interior_reads.get(&index).map_or(&[], Vec::as_slice)
     }
 
@@ -630,7 +667,8 @@ impl<'p> Analysis<'p> {
         if let ExprKind::Index(read) = &expr.kind {
             if visit::mentions(&read.index, index) {
                 let last = matches!(expr.ty, Type::Scalar(_));
-                let shifted = self.shift_of(&read.index, index).is_some() || window_shift(&read.index, index).is_some();
+                let shifted = split_position(&read.index, index)
+                    .is_some_and(|(rest, _)| rest.iter().all(|(_, term)| !visit::mentions(term, index)));
                 along &= last && shifted;
             }
             return along && self.reads_along(&read.array, index);
@@ -940,7 +978,13 @@ impl<'p> Analysis<'p> {
 
     /// The clamped reads in `body` of an array bound outside it (not in `inside`) whose index
     /// along some axis is `index + shift`, each once.
-    fn collect_interior_reads(&self, index: VarId, body: &Expr, inside: &BTreeSet<VarId>, found: &mut Vec<Interior>) {
+    fn collect_interior_reads(
+        &self,
+        index: VarId,
+        body: &'p Expr,
+        inside: &BTreeSet<VarId>,
+        found: &mut Vec<Interior<'p>>,
+    ) {
         if let ExprKind::Index(_) = &body.kind {
             let mut chain = Vec::new();
             let mut base = body;
@@ -955,19 +999,14 @@ impl<'p> Analysis<'p> {
                         if *bounds != Bounds::Clamped {
                             continue;
                         }
-                        let read = match self.shift_of(position, index) {
-                            Some(offset) => Some(Interior { index, array: *array, axis, offset, window: None }),
-                            None => window_shift(position, index)
-                                .filter(|(window, _)| self.is_window(*window, index, inside))
-                                .map(|(window, offset)| Interior {
-                                    index,
-                                    array: *array,
-                                    axis,
-                                    offset,
-                                    window: Some(window),
-                                }),
-                        };
-                        if let Some(read) = read.filter(|read| !found.contains(read)) {
+                        let read = self.interior_shift(position, index, inside).map(|(window, shift)| Interior {
+                            index,
+                            array: *array,
+                            axis,
+                            shift,
+                            window,
+                        });
+                        if let Some(read) = read.filter(|read| !found.iter().any(|known| known.same_as(read))) {
                             found.push(read);
                         }
                     }
@@ -1031,6 +1070,25 @@ impl<'p> Analysis<'p> {
         expr.for_each_child(|child| self.record_reduction_sizes(child));
     }
 
+    /// `position` as `index`, at most one window index added or subtracted ([`Analysis::is_window`])
+    /// and a shift computable before the loop over `index`, whose body binds `inside`: the
+    /// window and the shift, if it is one.
+    fn interior_shift(
+        &self,
+        position: &'p Expr,
+        index: VarId,
+        inside: &BTreeSet<VarId>,
+    ) -> Option<(Window, Shift<'p>)> {
+        let (rest, literal) = split_position(position, index)?;
+        let (window, terms) = take_window(rest, |var| self.is_window(var, index, inside));
+        let before_loop = |term: &Expr| {
+            let reads = free_vars(term);
+            self.can_reorder(term) && reads.is_disjoint(inside) && !reads.contains(&index)
+        };
+        (literal.unsigned_abs() <= 1 << 20 && terms.iter().all(|(_, term)| before_loop(term)))
+            .then_some((window, Shift { literal, terms }))
+    }
+
     /// Whether `window` is the index of a reduction inside the loop (in `inside`) whose size
     /// can be computed before the loop: then its range bounds a window read's offsets.
     fn is_window(&self, window: VarId, index: VarId, inside: &BTreeSet<VarId>) -> bool {
@@ -1044,19 +1102,33 @@ impl<'p> Analysis<'p> {
     }
 }
 
-/// `index + window + c` in any grouping (see [`crate::ir::shape::vars_plus_literal`]), `index`
-/// and `window` distinct, `c` of modest size: the window variable and `c`.
-fn window_shift(position: &Expr, index: VarId) -> Option<(VarId, i64)> {
+/// `position` as `index` (added, once) plus the rest: its other terms, each added or
+/// subtracted ([`crate::ir::shape::linear_sum`]), and its literal.
+fn split_position(position: &Expr, index: VarId) -> Option<(SignedTerms<'_>, i64)> {
     if position.ty != Type::scalar(Scalar::I64) {
         return None;
     }
-    let (vars, offset) = crate::ir::shape::vars_plus_literal(position)?;
-    match vars[..] {
-        [a, b] if a == index && b != index => Some((b, offset)),
-        [a, b] if b == index && a != index => Some((a, offset)),
-        _ => None,
+    let sum = crate::ir::shape::linear_sum(position)?;
+    let is_index = |term: &Expr| matches!(term.kind, ExprKind::Var(var) if var == index);
+    let mut found = sum.terms.iter().filter(|(_, term)| is_index(term));
+    match (found.next(), found.next()) {
+        (Some((false, _)), None) => {}
+        _ => return None,
     }
-    .filter(|_| offset.unsigned_abs() <= 1 << 20)
+    Some((sum.terms.into_iter().filter(|(_, term)| !is_index(term)).collect(), sum.constant))
+}
+
+/// The first of `terms` that is a variable `is_window` accepts, with its sign, and the others.
+fn take_window(terms: SignedTerms<'_>, is_window: impl Fn(VarId) -> bool) -> (Window, SignedTerms<'_>) {
+    let mut window = None;
+    let mut rest = Vec::new();
+    for (negated, term) in terms {
+        match term.kind {
+            ExprKind::Var(var) if window.is_none() && is_window(var) => window = Some((var, negated)),
+            _ => rest.push((negated, term)),
+        }
+    }
+    (window, rest)
 }
 
 /// The facts of `expr` from those of its children.

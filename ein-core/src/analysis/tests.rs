@@ -62,7 +62,7 @@ fn shifted_clamped_reads_are_interior_reads_of_their_loop() {
     let program = prepared("fn f(a: [f64]) -> [f64] { for i in 0..a.len() { a[i + 1] - a[i - 2] + a[i] } }");
     let analysis = Analysis::of(&program);
     let (i, a) = (var(&program, "i"), var(&program, "a"));
-    let offsets: Vec<i64> = analysis.interior_reads(i).iter().map(|read| read.offset).collect();
+    let offsets: Vec<i64> = analysis.interior_reads(i).iter().map(|read| read.shift.literal).collect();
     assert_eq!(offsets, [1, -2], "one per clamped read; `a[i]` is proven");
     assert!(analysis.interior_reads(i).iter().all(|read| read.array == a && read.axis == 0 && read.index == i));
     // An array bound inside the loop is not a candidate (its length is not known before it).
@@ -75,6 +75,37 @@ fn shifted_clamped_reads_are_interior_reads_of_their_loop() {
     assert_eq!(Analysis::of(&fixed).interior_reads(var(&fixed, "i")).len(), 1);
     let growing = prepared("fn f(x: [f64]) -> [f64] { for i in 0..x.len() { sum w in 0..i + 1 { x[i + w] } } }");
     assert!(Analysis::of(&growing).interior_reads(var(&growing, "i")).is_empty());
+}
+
+#[test]
+fn reads_shifted_by_terms_known_before_the_loop_are_interior_reads() {
+    // A radius from a length, a parameter, and a trailing window (`i - k`).
+    let program = prepared(
+        "fn f(x: [f64], w: [f64], off: i64) -> ([f64], [f64]) { let r = w.len() / 2; \
+         (for i in 0..x.len() { sum k { x[i + k - r] * w[k] } + x[off + i + 1] }, \
+          for j in 0..x.len() { sum k in 0..w.len() { x[j - k] } }) }",
+    );
+    let analysis = Analysis::of(&program);
+    let (i, j, k) = (var(&program, "i"), var(&program, "j"), var(&program, "k"));
+    let reads = analysis.interior_reads(i);
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    let [window, plain] = [&reads[0], &reads[1]];
+    assert_eq!((window.window, window.shift.literal, window.shift.terms.len()), (Some((k, false)), 0, 1));
+    assert!(window.shift.terms[0].0, "`r` is subtracted");
+    assert_eq!((plain.window, plain.shift.literal, plain.shift.terms.len()), (None, 1, 1));
+    let trailing = analysis.interior_reads(j);
+    assert_eq!(trailing.len(), 1, "{trailing:?}");
+    assert!(matches!(trailing[0].window, Some((_, true))), "the window is subtracted: {trailing:?}");
+    // Not a shift known before the loop: a term that reads the loop's index, or an array
+    // element of the loop, or the index subtracted.
+    for source in [
+        "fn f(x: [f64]) -> [f64] { for i in 0..x.len() { x[i + i] } }",
+        "fn f(x: [f64], s: [i64]) -> [f64] { for i { x[i + s[i]] } }",
+        "fn f(x: [f64]) -> [f64] { for i in 0..x.len() { x[3 - i] } }",
+    ] {
+        let program = prepared(source);
+        assert!(Analysis::of(&program).interior_reads(var(&program, "i")).is_empty(), "{source}");
+    }
 }
 
 #[test]

@@ -530,16 +530,38 @@ impl Gen<'_> {
             let Some(view) = view else {
                 return self.fill_run(index, count.tokens.clone(), offset, body, block);
             };
-            let (axis, shift) = (proc_macro2::Literal::usize_unsuffixed(read.axis), read.offset);
+            let axis = proc_macro2::Literal::usize_unsuffixed(read.axis);
+            // A shift with terms is computed here, before the loop, exactly (`exact_shift`).
+            let literal = read.shift.literal;
+            let shift = if read.shift.terms.is_empty() {
+                literal.to_token_stream()
+            } else {
+                let (mut added, mut subtracted) = (Vec::new(), Vec::new());
+                for (negated, term) in &read.shift.terms {
+                    let term = self.scalar(term, block)?.tokens;
+                    if *negated {
+                        subtracted.push(term)
+                    } else {
+                        added.push(term)
+                    }
+                }
+                let name = self.names.fresh("shift");
+                block.push(quote! {
+                    let #name = ::ein::__private::exact_shift(#literal, &[#(#added),*], &[#(#subtracted),*]);
+                });
+                name.into_token_stream()
+            };
             shifts.push(quote!((#view.len_of(#axis), #shift)));
-            if let Some(window) = read.window {
+            if let Some((window, negated)) = read.window {
                 let size = self
                     .analysis
                     .window_size(window)
                     .ok_or_else(|| internal(body.span, "a window read without its reduction"))?;
                 let size = self.scalar(size, block)?.tokens;
+                // The window's far end: `size - 1` steps after (or before, subtracted) the shift.
+                let combine = if negated { quote!(saturating_sub) } else { quote!(saturating_add) };
                 shifts.push(quote! {
-                    (#view.len_of(#axis), ::core::primitive::i64::saturating_add(#shift, ::core::primitive::i64::saturating_sub(#size, 1)))
+                    (#view.len_of(#axis), ::core::primitive::i64::#combine(#shift, ::core::primitive::i64::saturating_sub(#size, 1)))
                 });
             }
         }
@@ -555,7 +577,7 @@ impl Gen<'_> {
         };
         self.fill_run(index, low.to_token_stream(), offset.clone(), body, block)?;
         let outer = self.interior.len();
-        self.interior.extend(reads.iter().copied());
+        self.interior.extend(reads.iter().cloned());
         self.wrap_interior.push(index);
         let interior = self.fill_run(index, quote!(#high - #low), Some(shifted(&low)), body, block);
         self.wrap_interior.pop();

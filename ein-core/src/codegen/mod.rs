@@ -222,7 +222,7 @@ struct Gen<'p> {
     no_versioning: bool,
     /// Clamped reads known in range here: the interior of an innermost loop (see
     /// `Gen::fill_loop`), where `array[.., index + offset, ..]` (at `axis`) needs no clamp.
-    interior: Vec<analysis::Interior>,
+    interior: Vec<analysis::Interior<'p>>,
     /// The indices whose loop interior this is for their wrapping remainders
     /// ([`analysis::Wrap`]) and guards ([`analysis::Guard`]): there `(index + c) % n` is
     /// `index + c`, or that less `n`, and a guard is `true`.

@@ -1027,6 +1027,18 @@ fn a_window_read_clamps_only_at_the_edges_of_its_window() {
 }
 
 #[test]
+fn a_window_shifted_by_a_run_time_radius_clamps_only_at_its_edges() {
+    // The README's convolution with `r = w.len() / 2`: the shift is computed before the loop,
+    // exactly, and the interior reads unchecked, side by side.
+    let source = "fn conv(x: [f32], w: [f32]) -> [f32] { let r = w.len() / 2; for i in 0..x.len() { sum k { x[i + k - r] * w[k] } } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    assert!(items.contains("let__ein_shift=::ein::__private::exact_shift(0i64,&[],&[r]);"), "{items}");
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert_eq!(interior.matches("clamp_index").count(), 0, "{interior}");
+}
+
+#[test]
 fn wrapping_remainders_compare_only_at_the_edges() {
     // `(j + w - 1) % w` wraps where `j - 1` leaves `0..w`, `(j + 1) % w` where `j + 1` does: the
     // loop over `j` splits like one with reads shifted by -1 and 1; in its interior the

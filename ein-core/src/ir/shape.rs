@@ -61,26 +61,45 @@ pub fn var_plus_literal(expr: &Expr) -> Option<(super::VarId, i64)> {
     }
 }
 
-/// `v1 + v2 + … + c` (variables added, literals added or subtracted, in any grouping): the
-/// variables in order and the literal total. `None` for anything else or on overflow.
-pub fn vars_plus_literal(expr: &Expr) -> Option<(Vec<super::VarId>, i64)> {
-    match &expr.kind {
-        ExprKind::Var(var) => Some((vec![*var], 0)),
-        ExprKind::Literal(Literal::Int(value)) => Some((Vec::new(), *value)),
-        ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Add, lhs, rhs }) => {
-            let (mut vars, left) = vars_plus_literal(lhs)?;
-            let (more, right) = vars_plus_literal(rhs)?;
-            vars.extend(more);
-            Some((vars, left.checked_add(right)?))
-        }
-        ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Sub, lhs, rhs }) => match rhs.kind {
+/// An `i64` expression as a sum of signed terms and an integer literal: `i + k - r + 2` is
+/// `+i`, `+k`, `-r` and 2, in the order written. A term is any operand of the additions and
+/// subtractions that is not itself one (or a negation, or an integer literal). `None` when
+/// the literal total overflows.
+pub fn linear_sum(expr: &Expr) -> Option<LinearSum<'_>> {
+    let mut sum = LinearSum { terms: Vec::new(), constant: 0 };
+    sum.add(expr, false)?;
+    Some(sum)
+}
+
+/// See [`linear_sum`].
+#[derive(Clone, Debug)]
+pub struct LinearSum<'e> {
+    /// Each term and whether it is subtracted.
+    pub terms: Vec<(bool, &'e Expr)>,
+    pub constant: i64,
+}
+
+impl<'e> LinearSum<'e> {
+    fn add(&mut self, expr: &'e Expr, negated: bool) -> Option<()> {
+        match &expr.kind {
             ExprKind::Literal(Literal::Int(value)) => {
-                let (vars, left) = vars_plus_literal(lhs)?;
-                Some((vars, left.checked_sub(value)?))
+                let value = if negated { value.checked_neg()? } else { *value };
+                self.constant = self.constant.checked_add(value)?;
             }
-            _ => None,
-        },
-        _ => None,
+            ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Add, lhs, rhs }) if expr.ty == Type::I64 => {
+                self.add(lhs, negated)?;
+                self.add(rhs, negated)?;
+            }
+            ExprKind::Binary(node::Binary { op: crate::ops::BinaryOp::Sub, lhs, rhs }) if expr.ty == Type::I64 => {
+                self.add(lhs, negated)?;
+                self.add(rhs, !negated)?;
+            }
+            ExprKind::Unary(node::Unary { op: crate::ops::UnaryOp::Neg, operand }) if expr.ty == Type::I64 => {
+                self.add(operand, !negated)?;
+            }
+            _ => self.terms.push((negated, expr)),
+        }
+        Some(())
     }
 }
 
