@@ -281,3 +281,18 @@ differential! {
     cases [m, n] in [[0, 3], [3, 0], [1, 1], [3, 4], [7, 33], [40, 300], [300, 40], [2, 9000]];
     args (a = array([m, n]));
 }
+
+differential! {
+    /// A causal softmax, each row's statistics over `0..i + 1` (computed once per row, behind
+    /// a guard for an empty row): square, wide, tall (reads past the last column clamp) and
+    /// empty matrices.
+    causal_softmax: fn(s: [[f32]]) -> [[f32]] {
+        for i, j {
+            let m = max k in 0..i + 1 { s[i, k] };
+            let z = sum k in 0..i + 1 { exp(s[i, k] - m) };
+            if j <= i { exp(s[i, j] - m) / z } else { 0.0 }
+        }
+    }
+    cases [rows, cols] in [[5, 5], [3, 9], [9, 3], [0, 4], [4, 0], [1, 1], [40, 40]];
+    args (s = array([rows, cols]));
+}

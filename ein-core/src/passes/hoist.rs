@@ -350,7 +350,7 @@ impl Hoister<'_> {
 
     /// Whether `expr` may fail just outside the loop being processed.
     fn may_fail(&self, expr: &Expr) -> bool {
-        may_fail_where(expr, &|divisor| self.enclosing_sizes.contains(&alpha_key(divisor)))
+        may_fail_where(expr, &|divisor| self.enclosing_sizes.contains(&alpha_key(divisor)), &self.is_index())
     }
 
     /// How `expr` may leave the loop being processed, if at all: as it is where it cannot fail
@@ -374,7 +374,13 @@ impl Hoister<'_> {
         // iteration, is where the loop would fail, and it fails there as it does before the
         // loop (it is invariant): `for i { x[i] + sum k { x[k].clamp(lo, hi) } }`.
         let alone = self.inner_loops == 0 && failing_sites(expr, &runs) == self.failing_in_body;
-        (!may_fail_where(expr, &runs) || alone).then(|| LiftForm::Guarded { size: size.clone(), zero })
+        (!may_fail_where(expr, &runs, &self.is_index()) || alone)
+            .then(|| LiftForm::Guarded { size: size.clone(), zero })
+    }
+
+    /// Whether a variable is a loop index (never negative).
+    fn is_index(&self) -> impl Fn(VarId) -> bool + '_ {
+        |var: VarId| self.vars[var.0 as usize].kind == VarKind::Index
     }
 
     /// [`failing_sites`] of the body of the loop being extracted from, where that loop and the

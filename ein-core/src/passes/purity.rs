@@ -4,7 +4,7 @@
 use crate::ir::node;
 use crate::ir::shape::{length, simplify_lengths};
 use crate::ir::visit::alpha_key;
-use crate::ir::{Bounds, Expr, ExprKind, Literal, NodeId, ReduceOp, ScalarType, Type};
+use crate::ir::{Bounds, Expr, ExprKind, Literal, NodeId, ReduceOp, ScalarType, Type, VarId};
 use crate::ops::{BinaryOp, Failure, Func, Scalar, UnaryOp};
 use std::collections::BTreeSet;
 
@@ -22,9 +22,17 @@ pub fn may_fail(expr: &Expr) -> bool {
 /// a loop that encloses the place the expression is evaluated, say): as an integer divisor,
 /// and as the length of an axis a clamped read reads. Inside a loop's body its own size is
 /// such a size too (the body runs only when it is not zero), so `sum k { y[k + 1] }` over
-/// `y`'s axis cannot fail.
-pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
-    may_fail_knowing(expr, Some(nonzero))
+/// `y`'s axis cannot fail. The variables for which `is_index` holds are loop indices, never
+/// negative, so a loop over `0..i + 1` cannot fail for its size ([`counts_from_an_index`]).
+pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool, is_index: &dyn Fn(VarId) -> bool) -> bool {
+    may_fail_known(expr, &Known { outer: Some(nonzero), indices: Some(is_index), sizes: Vec::new(), equal: Vec::new() })
+}
+
+/// Whether `size` is a loop index plus a literal that is not negative (`i`, `i + 1`): never
+/// negative, as loop indices are not.
+pub fn counts_from_an_index(size: &Expr, is_index: &dyn Fn(VarId) -> bool) -> bool {
+    crate::ir::shape::var_plus_literal(size)
+        .is_some_and(|(var, offset)| (0..=1 << 20).contains(&offset) && is_index(var))
 }
 
 /// What is known where an expression is evaluated: sizes known not to be zero (the caller's,
@@ -33,13 +41,14 @@ pub fn may_fail_where(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> bool {
 #[derive(Clone)]
 struct Known<'e, 'f> {
     outer: Option<&'f dyn Fn(&Expr) -> bool>,
+    indices: Option<&'f dyn Fn(VarId) -> bool>,
     sizes: Vec<String>,
     equal: Vec<(String, &'e Expr)>,
 }
 
 impl Known<'_, '_> {
     fn is_empty(&self) -> bool {
-        self.outer.is_none() && self.sizes.is_empty()
+        self.outer.is_none() && self.indices.is_none() && self.sizes.is_empty()
     }
 
     /// Whether `size` is known not to be zero, itself or through a size it is checked equal to
@@ -54,16 +63,16 @@ impl Known<'_, '_> {
 
 /// [`may_fail_where`] with what is known where `expr` is evaluated.
 fn may_fail_knowing(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> bool {
-    may_fail_known(expr, &Known { outer: nonzero, sizes: Vec::new(), equal: Vec::new() })
+    may_fail_known(expr, &Known { outer: nonzero, indices: None, sizes: Vec::new(), equal: Vec::new() })
 }
 
 fn may_fail_known<'e>(expr: &'e Expr, known: &Known<'e, '_>) -> bool {
     // With nothing known, no size is asked about (which spares building the lengths of clamped
     // reads' axes).
     let fails = if known.is_empty() {
-        fails_here_where(expr, None)
+        fails_here_where(expr, None, None)
     } else {
-        fails_here_where(expr, Some(&|size: &Expr| known.nonzero(size)))
+        fails_here_where(expr, Some(&|size: &Expr| known.nonzero(size)), known.indices)
     };
     if fails {
         return true;
@@ -113,7 +122,7 @@ pub fn infallible_array_selects(expr: &Expr) -> BTreeSet<NodeId> {
         for_each_child_known(expr, known, &mut |child, known| visit(child, known, found));
     }
     let mut found = BTreeSet::new();
-    visit(expr, &Known { outer: None, sizes: Vec::new(), equal: Vec::new() }, &mut found);
+    visit(expr, &Known { outer: None, indices: None, sizes: Vec::new(), equal: Vec::new() }, &mut found);
     found
 }
 
@@ -122,7 +131,7 @@ pub fn infallible_array_selects(expr: &Expr) -> BTreeSet<NodeId> {
 /// as known: the count is the same for a node wherever it is, so the count of a part is at
 /// most that of a whole holding it).
 pub fn failing_sites(expr: &Expr, nonzero: &dyn Fn(&Expr) -> bool) -> usize {
-    let mut count = usize::from(fails_here_where(expr, Some(nonzero)));
+    let mut count = usize::from(fails_here_where(expr, Some(nonzero), None));
     expr.for_each_child(|child| count += failing_sites(child, nonzero));
     count
 }
@@ -143,11 +152,17 @@ fn loop_size_and_body(expr: &Expr) -> Option<(&Expr, &Expr)> {
 /// Whether the node itself, its children aside, can raise a run-time error: the one
 /// definition behind [`may_fail`] and the analysis stage's fact of the same name.
 pub fn fails_here(expr: &Expr) -> bool {
-    fails_here_where(expr, None)
+    fails_here_where(expr, None, None)
 }
 
-fn fails_here_where(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> bool {
+fn fails_here_where(
+    expr: &Expr,
+    nonzero: Option<&dyn Fn(&Expr) -> bool>,
+    is_index: Option<&dyn Fn(VarId) -> bool>,
+) -> bool {
     let nonzero_size = |size: &Expr| nonzero.is_some_and(|nonzero| nonzero(size));
+    let never_negative =
+        |size: &Expr| is_length(size) || is_index.is_some_and(|is_index| counts_from_an_index(size, is_index));
     match &expr.kind {
         // A clamped read fails on an empty axis only.
         ExprKind::Index(node::Index { array, bounds, .. }) => {
@@ -164,8 +179,8 @@ fn fails_here_where(expr: &Expr, nonzero: Option<&dyn Fn(&Expr) -> bool>) -> boo
         }
         ExprKind::For(node::For { size, .. })
         | ExprKind::Filter(node::For { size, .. })
-        | ExprKind::Reduce(node::Reduce { size, .. }) => !is_length(size),
-        ExprKind::Fold(node::Fold { count, .. }) | ExprKind::Scan(node::Scan { count, .. }) => !is_length(count),
+        | ExprKind::Reduce(node::Reduce { size, .. }) => !never_negative(size),
+        ExprKind::Fold(node::Fold { count, .. }) | ExprKind::Scan(node::Scan { count, .. }) => !never_negative(count),
         // An update's index out of range.
         ExprKind::Assert(_) | ExprKind::Accum(_) => true,
         ExprKind::Call(node::Call { func, args }) => call_may_fail(*func, args),

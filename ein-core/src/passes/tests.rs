@@ -432,6 +432,27 @@ fn values_failing_only_on_an_empty_loop_leave_it_behind_a_guard() {
 }
 
 #[test]
+fn reductions_over_a_range_that_grows_with_the_row_leave_the_columns() {
+    // A causal softmax: `0..i + 1` is never negative (`i` is an index), and the clamped reads
+    // of `s`'s axis 1 fail only when `for j` over that axis runs zero times, so `m` and `z`
+    // are computed once per row, behind the guard, not once per element.
+    let program = optimised(
+        "fn f(s: [[f32]]) -> [[f32]] {
+            for i, j {
+                let m = max k in 0..i + 1 { s[i, k] };
+                let z = sum k in 0..i + 1 { exp(s[i, k] - m) };
+                if j <= i { exp(s[i, j] - m) / z } else { 0.0 }
+            }
+        }",
+    );
+    assert_eq!(reductions_inside(&program, "j"), 0, "{program}");
+    assert_eq!(reductions_inside(&program, "i"), 2, "{program}");
+    // A range that may be negative (`n - i`, `n` a parameter) keeps its reduction in place.
+    let program = optimised("fn f(x: [f64], n: i64) -> [f64] { for i { sum k in 0..n - i { x[k] } + x[i] } }");
+    assert_eq!(reductions_inside(&program, "i"), 1, "{program}");
+}
+
+#[test]
 fn cse_shares_alpha_equivalent_terms() {
     let (_, after) = before_and_after(
         "fn f(x: [f64]) -> f64 { let m = max k { x[k] }; m + max l { x[l] } }",
