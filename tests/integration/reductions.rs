@@ -296,3 +296,18 @@ differential! {
     cases [rows, cols] in [[5, 5], [3, 9], [9, 3], [0, 4], [4, 0], [1, 1], [40, 40]];
     args (s = array([rows, cols]));
 }
+
+differential! {
+    /// Reads kept in range by the ranges of their indices: an autocorrelation (`t + l` under
+    /// `t < n - l`) and a polynomial with its coefficients read backwards (`n - 1 - t`).
+    ranges_that_keep_reads_in_range: fn(x: [f64], c: [f64], lags: i64) -> ([f64], [f64]) {
+        let n = x.len();
+        let m = c.len();
+        (
+            for l in 0..lags { sum t in 0..n - l { x[t] * x[t + l] } },
+            for i in 0..n { fold t in 0..m, acc = 0.0 { acc * x[i] + c[m - 1 - t] } },
+        )
+    }
+    cases [n, m, lags] in [[10, 3, 4], [1, 1, 1], [0, 2, 0], [5, 0, 5], [70, 9, 33], [3, 4, 5]];
+    args (x = array([n]), c = array([m]), lags = scalar(lags as i64));
+}

@@ -182,6 +182,32 @@ fn a_shifted_read_over_a_shortened_range_is_proven() {
 }
 
 #[test]
+fn reads_kept_in_range_by_the_ranges_of_their_indices_are_proven() {
+    // Autocorrelation: `t < n - l`, so `t + l < n`; and `t` itself.
+    let checked = program(
+        "fn f(x: [f32], lags: i64) -> [f32] { let n = x.len(); for l in 0..lags { sum t in 0..n - l { x[t] * x[t + l] } } }",
+    );
+    assert_eq!(bounds(&checked), vec![Bounds::Proven, Bounds::Proven], "{checked}");
+    // A reversed read: `n - 1 - t` for `t` in `0..n` lies in `0..n`.
+    let checked = program(
+        "fn f(c: [f64], x: f64) -> f64 { let n = c.len(); fold t in 0..n, acc = 0.0 { acc * x + c[n - 1 - t] } }",
+    );
+    assert_eq!(bounds(&checked), vec![Bounds::Proven], "{checked}");
+    // Not kept in range: one step past either end, a range of another array, a parameter that
+    // does not cancel, an index subtracted whose range allows more than the sum has.
+    for source in [
+        "fn f(x: [f32], lags: i64) -> [f32] { for l in 0..lags { sum t in 0..x.len() - l { x[t + l + 1] } } }",
+        "fn f(c: [f64]) -> [f64] { for t in 0..c.len() { c[c.len() - t] } }",
+        "fn f(x: [f32], y: [f32]) -> [f32] { for l in 0..y.len() { sum t in 0..y.len() - l { x[t + l] } } }",
+        "fn f(x: [f32], s: i64) -> [f32] { for l in 0..x.len() { sum t in 0..x.len() - l { x[t + s] } } }",
+        "fn f(x: [f32], m: [f32]) -> [f32] { for t in 0..m.len() { x[x.len() - 1 - t] } }",
+    ] {
+        let checked = program(source);
+        assert!(bounds(&checked).contains(&Bounds::Clamped), "{source}: {checked}");
+    }
+}
+
+#[test]
 fn a_filter_bound_inside_a_side_of_an_if_is_an_error_not_invalid_ir() {
     // Its length is known only once it has run: it cannot size the `if` before.
     let messages =

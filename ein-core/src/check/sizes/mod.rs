@@ -342,7 +342,13 @@ pub fn key(expr: &Expr) -> String {
 /// axis: equal to it (by construction, or through a size check that dominates the read),
 /// shortened by at least `c`, or an enclosing index's range that does (`Prover::below_axis`).
 pub fn prove_bounds(program: &mut Program, lets: &LetValues) {
-    let mut prover = Prover { lets, ranges: BTreeMap::new(), aliases: BTreeMap::new(), equalities: Vec::new() };
+    let mut prover = Prover {
+        lets,
+        ranges: BTreeMap::new(),
+        aliases: BTreeMap::new(),
+        equalities: Vec::new(),
+        bound_order: BTreeMap::new(),
+    };
     prover.walk(&mut program.body);
 }
 
@@ -355,6 +361,30 @@ struct Prover<'a> {
     aliases: BTreeMap<VarId, (VarId, i64)>,
     /// Size equalities established by enclosing checks.
     equalities: Vec<(String, String)>,
+    /// The order in which index variables were bound (outer loops first).
+    bound_order: BTreeMap<VarId, usize>,
+}
+
+/// An integer sum: a coefficient per term (by canonical key, with the term) and a literal.
+#[derive(Clone, Default)]
+struct Linear {
+    terms: BTreeMap<String, (i64, Expr)>,
+    literal: i64,
+}
+
+impl Linear {
+    /// `self + factor * other`, `None` on overflow.
+    fn add(&mut self, other: &Linear, factor: i64) -> Option<()> {
+        self.literal = self.literal.checked_add(other.literal.checked_mul(factor)?)?;
+        for (term_key, (coefficient, term)) in &other.terms {
+            let entry = self.terms.entry(term_key.clone()).or_insert((0, term.clone()));
+            entry.0 = entry.0.checked_add(coefficient.checked_mul(factor)?)?;
+            if entry.0 == 0 {
+                self.terms.remove(term_key);
+            }
+        }
+        Some(())
+    }
 }
 
 impl Prover<'_> {
@@ -365,6 +395,7 @@ impl Prover<'_> {
             | ExprKind::Reduce(node::Reduce { index, size, body, .. }) => {
                 self.walk(size);
                 let range = canonical(size, self.lets);
+                self.bound_order.insert(*index, self.ranges.len());
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
@@ -373,6 +404,7 @@ impl Prover<'_> {
                 self.walk(count);
                 self.walk(init);
                 let range = canonical(count, self.lets);
+                self.bound_order.insert(*index, self.ranges.len());
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
@@ -405,8 +437,11 @@ impl Prover<'_> {
                 // `a[i + c]` (c ≥ 0, often 0) with `i` in `0..n - d`: in bounds when `n` is
                 // the axis's length and d ≥ c. A negative size never gets this far: it panics
                 // before its loop runs.
-                let Some((var, offset)) = self.index_plus_offset(index) else { return };
-                if self.below_axis(var, offset, &axis, 0) {
+                let proven = match self.index_plus_offset(index) {
+                    Some((var, offset)) => self.below_axis(var, offset, &axis, 0),
+                    None => false,
+                };
+                if proven || self.within_by_ranges(index, &axis) {
                     *bounds = Bounds::Proven;
                 }
             }
@@ -439,6 +474,100 @@ impl Prover<'_> {
             }
             _ => false,
         }
+    }
+
+    /// Whether `position`, a sum of index variables, lengths and other terms, lies in `0..n`
+    /// for the axis of key `axis` (length `n`) wherever it is read, by the ranges of the
+    /// indices alone: each index `v` in `0..r` is at least 0 and at most `r - 1`, so replacing
+    /// it by its largest value (innermost first; its range may mention outer indices) bounds
+    /// the sum from above where it is added and from below where it is subtracted, until what
+    /// is left is `n - c` (c ≥ 1) above and at least 0 below, other indices and lengths
+    /// dropped on the side they only move away from. `t + l` with `t` in `0..n - l` is at most
+    /// `n - 1`; `n - 1 - t` with `t` in `0..n` at least 0. A range that is negative panics
+    /// before its loop runs, and a loop over `0..r` runs only when `r ≥ 1`.
+    fn within_by_ranges(&self, position: &Expr, axis: &str) -> bool {
+        let position = cast_to_64_bits(position).filter(|operand| operand.ty == Type::I64).unwrap_or(position);
+        if position.ty != Type::I64 {
+            return false;
+        }
+        let Some(sum) = self.linear(position) else { return false };
+        let below = self.bounded(sum.clone(), true).is_some_and(|upper| {
+            let mut axis_coefficient = 0;
+            let rest_only_lowers = upper.terms.iter().all(|(term_key, (coefficient, term))| {
+                if self.equal(term_key, axis) {
+                    axis_coefficient += coefficient;
+                    true
+                } else {
+                    *coefficient < 0 && self.never_negative(term)
+                }
+            });
+            rest_only_lowers && axis_coefficient == 1 && upper.literal <= -1
+        });
+        below
+            && self.bounded(sum, false).is_some_and(|lower| {
+                lower.literal >= 0
+                    && lower.terms.values().all(|(coefficient, term)| *coefficient > 0 && self.never_negative(term))
+            })
+    }
+
+    /// `sum` with each index variable added (`upper`) or subtracted (not `upper`) replaced by
+    /// its largest value, innermost first, at most eight times.
+    fn bounded(&self, mut sum: Linear, upper: bool) -> Option<Linear> {
+        for _ in 0..8 {
+            let innermost = sum
+                .terms
+                .iter()
+                .filter_map(|(term_key, (coefficient, term))| match term.kind {
+                    ExprKind::Var(var) if (*coefficient > 0) == upper && self.ranges.contains_key(&var) => {
+                        Some((self.bound_order.get(&var).copied().unwrap_or(0), term_key.clone(), *coefficient, var))
+                    }
+                    _ => None,
+                })
+                .max_by_key(|(order, ..)| *order);
+            let Some((_, term_key, coefficient, var)) = innermost else { return Some(sum) };
+            let mut largest = self.linear(&self.ranges[&var].1)?;
+            largest.literal = largest.literal.checked_sub(1)?;
+            sum.terms.remove(&term_key);
+            sum.add(&largest, coefficient)?;
+        }
+        None
+    }
+
+    /// Whether a term is never negative: an index variable or an array's length.
+    fn never_negative(&self, term: &Expr) -> bool {
+        match term.kind {
+            ExprKind::Var(var) => self.ranges.contains_key(&var),
+            ExprKind::Len(_) => true,
+            _ => false,
+        }
+    }
+
+    /// `expr` (canonical) as a [`Linear`] sum; aliases of indices (`let k = i + 1`) are seen
+    /// through.
+    fn linear(&self, expr: &Expr) -> Option<Linear> {
+        let mut terms = Vec::new();
+        signed_terms(&canonical(expr, self.lets), true, &mut terms);
+        let mut sum = Linear::default();
+        for (term, added) in terms {
+            let sign = if added { 1 } else { -1 };
+            match term.kind {
+                ExprKind::Literal(Literal::Int(value)) => {
+                    sum.literal = sum.literal.checked_add(value.checked_mul(sign)?)?
+                }
+                ExprKind::Var(var) if self.aliases.contains_key(&var) => {
+                    let (index, offset) = self.aliases[&var];
+                    let span = term.span;
+                    let index = Expr::new(ExprKind::Var(index), Type::I64, span);
+                    let alias = Linear { terms: BTreeMap::from([(key(&index), (1, index))]), literal: offset };
+                    sum.add(&alias, sign)?;
+                }
+                _ => {
+                    let one = Linear { terms: BTreeMap::from([(key(&term), (1, term))]), literal: 0 };
+                    sum.add(&one, sign)?;
+                }
+            }
+        }
+        Some(sum)
     }
 
     /// `i + c` (see [`var_plus_offset`]) with `i` an index variable, seen through aliases and
