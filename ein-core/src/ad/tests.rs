@@ -88,6 +88,31 @@ fn a_matrix_vector_product_is_computed_once_and_transposed_once() {
 }
 
 #[test]
+fn a_value_and_its_sweep_share_a_lifted_product() {
+    // Least squares: the loss `sum i { r * r } / n` (a lifted `x w` inside an operand of the
+    // division) and the sweep read the same `x w`, computed once: two passes over `x` (`x w`
+    // and `xᵀ r̄`), not three.
+    let program = gradient(
+        "fn lsq(x: [[f64]], y: [f64], w: [f64]) -> f64 {
+            sum i { let r = sum k { x[i, k] * w[k] } - y[i]; r * r } / (y.len() as f64)
+        }",
+    );
+    let reads_of_x = count(&program.body, &|expr| {
+        matches!(&expr.kind, ExprKind::Contract(contraction) if contraction.operands.iter().any(|operand|
+            matches!(operand.array.kind, ExprKind::Var(var) if program.var(var).name == "x")))
+    });
+    assert_eq!(reads_of_x, 2, "{program}");
+    let ExprKind::Tuple(results) = &tail(&program.body).kind else { panic!("a tuple: {program}") };
+    let ExprKind::Var(value) = results[0].kind else { panic!("a bound value: {program}") };
+    let value = bound_value(&program.body, value).expect("the value's let");
+    let reads_x = count(value, &|expr| {
+        matches!(&expr.kind, ExprKind::Index(read) if count(&read.array, &|base|
+            matches!(base.kind, ExprKind::Var(var) if program.var(var).name == "x")) > 0)
+    });
+    assert_eq!(reads_x, 0, "the value reads the product, not x: {program}");
+}
+
+#[test]
 fn invariant_reductions_inside_a_loss_are_lifted_before_the_sweep() {
     // Left inside `sum i`, each would be recomputed per `i` and its adjoint scattered by an
     // accumulation over `i` and `k`: O(n²) (the naive softmax's, O(n m³)).

@@ -144,7 +144,53 @@ fn linearize(expr: &Expr) -> (Block, Expr) {
                 steps.push(Step::Assert(checks.clone()));
                 at = body;
             }
-            _ => return (steps, at.clone()),
+            _ => {
+                // `{ let s = …; e } / n`: `let s = …; e / n`, so the backward sweep reads the
+                // lifted value the result was computed from instead of computing it again.
+                let mut floated = Vec::new();
+                let rest = float_operand_lets(at.clone(), true, &mut floated);
+                if floated.is_empty() {
+                    return (steps, rest);
+                }
+                for (var, value) in floated {
+                    let (inner, value) = linearize(&value);
+                    steps.extend(inner);
+                    steps.push(Step::Let(var, value));
+                }
+                let (more, result) = linearize(&rest);
+                steps.extend(more);
+                return (steps, result);
+            }
+        }
+    }
+}
+
+/// `expr` with the `let`s at the head of its operands (through arithmetic, negations and casts)
+/// moved into `floated`, in evaluation order: those of the operand evaluated first (`first`),
+/// and any whose value cannot fail (computing it earlier adds no error, and it was computed
+/// anyway: the operands of arithmetic are all evaluated).
+fn float_operand_lets(mut expr: Expr, first: bool, floated: &mut Vec<(VarId, Expr)>) -> Expr {
+    loop {
+        match expr.kind {
+            ExprKind::Let(node::Let { var, value, body }) if first || !crate::passes::purity::may_fail(&value) => {
+                floated.push((var, *value));
+                expr = *body;
+            }
+            ExprKind::Binary(node::Binary { op, lhs, rhs }) => {
+                let lhs = float_operand_lets(*lhs, first, floated);
+                let rhs = float_operand_lets(*rhs, false, floated);
+                let kind = ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) });
+                return Expr { kind, ..expr };
+            }
+            ExprKind::Unary(node::Unary { op, operand }) => {
+                let operand = float_operand_lets(*operand, first, floated);
+                return Expr { kind: ExprKind::Unary(node::Unary { op, operand: Box::new(operand) }), ..expr };
+            }
+            ExprKind::Cast(node::Cast { operand, to, saturating }) => {
+                let operand = Box::new(float_operand_lets(*operand, first, floated));
+                return Expr { kind: ExprKind::Cast(node::Cast { operand, to, saturating }), ..expr };
+            }
+            kind => return Expr { kind, ..expr },
         }
     }
 }
