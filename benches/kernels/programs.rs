@@ -52,6 +52,12 @@ ein! {
         for i, j { sum di, dj { img[i + di - 1, j + dj - 1] * w[di, dj] } }
     }
 
+    /// Any odd square kernel, its radius computed at run time (the README's form).
+    pub fn conv_radius(img: [[f32]], w: [[f32]]) -> [[f32]] {
+        let r = w.len() / 2;
+        for i, j { sum di, dj { img[i + di - r, j + dj - r] * w[di, dj] } }
+    }
+
     /// Logistic regression: the predictions, the mean cross-entropy loss and its gradient.
     pub fn logreg(x: [[f64]], y: [f64], w: [f64]) -> ([f64], f64, [f64]) {
         let n = x.len() as f64;
@@ -96,6 +102,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "nbody", build: nbody_kernel },
         KernelSpec { name: "conv5x5", build: |quick| conv_kernel("conv5x5", 2, quick) },
         KernelSpec { name: "conv3x3", build: |quick| conv_kernel("conv3x3", 1, quick) },
+        KernelSpec { name: "conv-radius", build: |quick| conv_kernel("conv-radius", 2, quick) },
         KernelSpec { name: "logreg-grad", build: logreg_kernel },
         KernelSpec { name: "life", build: life_kernel },
         KernelSpec { name: "box-blur", build: box_blur_kernel },
@@ -421,14 +428,17 @@ fn conv_kernel(name: &'static str, radius: usize, quick: bool) -> Kernel {
     let (i2, w2) = (Arc::clone(&img), Arc::clone(&weights));
     let ein_variant = move || {
         let (img, weights) = (data::view(&i1, shape), data::view(&w1, (size, size)));
-        if radius == 2 {
-            conv5x5(&img, &weights)
-        } else {
-            conv3x3(&img, &weights)
+        match (name, radius) {
+            ("conv-radius", _) => conv_radius(&img, &weights),
+            (_, 2) => conv5x5(&img, &weights),
+            _ => conv3x3(&img, &weights),
         }
     };
+    let shift = if name == "conv-radius" { "r".to_string() } else { radius.to_string() };
+    let radius_note =
+        if name == "conv-radius" { " with `let r = w.len() / 2` (the shift known at run time)" } else { "" };
     Kernel::new(name, format!("{rows}×{columns} f32, {size}×{size}"), Work::Flops(2.0 * (rows * columns * size * size) as f64), Check::Close(1e-5))
-        .note(format!("ein: `for i, j {{ sum di, dj {{ img[i + di - {radius}, j + dj - {radius}] * w[di, dj] }} }}` (reads past the edge clamp; the window reads size `i` and `j`; each element's short sum runs eight elements side by side); naive: four loops with clamped indices; hand: rows in parallel, one tap at a time over the whole output row (interior vectorised, edge columns clamped)"))
+        .note(format!("ein: `for i, j {{ sum di, dj {{ img[i + di - {shift}, j + dj - {shift}] * w[di, dj] }} }}`{radius_note} (reads past the edge clamp; the window reads size `i` and `j`; each element's short sum runs eight elements side by side); naive: four loops with clamped indices; hand: rows in parallel, one tap at a time over the whole output row (interior vectorised, edge columns clamped)"))
         .variant("ein", ein_variant)
         .variant("naive", move || conv_naive(&i2, rows, columns, &w2, radius))
         .variant("hand", move || conv_hand(&img, rows, columns, &weights, radius))

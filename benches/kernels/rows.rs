@@ -20,6 +20,16 @@ ein! {
         }
     }
 
+    /// A causal (lower-triangular) softmax: row `i` over its first `i + 1` entries, zeros
+    /// after, the statistics written inside the element over a range that grows with the row.
+    pub fn causal_softmax(s: [[f32]]) -> [[f32]] {
+        for i, j {
+            let m = max k in 0..i + 1 { s[i, k] };
+            let z = sum k in 0..i + 1 { exp(s[i, k] - m) };
+            if j <= i { exp(s[i, j] - m) / z } else { 0.0 }
+        }
+    }
+
     /// Layer normalisation over each row, with a learned scale and shift per column.
     pub fn layernorm(x: [[f32]], gamma: [f32], beta: [f32], eps: f32) -> [[f32]] {
         for i, j {
@@ -44,6 +54,7 @@ ein! {
 pub fn kernels() -> Vec<KernelSpec> {
     vec![
         KernelSpec { name: "softmax", build: softmax_kernel },
+        KernelSpec { name: "causal-softmax", build: causal_softmax_kernel },
         KernelSpec { name: "layernorm", build: layernorm_kernel },
         KernelSpec { name: "column-means", build: column_means_kernel },
         KernelSpec { name: "row-argmax", build: row_argmax_kernel },
@@ -113,6 +124,36 @@ fn softmax_hand(x: &[f32], columns: usize) -> Vec<f32> {
         }
     });
     out
+}
+
+/// Row `i` of a square matrix: the softmax of its first `i + 1` entries, zeros after.
+fn causal_softmax_hand(x: &[f32], columns: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; x.len()];
+    if columns == 0 {
+        return out;
+    }
+    out.par_chunks_mut(columns).zip(x.par_chunks(columns)).enumerate().for_each(|(i, (out, row))| {
+        let seen = (i + 1).min(columns);
+        let max = max(&row[..seen]);
+        for (out, &value) in out[..seen].iter_mut().zip(row) {
+            *out = (value - max).exp();
+        }
+        let inverse = 1.0 / sum(&out[..seen]);
+        for out in out[..seen].iter_mut() {
+            *out *= inverse;
+        }
+    });
+    out
+}
+
+fn causal_softmax_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 256 } else { 2048 };
+    let x = Arc::new(data::uniform_f32(22, n * n, -4.0, 4.0));
+    let (x1, x2) = (Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("causal-softmax", format!("{n}² f32"), Work::Bytes(8.0 * (n * n) as f64), Check::Close(1e-4))
+        .note("ein: `for i, j { let m = max k in 0..i + 1 { s[i, k] }; … }`, the row statistics over a range growing with the row (O(n³) as written); hoisted to once per row")
+        .variant("ein", move || causal_softmax(&data::view(&x1, (n, n))))
+        .variant("hand", move || causal_softmax_hand(&x2, n))
 }
 
 fn softmax_kernel(quick: bool) -> Kernel {
