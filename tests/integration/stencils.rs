@@ -109,6 +109,20 @@ differential! {
 }
 
 differential! {
+    /// Shifts by an enclosing index (`j + i`: the inner loop's interior is computed per row)
+    /// and by a parameter on both axes, and a window shifted by the row inside a 2-D nest.
+    shifts_by_enclosing_indices: fn(a: [[f64]], w: [f64], r: i64) -> ([[f64]], [[f64]], [[[f64]]]) {
+        (
+            for i in 0..a.len(), j in 0..a.shape(1) { a[i, j + i] - a[j - r, i + r] },
+            for i in 0..a.len(), j in 0..a.shape(1) { sum k { a[i, j + k - i] * w[k] } },
+            for i in 0..a.len(), j in 0..a.shape(1), k in 0..3 { a[i, j + k + i - r] },
+        )
+    }
+    cases [rows, cols, taps, shift] in [[4, 9, 3, 2], [1, 1, 1, 0], [0, 5, 2, 1], [6, 0, 2, 3], [9, 40, 5, 4], [30, 7, 4, 60]];
+    args (a = array([rows, cols]), w = array([taps]), r = scalar(shift as i64 - 2));
+}
+
+differential! {
     /// Trailing windows (`x[i - k]`, the window subtracted) of a length given at run time,
     /// 1-D and along the rows of a 2-D array, side by side and one at a time.
     trailing_windows: fn(x: [f32], g: [[f64]], width: i64) -> ([f32], [[f64]]) {
