@@ -467,11 +467,6 @@ impl<'p> Analysis<'p> {
         !facts.may_fail && !facts.has_loop
     }
 
-    /// `Some(c)` if `expr` is `index + c` (see [`Facts::shift`]).
-    pub fn shift_of(&self, expr: &Expr, index: VarId) -> Option<i64> {
-        self.facts(expr).shift.filter(|(var, _)| *var == index).map(|(_, offset)| offset)
-    }
-
     /// The size of the reduction over `window`, for a window read's [`Interior`].
     pub fn window_size(&self, window: VarId) -> Option<&'p Expr> {
         self.reduction_sizes.get(&window).copied()
