@@ -83,3 +83,41 @@ differential! {
     cases [m, n] in [[4, 5], [1, 1], [0, 3], [3, 0], [150, 120]];
     args (u = array([m]), v = array([n]));
 }
+
+differential! {
+    /// Power iteration: the state `v` is read over `a`'s columns, checked equal to `v0`'s
+    /// length, which every state keeps, so the product is a contraction; a non-square `a`
+    /// fails the step's shape check in both.
+    power_iteration: fn(a: [[f64]], v0: [f64], steps: usize) -> [f64] {
+        fold t in 0..steps, v = v0 {
+            let w = for i { sum j { a[i, j] * v[j] } };
+            let norm = sqrt(1.0 + sum i { w[i] * w[i] });
+            for i { w[i] / norm }
+        }
+    }
+    cases [m, n, count] in [[3, 3, 2], [1, 1, 1], [0, 0, 3], [5, 5, 0], [40, 40, 4], [3, 4, 2], [4, 3, 0]];
+    args (a = array([m, n]), v0 = array([n]), steps = scalar(count));
+}
+
+differential! {
+    /// A matrix state and an array part of a tuple state, read over other arrays' axes.
+    matrix_powers: fn(a: [[f64]], x0: [[f64]], steps: usize) -> ([[f64]], f64) {
+        fold t in 0..steps, (x, s) = (x0, 0.0) {
+            (for i, j { sum k { x[i, k] * a[k, j] } / 4.0 }, s + sum i { x[i, 0] })
+        }
+    }
+    cases [m, n, count] in [[3, 3, 2], [1, 1, 1], [2, 3, 3], [4, 2, 2], [0, 3, 2], [9, 9, 3]];
+    args (a = array([n, n]), x0 = array([m, n]), steps = scalar(count));
+}
+
+differential! {
+    /// Jacobi iteration: the diagonal left out by a select, so no contraction; the state is
+    /// read over `a`'s columns.
+    jacobi: fn(a: [[f64]], b: [f64], x0: [f64], steps: usize) -> [f64] {
+        fold t in 0..steps, x = x0 {
+            for i { (b[i] - sum j { if i == j { 0.0 } else { a[i, j] * x[j] } }) / (4.0 + a[i, i] * a[i, i]) }
+        }
+    }
+    cases [n, count] in [[3, 2], [1, 1], [0, 2], [6, 0], [33, 3]];
+    args (a = array([n, n]), b = array([n]), x0 = array([n]), steps = scalar(count));
+}

@@ -182,6 +182,27 @@ fn a_shifted_read_over_a_shortened_range_is_proven() {
 }
 
 #[test]
+fn an_accumulator_keeps_its_initial_shape_for_the_prover() {
+    // Power iteration: `j` runs over `a`'s columns, checked equal to `v0`'s length, which
+    // every state has.
+    let checked = program(
+        "fn f(a: [[f64]], v0: [f64], n: i64) -> [f64] { fold t in 0..n, v = v0 { for i { sum j { a[i, j] * v[j] } } } }",
+    );
+    assert!(bounds(&checked).iter().all(|b| *b == Bounds::Proven), "{checked}");
+    // The array part of a tuple state, through the pattern's name.
+    let checked = program(
+        "fn f(a: [[f64]], v0: [f64], n: i64) -> ([f64], f64) { \
+         fold t in 0..n, (v, s) = (v0, 0.0) { (for i { sum j { a[i, j] * v[j] } }, s + v[0]) } }",
+    );
+    assert_eq!(bounds(&checked), [Bounds::Proven, Bounds::Proven, Bounds::Proven, Bounds::Clamped], "{checked}");
+    // A state read over a range the check does not tie to it stays clamped.
+    let checked = program(
+        "fn f(a: [[f64]], v0: [f64], m: i64) -> [f64] { fold t in 0..3, v = v0 { for i { sum j in 0..m { a[i, j] * v[j] } } } }",
+    );
+    assert!(bounds(&checked).contains(&Bounds::Clamped), "{checked}");
+}
+
+#[test]
 fn reads_kept_in_range_by_the_ranges_of_their_indices_are_proven() {
     // Autocorrelation: `t < n - l`, so `t + l < n`; and `t` itself.
     let checked = program(

@@ -399,14 +399,18 @@ impl Prover<'_> {
                 self.ranges.insert(*index, (key(&range), range));
                 self.walk(body);
             }
-            ExprKind::Fold(node::Fold { index, count, init, body, .. })
-            | ExprKind::Scan(node::Scan { index, count, init, body, .. }) => {
+            ExprKind::Fold(node::Fold { index, count, acc, init, body })
+            | ExprKind::Scan(node::Scan { index, count, acc, init, body }) => {
                 self.walk(count);
                 self.walk(init);
                 let range = canonical(count, self.lets);
                 self.bound_order.insert(*index, self.ranges.len());
                 self.ranges.insert(*index, (key(&range), range));
+                let before = self.equalities.len();
+                let accumulator = Expr::new(ExprKind::Var(*acc), init.ty.clone(), init.span);
+                self.keeps_shape(accumulator, init);
                 self.walk(body);
+                self.equalities.truncate(before);
             }
             ExprKind::Let(node::Let { var, value, body }) => {
                 self.walk(value);
@@ -446,6 +450,36 @@ impl Prover<'_> {
                 }
             }
             _ => expr.for_each_child_mut(|child| self.walk(child)),
+        }
+    }
+
+    /// Adds the equalities that hold in a fold's or scan's body: every step's value has the
+    /// initial value's shape (the IR's invariant on [`ExprKind::Fold`], checked at the head of
+    /// the body where not equal by construction), so each length of the accumulator, or of an
+    /// array part of it (`accumulator` is the accumulator or such a part), is the initial
+    /// value's: `v[j]` in `fold t, v = v0 { for i { sum j { a[i, j] * v[j] } } }` is in bounds
+    /// under the check `len(a, 1) == len(v0, 0)`.
+    fn keeps_shape(&mut self, accumulator: Expr, init: &Expr) {
+        match &init.ty {
+            Type::Array { .. } => {
+                let Some(shape) = raw_shape(init) else { return };
+                for (axis, size) in shape.into_iter().enumerate() {
+                    let length = simplify_lengths(crate::ir::shape::length(accumulator.clone(), axis));
+                    let left = key(&canonical(&length, self.lets));
+                    let right = key(&canonical(&simplify_lengths(size), self.lets));
+                    self.equalities.push((left, right));
+                }
+            }
+            Type::Tuple { fields, .. } => {
+                for (field, ty) in fields.iter().enumerate().filter(|(_, ty)| ty.has_array()) {
+                    let part = |tuple: &Expr| {
+                        let kind = ExprKind::Project(node::Project { tuple: Box::new(tuple.clone()), field });
+                        Expr::new(kind, ty.clone(), tuple.span)
+                    };
+                    self.keeps_shape(part(&accumulator), &part(init));
+                }
+            }
+            _ => {}
         }
     }
 
