@@ -311,3 +311,23 @@ differential! {
     cases [n, m, lags] in [[10, 3, 4], [1, 1, 1], [0, 2, 0], [5, 0, 5], [70, 9, 33], [3, 4, 5]];
     args (x = array([n]), c = array([m]), lags = scalar(lags as i64));
 }
+
+differential! {
+    /// Rows of a sparse matrix: `vals[s + k]` is tested once per row (in range for the whole
+    /// row, or clamped element by element: starts below 0 and rows running past the end are
+    /// among the random inputs), the gather `x[cols[s + k]]` clamps; and a shifted window.
+    row_windows_tested_once: fn(start: [i64], counts: [i64], cols: [i64], vals: [f64], x: [f64]) -> ([f64], [f64]) {
+        (
+            for r { let s = start[r]; sum k in 0..counts[r] { vals[s + k] * x[cols[s + k]] } },
+            for r { max k in 0..counts[r] { vals[start[r] + k + 1] - vals[start[r] - k] } },
+        )
+    }
+    cases [rows, nnz, n] in [[0, 1, 2], [1, 1, 1], [6, 12, 5], [40, 90, 9], [3, 0, 2]];
+    args (
+        start = array([rows]).within(-2.0, nnz as f64),
+        counts = array([rows]).within(0.0, 5.0),
+        cols = array([nnz]).within(-1.0, n as f64),
+        vals = array([nnz]),
+        x = array([n]),
+    );
+}

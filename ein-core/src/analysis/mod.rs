@@ -481,8 +481,8 @@ impl<'p> Analysis<'p> {
         })
     }
 
-    /// The clamped reads in the body of the comprehension over `index` that stay in range in
-    /// the loop's interior (each once).
+    /// The clamped reads in the body of the comprehension or reduction over `index` that stay
+    /// in range in the loop's interior (each once).
     pub fn interior_reads(&self, index: VarId) -> &[Interior<'p>] {
         self.interior_reads.get(&index).map_or(&[], Vec::as_slice)
     }
@@ -871,12 +871,20 @@ impl<'p> Analysis<'p> {
                     self.reused_accumulators.insert(*index, builders);
                 }
             }
-            ExprKind::Reduce(node::Reduce { index, body, .. })
-                if self.facts(body).has_loop && only_scalar_reductions(body) && !self.may_fail(body) =>
-            {
-                let mut inside = bound_vars(body);
-                inside.insert(*index);
-                self.step_work.insert(*index, self.loops_work(body, &inside).at_least_one());
+            ExprKind::Reduce(node::Reduce { index, body, .. }) => {
+                // A reduction has no edges: where its whole range is interior, it runs
+                // without clamping (`Gen::serial_reduce`).
+                let inside = bound_vars(body);
+                let mut reads = Vec::new();
+                self.collect_interior_reads(*index, body, &inside, &mut reads);
+                if !reads.is_empty() {
+                    self.interior_reads.insert(*index, reads);
+                }
+                if self.facts(body).has_loop && only_scalar_reductions(body) && !self.may_fail(body) {
+                    let mut inside = inside;
+                    inside.insert(*index);
+                    self.step_work.insert(*index, self.loops_work(body, &inside).at_least_one());
+                }
             }
             ExprKind::Scan(scan) => {
                 // A state holding arrays is copied onto the scan's tape each step: its arrays

@@ -20,7 +20,7 @@ struct Dim {
     end: Code,
 }
 
-impl Gen<'_> {
+impl<'p> Gen<'p> {
     /// A size as a `usize`, checked non-negative (`what`: the index it sizes, for the error).
     pub(super) fn size_usize(&mut self, size: &Expr, what: &str, block: &mut Block) -> syn::Result<Code> {
         match &size.kind {
@@ -522,14 +522,47 @@ impl Gen<'_> {
             let shift = wrap.shift;
             shifts.push(quote!((::ein::__private::size_or_zero(#modulus), #shift)));
         }
+        match self.read_shifts(reads, body.span, block)? {
+            Some(read_shifts) => shifts.extend(read_shifts),
+            None => return self.fill_run(index, count.tokens.clone(), offset, body, block),
+        }
+        let (low, high) = (self.names.fresh("low"), self.names.fresh("high"));
+        let count = count.operand(Prec::Add);
+        let start = offset.clone().unwrap_or_else(|| quote!(0));
+        block.push(quote! {
+            let (#low, #high) = ::ein::__private::interior(#start, #count, &[#(#shifts),*]);
+        });
+        let shifted = |base: &Ident| match &offset {
+            Some(offset) => quote!(#offset + #base),
+            None => base.to_token_stream(),
+        };
+        self.fill_run(index, low.to_token_stream(), offset.clone(), body, block)?;
+        let outer = self.interior.len();
+        self.interior.extend(reads.iter().cloned());
+        self.wrap_interior.push(index);
+        let interior = self.fill_run(index, quote!(#high - #low), Some(shifted(&low)), body, block);
+        self.wrap_interior.pop();
+        self.interior.truncate(outer);
+        interior?;
+        self.fill_run(index, quote!(#count - #high), Some(shifted(&high)), body, block)
+    }
+
+    /// The `(axis length, shift)` pairs for the runtime's `interior` that keep `reads` in
+    /// range (see [`Gen::fill_loop`]), computed before the loop; `None` when an array is not a
+    /// view here.
+    pub(super) fn read_shifts(
+        &mut self,
+        reads: &[crate::analysis::Interior<'p>],
+        span: Span,
+        block: &mut Block,
+    ) -> syn::Result<Option<Vec<TokenStream>>> {
+        let mut shifts = Vec::new();
         for read in reads {
             let view = match self.env.get(&read.array) {
                 Some(Value::Array(array)) => array.views().first().cloned(),
                 _ => None,
             };
-            let Some(view) = view else {
-                return self.fill_run(index, count.tokens.clone(), offset, body, block);
-            };
+            let Some(view) = view else { return Ok(None) };
             let axis = proc_macro2::Literal::usize_unsuffixed(read.axis);
             // A shift with terms is computed here, before the loop, exactly (`exact_shift`).
             let literal = read.shift.literal;
@@ -556,7 +589,7 @@ impl Gen<'_> {
                 let size = self
                     .analysis
                     .window_size(window)
-                    .ok_or_else(|| internal(body.span, "a window read without its reduction"))?;
+                    .ok_or_else(|| internal(span, "a window read without its reduction"))?;
                 let size = self.scalar(size, block)?.tokens;
                 // The window's far end: `size - 1` steps after (or before, subtracted) the shift.
                 let combine = if negated { quote!(saturating_sub) } else { quote!(saturating_add) };
@@ -565,25 +598,35 @@ impl Gen<'_> {
                 });
             }
         }
-        let (low, high) = (self.names.fresh("low"), self.names.fresh("high"));
-        let count = count.operand(Prec::Add);
-        let start = offset.clone().unwrap_or_else(|| quote!(0));
-        block.push(quote! {
-            let (#low, #high) = ::ein::__private::interior(#start, #count, &[#(#shifts),*]);
-        });
-        let shifted = |base: &Ident| match &offset {
-            Some(offset) => quote!(#offset + #base),
-            None => base.to_token_stream(),
-        };
-        self.fill_run(index, low.to_token_stream(), offset.clone(), body, block)?;
-        let outer = self.interior.len();
-        self.interior.extend(reads.iter().cloned());
-        self.wrap_interior.push(index);
-        let interior = self.fill_run(index, quote!(#high - #low), Some(shifted(&low)), body, block);
-        self.wrap_interior.pop();
-        self.interior.truncate(outer);
-        interior?;
-        self.fill_run(index, quote!(#count - #high), Some(shifted(&high)), body, block)
+        Ok(Some(shifts))
+    }
+
+    /// The reads of `reads` (interior reads of a loop whose body is `body`) that some read in
+    /// `body` makes outside the interiors already in force here: a reduction inside a
+    /// comprehension's interior needs no second test for the window reads that interior
+    /// covers.
+    pub(super) fn uncovered(
+        &self,
+        reads: &[crate::analysis::Interior<'p>],
+        body: &Expr,
+    ) -> Vec<crate::analysis::Interior<'p>> {
+        fn any_uncovered(generator: &Gen<'_>, read: &crate::analysis::Interior<'_>, expr: &Expr) -> bool {
+            if let ExprKind::Index(_) = &expr.kind {
+                let (base, positions) = expr.read_chain();
+                let at_read = matches!(base.kind, ExprKind::Var(array) if array == read.array);
+                if let Some(&(position, Bounds::Clamped)) = positions.get(read.axis).filter(|_| at_read) {
+                    if generator.analysis.is_position_of(read, position)
+                        && !generator.is_interior(base, read.axis, position)
+                    {
+                        return true;
+                    }
+                }
+            }
+            let mut found = false;
+            expr.for_each_child(|child| found = found || any_uncovered(generator, read, child));
+            found
+        }
+        reads.iter().filter(|read| any_uncovered(self, read, body)).cloned().collect()
     }
 
     /// One `Fill::fill` loop of `count` elements whose index starts at `offset`; an element

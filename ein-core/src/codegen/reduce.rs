@@ -317,12 +317,40 @@ impl<'p> Gen<'p> {
         let identity = self.identity(op, ty, body.span)?;
         let step = self.step(op, ty, body.span)?;
         let acc = hint.unwrap_or_else(|| self.names.fresh(&format!("{}_{what}", op.name())));
-        let value = self.value_closure(index, body)?;
         let combine = step.function();
-        let (count, identity) = (&count.tokens, &identity.tokens);
+        let identity = &identity.tokens;
         let fold = self.fold_function(body);
-        let tokens = quote! {
-            #fold(#count, #identity, #combine, #value)
+        let reads = self.uncovered(self.analysis.interior_reads(index), body);
+        let shifts = if reads.is_empty() { None } else { self.read_shifts(&reads, body.span, block)? };
+        let tokens = match shifts {
+            None => {
+                let (count, value) = (&count.tokens, self.value_closure(index, body)?);
+                quote!(#fold(#count, #identity, #combine, #value))
+            }
+            // Clamped reads that stay in range wherever the whole range does (`vals[s + k]`,
+            // a CSR row): tested once, the fold runs without clamping them when they do.
+            // Either way it is the same fold of the same values, so the same bits.
+            Some(shifts) => {
+                let (count_name, low, high) =
+                    (self.names.fresh("count"), self.names.fresh("low"), self.names.fresh("high"));
+                block.push_let(count_name.clone(), count);
+                block.push(quote! {
+                    let (#low, #high) = ::ein::__private::interior(0, #count_name, &[#(#shifts),*]);
+                });
+                let clamped = self.value_closure(index, body)?;
+                let outer = self.interior.len();
+                self.interior.extend(reads);
+                let unclamped = self.value_closure(index, body);
+                self.interior.truncate(outer);
+                let unclamped = unclamped?;
+                quote! {
+                    if #low == 0 && #high == #count_name {
+                        #fold(#count_name, #identity, #combine, #unclamped)
+                    } else {
+                        #fold(#count_name, #identity, #combine, #clamped)
+                    }
+                }
+            }
         };
         block.push_let(acc.clone(), Code::expr(tokens, Prec::Atom));
         Ok(Code::name(&acc))

@@ -1039,6 +1039,33 @@ fn a_window_shifted_by_a_run_time_radius_clamps_only_at_its_edges() {
 }
 
 #[test]
+fn a_reduction_whose_whole_range_is_interior_reads_unclamped() {
+    // A CSR row: `vals[s + k]` for `k` in `0..counts[r]` is tested once per row; where the
+    // whole row lies in `vals`, the fold reads it unchecked (the gather `x[cols[..]]` clamps
+    // either way).
+    let source = "fn spmv(start: [i64], counts: [i64], cols: [i64], vals: [f64], x: [f64]) -> [f64] { \
+                  for r { let s = start[r]; sum k in 0..counts[r] { vals[s + k] * x[cols[s + k]] } } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let test = squeeze(
+        "::ein::__private::interior(0, __ein_count, &[(vals.len_of(0), __ein_shift), (cols.len_of(0), __ein_shift_2)]);",
+    );
+    assert!(items.contains(&test), "{items}");
+    let unclamped = items.split("if__ein_low==0&&__ein_high==__ein_count{").nth(1).expect("a versioned fold");
+    let (unclamped, clamped) = unclamped.split_once("}else{").expect("two folds");
+    assert_eq!(unclamped.matches("clamp_index").count(), 1, "{unclamped}");
+    assert_eq!(clamped.matches("clamp_index").count(), 3, "{clamped}");
+    // Inside a comprehension's interior that already keeps a window read in range, no test;
+    // at its edges, one per element.
+    let source = "fn conv(x: [f32], w: [f32]) -> [f32] { for i in 0..x.len() { sum k { x[i + k - 1] * w[k] } } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert!(!interior.contains("interior(0,"), "{interior}");
+    let edge = items.split("__ein_high-__ein_low").next().expect("the first edge");
+    assert!(edge.contains("interior(0,__ein_count"), "{edge}");
+}
+
+#[test]
 fn wrapping_remainders_compare_only_at_the_edges() {
     // `(j + w - 1) % w` wraps where `j - 1` leaves `0..w`, `(j + 1) % w` where `j + 1` does: the
     // loop over `j` splits like one with reads shifted by -1 and 1; in its interior the
