@@ -109,6 +109,20 @@ pub fn exact_shift(literal: i64, added: &[i64], subtracted: &[i64]) -> i64 {
     sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
+/// The modulus of a remainder `(index + c) % modulus` that wraps at most once in a loop's
+/// interior (`c` is 0, 1, `modulus - 1` or `modulus`), as the length [`interior`] keeps
+/// `index + shift` below: none (0) unless `0 < modulus <= 2^62`, so that `index + c`, at
+/// most `2 * modulus - 1` there, cannot overflow an `i64` even where the loop's range is not
+/// the modulus.
+#[inline]
+pub fn wrap_modulus(modulus: i64) -> usize {
+    if (1..=1 << 62).contains(&modulus) {
+        modulus as usize
+    } else {
+        0
+    }
+}
+
 /// A size as a number of loop iterations for work estimates: negative sizes (which fail
 /// later, where the semantics says) count as none.
 #[inline]

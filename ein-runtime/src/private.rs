@@ -19,7 +19,7 @@ pub use crate::dispatch::{
 };
 pub use crate::errors::{
     captured_int, check_same_size, check_size, clamp_index, empty_arg_reduction, exact_shift, interior, shape_len,
-    size_or_zero, IntoSize, Site,
+    size_or_zero, wrap_modulus, IntoSize, Site,
 };
 pub use crate::filter::{filter, Kept, FILTER_CHUNK};
 pub use crate::gemm::{choose_tiled_gemm, contract, contraction_is_small, ContractionSpec, SMALL_CONTRACTION};

@@ -206,6 +206,28 @@ differential! {
 }
 
 differential! {
+    /// Rule 110 on a fold's state, whose length is the range only at run time (the interior
+    /// knows the wraps, the edges divide), and wraps by a parameter up to `i64::MAX`, where
+    /// `i + n - 1` overflows: no interior there.
+    torus_of_a_fold_state: fn(c0: [i64], steps: usize, n: i64) -> ([i64], [i64]) {
+        (
+            fold t in 0..steps, c = c0 {
+                for i {
+                    let p = c[(i + c.len() - 1) % c.len()] * 4 + c[i] * 2 + c[(i + 1) % c.len()];
+                    if p == 0 || p == 4 || p == 7 { 0 } else { 1 }
+                }
+            },
+            for i in 0..c0.len() { (i + n - 1) % n * 3 + (i + 1) % n },
+        )
+    }
+    cases [len, count, modulus] in [
+        [8, 3, 3], [1, 2, 1], [0, 2, 5], [2, 1, 2], [40, 6, 40], [40, 2, 41],
+        [9, 1, 4611686018427387904], [9, 1, 4611686018427387905], [9, 1, 9223372036854775807],
+    ];
+    args (c0 = array([len]).within(0.0, 1.9), steps = scalar(count), n = scalar(modulus as i64));
+}
+
+differential! {
     /// A convolution written without ranges: the window reads `img[i + di - 1, j + dj - 1]`
     /// size `i` and `j` by the image (the outermost index of a window read), `di` and `dj` by
     /// the kernel; reads past the edges clamp.

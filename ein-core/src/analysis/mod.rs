@@ -147,6 +147,9 @@ pub struct Wrap<'e> {
     pub modulus: &'e Expr,
     pub shift: i64,
     pub subtracts: bool,
+    /// Whether the index's loop runs over `0..modulus`, so that `index + c < 2 * modulus`
+    /// everywhere in it (outside the interior too).
+    pub within_one_turn: bool,
 }
 
 /// A comparison of a loop's shifted index that holds wherever `0 <= index + shift < bound`
@@ -672,27 +675,37 @@ impl<'p> Analysis<'p> {
         along
     }
 
-    /// The integer remainder `lhs % rhs` when it wraps at most once: `lhs` is `v + c` (in any
-    /// order of terms) for the index `v` of a loop over `0..rhs` it is evaluated in, and `c`
-    /// is `0`, `1`, `rhs - 1` or `rhs`, so `0 <= lhs < 2 * rhs`: the remainder is then
-    /// `lhs - rhs` when `lhs >= rhs`, else `lhs`, a compare and a select instead of a division
-    /// (the torus reads `(i + n - 1) % n` and `(i + 1) % n`).
+    /// The integer remainder `lhs % rhs` when it wraps at most once where `v + shift` lies in
+    /// `0..rhs`: `lhs` is `v + c` (in any order of terms) for the index `v` of a loop it is
+    /// evaluated in, and `c` is `0`, `1`, `rhs - 1` or `rhs` (the torus reads `(i + n - 1) % n`
+    /// and `(i + 1) % n`). Where the loop runs over `0..rhs` itself, `0 <= lhs < 2 * rhs`
+    /// everywhere in it ([`Wrap::within_one_turn`]): the remainder is then `lhs - rhs` when
+    /// `lhs >= rhs`, else `lhs`, a compare and a select instead of a division. Otherwise (a
+    /// modulus only known equal to the range at run time: an accumulator's length, a
+    /// parameter) only the loop's interior knows it, and a literal modulus, which can hardly
+    /// be the range, is no wrap.
     pub fn wrap<'e>(&self, lhs: &Expr, rhs: &'e Expr) -> Option<Wrap<'e>> {
         let modulus = crate::ir::visit::alpha_key(rhs);
         let mut terms = Vec::new();
         signed_terms(lhs, true, &mut terms);
+        // The index terms, those over `0..rhs` first.
         let index_of = |term: &Expr| match &term.kind {
-            ExprKind::Var(var) => self
-                .index_sizes
-                .get(var)
-                .is_some_and(|size| crate::ir::visit::alpha_key(size) == modulus)
-                .then_some(*var),
+            ExprKind::Var(var) => {
+                let size = self.index_sizes.get(var)?;
+                Some((*var, crate::ir::visit::alpha_key(size) == modulus))
+            }
             _ => None,
         };
-        let (position, index) = terms
+        let mut indices: Vec<(usize, (VarId, bool))> = terms
             .iter()
             .enumerate()
-            .find_map(|(at, (positive, term))| Some((at, index_of(term).filter(|_| *positive)?)))?;
+            .filter_map(|(at, (positive, term))| Some((at, index_of(term).filter(|_| *positive)?)))
+            .collect();
+        indices.sort_by_key(|(_, (_, within_one_turn))| !within_one_turn);
+        let (position, (index, within_one_turn)) = indices.first().copied()?;
+        if !within_one_turn && matches!(rhs.kind, ExprKind::Literal(_)) {
+            return None;
+        }
         terms.remove(position);
         let is_modulus = |term: &Expr| crate::ir::visit::alpha_key(term) == modulus;
         let literal =
@@ -709,7 +722,7 @@ impl<'p> Analysis<'p> {
             }
             _ => return None,
         };
-        Some(Wrap { index, modulus: rhs, shift, subtracts })
+        Some(Wrap { index, modulus: rhs, shift, subtracts, within_one_turn })
     }
 
     /// `comparison` as a [`Guard`] on the index `v` of a loop: `v + c >= k`, `v + c > k`,

@@ -284,7 +284,7 @@ fn remainders_that_wrap_at_most_once_are_recognised() {
             .into_iter()
             .filter_map(|node| match &node.kind {
                 ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) => {
-                    Some(analysis.wrap(lhs, rhs).is_some())
+                    Some(analysis.wrap(lhs, rhs).map(|wrap| wrap.within_one_turn))
                 }
                 _ => None,
             })
@@ -293,11 +293,16 @@ fn remainders_that_wrap_at_most_once_are_recognised() {
     // The torus neighbours of Game of Life: `i + n - 1`, `i + 1`, `n - 1 + j`, `i + n`.
     let torus = "fn f(g: [[u8]]) -> [[(i64, i64, i64, i64)]] { let h = g.len(); let w = g.shape(1);
         for i in 0..h, j in 0..w { ((i + h - 1) % h, (i + 1) % h, (w - 1 + j) % w, (i + h) % h) } }";
-    assert_eq!(wraps(torus), [true, true, true, true]);
-    // By another loop's size, by a literal, an offset that can exceed the size, a scaled index.
+    assert_eq!(wraps(torus), [Some(true); 4]);
+    // By another loop's size (a wrap in that loop's interior only); by a literal, an offset
+    // that can exceed the size, a scaled index: none.
     let others = "fn f(g: [[u8]]) -> [[(i64, i64, i64, i64)]] { let h = g.len(); let w = g.shape(1);
         for i in 0..h, j in 0..w { ((i + 1) % w, (i + 1) % 7, (i + 2) % h, (2 * i + j - j) % h) } }";
-    assert_eq!(wraps(others), [false, false, false, false]);
+    assert_eq!(wraps(others), [Some(false), None, None, None]);
+    // A fold's state read on a torus: its length is the range only at run time.
+    let rule = "fn f(c0: [u8], n: i64) -> [u8] { fold t in 0..n, c = c0 { for i { \
+        c[(i + c.len() - 1) % c.len()] + c[(i + 1) % c.len()] } } }";
+    assert_eq!(wraps(rule), [Some(false), Some(false)]);
 }
 
 /// The scan step fact of the (first) scan over `index` in `source`: `None` for a serial scan,

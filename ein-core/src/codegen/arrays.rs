@@ -520,7 +520,7 @@ impl<'p> Gen<'p> {
         for wrap in wraps {
             let modulus = self.scalar(wrap.modulus, block)?.tokens;
             let shift = wrap.shift;
-            shifts.push(quote!((::ein::__private::size_or_zero(#modulus), #shift)));
+            shifts.push(quote!((::ein::__private::wrap_modulus(#modulus), #shift)));
         }
         match self.read_shifts(reads, body.span, block)? {
             Some(read_shifts) => shifts.extend(read_shifts),

@@ -195,6 +195,17 @@ impl Gen<'_> {
         guards.into_iter().any(|guard| guard.comparison == comparison.id)
     }
 
+    /// Whether `wrap` is one that `Gen::fill_loop` computed the interior of its index's loop
+    /// with, this code being for that interior: a remainder whose modulus changes inside the
+    /// loop (`n % max(d, 2)` under `all d`) is none, and divides.
+    fn wraps_in_interior(&self, wrap: &crate::analysis::Wrap<'_>) -> bool {
+        let modulus = crate::ir::visit::alpha_key(wrap.modulus);
+        self.wrap_interior.contains(&wrap.index)
+            && self.analysis.interior_wraps(wrap.index).iter().any(|known| {
+                known.shift == wrap.shift && crate::ir::visit::alpha_key(known.modulus) == modulus
+            })
+    }
+
     /// The code of `expr`, the binary operation `lhs op rhs` (its span is the site an integer
     /// division by zero reports).
     fn binary(&mut self, expr: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr, block: &mut Block) -> syn::Result<Code> {
@@ -241,11 +252,11 @@ impl Gen<'_> {
                     _ => false,
                 };
                 let wrap = if op == BinaryOp::Rem { self.analysis.wrap(lhs, rhs) } else { None };
-                if let Some(wrap) = wrap.filter(|wrap| self.wrap_interior.contains(&wrap.index)) {
+                if let Some(wrap) = wrap.filter(|wrap| self.wraps_in_interior(wrap)) {
                     // In the loop's interior, whether it wraps is known.
                     return Ok(if wrap.subtracts { method(left, "wrapping_sub", &[right]) } else { left.clone() });
                 }
-                if wrap.is_some() {
+                if wrap.is_some_and(|wrap| wrap.within_one_turn) {
                     // `0 <= left < 2 * right`: one compare and a select, no division.
                     let (value, modulus) = (self.names.fresh("wrapped"), self.names.fresh("modulus"));
                     let (left_tokens, right_tokens) = (&left.tokens, &right.tokens);

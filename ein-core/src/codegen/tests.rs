@@ -1073,8 +1073,8 @@ fn wrapping_remainders_compare_only_at_the_edges() {
     let source = "fn f(g: [[u8]]) -> [[u8]] { let w = g.shape(1); for i, j in 0..w { g[i, (j + w - 1) % w] + g[i, (j + 1) % w] } }";
     let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
     let split = squeeze(
-        "::ein::__private::interior(0, __ein_size_j, &[(::ein::__private::size_or_zero(g.size(1)), -1i64), \
-         (::ein::__private::size_or_zero(g.size(1)), 1i64)]);",
+        "::ein::__private::interior(0, __ein_size_j, &[(::ein::__private::wrap_modulus(g.size(1)), -1i64), \
+         (::ein::__private::wrap_modulus(g.size(1)), 1i64)]);",
     );
     assert!(items.contains(&split), "{items}");
     let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
@@ -1082,6 +1082,24 @@ fn wrapping_remainders_compare_only_at_the_edges() {
     assert!(!interior.contains("__ein_wrapped"), "{interior}");
     let edge = items.split("__ein_high-__ein_low").next().expect("the first edge");
     assert!(edge.contains("__ein_wrapped"), "{edge}");
+    // A fold's state on a torus (rule 110): its length equals the range only at run time, so
+    // the edges divide; the interior is as cheap.
+    let source = "fn f(c0: [i32], n: i64) -> [i32] { fold t in 0..n, c = c0 { for i { \
+                  c[(i + c.len() - 1) % c.len()] * 4 + c[i] * 2 + c[(i + 1) % c.len()] } } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    assert!(items.contains("::ein::__private::wrap_modulus("), "{items}");
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert!(!interior.contains("int_rem"), "{interior}");
+    let edge = items.split("__ein_high-__ein_low").next().expect("the first edge");
+    assert!(edge.contains("int_rem") && !edge.contains("__ein_wrapped"), "{edge}");
+    // A modulus that changes inside the loop is no wrap, even in an interior made for a
+    // guard (`n >= 2`): it divides there too.
+    let source = "fn f(m: usize) -> [bool] { for n in 0..m { n >= 2 && all d in 0..m { d < 2 || d * d > n || n % max(d, 2) != 0 } } }";
+    let items = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let interior = items.split("__ein_high-__ein_low").nth(1).expect("an interior loop");
+    let interior = interior.split("__ein_high+").next().expect("before the last edge");
+    assert!(interior.contains("int_rem"), "{interior}");
 }
 
 #[test]
