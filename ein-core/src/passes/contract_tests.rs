@@ -98,6 +98,20 @@ fn matvec_and_vector_matrix_are_contractions_and_a_dot_is_a_reduction() {
 }
 
 #[test]
+fn a_batch_of_dot_products_keeps_its_loops() {
+    // Column dots and row dots: every output label in every operand, no matrix product.
+    for source in [
+        "fn f(x: [[f64]], y: [[f64]]) -> [f64] { for c { sum r { x[r, c] * y[r, c] } } }",
+        "fn f(x: [[f32]], y: [[f32]]) -> [f32] { for r { sum c { x[r, c] * y[r, c] } } }",
+        "fn f(x: [[[f64]]], y: [[f64]]) -> [[f64]] { for b, c { sum r { x[b, r, c] * y[r, c] } } }",
+    ] {
+        let program = optimised(source);
+        let found = contractions(&program);
+        assert_eq!(found.len(), usize::from(source.contains("x[b")), "{program}");
+    }
+}
+
+#[test]
 fn transposed_operands_multi_axis_sums_and_scales_are_contractions() {
     let (_, transposed) =
         single_contraction("fn f(a: [[f32]], b: [[f32]]) -> [[f32]] { for i, j { sum k { a[k, i] * b[j, k] } } }");
