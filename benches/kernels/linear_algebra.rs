@@ -1,5 +1,6 @@
-//! Contractions: matrix product (f32 and f64), matrix-vector product, batched matrix
-//! product, a chain of three matrices, and single-head attention. The crate a user would
+//! Contractions: matrix product (f32 and f64), matrix-vector product (alone and in power
+//! iteration), batched matrix product, a chain of three matrices, and single-head attention.
+//! The crate a user would
 //! otherwise pick is ndarray's `dot` / `general_mat_mul` (matrixmultiply, threaded on the run's
 //! thread count), or `ndarray-einsum` for the chain; the strongest Rust GEMM, faer's `matmul`,
 //! is the yardstick of the products (its own parallelism on the run's pool for one product,
@@ -30,6 +31,16 @@ ein! {
 
     pub fn vecmat(x: [f32], a: [[f32]]) -> [f32] {
         for j { sum i { x[i] * a[i, j] } }
+    }
+
+    /// Power iteration: the state is read over `a`'s columns (checked equal to `v0`'s length,
+    /// which every state keeps), so each step's product is a contraction.
+    pub fn power_iteration(a: [[f32]], v0: [f32], steps: usize) -> [f32] {
+        fold t in 0..steps, v = v0 {
+            let w = for i { sum j { a[i, j] * v[j] } };
+            let norm = sqrt(sum i { w[i] * w[i] });
+            for i { w[i] / norm }
+        }
     }
 
     pub fn batched_matmul(a: [[[f32]]], b: [[[f32]]]) -> [[[f32]]] {
@@ -72,6 +83,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "matmul-f64", build: matmul_f64_kernel },
         KernelSpec { name: "matvec", build: matvec_kernel },
         KernelSpec { name: "vecmat", build: vecmat_kernel },
+        KernelSpec { name: "power-iteration", build: power_iteration_kernel },
         KernelSpec { name: "batched-matmul", build: batched_matmul_kernel },
         KernelSpec { name: "chain", build: chain_kernel },
         KernelSpec { name: "attention", build: attention_kernel },
@@ -223,6 +235,28 @@ fn matvec_kernel(quick: bool) -> Kernel {
         .variant("ein", move || matvec(&data::view(&a1, shape), &*x1))
         .variant("hand", move || a2.par_chunks(n).map(|row| dot(row, &x2)).collect::<Vec<f32>>())
         .variant("ndarray", move || data::view(&a, shape).dot(&ArrayView1::from(&x[..])))
+}
+
+/// Four steps of power iteration: a matrix-vector product, its norm and a division per step.
+fn power_iteration_kernel(quick: bool) -> Kernel {
+    let (n, steps): (usize, usize) = if quick { (256, 4) } else { (2048, 4) };
+    let a = Arc::new(data::uniform_f32(20, n * n, -1.0, 1.0));
+    let v0 = Arc::new(data::uniform_f32(21, n, -1.0, 1.0));
+    let shape = (n, n);
+    let (a1, v1) = (Arc::clone(&a), Arc::clone(&v0));
+    let work = Work::Bytes(4.0 * (steps * (n * n + 3 * n)) as f64);
+    Kernel::new("power-iteration", format!("{n}² f32, {steps} steps"), work, Check::Close(1e-4))
+        .note("hand: per step rayon over rows (`dot`), then the norm and the division")
+        .variant("ein", move || power_iteration(&data::view(&a1, shape), &*v1, steps))
+        .variant("hand", move || {
+            let mut v = v0.to_vec();
+            for _ in 0..steps {
+                let w: Vec<f32> = a.par_chunks(n).map(|row| dot(row, &v)).collect();
+                let norm = w.iter().map(|value| value * value).sum::<f32>().sqrt();
+                v = w.into_iter().map(|value| value / norm).collect();
+            }
+            v
+        })
 }
 
 /// `x A` of a row-major A: the sum runs down A's columns. The hand-written version gives each

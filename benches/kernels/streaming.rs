@@ -1,6 +1,7 @@
 //! Streaming kernels: STREAM triad (and the bandwidth ceiling every memory-bound kernel is
 //! judged against), sum of squares, a prefix sum (scan), a histogram and a scatter-add
-//! (accum), transpose-add, and the 16-element overhead cases.
+//! (accum), a sparse matrix–vector product (CSR), transpose-add, and the 16-element overhead
+//! cases.
 
 use std::sync::{Arc, Mutex};
 
@@ -52,6 +53,12 @@ ein! {
         accum y = for j in 0..m { 0.0 } { for i { y[idx[i]] += v[i] } }
     }
 
+    /// A sparse matrix (CSR: each row's start and length) times a vector: each row's values
+    /// are one window, tested once per row, and `x` is gathered.
+    pub fn csr_spmv(start: [i64], counts: [i64], cols: [i64], vals: [f64], x: [f64]) -> [f64] {
+        for r { let s = start[r]; sum k in 0..counts[r] { vals[s + k] * x[cols[s + k]] } }
+    }
+
     /// `a + bᵀ`: one operand read across its rows.
     #[into(transpose_add_into)]
     pub fn transpose_add(a: [[f32]], b: [[f32]]) -> [[f32]] {
@@ -79,6 +86,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "scatter-add-large", build: scatter_add_large_kernel },
         KernelSpec { name: "two-moments", build: two_moments_kernel },
         KernelSpec { name: "filter", build: filter_kernel },
+        KernelSpec { name: "csr-spmv", build: csr_spmv_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
         KernelSpec { name: "transpose-add-into", build: transpose_add_into_kernel },
         KernelSpec { name: "tiny-fma", build: tiny_fma_kernel },
@@ -245,6 +253,34 @@ fn scatter_add_kernel(quick: bool) -> Kernel {
         .variant("ein", move || scatter_add(&i1.0, &i1.1, m as i64))
         .variant("hand", move || scatter_add_hand(&i2.0, &i2.1, m))
         .variant("naive", move || scatter_add_naive(&inputs.0, &inputs.1, m))
+}
+
+/// A CSR matrix with 8 to 24 nonzeros per row in random columns, times a vector.
+fn csr_spmv_kernel(quick: bool) -> Kernel {
+    let rows: usize = if quick { 1 << 14 } else { 1 << 20 };
+    let counts: Vec<i64> = data::uniform_i32(16, rows, 8, 25).into_iter().map(i64::from).collect();
+    let start: Vec<i64> = counts.iter().scan(0, |end, &count| Some(std::mem::replace(end, *end + count))).collect();
+    let nnz = counts.iter().sum::<i64>() as usize;
+    let cols: Vec<i64> = data::uniform_i32(17, nnz, 0, rows as i32).into_iter().map(i64::from).collect();
+    let inputs =
+        Arc::new((start, counts, cols, data::uniform_f64(18, nnz, -1.0, 1.0), data::uniform_f64(19, rows, -1.0, 1.0)));
+    let (i1, i2) = (Arc::clone(&inputs), Arc::clone(&inputs));
+    let size = format!("2^{} rows, {nnz} nonzeros f64", rows.trailing_zeros());
+    Kernel::new("csr-spmv", size, Work::Bytes(20.0 * nnz as f64 + 32.0 * rows as f64), Check::Close(1e-9))
+        .note("hand: rayon over rows, each row's slices of values and columns, the gather bounds-checked")
+        .variant("ein", move || csr_spmv(&i1.0, &i1.1, &i1.2, &i1.3, &i1.4))
+        .variant("hand", move || {
+            let (start, counts, cols, vals, x) = &*i2;
+            (0..start.len())
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|r| {
+                    let (s, count) = (start[r] as usize, counts[r] as usize);
+                    let row = vals[s..s + count].iter().zip(&cols[s..s + count]);
+                    row.fold(0.0, |sum, (value, &col)| sum + value * x[col as usize])
+                })
+                .collect::<Vec<f64>>()
+        })
 }
 
 /// Each task owns a range of the bins and applies, in order, the updates that fall in it
