@@ -201,9 +201,11 @@ impl Gen<'_> {
     fn wraps_in_interior(&self, wrap: &crate::analysis::Wrap<'_>) -> bool {
         let modulus = crate::ir::visit::alpha_key(wrap.modulus);
         self.wrap_interior.contains(&wrap.index)
-            && self.analysis.interior_wraps(wrap.index).iter().any(|known| {
-                known.shift == wrap.shift && crate::ir::visit::alpha_key(known.modulus) == modulus
-            })
+            && self
+                .analysis
+                .interior_wraps(wrap.index)
+                .iter()
+                .any(|known| known.shift == wrap.shift && crate::ir::visit::alpha_key(known.modulus) == modulus)
     }
 
     /// The code of `expr`, the binary operation `lhs op rhs` (its span is the site an integer
