@@ -306,6 +306,8 @@ differential! {
     /// (`passes::transpose`); for sums of 16 or more f64 values (32 f32), which run one at a
     /// time, they read `b` itself. Nearest neighbour by `argmin`, a distance matrix, k-means
     /// on f32, integer ties (first wins), and a rank-3 array read across its middle axis.
+    /// Rows of 256 or more elements get no copy (its moved axis left empty, the side-by-side
+    /// loops stepping aside): 255, 256 and 300.
     reads_across_the_side_by_side_index: fn(a: [[f64]], b: [[f64]], p: [[f32]], q: [[f32]], s: [[i32]], t: [[i32]], u: [[[f64]]]) -> ([usize], [[f64]], [usize], [usize], [[f64]]) {
         (
             for i { argmin j { sqrt(sum k { (a[i, k] - b[j, k]) * (a[i, k] - b[j, k]) }) } },
@@ -322,7 +324,10 @@ differential! {
             for i, j { sum k { max(u[k, j, i], a[i, k]) } },
         )
     }
-    cases [n, d, m] in [[3, 4, 8], [5, 3, 19], [2, 7, 33], [1, 16, 9], [6, 20, 11], [4, 33, 17], [2, 0, 10], [3, 4, 0], [0, 3, 5]];
+    cases [n, d, m] in [
+        [3, 4, 8], [5, 3, 19], [2, 7, 33], [1, 16, 9], [6, 20, 11], [4, 33, 17], [2, 0, 10], [3, 4, 0], [0, 3, 5],
+        [2, 255, 9], [2, 256, 9], [1, 300, 17],
+    ];
     args (
         a = array([n, d]),
         b = array([m, d]),

@@ -566,6 +566,12 @@ impl<'p> Analysis<'p> {
         Some(jam)
     }
 
+    /// The array and axis that `copy` is a transposed copy of (`passes::transpose`), if it is
+    /// one.
+    pub fn transposed_source(&self, copy: VarId) -> Option<(VarId, usize)> {
+        self.transposed_copies.iter().find(|(_, &made)| made == copy).map(|(&source, _)| source)
+    }
+
     /// The transposed copies of `array` (`passes::transpose`): code that reads `array` in a
     /// loop run side by side may read them instead.
     pub fn transposed_copies_of(&self, array: VarId) -> impl Iterator<Item = VarId> + '_ {

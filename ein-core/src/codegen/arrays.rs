@@ -1080,10 +1080,12 @@ fn product(factors: &[&TokenStream]) -> TokenStream {
 
 /// The read `array[e_0]…[e_{r-1}]` as a read of `copy`, the array with `axis` moved last
 /// (`passes::transpose`): the same indices with their bounds, `e_axis` last.
-/// SAFETY (of the unchecked reads `read` then prints for it): the copy's axis lengths are the
-/// array's in that order (`transposition_of` recognises only such a copy), so each index is
-/// in range on the copy's axis exactly where it was on the array's; the analysis lists only
-/// reads whose indices are all proven (`AcrossRead`).
+/// SAFETY (of the unchecked reads `read` then prints for it): where the copy was made, its
+/// axis lengths are the array's in that order (`transposition_of` recognises only such a copy;
+/// where it would not pay its last axis is empty, and the loops that read it run only after
+/// checking that its last axis has the array's length, `Gen::jam_step`), so each index is in
+/// range on the copy's axis exactly where it was on the array's; the analysis lists only reads
+/// whose indices are all proven (`AcrossRead`).
 pub(super) fn transposed_read(read: &Expr, copy: VarId, axis: usize, copy_type: &Type) -> Expr {
     let (_, positions) = read.read_chain();
     let mut positions: Vec<(Expr, Bounds)> =

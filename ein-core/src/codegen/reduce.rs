@@ -817,6 +817,34 @@ impl<'p> Gen<'p> {
                 },
             });
         }
+        // A transposed copy has the array's length on its last axis only where it was made
+        // (`passes::transpose` leaves that axis empty where the copy would not pay), and the
+        // unchecked reads of it need that length: the variants that read it run only then;
+        // otherwise the iterations go one at a time, reading the array itself.
+        let copies: std::collections::BTreeSet<(VarId, usize)> = jam.transposed.values().copied().collect();
+        let mut made = Vec::new();
+        for (copy, axis) in copies {
+            let array = self.analysis.transposed_source(copy).map(|(array, _)| array);
+            let view = |generator: &Self, var: VarId| match generator.env.get(&var) {
+                Some(Value::Array(array)) => array.views().first().cloned(),
+                _ => None,
+            };
+            let (Some(copy_view), Some(array_view)) = (view(self, copy), array.and_then(|array| view(self, array)))
+            else {
+                return Err(internal(jam.leaf.span, "a transposed copy or its array not in scope"));
+            };
+            let last = proc_macro2::Literal::usize_unsuffixed(self.program.var(copy).ty.rank().saturating_sub(1));
+            let axis = proc_macro2::Literal::usize_unsuffixed(axis);
+            made.push(quote!(#copy_view.len_of(#last) == #array_view.len_of(#axis)));
+        }
+        if !made.is_empty() {
+            for variant in &mut variants {
+                variant.condition = Some(match variant.condition.take() {
+                    Some(condition) => quote!(#(#made)&&* && #condition),
+                    None => quote!(#(#made)&&*),
+                });
+            }
+        }
         Ok((variants, levels[0].acc.clone()))
     }
 

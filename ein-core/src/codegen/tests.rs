@@ -1269,6 +1269,18 @@ fn all_and_any_down_columns_run_side_by_side() {
 }
 
 #[test]
+fn a_transposed_copy_is_read_side_by_side_only_where_it_was_made() {
+    // Nearest centroid: the copy of `c` with `j` last is made only for short rows (its moved
+    // axis is empty otherwise), and every side-by-side variant first checks it was made.
+    let source = "fn f(x: [[f32]], c: [[f32]]) -> [usize] { for i { argmin j { sum k { (x[i, k] - c[j, k]) * (x[i, k] - c[j, k]) } } } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    assert!(code.contains("<256i64{c.size(0)}else{0i64}"), "{code}");
+    let made = "__ein_c_by_0.len_of(1)==c.len_of(0)";
+    let variants = code.matches("if__ein_c_by_0.len_of(1)==c.len_of(0)").count();
+    assert!(variants > 0 && variants == code.matches(made).count(), "{code}");
+}
+
+#[test]
 fn argmax_down_columns_runs_side_by_side_without_a_copy() {
     let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
     // Blocks of 128 f64 columns: a best value and a position per column, by selects.

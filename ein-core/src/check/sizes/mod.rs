@@ -493,6 +493,16 @@ impl Prover<'_> {
         if offset <= 0 && self.equal(range_key, axis) {
             return true;
         }
+        // `if c { n } else { 0 }` (a transposed copy's moved axis, `passes::transpose`): at
+        // most `n`, or no iterations.
+        if let ExprKind::Select(node::Select { then, otherwise, .. }) = &range.kind {
+            if offset <= 0
+                && matches!(otherwise.kind, ExprKind::Literal(Literal::Int(0)))
+                && self.equal(&key(then), axis)
+            {
+                return true;
+            }
+        }
         if let ExprKind::Binary(node::Binary { op: BinaryOp::Sub, lhs, rhs }) = &range.kind {
             if let ExprKind::Literal(Literal::Int(shortened_by)) = rhs.kind {
                 if shortened_by >= offset && self.equal(&key(lhs), axis) {
