@@ -152,6 +152,15 @@ pub struct Wrap<'e> {
     pub within_one_turn: bool,
 }
 
+impl Wrap<'_> {
+    /// Whether `other` needs the same interior: equal shift and the same modulus up to the
+    /// names of bound variables (one interior serves both).
+    pub fn same_interior(&self, other: &Wrap<'_>) -> bool {
+        self.shift == other.shift
+            && crate::ir::visit::alpha_key(self.modulus) == crate::ir::visit::alpha_key(other.modulus)
+    }
+}
+
 /// A comparison of a loop's shifted index that holds wherever `0 <= index + shift < bound`
 /// ([`Analysis::guard`]): in the loop's interior, like a clamped read shifted by `shift` along
 /// an axis of length `bound` (no bound: the lower side alone), it is `true` and needs no
@@ -162,21 +171,6 @@ pub struct Guard<'e> {
     pub index: VarId,
     pub bound: Option<&'e Expr>,
     pub shift: i64,
-}
-
-/// The terms of a sum of `+` and `-` nodes, each with its sign (`true` for added).
-fn signed_terms<'e>(expr: &'e Expr, positive: bool, terms: &mut Vec<(bool, &'e Expr)>) {
-    match &expr.kind {
-        ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Add, lhs, rhs }) => {
-            signed_terms(lhs, positive, terms);
-            signed_terms(rhs, positive, terms);
-        }
-        ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Sub, lhs, rhs }) => {
-            signed_terms(lhs, positive, terms);
-            signed_terms(rhs, !positive, terms);
-        }
-        _ => terms.push((positive, expr)),
-    }
 }
 
 /// A loop body computed for several consecutive iterations side by side (see
@@ -692,8 +686,8 @@ impl<'p> Analysis<'p> {
     /// be the range, is no wrap.
     pub fn wrap<'e>(&self, lhs: &Expr, rhs: &'e Expr) -> Option<Wrap<'e>> {
         let modulus = crate::ir::visit::alpha_key(rhs);
-        let mut terms = Vec::new();
-        signed_terms(lhs, true, &mut terms);
+        let sum = crate::ir::shape::linear_sum(lhs)?;
+        let mut terms = sum.terms;
         // The index terms, those over `0..rhs` first.
         let index_of = |term: &Expr| match &term.kind {
             ExprKind::Var(var) => {
@@ -705,7 +699,7 @@ impl<'p> Analysis<'p> {
         let mut indices: Vec<(usize, (VarId, bool))> = terms
             .iter()
             .enumerate()
-            .filter_map(|(at, (positive, term))| Some((at, index_of(term).filter(|_| *positive)?)))
+            .filter_map(|(at, (subtracted, term))| Some((at, index_of(term).filter(|_| !*subtracted)?)))
             .collect();
         indices.sort_by_key(|(_, (_, within_one_turn))| !within_one_turn);
         let (position, (index, within_one_turn)) = indices.first().copied()?;
@@ -714,18 +708,11 @@ impl<'p> Analysis<'p> {
         }
         terms.remove(position);
         let is_modulus = |term: &Expr| crate::ir::visit::alpha_key(term) == modulus;
-        let literal =
-            |term: &Expr, value: i64| matches!(term.kind, ExprKind::Literal(Literal::Int(found)) if found == value);
-        let (shift, subtracts) = match terms.as_slice() {
-            [] => (0, false),
-            [(true, one)] if literal(one, 0) => (0, false),
-            [(true, one)] if literal(one, 1) => (1, false),
-            [(true, one)] if is_modulus(one) => (0, true),
-            [(true, first), (false, second)] | [(false, second), (true, first)]
-                if is_modulus(first) && literal(second, 1) =>
-            {
-                (-1, true)
-            }
+        let (shift, subtracts) = match (terms.as_slice(), sum.constant) {
+            ([], 0) => (0, false),
+            ([], 1) => (1, false),
+            ([(false, one)], 0) if is_modulus(one) => (0, true),
+            ([(false, one)], -1) if is_modulus(one) => (-1, true),
             _ => return None,
         };
         Some(Wrap { index, modulus: rhs, shift, subtracts, within_one_turn })
@@ -1058,11 +1045,7 @@ impl<'p> Analysis<'p> {
             ExprKind::Binary(node::Binary { op: crate::ir::BinaryOp::Rem, lhs, rhs }) => {
                 let wrap = self.wrap(lhs, rhs).filter(|wrap| wrap.index == index && free_vars(rhs).is_disjoint(inside));
                 if let Some(wrap) = wrap {
-                    let key = crate::ir::visit::alpha_key(rhs);
-                    let known = wraps
-                        .iter()
-                        .any(|other| other.shift == wrap.shift && crate::ir::visit::alpha_key(other.modulus) == key);
-                    if !known {
+                    if !wraps.iter().any(|other| other.same_interior(&wrap)) {
                         wraps.push(wrap);
                     }
                 }

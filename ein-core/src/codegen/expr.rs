@@ -199,13 +199,8 @@ impl Gen<'_> {
     /// with, this code being for that interior: a remainder whose modulus changes inside the
     /// loop (`n % max(d, 2)` under `all d`) is none, and divides.
     fn wraps_in_interior(&self, wrap: &crate::analysis::Wrap<'_>) -> bool {
-        let modulus = crate::ir::visit::alpha_key(wrap.modulus);
         self.wrap_interior.contains(&wrap.index)
-            && self
-                .analysis
-                .interior_wraps(wrap.index)
-                .iter()
-                .any(|known| known.shift == wrap.shift && crate::ir::visit::alpha_key(known.modulus) == modulus)
+            && self.analysis.interior_wraps(wrap.index).iter().any(|known| known.same_interior(wrap))
     }
 
     /// The code of `expr`, the binary operation `lhs op rhs` (its span is the site an integer

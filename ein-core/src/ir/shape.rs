@@ -193,7 +193,7 @@ fn shaped_part(tuple: &Expr, field: usize, ty: &Type) -> Option<Expr> {
 }
 
 /// `tuple.field`, of type `ty`.
-fn project(tuple: &Expr, field: usize, ty: &Type) -> Expr {
+pub(crate) fn project(tuple: &Expr, field: usize, ty: &Type) -> Expr {
     Expr::new(ExprKind::Project(node::Project { tuple: Box::new(tuple.clone()), field }), ty.clone(), tuple.span)
 }
 

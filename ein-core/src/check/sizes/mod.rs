@@ -248,7 +248,9 @@ fn canonical_to_depth(size: &Expr, lets: &LetValues, depth: usize) -> Expr {
     }
 }
 
-/// The terms of a sum and difference with their signs (`true`: added), into `terms`.
+/// The terms of a sum and difference with their signs (`true`: added), into `terms`. Unlike
+/// [`crate::ir::shape::linear_sum`] it splits sums of any integer type: index expressions are
+/// seen here with their casts to 64 bits removed (`i as usize + 1`).
 pub fn signed_terms(expr: &Expr, added: bool, terms: &mut Vec<(Expr, bool)>) {
     match &expr.kind {
         ExprKind::Binary(node::Binary { op: BinaryOp::Add, lhs, rhs }) => {
@@ -268,20 +270,12 @@ pub fn signed_terms(expr: &Expr, added: bool, terms: &mut Vec<(Expr, bool)>) {
 pub fn constant_difference(left: &Expr, right: &Expr, lets: &LetValues) -> Option<i64> {
     // The non-literal terms (canonical text, sign), sorted, and the literal total.
     let linear = |size: &Expr| -> Option<(Vec<(String, bool)>, i64)> {
-        let mut terms = Vec::new();
-        signed_terms(&canonical(size, lets), true, &mut terms);
-        let mut symbols = Vec::new();
-        let mut constant = 0i64;
-        for (term, added) in terms {
-            match term.kind {
-                ExprKind::Literal(Literal::Int(value)) => {
-                    constant = if added { constant.checked_add(value)? } else { constant.checked_sub(value)? };
-                }
-                _ => symbols.push((key(&term), added)),
-            }
-        }
+        let size = canonical(size, lets);
+        let sum = crate::ir::shape::linear_sum(&size)?;
+        let mut symbols: Vec<(String, bool)> =
+            sum.terms.iter().map(|(subtracted, term)| (key(term), *subtracted)).collect();
         symbols.sort();
-        Some((symbols, constant))
+        Some((symbols, sum.constant))
     };
     let (left_symbols, left_constant) = linear(left)?;
     let (right_symbols, right_constant) = linear(right)?;
@@ -472,10 +466,7 @@ impl Prover<'_> {
             }
             Type::Tuple { fields, .. } => {
                 for (field, ty) in fields.iter().enumerate().filter(|(_, ty)| ty.has_array()) {
-                    let part = |tuple: &Expr| {
-                        let kind = ExprKind::Project(node::Project { tuple: Box::new(tuple.clone()), field });
-                        Expr::new(kind, ty.clone(), tuple.span)
-                    };
+                    let part = |tuple: &Expr| crate::ir::shape::project(tuple, field, ty);
                     self.keeps_shape(part(&accumulator), &part(init));
                 }
             }
