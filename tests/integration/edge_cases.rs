@@ -404,6 +404,61 @@ fn columns_reduced_side_by_side_have_the_bits_of_one_column_alone() {
 }
 
 program! {
+    leading_axes_side_by_side: fn(x: [[[f64]]], y: [[[f32]]]) -> ([f64], [f32], [f64], [f64]) {
+        (
+            for c { sum a, b { x[a, b, c] * x[a, b, c] } },
+            for c { sum a, b { y[a, b, c] - 0.25 } },
+            for c { max a { sum b { x[a, b, c] } } },
+            for c { sum a, b, k in 0..17 { x[a, b, c] * (k as f64) } },
+        )
+    }
+}
+
+program! {
+    one_last_index: fn(x: [[[f64]]], y: [[[f32]]], c: i64) -> (f64, f32, f64, f64) {
+        (
+            sum a, b { x[a, b, c] * x[a, b, c] },
+            sum a, b { y[a, b, c] - 0.25 },
+            max a { sum b { x[a, b, c] } },
+            sum a, b, k in 0..17 { x[a, b, c] * (k as f64) },
+        )
+    }
+}
+
+/// Sums over the leading axes per last index, run side by side with every reduction of the
+/// nest grouped in lanes (outer ones too: any of them may be long), have the bits of each
+/// last index reduced alone, on any thread count and through permuted strides. The lengths
+/// lie below, at and above the 2 × 8 (f64) and 2 × 16 (f32) values where lanes begin.
+#[test]
+fn leading_axes_reduced_side_by_side_have_the_bits_of_one_index_alone() {
+    for (p, q, n) in
+        [(0, 5, 70), (1, 1, 9), (15, 17, 65), (16, 16, 130), (17, 40, 72), (33, 3, 200), (40, 33, 64), (5, 0, 10)]
+    {
+        let value = |a: usize, b: usize, c: usize| {
+            ((a * 7919 + b * 104_729 + c * 31) % 1013) as f64 / 7.0 - 70.0 + 1e-9 * (a + b + c) as f64
+        };
+        let x = ndarray::Array3::from_shape_fn((p, q, n), |(a, b, c)| value(a, b, c));
+        let y = x.mapv(|v| v as f32 * 0.1);
+        let x_permuted = x.view().permuted_axes([2, 1, 0]).as_standard_layout().into_owned();
+        let x_strided = x_permuted.view().permuted_axes([2, 1, 0]);
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+            let (sx, sy, max_of_sums, three_deep) = pool.install(|| leading_axes_side_by_side::run(&x, &y));
+            let (sx_strided, ..) = pool.install(|| leading_axes_side_by_side::run(&x_strided, &y));
+            for c in 0..n {
+                let (ex, ey, em, e3) = one_last_index::run(&x, &y, c as i64);
+                let at = format!("index {c} of {p}×{q}×{n}, {threads} threads");
+                assert_eq!(sx.as_slice()[c].to_bits(), ex.to_bits(), "f64 double sum, {at}");
+                assert_eq!(sx_strided.as_slice()[c].to_bits(), ex.to_bits(), "through permuted strides, {at}");
+                assert_eq!(sy.as_slice()[c].to_bits(), ey.to_bits(), "f32 double sum, {at}");
+                assert_eq!(max_of_sums.as_slice()[c].to_bits(), em.to_bits(), "max of sums, {at}");
+                assert_eq!(three_deep.as_slice()[c].to_bits(), e3.to_bits(), "three sums deep, {at}");
+            }
+        }
+    }
+}
+
+program! {
     sum_of_rows: fn(a: [[f64]]) -> (f64, f64) {
         (sum i, j { a[i, j] * a[i, j] - a[i, j] }, max i { sum j { a[i, j] } })
     }

@@ -176,9 +176,9 @@ pub struct Guard<'e> {
 /// A loop body computed for several consecutive iterations side by side (see
 /// [`Analysis::jam`]): `levels`, outermost first, are the nested reductions from `root`,
 /// `leaf` their innermost term. A step of each reduction is taken for every element before the next, a
-/// vector across the comprehension's index; where every reduction is a plain fold (below the
-/// runtime's `PLAIN_BELOW`; an `argmax`/`argmin`, which compares in order, at any length),
-/// that gives the same bits as one element at a time.
+/// vector across the comprehension's index; each reduction grouped as `fold_range` groups it
+/// (a plain fold below the runtime's `PLAIN_BELOW`; an `argmax`/`argmin`, which compares in
+/// order, plain at any length), that gives the same bits as one element at a time.
 pub struct Jam<'e> {
     /// The outermost reduction of the nest (the body itself, or inside its epilogue).
     pub root: &'e Expr,

@@ -543,20 +543,22 @@ impl<'p> Gen<'p> {
     /// The accumulators of a [`Jam`] for a block of iterations side by side, the `lane`-th
     /// at index `at` (a `usize` expression of `lane`): each reduction of the nest keeps one
     /// accumulator per iteration, and each of its steps is taken for every iteration (a loop
-    /// LLVM vectorises across the loop's index) before the next. Two variants, each with the
-    /// condition under which it is exactly what one iteration at a time computes: every
-    /// reduction of the nest a plain fold (fewer values than the runtime's `PLAIN_BELOW`), in
-    /// blocks of [`JAM_WIDTH`]; and every outer one a plain fold, the innermost one of any
-    /// length grouped as `Accumulate::fold_range` groups it — its steps in order, step `p` into
-    /// lane `p % LANES`, below the last whole block of lanes, then their tree, then the
-    /// remaining steps in order — in blocks of [`JAM_WIDE_BYTES`], then of [`JAM_WIDE`], then
-    /// of [`JAM_WIDTH`], when `wide_from` gives the index of a block's first iteration (a
-    /// comprehension's elements), else of [`JAM_WIDTH`] only (an `argmin`'s candidates: a short
-    /// distance each, whose narrow lanes stay in registers). An outermost `argmax`/`argmin`
-    /// ([`LevelRule::Arg`]) is plain at any length, and with it the plain variant runs in the
-    /// wide blocks (it walks down columns). Each variant is its own loop in the caller, so
-    /// the common short case keeps the small loop LLVM optimises best. Returns the variants
-    /// and the local holding the outermost reduction's results.
+    /// LLVM vectorises across the loop's index) before the next. Up to three variants, each
+    /// with the condition under which it is exactly what one iteration at a time computes:
+    /// every reduction of the nest a plain fold (fewer values than the runtime's
+    /// `PLAIN_BELOW`), in blocks of [`JAM_WIDTH`]; every outer one a plain fold, the innermost
+    /// one of any length grouped as `Accumulate::fold_range` groups it — its steps in order,
+    /// step `p` into lane `p % LANES`, below the last whole block of lanes, then their tree,
+    /// then the remaining steps in order — in blocks of [`JAM_WIDE_BYTES`], then of
+    /// [`JAM_WIDE`], then of [`JAM_WIDTH`], when `wide_from` gives the index of a block's first
+    /// iteration (a comprehension's elements), else of [`JAM_WIDTH`] only (an `argmin`'s
+    /// candidates: a short distance each, whose narrow lanes stay in registers); and, where an
+    /// outer fold may be long too (a sum over the leading axes per last index), every fold of
+    /// any length grouped so, unconditionally, in the same blocks. An outermost
+    /// `argmax`/`argmin` ([`LevelRule::Arg`]) is plain at any length, and with it the plain
+    /// variant runs in the wide blocks (it walks down columns). Each variant is its own loop in
+    /// the caller, so the common short case keeps the small loop LLVM optimises best. Returns
+    /// the variants and the local holding the outermost reduction's results.
     fn jam_step(
         &mut self,
         index: VarId,
@@ -644,6 +646,30 @@ impl<'p> Gen<'p> {
         // down a column).
         let [row, block_start, full, lanes, lane_of, width_left] =
             ["row", "block_start", "full", "lanes", "lane_of", "width_left"].map(|name| self.names.fresh(name));
+        // An array's length may not depend on a type parameter: for an element type rustc
+        // decides, room for the most lanes of any type, of which `LANES` are used.
+        let lane_slots = |accumulate: &TokenStream| match &jam.leaf.ty {
+            Type::Scalar(ScalarType::Param(_)) => quote!(::ein::__private::LANE_BLOCK),
+            _ => quote!(#accumulate::LANES),
+        };
+        // How many of `count` steps go to the lanes, as in `fold_range`: none below
+        // `PLAIN_BELOW` (the plain fold), else the whole rows of lanes.
+        let lanes_end = |count: &TokenStream, accumulate: &TokenStream| quote!(if #count < #accumulate::PLAIN_BELOW { 0 } else { #count - #count % #accumulate::LANES });
+        // The pairwise tree of `fold_range` over the lanes `lanes`, for each of `width`
+        // iterations, into `lanes[0]`.
+        let tree = |lanes: &Ident, combine: &TokenStream, accumulate: &TokenStream, width: &proc_macro2::Literal| {
+            quote! {
+                let mut #width_left = #accumulate::LANES;
+                while #width_left > 1 {
+                    #width_left /= 2;
+                    for #lane_of in 0..#width_left {
+                        for #lane in 0..#width {
+                            #lanes[#lane_of][#lane] = #combine(#lanes[#lane_of][#lane], #lanes[#lane_of + #width_left][#lane]);
+                        }
+                    }
+                }
+            }
+        };
         let lanes_innermost = |width: &proc_macro2::Literal, in_order: bool, prefetch: &TokenStream| {
             let LevelRule::Fold { identity, combine, accumulate } = &innermost.rule else {
                 return TokenStream::new();
@@ -681,32 +707,27 @@ impl<'p> Gen<'p> {
             };
             let innermost_acc = &innermost.acc;
             let tail = fold(quote!(#full..#count), innermost_acc);
-            // An array's length may not depend on a type parameter: for an element type rustc
-            // decides, room for the most lanes of any type, of which `LANES` are used.
-            let lane_slots = match &jam.leaf.ty {
-                Type::Scalar(ScalarType::Param(_)) => quote!(::ein::__private::LANE_BLOCK),
-                _ => quote!(#accumulate::LANES),
-            };
+            let (end, slots, tree) =
+                (lanes_end(count, accumulate), lane_slots(accumulate), tree(&lanes, combine, accumulate, width));
             quote! {
-                let #full = #count - #count % #accumulate::LANES;
-                let mut #lanes = [[#identity; #width]; #lane_slots];
+                let #full = #end;
+                let mut #lanes = [[#identity; #width]; #slots];
                 #fill_lanes
-                let mut #width_left = #accumulate::LANES;
-                while #width_left > 1 {
-                    #width_left /= 2;
-                    for #lane_of in 0..#width_left {
-                        for #lane in 0..#width {
-                            #lanes[#lane_of][#lane] = #combine(#lanes[#lane_of][#lane], #lanes[#lane_of + #width_left][#lane]);
-                        }
-                    }
-                }
+                #tree
                 let mut #innermost_acc = #lanes[0];
                 #tail
             }
         };
-        // The outer reductions (plain folds, or the outermost an argmax) around an innermost
-        // step.
-        let nest = |width: &proc_macro2::Literal, innermost_step: TokenStream| {
+        // Each outer fold's lanes and how many of its steps go to them, for the variant whose
+        // outer folds are grouped as `fold_range` groups them.
+        let outer_lanes: Vec<[Ident; 2]> =
+            levels.iter().map(|_| ["outer_full", "outer_lanes"].map(|name| self.names.fresh(name))).collect();
+        // The outer reductions around an innermost step: plain folds (the outermost may be an
+        // argmax), or, `grouped`, each fold grouped as `fold_range` groups it — its steps below
+        // the last whole row of lanes each into lane `step % LANES` (the step's inner
+        // reduction taken into a reference to that lane's accumulators), then the lanes' tree,
+        // then the remaining steps in order.
+        let nest = |width: &proc_macro2::Literal, innermost_step: TokenStream, grouped: bool| {
             let mut step = innermost_step;
             for (depth, level) in levels.iter().enumerate().rev() {
                 let into_outer = match depth.checked_sub(1).map(|outer| &levels[outer]) {
@@ -717,17 +738,39 @@ impl<'p> Gen<'p> {
                     }
                     None => TokenStream::new(),
                 };
-                step = if depth + 1 == levels.len() {
-                    quote!(#step #into_outer)
-                } else {
-                    let (start, position, count) = (level.start(width), &level.position, &level.count);
-                    quote! {
+                let (start, position, count, acc) = (level.start(width), &level.position, &level.count, &level.acc);
+                step = match &level.rule {
+                    _ if depth + 1 == levels.len() => quote!(#step #into_outer),
+                    LevelRule::Fold { identity, combine, accumulate } if grouped => {
+                        let [full, lanes] = &outer_lanes[depth];
+                        let (end, slots) = (lanes_end(count, accumulate), lane_slots(accumulate));
+                        let tree = tree(lanes, combine, accumulate, width);
+                        quote! {
+                            #start
+                            let #full = #end;
+                            let mut #lanes = [[#identity; #width]; #slots];
+                            for #position in 0..#count {
+                                if #position == #full && #full > 0 {
+                                    #tree
+                                    #acc = #lanes[0];
+                                }
+                                let #acc = if #position < #full { &mut #lanes[#position % #accumulate::LANES] } else { &mut #acc };
+                                #step
+                            }
+                            if #full == #count && #full > 0 {
+                                #tree
+                                #acc = #lanes[0];
+                            }
+                            #into_outer
+                        }
+                    }
+                    _ => quote! {
                         #start
                         for #position in 0..#count {
                             #step
                         }
                         #into_outer
-                    }
+                    },
                 };
             }
             step
@@ -783,39 +826,47 @@ impl<'p> Gen<'p> {
             // its columns as a wide block of long sums does.
             match wide_from {
                 Some(_) => vec![
-                    (widest, nest(&widest_width, plain_innermost(&widest_width, &prefetch_widest))),
-                    (JAM_WIDE, nest(&wide_width, plain_innermost(&wide_width, &prefetch_wide))),
-                    (JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch))),
+                    (widest, nest(&widest_width, plain_innermost(&widest_width, &prefetch_widest), false)),
+                    (JAM_WIDE, nest(&wide_width, plain_innermost(&wide_width, &prefetch_wide), false)),
+                    (JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch), false)),
                 ],
-                None => vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch)))],
+                None => vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch), false))],
             }
         } else {
             let plain_wide = JAM_PLAIN_BYTES / element_bytes;
             let plain_wide_width = proc_macro2::Literal::usize_unsuffixed(plain_wide);
-            let mut steps = vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch)))];
+            let mut steps = vec![(JAM_WIDTH, nest(&narrow, plain_innermost(&narrow, &no_prefetch), false))];
             if wide_from.is_some() {
-                steps
-                    .insert(0, (plain_wide, nest(&plain_wide_width, plain_innermost(&plain_wide_width, &no_prefetch))));
+                steps.insert(
+                    0,
+                    (plain_wide, nest(&plain_wide_width, plain_innermost(&plain_wide_width, &no_prefetch), false)),
+                );
             }
             steps
         };
         let mut variants = vec![JamVariant { condition: all_plain(&plain), steps: plain_steps }];
         // Integers are folded in order at any length (one lane): the plain variant is all.
+        // Floats: the innermost reduction grouped in lanes under plain outer folds, then, where
+        // an outer fold may be long too, every fold grouped (exact at any lengths, a little
+        // slower than the plain loops where they apply).
+        let lanes_steps = |grouped: bool| {
+            if wide_from.is_some() {
+                vec![
+                    (widest, nest(&widest_width, lanes_innermost(&widest_width, true, &prefetch_widest), grouped)),
+                    (JAM_WIDE, nest(&wide_width, lanes_innermost(&wide_width, true, &prefetch_wide), grouped)),
+                    (JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false, &no_prefetch), grouped)),
+                ]
+            } else {
+                vec![(JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false, &no_prefetch), grouped))]
+            }
+        };
         if let (true, LevelRule::Fold { .. }, Some((_, outer_plain))) =
             (float_leaf, &innermost.rule, plain.split_last())
         {
-            variants.push(JamVariant {
-                condition: all_plain(outer_plain),
-                steps: if wide_from.is_some() {
-                    vec![
-                        (widest, nest(&widest_width, lanes_innermost(&widest_width, true, &prefetch_widest))),
-                        (JAM_WIDE, nest(&wide_width, lanes_innermost(&wide_width, true, &prefetch_wide))),
-                        (JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false, &no_prefetch))),
-                    ]
-                } else {
-                    vec![(JAM_WIDTH, nest(&narrow, lanes_innermost(&narrow, false, &no_prefetch)))]
-                },
-            });
+            variants.push(JamVariant { condition: all_plain(outer_plain), steps: lanes_steps(false) });
+            if outer_plain.iter().any(Option::is_some) {
+                variants.push(JamVariant { condition: None, steps: lanes_steps(true) });
+            }
         }
         // A transposed copy has the array's length on its last axis only where it was made
         // (`passes::transpose` leaves that axis empty where the copy would not pay), and the

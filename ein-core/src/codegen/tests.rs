@@ -1411,3 +1411,23 @@ fn f32_trig_in_a_comprehension_gets_a_fast_copy_of_its_chunk() {
         assert!(!code.contains("_fast(") && !code.contains("rewind"), "{code}");
     }
 }
+
+#[test]
+fn sums_over_leading_axes_run_side_by_side_at_any_length() {
+    // Both sums of the nest may be long: after the variants for plain outer folds comes one,
+    // taken unconditionally, that groups the outer fold in lanes too (its steps below the
+    // last whole row of lanes into lane `a % LANES`, then the tree, then the rest in order).
+    let source = "fn f(x: [[[f64]]]) -> [f64] { for c { sum a, b { x[a, b, c] * x[a, b, c] } } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let grouped =
+        "let__ein_outer_full=ifx.len_of(0)<<::core::primitive::f64as::ein::__private::Accumulate>::PLAIN_BELOW{0}";
+    assert!(code.contains(grouped), "{code}");
+    assert!(code.contains("else{&mut__ein_acc}"), "{code}");
+    // The last variant, wide blocks of 128 columns first.
+    assert!(
+        code.contains(&format!(
+            "}}else{{while__ein_jammed+128<=__ein_end-__ein_start{{letmut__ein_acc=[0.0f64;128];{grouped}"
+        )),
+        "{code}"
+    );
+}
