@@ -8,9 +8,11 @@
 //! runs as one GEMM `C[M, N] = scale * A[M, K] B[K, N]` per batch position:
 //! - the labels of each group are merged into one axis when the operand strides allow it
 //!   (a reshape, no copy: row-major, column-major, transposed, reversed and stepped views
-//!   usually do); an operand whose strides do not allow it is packed into a contiguous copy,
-//!   and an output whose axes interleave the groups is computed in a scratch array and then
-//!   copied into place;
+//!   usually do); where they do not, the outermost output labels of one operand may loop
+//!   outside the GEMM like batch labels (`Plan::loop_outer_labels`: a batched 1 × 1
+//!   convolution, one GEMM per image); failing that, an operand whose strides do not allow it
+//!   is packed into a contiguous copy, and an output whose axes interleave the groups is
+//!   computed in a scratch array and then copied into place;
 //! - the GEMM itself is [`fn@gemm`] on raw strided matrices, the one door to the kernel (the
 //!   `gemm` crate, the kernels under faer, which take any strides for A, B and C, including
 //!   zero and negative ones, and pick AVX-512, AVX2+FMA or SSE kernels at run time); batches of
@@ -1136,6 +1138,43 @@ unsafe fn pack<F: Num>(operand: &Operand<F>, labels: &[usize], sizes: &[usize]) 
     packed
 }
 
+impl<T> Plan<T> {
+    /// The batch, M and N labels to run with: as given, or, where the M or N labels do not all
+    /// merge in place (`in_place(m, n)` false: an operand would be packed, or the output
+    /// computed in scratch), with the outermost output labels of one operand moved to the
+    /// batch labels, as few as let the rest merge in place. Such a label then loops outside
+    /// the GEMM, its stride 0 in the other operand (which does not move). A batched 1 × 1
+    /// convolution `for b, o, h, w { sum c { wt[o, c] * x[b, c, h, w] } }` becomes one GEMM
+    /// `out[b][o, hw] = wt[o, c] · x[b][c, hw]` per image, nothing packed: before, M = {b, h,
+    /// w} did not merge in `x` (`c` lies between) nor in the output (`o` does), so `x` was
+    /// copied into [b, h, w, c] and the product scattered from a scratch [b, h, w, o] (16 × 64
+    /// × 56² f32, 2 threads: 5× one `general_mat_mul` per image). Nothing moves where some M
+    /// or N label would have to (the GEMM keeps both), or where no choice merges in place.
+    fn loop_outer_labels(
+        &self,
+        batch: PerLabel<usize>,
+        m_labels: PerLabel<usize>,
+        n_labels: PerLabel<usize>,
+        in_place: impl Fn(&[usize], &[usize]) -> bool,
+    ) -> (PerLabel<usize>, PerLabel<usize>, PerLabel<usize>) {
+        let (mut looped, mut m, mut n) = (batch, m_labels, n_labels);
+        while !in_place(&m, &n) {
+            // Labels are numbered in output order: the least left is the outermost.
+            let outermost_is_m = match (m.first(), n.first()) {
+                (Some(first_m), Some(first_n)) => first_m < first_n,
+                _ => return (batch, m_labels, n_labels),
+            };
+            let group = if outermost_is_m { &mut m } else { &mut n };
+            if group.len() == 1 {
+                return (batch, m_labels, n_labels);
+            }
+            looped.push(group[0]);
+            *group = PerLabel::from_slice(&group[1..]);
+        }
+        (looped, m, n)
+    }
+}
+
 impl<F: GemmFloat> Plan<F> {
     /// One GEMM (or GEMV) per batch position, on merged groups of labels; see the module docs.
     ///
@@ -1161,6 +1200,12 @@ impl<F: GemmFloat> Plan<F> {
             merge(own, &self.sizes, &[&operand.strides]).is_some()
                 && merge(&k_labels, &self.sizes, &[&operand.strides]).is_some()
         };
+        let (batch, m_labels, n_labels) = self.loop_outer_labels(batch, m_labels, n_labels, |m, n| {
+            mergeable(&self.left, m)
+                && mergeable(&self.right, n)
+                && merge(m, &self.sizes, &[&out_strides]).is_some()
+                && merge(n, &self.sizes, &[&out_strides]).is_some()
+        });
         let left_labels = concat(&[&batch, &m_labels, &k_labels]);
         // SAFETY: the labels are the left operand's, below their sizes (the plan's invariant).
         let left_packed =
@@ -1281,7 +1326,7 @@ mod tests {
     use crate::as_view::AsView;
     use crate::test_support::{numbers, size};
     use ein_testing::expect_panic;
-    use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
+    use ndarray::{s, Array2, Array3, Array4, ArrayView2, ArrayView3};
 
     fn matrix(rows: usize, columns: usize, seed: u64) -> Array2<f64> {
         Array2::from_shape_vec((rows, columns), numbers(rows * columns, seed)).unwrap()
@@ -1538,9 +1583,9 @@ mod tests {
     }
 
     /// `out[i, j, r] = Σ_k a[i, r, k] b[k, j]`: the M labels `i` and `r` are not adjacent in the
-    /// output, so the GEMM writes a scratch array, copied into place after.
+    /// output, so `i` loops outside the GEMM (one product `out[i][j, r]` per `i`, in place).
     #[test]
-    fn interleaved_output_labels_go_through_scratch() {
+    fn an_outermost_output_label_of_one_operand_loops_outside_the_gemm() {
         let (m, r, k, n) = (size(20, 4), size(6, 3), size(40, 30), size(30, 5));
         let a = Array3::from_shape_vec((m, r, k), numbers(m * r * k, 15)).unwrap();
         let b = matrix(k, n, 16);
@@ -1551,6 +1596,66 @@ mod tests {
             .map(|e| {
                 let (i, j, q) = (e / (n * r), e / r % n, e % r);
                 (0..k).map(|l| a[[i, q, l]] * b[[l, j]]).sum()
+            })
+            .collect();
+        assert_close(result.as_slice(), &expected, "looped");
+    }
+
+    /// A batched 1 × 1 convolution `out[b, o, h, w] = Σ_c wt[o, c] x[b, c, h, w]`, with the
+    /// image batch looping outside the GEMM, in every layout of `x` and either operand left.
+    #[test]
+    fn a_batched_one_by_one_convolution_in_any_layout() {
+        let (images, outs, channels, height, width) = (size(3, 2), size(12, 5), size(9, 4), size(7, 3), size(6, 2));
+        let x =
+            Array4::from_shape_vec((images, channels, height, width), numbers(images * channels * height * width, 31))
+                .unwrap();
+        let wt = matrix(outs, channels, 32);
+        let x_permuted = x.view().permuted_axes([3, 1, 0, 2]).as_standard_layout().into_owned();
+        let x_reversed = x.slice(s![..;-1, .., ..;-1, ..]).to_owned();
+        let expected: Vec<f64> = (0..images * outs * height * width)
+            .map(|e| {
+                let (b, o, h, w) =
+                    (e / (outs * height * width), e / (height * width) % outs, e / width % height, e % width);
+                (0..channels).map(|c| wt[[o, c]] * x[[b, c, h, w]]).sum()
+            })
+            .collect();
+        let weights_left = ContractionSpec { outputs: 4, left: &[1, 4], right: &[0, 4, 2, 3] };
+        let image_left = ContractionSpec { outputs: 4, left: &[0, 4, 2, 3], right: &[1, 4] };
+        let views = [
+            (x.view(), "row-major"),
+            (x_permuted.view().permuted_axes([2, 1, 3, 0]), "permuted strides"),
+            (x_reversed.slice(s![..;-1, .., ..;-1, ..]), "negative strides"),
+        ];
+        for (view, layout) in views {
+            for threads in [1, 2] {
+                in_pool(threads, || {
+                    let sizes = [images, outs, height, width];
+                    let (wt_view, x_view) = (AsView::<f64, 2>::as_view(&wt), AsView::<f64, 4>::as_view(&view));
+                    let result = contract(&weights_left, sizes, &[channels], None, wt_view, x_view);
+                    assert_close(result.as_slice(), &expected, &format!("weights left, {layout}, {threads} threads"));
+                    let result = contract(&image_left, sizes, &[channels], None, x_view, wt_view);
+                    assert_close(result.as_slice(), &expected, &format!("image left, {layout}, {threads} threads"));
+                });
+            }
+        }
+    }
+
+    /// `out[i, j, p, q] = Σ_k a[p, i, k] b[p, k, j, q]`: the N labels `j` and `q` are not
+    /// adjacent in the output (the batch label `p` is between), and the outermost label `i` is
+    /// the only M label, so nothing can loop outside: the GEMM writes a scratch array, copied
+    /// into place after.
+    #[test]
+    fn interleaved_output_labels_go_through_scratch() {
+        let (m, n, q, p, k) = (size(20, 4), size(9, 3), size(7, 2), size(3, 2), size(40, 30));
+        let a = Array3::from_shape_vec((p, m, k), numbers(p * m * k, 15)).unwrap();
+        let b = Array4::from_shape_vec((p, k, n, q), numbers(p * k * n * q, 16)).unwrap();
+        let spec = ContractionSpec { outputs: 4, left: &[2, 0, 4], right: &[2, 4, 1, 3] };
+        let result =
+            contract(&spec, [m, n, p, q], &[k], None, AsView::<f64, 3>::as_view(&a), AsView::<f64, 4>::as_view(&b));
+        let expected: Vec<f64> = (0..m * n * p * q)
+            .map(|e| {
+                let (i, j, s, t) = (e / (n * p * q), e / (p * q) % n, e / q % p, e % q);
+                (0..k).map(|l| a[[s, i, l]] * b[[s, l, j, t]]).sum()
             })
             .collect();
         assert_close(result.as_slice(), &expected, "scratch");
