@@ -331,3 +331,14 @@ differential! {
         x = array([n]),
     );
 }
+
+differential! {
+    /// A top-level argmax/argmin of dot products, run in parallel chunks and versioned for
+    /// unit strides (the rows of `keys` contiguous or not: the harness's views); an empty
+    /// `keys` fails in both.
+    best_of_dot_products: fn(q: [f64], keys: [[f64]]) -> (usize, usize) {
+        (argmax j { sum k { q[k] * keys[j, k] } }, argmin j { sum k { q[k] * keys[j, k] } })
+    }
+    cases [n, d] in [[1, 1], [5, 3], [300, 17], [0, 4], [3, 0], [5000, 40]];
+    args (q = array([d]), keys = array([n, d]));
+}

@@ -93,6 +93,38 @@ differential! {
 }
 
 differential! {
+    /// Folds per element run side by side (blocks of 32 then 8 elements, the rest one at a
+    /// time): a scalar state reading the element's index and the step, a tuple of a float and
+    /// an integer with the index read after the fold, a record state in f32, an integer state
+    /// whose count is a parameter (negative: both fail), and a clamped read (an empty `w`
+    /// fails in both).
+    folds_per_element_side_by_side: fn(x0: [f64], k: [f64], y: [f32], w: [f64], steps: i64) -> ([f64], [f64], [f32], [i64], [f64]) {
+        (
+            for i { fold t in 0..steps, s = x0[i] { s * 0.5 + k[i] * (t as f64) - (i as f64) } },
+            for i {
+                let r = fold t in 0..7, (x, n) = (x0[i], 0) { (x * x - 0.25, n + (t % 3) * n + 1) };
+                r.0 + (r.1 as f64) * (i as f64)
+            },
+            for i { let z = fold t in 0..5, z = { re: y[i], im: 0.5 } { { re: z.re * z.re - z.im * z.im + y[i], im: 2.0 * z.re * z.im } }; z.re + z.im },
+            for i in 0..x0.len() { fold t in 0..steps, n = i { n * 3 + (i % 5) - t } },
+            for i { fold t in 0..3, s = 0.0 { s + w[i + t - 1] * k[i] } },
+        )
+    }
+    cases [n, m, steps] in [[0, 3, 5], [1, 1, 4], [7, 2, 1], [8, 4, 6], [33, 5, 10], [41, 0, 3], [100, 6, 12], [50, 3, 0]];
+    args (x0 = array([n]), k = array([n]), y = array([n]), w = array([m]), steps = scalar(steps as i64 - 1));
+}
+
+differential! {
+    /// Folds per element of a 2-D comprehension, side by side along each row: a negative count
+    /// fails only where some row has an element (an empty row checks nothing).
+    folds_per_element_in_rows: fn(a: [[f64]], steps: i64) -> [[f64]] {
+        for y, x { fold t in 0..steps, s = a[y, x] { s * s - 0.5 + (t as f64) * 0.125 } }
+    }
+    cases [m, n, steps] in [[3, 0, 0], [0, 3, 0], [2, 40, 4], [5, 9, 0], [1, 1, 3], [4, 33, 7]];
+    args (a = array([m, n]), steps = scalar(steps as i64 - 1));
+}
+
+differential! {
     /// Escape-time Mandelbrot: the accumulator is a record `{re, im}` and an iteration count;
     /// the select freezes escaped points (both branches are evaluated).
     mandelbrot: fn(cre: [f64], cim: [f64], iters: usize) -> [[i64]] {

@@ -192,6 +192,15 @@ pub struct Jam<'e> {
     pub transposed: BTreeMap<NodeId, (VarId, usize)>,
 }
 
+/// A fold computed for several consecutive elements of a comprehension side by side (see
+/// [`Analysis::jammed_fold`]): `root` is the fold's node in the element, `fold` the fold.
+pub struct JammedFold<'e> {
+    pub root: &'e Expr,
+    pub fold: &'e node::Fold,
+    /// Whether the element outside the fold reads the comprehension's index.
+    pub epilogue_reads_index: bool,
+}
+
 /// Whether `expr`, outside the subtree `skip`, mentions `var`.
 fn mentions_outside(expr: &Expr, skip: &Expr, var: VarId) -> bool {
     if expr.id == skip.id {
@@ -241,6 +250,11 @@ fn across_read(read: &Expr, index: VarId) -> Option<AcrossRead> {
 
 /// The one loop in `expr`, if it has exactly one and that is a reduction (whatever its body).
 fn only_loop(expr: &Expr) -> Option<&Expr> {
+    only_loop_of_any_kind(expr).filter(|only| matches!(only.kind, ExprKind::Reduce(_)))
+}
+
+/// The one loop in `expr` (whatever its body), if it has exactly one.
+fn only_loop_of_any_kind(expr: &Expr) -> Option<&Expr> {
     fn find<'e>(expr: &'e Expr, found: &mut Vec<&'e Expr>) {
         if purity::is_loop(expr) {
             found.push(expr);
@@ -251,7 +265,7 @@ fn only_loop(expr: &Expr) -> Option<&Expr> {
     let mut found = Vec::new();
     find(expr, &mut found);
     match found.as_slice() {
-        [only] if matches!(only.kind, ExprKind::Reduce(_)) => Some(*only),
+        [only] => Some(*only),
         _ => None,
     }
 }
@@ -558,6 +572,36 @@ impl<'p> Analysis<'p> {
             jam.transposed.insert(read.read, (copy, read.axis));
         }
         Some(jam)
+    }
+
+    /// The fold that the element `body` of a comprehension over `index` computes, when
+    /// several elements' folds may run side by side, one step of each in turn
+    /// ([`Gen::jammed_folds`](crate::codegen)): it is the only loop in `body`, its state holds
+    /// no array, its count depends neither on `index` nor on what `body` binds (every element
+    /// takes the same steps), it reads nothing `body` binds (the folds run before the rest of
+    /// the element), its initial value and step hold no loop (a step of plain arithmetic,
+    /// whose chain of dependent operations the other elements' steps fill), it has no fixed point to stop at (that exit is per element), and nothing
+    /// can fail in another order: its initial value and step only by reads of empty axes, the
+    /// rest of the element not at all (its count, if negative, fails alike for every element,
+    /// before any of them starts). Each element's fold computes the same values in the same
+    /// order as alone, so the bits are the same.
+    pub fn jammed_fold<'e>(&self, index: VarId, body: &'e Expr) -> Option<JammedFold<'e>> {
+        let root = only_loop_of_any_kind(body)?;
+        let ExprKind::Fold(fold) = &root.kind else { return None };
+        let bound = bound_vars(body);
+        let count_vars = free_vars(&fold.count);
+        let fits = !fold.init.ty.has_array()
+            && !self.facts(&fold.init).has_loop
+            && !self.facts(&fold.body).has_loop
+            && !count_vars.contains(&index)
+            && count_vars.is_disjoint(&bound)
+            && free_vars(root).is_disjoint(&bound)
+            && self.fixed_point(fold.index).is_none()
+            && purity::fails_only_on_empty_axes(&fold.init)
+            && purity::fails_only_on_empty_axes(&fold.body)
+            && !purity::fails_outside(body, root);
+        let epilogue_reads_index = mentions_outside(body, root, index);
+        fits.then_some(JammedFold { root, fold, epilogue_reads_index })
     }
 
     /// The array and axis that `copy` is a transposed copy of (`passes::transpose`), if it is

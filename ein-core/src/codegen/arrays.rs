@@ -640,9 +640,13 @@ impl<'p> Gen<'p> {
         body: &Expr,
         block: &mut Block,
     ) -> syn::Result<()> {
-        let (count, offset) = match self.analysis.jam(index, body) {
-            Some(jam) => {
-                let done = self.jammed_run(index, &jam, body, &count, &offset, block)?;
+        let jammed = match (self.analysis.jam(index, body), self.analysis.jammed_fold(index, body)) {
+            (Some(jam), _) => Some(self.jammed_run(index, &jam, body, &count, &offset, block)?),
+            (None, Some(fold)) => Some(self.jammed_folds(index, &fold, body, &count, &offset, block)?),
+            (None, None) => None,
+        };
+        let (count, offset) = match jammed {
+            Some(done) => {
                 let offset = match offset {
                     Some(offset) => quote!(#offset + #done),
                     None => done.to_token_stream(),

@@ -44,7 +44,11 @@ impl Gen<'_> {
                 _ => Ok(plain(self.reduce(expr, block, hint)?)),
             },
             ExprKind::Filter(_) => self.filter(expr, block, hint),
-            ExprKind::Fold(_) => self.fold(expr, block, hint),
+            ExprKind::Fold(_) => match &self.jammed {
+                // Computed side by side already (see `Gen::jammed_folds`).
+                Some((root, result)) if *root == expr.id => Ok(plain(result.clone())),
+                _ => self.fold(expr, block, hint),
+            },
             ExprKind::Scan(_) => self.scan(expr, block, hint),
             ExprKind::Accum(_) => self.accum(expr, block, hint),
             ExprKind::Let(node::Let { var, value, body }) => {

@@ -11,8 +11,9 @@
 use super::code::{tuple_tokens, Block, Code, Prec, Store, Tree, Value};
 use super::expr::scalar_type;
 use super::{has_array, internal, primitive, tree_at, Gen, Stores};
-use crate::analysis::{FixedPoint, Jam};
+use crate::analysis::{FixedPoint, Jam, JammedFold};
 use crate::ir::node;
+use crate::ir::visit;
 use crate::ir::{BinaryOp, Bounds, Expr, ExprKind, NumberClass, ReduceOp, Scalar, ScalarType, Type, VarId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -45,6 +46,11 @@ impl Step {
 /// How many elements of a comprehension a [`Jam`] computes side by side: eight lanes of f32
 /// (one AVX2 register), two registers of f64.
 const JAM_WIDTH: usize = 8;
+
+/// How many elements' folds run side by side first ([`Gen::jammed_folds`]): enough
+/// independent chains to hide each step's latency (four AVX2 registers of f64 per scalar of
+/// the state, eight of f32), few enough that the states stay in L1.
+const FOLD_JAM_WIDE: usize = 32;
 
 /// The bytes of each accumulator of a comprehension's [`Jam`] of short reductions in its wide
 /// blocks (before those of [`JAM_WIDTH`]): four AVX2 registers, so each step's loop overhead
@@ -495,6 +501,109 @@ impl<'p> Gen<'p> {
         };
         block.push_let(acc.clone(), Code { has_unsafe: true, ..code.panics(true) });
         Ok(Code::name(&acc))
+    }
+
+    /// The leading blocks of [`FOLD_JAM_WIDE`], then [`JAM_WIDTH`], elements of a
+    /// comprehension's run of `count` elements from `offset` whose element `body` computes
+    /// `fold` ([`crate::analysis::Analysis::jammed_fold`]), the elements' folds side by side:
+    /// each scalar of the state one array across the block, every element's initial value,
+    /// then each step for every element before the next step (independent chains the CPU
+    /// overlaps and LLVM vectorises, where one fold alone waits on each step's latency), then
+    /// the rest of each element, pushed in order. Returns the local holding the number of
+    /// elements written.
+    pub(super) fn jammed_folds(
+        &mut self,
+        index: VarId,
+        jammed: &JammedFold<'_>,
+        body: &Expr,
+        count: &TokenStream,
+        offset: &Option<TokenStream>,
+        block: &mut Block,
+    ) -> syn::Result<Ident> {
+        let fold = jammed.fold;
+        let [done, lane, slot] = ["jammed", "lane", "slot"].map(|name| self.names.fresh(name));
+        let at = match offset {
+            Some(offset) => quote!(#offset + #done + #lane),
+            None => quote!(#done + #lane),
+        };
+        // The count is checked in each block, as each element checks it: a comprehension
+        // with no elements (an empty row) checks nothing.
+        let what = self.program.var(fold.index).name.clone();
+        let (count_block, end) =
+            self.nested(true, |generator, count_block| generator.size_end(&fold.count, &what, count_block))?;
+        let end = count_block.finish(Some(&end));
+        let steps = self.names.fresh(&format!("count_{what}"));
+        let (element_name, step_name, acc_name) =
+            (self.names.var(index).clone(), self.names.var(fold.index).clone(), self.names.var(fold.acc).clone());
+        let mut leaves = Vec::new();
+        scalar_leaves(&fold.init.ty, &mut Vec::new(), &mut leaves);
+        let states: Vec<Ident> = leaves.iter().map(|_| self.names.fresh(&format!("{acc_name}_lanes"))).collect();
+        let fields: Vec<Vec<syn::Index>> =
+            leaves.iter().map(|(path, _)| path.iter().map(|&field| syn::Index::from(field)).collect()).collect();
+        let state_at_lane = rebuild_tuple(&fold.init.ty, &mut states.iter().map(|state| quote!(#state[#lane])));
+        let value = self.names.fresh("value");
+        let store = quote!(#(#states[#lane] = #value #(.#fields)*;)*);
+        // `let i = …` where the code reads the element's index.
+        let bind_element = |generator: &mut Self, reads: bool, code: &mut Block| {
+            if reads {
+                code.push(quote!(let #element_name = (#at) as ::core::primitive::i64;));
+            }
+            generator.env.insert(index, Value::Plain(Code::name(&element_name)));
+        };
+        let (init_block, initial) = self.nested(true, |generator, init_block| {
+            bind_element(generator, visit::mentions(&fold.init, index), init_block);
+            generator.scalar(&fold.init, init_block)
+        })?;
+        let init_tokens = init_block.finish(Some(&initial));
+        let (step_block, next) = self.nested(true, |generator, step_block| {
+            bind_element(generator, visit::mentions(&fold.body, index), step_block);
+            if visit::mentions(&fold.body, fold.acc) {
+                step_block.push(quote!(let #acc_name = #state_at_lane;));
+            }
+            generator.env.insert(fold.index, Value::Plain(Code::name(&step_name)));
+            generator.env.insert(fold.acc, Value::Plain(Code::name(&acc_name)));
+            generator.scalar(&fold.body, step_block)
+        })?;
+        let step_tokens = step_block.finish(Some(&next));
+        let step_param = if visit::mentions(&fold.body, fold.index) { step_name.to_token_stream() } else { quote!(_) };
+        let (value_block, element) = self.nested(true, |generator, value_block| {
+            bind_element(generator, jammed.epilogue_reads_index, value_block);
+            let result = Code::expr(state_at_lane.clone(), Prec::Atom);
+            let outer = generator.jammed.replace((jammed.root.id, result));
+            let element = generator.scalar(body, value_block);
+            generator.jammed = outer;
+            element
+        })?;
+        let element = value_block.finish(Some(&element));
+        let outs = self.outs.clone();
+        let widths = [FOLD_JAM_WIDE, JAM_WIDTH].map(proc_macro2::Literal::usize_unsuffixed);
+        let loops = widths.iter().map(|width| {
+            quote! {
+                while #done + #width <= #count {
+                    let #steps = { #end };
+                    #(let mut #states = [::core::default::Default::default(); #width];)*
+                    for #lane in 0..#width {
+                        let #value = { #init_tokens };
+                        #store
+                    }
+                    for #step_param in 0..#steps {
+                        for #lane in 0..#width {
+                            let #value = { #step_tokens };
+                            #store
+                        }
+                    }
+                    ::ein::__private::Fill::fill(#outs, #width, |#lane, #slot| {
+                        ::ein::__private::Push::push(#slot, { #element });
+                    });
+                    #done += #width;
+                }
+            }
+        });
+        block.push(quote! {
+            let mut #done = 0usize;
+            #(#loops)*
+        });
+        Ok(done)
     }
 
     /// The leading blocks of [`JAM_WIDE_BYTES`], [`JAM_WIDE`] or [`JAM_WIDTH`] elements of a
@@ -1310,18 +1419,27 @@ impl<'p> Gen<'p> {
     ) -> syn::Result<Code> {
         let what = self.program.var(index).name.clone();
         let count = self.size_usize(size, &what, block)?;
-        let value_at = self.value_closure(index, body)?;
+        // Versioned for unit-stride views, as a top-level sum is: a dot product per
+        // candidate (`argmax j { sum k { q[k] * keys[j, k] } }`) then vectorises.
+        let candidates = self.version_candidates();
+        let value_at = self.versioning(|generator| generator.value_closure(index, body))?;
         let names = ["left", "right", "left_at", "right_at", "start", "end"];
         let [left, right, left_at, right_at, start, end] = names.map(|name| self.names.fresh(name));
         let greatest = op == ReduceOp::ArgMax;
         let combine_comparison = Gen::better(op, &right, &left);
+        let mut free = crate::ir::visit::free_vars(body);
+        free.remove(&index);
+        let copies = self.local_copies(&free);
         let (count,) = (&count.tokens,);
         let tokens = quote! {
             ::ein::__private::reduce(
                 #count,
-                |#start, #end| ::ein::__private::arg_range::<_, #greatest>(
-                    #start, #end, ::core::option::Option::None, #start == 0, #value_at,
-                ),
+                |#start, #end| {
+                    #copies
+                    ::ein::__private::arg_range::<_, #greatest>(
+                        #start, #end, ::core::option::Option::None, #start == 0, #value_at,
+                    )
+                },
                 |#left, #right| match (#left, #right) {
                     (::core::option::Option::Some((#left, #left_at)), ::core::option::Option::Some((#right, #right_at))) => {
                         if #combine_comparison {
@@ -1334,7 +1452,9 @@ impl<'p> Gen<'p> {
                 },
             )
         };
-        self.arg_result(expr, op, &what, tokens, block, hint)
+        let (tokens, versioned) = self.versioned(&candidates, &free, body, tokens);
+        let best = if versioned { quote!({ #tokens }) } else { tokens };
+        self.arg_result(expr, op, &what, best, block, hint)
     }
 
     /// `let mut acc = init; for t in 0..count { acc = body; }`, with an owned store for an

@@ -636,7 +636,10 @@ fn argmax_keeps_the_first_best_and_reports_empty_ranges() {
     assert_contains(
         &best,
         &[
-            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| ::ein::__private::arg_range::<_, true>(__ein_start, __ein_end, ::core::option::Option::None, __ein_start == 0, |__ein_position| {",
+            // Versioned for unit strides, each chunk with its own copy of the view.
+            "match { match (a.unit_inner(),) { #[allow(unused_variables)] (::core::option::Option::None,) => { let (a,) = (a,);",
+            "::ein::__private::reduce(a.len_of(0), |__ein_start, __ein_end| { #[allow(unused_variables)] let (a,) = (a,); ::ein::__private::arg_range::<_, true>(__ein_start, __ein_end, ::core::option::Option::None, __ein_start == 0, |__ein_position| {",
+            "(::core::option::Option::Some(a),) => { ::ein::__private::reduce(",
             "if __ein_right > __ein_left {",
             "::ein::__private::empty_arg_reduction(\"argmax\", \"k\", &__ein_site)",
         ],
@@ -1430,4 +1433,18 @@ fn sums_over_leading_axes_run_side_by_side_at_any_length() {
         )),
         "{code}"
     );
+}
+
+#[test]
+fn folds_per_element_run_side_by_side() {
+    // Each scalar of the state an array across 32 elements (then 8): every element's initial
+    // value, then each step for all of them; the count is checked once per block.
+    let source = "fn f(x0: [f64], k: [f64], steps: i64) -> [f64] { for i { fold t in 0..steps, (s, n) = (x0[i], 0) { (s * 0.999 + k[i], n + 1) }.0 } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    for width in [32, 8] {
+        let block = format!("while__ein_jammed+{width}<=__ein_end-__ein_start{{let__ein_count_t=");
+        assert!(code.contains(&block), "{code}");
+    }
+    assert!(code.contains("letmut__ein_acc_lanes=[::core::default::Default::default();32];"), "{code}");
+    assert!(code.contains("for_in0..__ein_count_t{for__ein_lanein0..32{"), "{code}");
 }
