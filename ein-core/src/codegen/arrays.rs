@@ -250,14 +250,20 @@ impl<'p> Gen<'p> {
         };
         let copies = self.local_copies(&inside);
         let chunk_tokens = quote!(#copies #chunk_tokens);
-        let jammed = chain.len() == 1 && !has_array(&body.ty) && self.analysis.jam(outer, body).is_some();
-        let min_chunk_rows = if tiled {
-            quote!(::ein::__private::TILE)
-        } else if jammed {
-            let widest = proc_macro2::Literal::usize_unsuffixed(super::reduce::JAM_WIDEST);
-            quote!(::ein::__private::jammed_chunk_rows(#rows, #widest))
-        } else {
-            quote!(1)
+        // Elements computed side by side need chunks at least a block wide (a fold per element
+        // of 5000 steps got chunks of 3 elements, each alone: 12× the swapped hand loop).
+        let widest = match chain.len() == 1 && !has_array(&body.ty) {
+            true if self.analysis.jam(outer, body).is_some() => Some(super::reduce::JAM_WIDEST),
+            true if self.analysis.jammed_fold(outer, body).is_some() => Some(super::reduce::FOLD_JAM_WIDE),
+            _ => None,
+        };
+        let min_chunk_rows = match widest {
+            _ if tiled => quote!(::ein::__private::TILE),
+            Some(widest) => {
+                let widest = proc_macro2::Literal::usize_unsuffixed(widest);
+                quote!(::ein::__private::jammed_chunk_rows(#rows, #widest))
+            }
+            None => quote!(1),
         };
         // Rows of no elements are still visited, as the semantics evaluates their `let`s (see
         // `fill_chunks`); when nothing in them can fail, there is nothing to see, so none are.

@@ -50,7 +50,7 @@ const JAM_WIDTH: usize = 8;
 /// How many elements' folds run side by side first ([`Gen::jammed_folds`]): enough
 /// independent chains to hide each step's latency (four AVX2 registers of f64 per scalar of
 /// the state, eight of f32), few enough that the states stay in L1.
-const FOLD_JAM_WIDE: usize = 32;
+pub(super) const FOLD_JAM_WIDE: usize = 32;
 
 /// The bytes of each accumulator of a comprehension's [`Jam`] of short reductions in its wide
 /// blocks (before those of [`JAM_WIDTH`]): four AVX2 registers, so each step's loop overhead

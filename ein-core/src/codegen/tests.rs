@@ -1447,4 +1447,6 @@ fn folds_per_element_run_side_by_side() {
     }
     assert!(code.contains("letmut__ein_acc_lanes=[::core::default::Default::default();32];"), "{code}");
     assert!(code.contains("for_in0..__ein_count_t{for__ein_lanein0..32{"), "{code}");
+    // Chunks at least a block wide, however long each element's fold.
+    assert!(code.contains("::ein::__private::jammed_chunk_rows(__ein_size_i,32)"), "{code}");
 }
