@@ -115,6 +115,22 @@ differential! {
 }
 
 differential! {
+    /// Folds per element side by side reading the element's `let`s before them (a record and
+    /// a scalar kept beside the state; a `let` only the rest of the element reads).
+    folds_per_element_after_lets: fn(x0: [f64], k: [f64], steps: i64) -> [f64] {
+        for i {
+            let u = x0[i] * 3.0;
+            let g = k[i] * 0.02;
+            let c = { a: x0[i], b: g + 1.0 };
+            let r = fold t in 0..steps, (s, n) = (c.a, 0) { (s * 0.999 + c.b * g - (n as f64) * 0.001, n + 1) };
+            r.0 + u + (r.1 as f64)
+        }
+    }
+    cases [n, steps] in [[0, 5], [1, 4], [9, 1], [40, 7], [100, 13], [33, 0]];
+    args (x0 = array([n]), k = array([n]), steps = scalar(steps as i64 - 1));
+}
+
+differential! {
     /// Folds per element of a 2-D comprehension, side by side along each row: a negative count
     /// fails only where some row has an element (an empty row checks nothing).
     folds_per_element_in_rows: fn(a: [[f64]], steps: i64) -> [[f64]] {

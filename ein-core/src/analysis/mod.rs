@@ -199,6 +199,30 @@ pub struct JammedFold<'e> {
     pub fold: &'e node::Fold,
     /// Whether the element outside the fold reads the comprehension's index.
     pub epilogue_reads_index: bool,
+    /// The `let`s before the fold in the element, in order (loop-free, and nothing outside
+    /// the fold can fail): computed for each element with its initial value.
+    pub prologue: Vec<(VarId, &'e Expr)>,
+    /// Those of them the fold reads (numbers: `let c = { re: cre[x], im: cim[y] }`), kept
+    /// for each element beside its state.
+    pub stored: BTreeSet<VarId>,
+}
+
+/// The `let`s on the way from `expr` down to the node `root` through `let` bodies (evaluated
+/// before it, in order), into `lets`.
+fn prologue_lets<'e>(expr: &'e Expr, root: NodeId, lets: &mut Vec<(VarId, &'e Expr)>) {
+    if let ExprKind::Let(node::Let { var, value, body }) = &expr.kind {
+        if !contains_node(value, root) {
+            lets.push((*var, value));
+            prologue_lets(body, root, lets);
+        }
+    }
+}
+
+/// Whether `expr` holds the node `id`.
+fn contains_node(expr: &Expr, id: NodeId) -> bool {
+    let mut found = expr.id == id;
+    expr.for_each_child(|child| found = found || contains_node(child, id));
+    found
 }
 
 /// Whether `expr`, outside the subtree `skip`, mentions `var`.
@@ -578,8 +602,9 @@ impl<'p> Analysis<'p> {
     /// several elements' folds may run side by side, one step of each in turn
     /// ([`Gen::jammed_folds`](crate::codegen)): it is the only loop in `body`, its state holds
     /// no array, its count depends neither on `index` nor on what `body` binds (every element
-    /// takes the same steps), it reads nothing `body` binds (the folds run before the rest of
-    /// the element), its initial value and step hold no loop (a step of plain arithmetic,
+    /// takes the same steps), it reads of what `body` binds only the `let`s of numbers before
+    /// it (the folds run before the rest of the element; those `let`s are computed with each
+    /// element's initial value and kept beside its state), its initial value and step hold no loop (a step of plain arithmetic,
     /// whose chain of dependent operations the other elements' steps fill), it has no fixed point to stop at (that exit is per element), and nothing
     /// can fail in another order: its initial value and step only by reads of empty axes, the
     /// rest of the element not at all (its count, if negative, fails alike for every element,
@@ -588,9 +613,16 @@ impl<'p> Analysis<'p> {
     pub fn jammed_fold<'e>(&self, index: VarId, body: &'e Expr) -> Option<JammedFold<'e>> {
         let root = only_loop_of_any_kind(body)?;
         let ExprKind::Fold(fold) = &root.kind else { return None };
-        let bound = bound_vars(body);
+        let mut prologue = Vec::new();
+        prologue_lets(body, root.id, &mut prologue);
+        // The fold may read the `let`s of numbers before it, each lane's kept beside its state.
+        let readable: BTreeSet<VarId> =
+            prologue.iter().filter(|(_, value)| !value.ty.has_array()).map(|(var, _)| *var).collect();
+        let bound: BTreeSet<VarId> = bound_vars(body).difference(&readable).copied().collect();
         let count_vars = free_vars(&fold.count);
-        let fits = !fold.init.ty.has_array()
+        let prologue_fits = prologue.iter().all(|(_, value)| !self.facts(value).has_loop);
+        let fits = prologue_fits
+            && !fold.init.ty.has_array()
             && !self.facts(&fold.init).has_loop
             && !self.facts(&fold.body).has_loop
             && !count_vars.contains(&index)
@@ -601,7 +633,9 @@ impl<'p> Analysis<'p> {
             && purity::fails_only_on_empty_axes(&fold.body)
             && !purity::fails_outside(body, root);
         let epilogue_reads_index = mentions_outside(body, root, index);
-        fits.then_some(JammedFold { root, fold, epilogue_reads_index })
+        let read = free_vars(root);
+        let stored = readable.intersection(&read).copied().collect();
+        fits.then_some(JammedFold { root, fold, epilogue_reads_index, prologue, stored })
     }
 
     /// The array and axis that `copy` is a transposed copy of (`passes::transpose`), if it is

@@ -550,13 +550,51 @@ impl<'p> Gen<'p> {
             }
             generator.env.insert(index, Value::Plain(Code::name(&element_name)));
         };
+        // The element's `let`s before the fold that its initial value or step read (and those
+        // they read), computed with the initial value; those the step reads are kept for
+        // each element in arrays beside the state's.
+        let mut needed = visit::free_vars(&fold.init);
+        needed.extend(jammed.stored.iter().copied());
+        let mut prologue = Vec::new();
+        for &(var, value) in jammed.prologue.iter().rev() {
+            if needed.contains(&var) {
+                needed.extend(visit::free_vars(value));
+                prologue.push((var, value));
+            }
+        }
+        prologue.reverse();
+        let mut kept = Vec::new();
+        for &(var, value) in prologue.iter().filter(|(var, _)| jammed.stored.contains(var)) {
+            let mut leaves = Vec::new();
+            scalar_leaves(&value.ty, &mut Vec::new(), &mut leaves);
+            let name = self.names.var(var).clone();
+            let arrays: Vec<Ident> = leaves.iter().map(|_| self.names.fresh(&format!("{name}_lanes"))).collect();
+            let paths: Vec<Vec<syn::Index>> =
+                leaves.iter().map(|(path, _)| path.iter().map(|&field| syn::Index::from(field)).collect()).collect();
+            kept.push((var, value, name, arrays, paths));
+        }
+        let reads_index =
+            visit::mentions(&fold.init, index) || prologue.iter().any(|(_, value)| visit::mentions(value, index));
         let (init_block, initial) = self.nested(true, |generator, init_block| {
-            bind_element(generator, visit::mentions(&fold.init, index), init_block);
+            bind_element(generator, reads_index, init_block);
+            for &(var, value) in &prologue {
+                generator.bind_let(var, value, init_block)?;
+            }
+            for (_, _, name, arrays, paths) in &kept {
+                init_block.push(quote!(#(#arrays[#lane] = #name #(.#paths)*;)*));
+            }
             generator.scalar(&fold.init, init_block)
         })?;
         let init_tokens = init_block.finish(Some(&initial));
         let (step_block, next) = self.nested(true, |generator, step_block| {
             bind_element(generator, visit::mentions(&fold.body, index), step_block);
+            for (var, value, name, arrays, _) in &kept {
+                if visit::mentions(&fold.body, *var) {
+                    let rebuilt = rebuild_tuple(&value.ty, &mut arrays.iter().map(|array| quote!(#array[#lane])));
+                    step_block.push(quote!(let #name = #rebuilt;));
+                }
+                generator.env.insert(*var, Value::Plain(Code::name(name)));
+            }
             if visit::mentions(&fold.body, fold.acc) {
                 step_block.push(quote!(let #acc_name = #state_at_lane;));
             }
@@ -575,6 +613,7 @@ impl<'p> Gen<'p> {
             element
         })?;
         let element = value_block.finish(Some(&element));
+        let kept_arrays: Vec<&Ident> = kept.iter().flat_map(|(_, _, _, arrays, _)| arrays).collect();
         let outs = self.outs.clone();
         let widths = [FOLD_JAM_WIDE, JAM_WIDTH].map(proc_macro2::Literal::usize_unsuffixed);
         let loops = widths.iter().map(|width| {
@@ -582,6 +621,7 @@ impl<'p> Gen<'p> {
                 while #done + #width <= #count {
                     let #steps = { #end };
                     #(let mut #states = [::core::default::Default::default(); #width];)*
+                    #(let mut #kept_arrays = [::core::default::Default::default(); #width];)*
                     for #lane in 0..#width {
                         let #value = { #init_tokens };
                         #store

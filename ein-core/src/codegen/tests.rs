@@ -1450,3 +1450,15 @@ fn folds_per_element_run_side_by_side() {
     // Chunks at least a block wide, however long each element's fold.
     assert!(code.contains("::ein::__private::jammed_chunk_rows(__ein_size_i,32)"), "{code}");
 }
+
+#[test]
+fn a_fold_per_element_reads_the_lets_before_it_from_arrays_beside_its_state() {
+    // `g` is computed with each element's initial value and kept in an array across the
+    // block; `u`, read only after the fold, is not kept.
+    let source = "fn f(x0: [f64], k: [f64], steps: i64) -> [f64] { for i { let u = x0[i] * 3.0; let g = k[i] * 0.02; let r = fold t in 0..steps, s = x0[i] { s * 0.999 + g }; r + u } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    assert!(code.contains("letmut__ein_g_lanes=[::core::default::Default::default();32];"), "{code}");
+    assert!(code.contains("__ein_g_lanes[__ein_lane]=g;"), "{code}");
+    assert!(code.contains("letg=__ein_g_lanes[__ein_lane];"), "{code}");
+    assert!(!code.contains("u_lanes"), "{code}");
+}
