@@ -728,6 +728,92 @@ pub trait Fill: sealed::Sealed {
         // pushed, as checked one by one.
         unsafe { self.commit(count) };
     }
+
+    /// Writes the next `rows * row_len` elements — `rows` rows of `row_len` — a column at a
+    /// time: `column(c, outs)` must fill the `rows` elements of column `c`, top to bottom,
+    /// through `outs` (a [`Column`], itself a [`Fill`]), so that code computing a column's
+    /// rows side by side (reads along the rows' index, `x[k, j, i]` in `for i, k`) writes them
+    /// as it would a run of a row. Called for columns `0, 1, …, row_len - 1` in order. Panics
+    /// before calling it if the elements do not fit, and if a column is left short.
+    #[inline(always)]
+    fn fill_columns(&mut self, rows: usize, row_len: usize, mut column: impl FnMut(usize, &mut Column<Self>))
+    where
+        Self: Sized,
+    {
+        let Some(count) = rows.checked_mul(row_len) else {
+            internal_error(format_args!("{rows} rows of {row_len} elements overflow usize"));
+        };
+        let cursor = self.reserve(count);
+        for first in 0..row_len {
+            let mut outs = Column { cursor, first, stride: row_len, rows, written: 0 };
+            column(first, &mut outs);
+            if outs.written != rows {
+                unwritten_element();
+            }
+        }
+        // SAFETY: every column's `rows` elements were pushed (each checked as it was written,
+        // and each column's count just now), so all `count` elements were.
+        unsafe { self.commit(count) };
+    }
+}
+
+/// One column of a run of rows being written by [`Fill::fill_columns`]: filling it writes
+/// the column's elements top to bottom, `stride` apart in the outs.
+pub struct Column<F: Fill> {
+    cursor: F::Cursor,
+    first: usize,
+    stride: usize,
+    rows: usize,
+    written: usize,
+}
+
+/// A [`Column`]'s cursor: the outs' cursors, and where and how far apart its elements lie.
+#[derive(Clone, Copy)]
+pub struct ColumnCursor<C> {
+    outs: C,
+    first: usize,
+    stride: usize,
+}
+
+impl<F: Fill> sealed::Sealed for Column<F> {}
+
+impl<F: Fill> Fill for Column<F> {
+    type Cursor = ColumnCursor<F::Cursor>;
+    type Slot = F::Slot;
+
+    #[inline(always)]
+    fn rewind(&mut self) {
+        self.written = 0;
+    }
+
+    #[inline(always)]
+    fn reserve(&mut self, count: usize) -> Self::Cursor {
+        if count > self.rows - self.written {
+            internal_error(format_args!(
+                "{count} more elements of a column of {} rows with {} written",
+                self.rows, self.written
+            ));
+        }
+        let first = self.first + self.written * self.stride;
+        ColumnCursor { outs: self.cursor, first, stride: self.stride }
+    }
+
+    #[inline(always)]
+    unsafe fn slot(cursor: Self::Cursor, offset: usize) -> Self::Slot {
+        // SAFETY: `offset` is below the count reserved, so the element lies in the column's
+        // rows, inside the `rows * row_len` elements `fill_columns` reserved of the outs.
+        unsafe { F::slot(cursor.outs, cursor.first + offset * cursor.stride) }
+    }
+
+    #[inline(always)]
+    fn is_written(slot: &Self::Slot) -> bool {
+        F::is_written(slot)
+    }
+
+    #[inline(always)]
+    unsafe fn commit(&mut self, count: usize) {
+        self.written += count;
+    }
 }
 
 /// The width and height of the tiles [`Fill::fill_tiled`] writes an output in (and the height
@@ -1423,6 +1509,51 @@ mod tests {
             fill_chunks(&mut buffer, 2, 2, 1, 2, |_, _, out| out.fill_tiled(3, 2, |_, _, slot| slot.push(0)));
         });
         assert!(message.starts_with("ein: internal error: more than 4 elements"));
+    }
+
+    #[test]
+    fn column_fills_write_every_element_once_in_place() {
+        for (rows, row_len) in [(1, 1), (3, 70), (size(100, 40), 33), (5, 0), (0, 4)] {
+            let mut buffers = (Buffer::<usize>::new(rows * row_len), Buffer::<u8>::new(rows * row_len));
+            let chunks = std::sync::Mutex::new(Vec::new());
+            fill_chunks(&mut buffers, rows, row_len, 8, row_len, |start, end, out| {
+                chunks.lock().unwrap().push((start, end));
+                let mut columns = Vec::new();
+                out.fill_columns(end - start, row_len, |column, outs| {
+                    columns.push(column);
+                    // Each column in two runs, as a side-by-side block and its tail write it.
+                    let half = (end - start) / 2;
+                    outs.fill(half, |row, slot| slot.push(((start + row) * 1000 + column, 1)));
+                    outs.fill(end - start - half, |row, slot| slot.push(((start + half + row) * 1000 + column, 2)));
+                });
+                assert_eq!(columns, (0..row_len).collect::<Vec<_>>());
+            });
+            let (values, runs) = (buffers.0.into_array([rows, row_len]), buffers.1.into_array([rows, row_len]));
+            for row in 0..rows {
+                for column in 0..row_len {
+                    assert_eq!(values[[row, column]], row * 1000 + column);
+                    let chunks = chunks.lock().unwrap();
+                    let Some(&(start, end)) = chunks.iter().find(|(start, end)| (*start..*end).contains(&row)) else {
+                        panic!("row {row} in no chunk");
+                    };
+                    assert_eq!(runs[[row, column]], if row - start < (end - start) / 2 { 1 } else { 2 });
+                }
+            }
+        }
+        let short = expect_panic(|| {
+            let mut buffer = Buffer::<i32>::new(4);
+            fill_chunks(&mut buffer, 2, 2, 1, 2, |start, end, out| {
+                out.fill_columns(end - start, 2, |_, outs| outs.fill(1, |_, slot| slot.push(0)))
+            });
+        });
+        assert!(short.contains("was not written"), "{short}");
+        let long = expect_panic(|| {
+            let mut buffer = Buffer::<i32>::new(4);
+            fill_chunks(&mut buffer, 2, 2, 2, 2, |start, end, out| {
+                out.fill_columns(end - start, 2, |_, outs| outs.fill(3, |_, slot| slot.push(0)))
+            });
+        });
+        assert!(long.starts_with("ein: internal error: 3 more elements of a column of 2 rows"), "{long}");
     }
 
     #[test]

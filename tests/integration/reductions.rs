@@ -269,6 +269,27 @@ differential! {
 }
 
 differential! {
+    /// Two-axis comprehensions whose reductions read along the outer index (`x[k, j, i]` in
+    /// `for i, k`) run a column at a time, the rows side by side (`Fill::fill_columns`); the
+    /// transposed views give the same programs on column-major arrays the other way round
+    /// (`for b, k { sum j { x[b, j, k] } }` read through reversed axes). Sums long enough for
+    /// the lanes, an epilogue reading the row index, an argmax with ties, a two-level nest
+    /// and `any`; empty and length-1 axes, and blocks with tails.
+    columns_of_reductions: fn(x: [[[f64]]], a: [[[i64]]], w: [f64]) -> ([[f64]], [[f64]], [[f64]], [[usize]], [[f64]], [[bool]]) {
+        (
+            for i, k { sum j { x[k, j, i] } },
+            for b, k { sum j { x[b, j, k] } },
+            for i, k { sum j { x[k, j, i] * x[k, j, i] } * w[i] },
+            for i, k { argmax j { a[k, j, i] } },
+            for i, k { sum j { max l { x[k, j, i] * x[l, j, i] } } },
+            for i, k { any j { x[k, j, i] > 0.9 } },
+        )
+    }
+    cases [m, p, n] in [[0, 3, 2], [3, 0, 2], [2, 3, 0], [1, 1, 1], [3, 5, 17], [4, 70, 300], [2, 300, 130], [70, 3, 9]];
+    args (x = array([m, p, n]), a = array([m, p, n]).within(-2.0, 2.0), w = array([n]));
+}
+
+differential! {
     /// `all`/`any` down the columns run side by side (a block of columns per step of `i`),
     /// one of them under a comprehension's epilogue; the random views give every layout.
     column_all_any: fn(a: [[f64]]) -> ([bool], [bool], [i64]) {

@@ -598,6 +598,27 @@ impl<'p> Analysis<'p> {
         Some(jam)
     }
 
+    /// The [`Jam`] of the element `body` of a two-axis comprehension `for outer, inner { body }`
+    /// when its elements run side by side down the columns instead of along the rows
+    /// (`Fill::fill_columns`): the element is a [`Jam`] over `outer` whose reads all read
+    /// along `outer` (`x[k, j, i]` in `for i, k { sum j { … } }`, a column-major array seen
+    /// through `passes::by_columns`), but not one over `inner` that reads along it — one
+    /// iteration at a time would walk each sum down a column, and a transposed copy of the
+    /// array for `inner` would cost a pass of strided reads. A jam computes each element as
+    /// alone and fails only where every order fails alike, so the column order keeps the
+    /// bits and the errors.
+    pub fn column_jam<'e>(&self, outer: VarId, inner: VarId, body: &'e Expr) -> Option<Jam<'e>> {
+        // `outer` starts the nest (its root has a row's work), and `body` ends it.
+        if body.ty.has_array() || !self.row_work.contains_key(&outer) {
+            return None;
+        }
+        let along_inner = self.jam_with_across(inner, body).is_some_and(|(_, across)| across.is_empty());
+        match self.jam_with_across(outer, body)? {
+            (jam, across) if across.is_empty() && !along_inner => Some(jam),
+            _ => None,
+        }
+    }
+
     /// The fold that the element `body` of a comprehension over `index` computes, when
     /// several elements' folds may run side by side, one step of each in turn
     /// ([`Gen::jammed_folds`](crate::codegen)): it is the only loop in `body`, its state holds

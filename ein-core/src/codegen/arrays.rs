@@ -194,6 +194,10 @@ impl<'p> Gen<'p> {
         let outs = self.outs.clone();
         let candidates = self.version_candidates();
         let tiled = self.analysis.is_tiled(outer);
+        let by_columns = match chain[..] {
+            [_, (inner, _)] => self.analysis.column_jam(outer, inner, body).map(|_| inner),
+            _ => None,
+        };
         // What the chunk reads from outside: the body's free variables (the sizes were
         // computed above).
         let mut inside = visit::free_vars(body);
@@ -206,6 +210,9 @@ impl<'p> Gen<'p> {
                     if tiled {
                         let count = Code::expr(quote!(#end - #start), Prec::Add);
                         generator.fill_tiles((outer, &start), chain[1].0, &count, &dims[1].len, body, chunk_block)
+                    } else if let Some(inner) = by_columns {
+                        let count = Code::expr(quote!(#end - #start), Prec::Add);
+                        generator.fill_columns((outer, &start), inner, &count, &dims[1].len, body, chunk_block)
                     } else if chain.len() == 1 && !has_array(&body.ty) {
                         // One element per row: the whole chunk is one counted loop.
                         let count = Code::expr(quote!(#end - #start), Prec::Add);
@@ -253,6 +260,7 @@ impl<'p> Gen<'p> {
         // Elements computed side by side need chunks at least a block wide (a fold per element
         // of 5000 steps got chunks of 3 elements, each alone: 12× the swapped hand loop).
         let widest = match chain.len() == 1 && !has_array(&body.ty) {
+            _ if by_columns.is_some() => Some(super::reduce::JAM_WIDEST),
             true if self.analysis.jam(outer, body).is_some() => Some(super::reduce::JAM_WIDEST),
             true if self.analysis.jammed_fold(outer, body).is_some() => Some(super::reduce::FOLD_JAM_WIDE),
             _ => None,
@@ -722,6 +730,42 @@ impl<'p> Gen<'p> {
         let (rows, row_len, element) = (&rows.tokens, &row_len.tokens, element.finish(None));
         block.push(quote! {
             ::ein::__private::Fill::fill_tiled(#outs, #rows, #row_len, |#row_param, #column_param, #slot| { #element });
+        });
+        Ok(())
+    }
+
+    /// `Fill::fill_columns(outs, rows, row_len, |column, column_outs| { let j = column as i64;
+    /// … })`: the two-axis comprehension `for i, j { body }` whose element is a
+    /// [`crate::analysis::Analysis::column_jam`], a column at a time, each column's `rows`
+    /// elements (`i` from `start`) computed side by side as a rank-1 comprehension's are
+    /// ([`Gen::fill_run`]).
+    fn fill_columns(
+        &mut self,
+        (outer, start): (VarId, &Ident),
+        inner: VarId,
+        rows: &Code,
+        row_len: &Code,
+        body: &Expr,
+        block: &mut Block,
+    ) -> syn::Result<()> {
+        let (column, column_outs) = (self.names.fresh("column"), self.names.fresh("column_outs"));
+        let inner_name = self.names.var(inner).clone();
+        let inner_used = self.names.is_referenced(inner);
+        let outs = std::mem::replace(&mut self.outs, column_outs.clone());
+        let filled = self.nested(true, |generator, column_block| {
+            if inner_used {
+                column_block.push(quote!(let #inner_name = #column as ::core::primitive::i64;));
+            }
+            generator.env.insert(inner, Value::Plain(Code::name(&inner_name)));
+            generator.fill_run(outer, rows.tokens.clone(), Some(start.to_token_stream()), body, column_block)
+        });
+        self.outs = outs;
+        let (column_block, ()) = filled?;
+        let column_param = if inner_used { column.to_token_stream() } else { quote!(_) };
+        let (outs, rows, row_len, column_block) =
+            (&self.outs, &rows.tokens, &row_len.tokens, column_block.finish(None));
+        block.push(quote! {
+            ::ein::__private::Fill::fill_columns(#outs, #rows, #row_len, |#column_param, #column_outs| { #column_block });
         });
         Ok(())
     }

@@ -1462,3 +1462,18 @@ fn a_fold_per_element_reads_the_lets_before_it_from_arrays_beside_its_state() {
     assert!(code.contains("letg=__ein_g_lanes[__ein_lane];"), "{code}");
     assert!(!code.contains("u_lanes"), "{code}");
 }
+
+#[test]
+fn sums_that_read_along_the_outer_index_run_a_column_at_a_time() {
+    // `x[k, j, i]` reads along `i`: each column `k` computes its rows side by side, and no
+    // transposed copy of `x` is made for `k` (it would cost a pass of strided reads).
+    let source = "fn f(x: [[[f64]]]) -> [[f64]] { for i, k { sum j { x[k, j, i] } } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    assert!(code.contains("::ein::__private::Fill::fill_columns("), "{code}");
+    assert!(!code.contains("__ein_x_by_"), "{code}");
+    // Read along the inner index, the rows are written as before.
+    let source = "fn f(x: [[[f64]]]) -> [[f64]] { for i, k { sum j { x[i, j, k] } } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    let row_major = code.split("fn__ein_f_by_columns").next().unwrap_or_default();
+    assert!(!row_major.contains("fill_columns"), "{code}");
+}

@@ -94,8 +94,15 @@ fn collect(
     }
     let side_by_side = match &expr.kind {
         // An element loop that runs side by side as written (an `argmax` down the columns)
-        // reads no copy, and nor does the reduction in its element.
+        // reads no copy, and nor does the reduction in its element; nor do the rows of a
+        // two-axis comprehension run side by side down its columns.
         ExprKind::For(node::For { index, body, .. }) if analysis.jam(*index, body).is_some() => return,
+        ExprKind::For(node::For { index: outer, body, .. })
+            if matches!(&body.kind, ExprKind::For(node::For { index: inner, body, .. })
+                if analysis.column_jam(*outer, *inner, body).is_some()) =>
+        {
+            return
+        }
         ExprKind::For(node::For { index, body, .. })
             if !matches!(body.kind, ExprKind::For(_)) && body.ty.rank() == 0 =>
         {
