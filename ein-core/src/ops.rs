@@ -104,6 +104,12 @@ impl Scalar {
         Some((value - low).rem_euclid(high - low + 1) + low)
     }
 
+    /// An integer type's width in bits on a 64-bit target (`None` for the other types).
+    pub fn bits(self) -> Option<u32> {
+        let (low, high) = self.int_range()?;
+        Some((high - low + 1).trailing_zeros())
+    }
+
     /// A float converted to an integer type as Rust's `as` does on a 64-bit target:
     /// truncated toward zero, saturated at the type's bounds, NaN becoming 0.
     pub fn saturate(self, value: f64) -> Option<i128> {
@@ -146,12 +152,15 @@ impl fmt::Display for Scalar {
 pub enum UnaryOp {
     /// `-x`: numbers only.
     Neg,
-    /// `!x`: booleans only.
+    /// `!x`: a boolean's negation, an integer's bitwise complement.
     Not,
 }
 
 /// Infix operators. Arithmetic needs both sides of one numeric type; comparisons give `bool`;
-/// `&&` and `||` take booleans (both sides are evaluated: ein has no short-circuit effects).
+/// `&&` and `||` take booleans (both sides are evaluated: ein has no short-circuit effects);
+/// `&`, `|` and `^` take two integers of one type (bitwise) or two booleans; `<<` and `>>`
+/// two integers of one type, the shift amount wrapped to the type's bits as release-mode Rust
+/// does (`x << n` is `x.wrapping_shl(n as u32)`; `>>` is arithmetic on signed types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
     Add,
@@ -167,6 +176,11 @@ pub enum BinaryOp {
     Ge,
     And,
     Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
 }
 
 impl BinaryOp {
@@ -185,6 +199,11 @@ impl BinaryOp {
             BinaryOp::Ge => ">=",
             BinaryOp::And => "&&",
             BinaryOp::Or => "||",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
         }
     }
 
@@ -198,6 +217,15 @@ impl BinaryOp {
 
     pub fn is_logical(self) -> bool {
         matches!(self, BinaryOp::And | BinaryOp::Or)
+    }
+
+    /// `&`, `|`, `^`: on integers bit by bit, on booleans as `&&`, `||` and `!=`.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor)
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::Shl | BinaryOp::Shr)
     }
 }
 

@@ -558,6 +558,19 @@ pub trait Int: Num + IntoSize {
     /// The quotient whose remainder is non-negative (`wrapping_div_euclid`:
     /// `MIN.div_euclid(-1) == MIN`, as ein's `/`).
     fn div_euclid(self, divisor: Self, site: &Site) -> Self;
+    /// `self & other`.
+    fn bit_and(self, other: Self) -> Self;
+    /// `self | other`.
+    fn bit_or(self, other: Self) -> Self;
+    /// `self ^ other`.
+    fn bit_xor(self, other: Self) -> Self;
+    /// `!self`, every bit flipped.
+    fn complement(self) -> Self;
+    /// `self << amount`, the amount wrapped to the type's bits (`wrapping_shl(amount as u32)`).
+    fn shift_left(self, amount: Self) -> Self;
+    /// `self >> amount` (arithmetic for signed types), the amount wrapped as for
+    /// [`Int::shift_left`].
+    fn shift_right(self, amount: Self) -> Self;
 }
 
 macro_rules! impl_int {
@@ -581,6 +594,30 @@ macro_rules! impl_int {
                     integer_division_by_zero(site);
                 }
                 self.wrapping_div_euclid(divisor)
+            }
+            #[inline]
+            fn bit_and(self, other: Self) -> Self {
+                self & other
+            }
+            #[inline]
+            fn bit_or(self, other: Self) -> Self {
+                self | other
+            }
+            #[inline]
+            fn bit_xor(self, other: Self) -> Self {
+                self ^ other
+            }
+            #[inline]
+            fn complement(self) -> Self {
+                !self
+            }
+            #[inline]
+            fn shift_left(self, amount: Self) -> Self {
+                self.wrapping_shl(amount as u32)
+            }
+            #[inline]
+            fn shift_right(self, amount: Self) -> Self {
+                self.wrapping_shr(amount as u32)
             }
         }
     )+};

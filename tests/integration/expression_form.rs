@@ -28,6 +28,14 @@ differential_expr! {
 }
 
 differential_expr! {
+    /// Bitwise operators and shifts on an element type rustc decides (through `Int`).
+    expression_bitwise_u16:
+    cases [n] in [[0], [1], [9], [300]];
+    let v = array::<u16>([n]);
+    ein!(for i { (v[i] >> 2 & 7 ^ !v[i]) | v[i] << 13 });
+}
+
+differential_expr! {
     /// A captured `usize` local as an explicit size; reads past the end clamp.
     expression_captured_size:
     cases [len, count] in [[5, 5], [1, 1], [0, 0], [4, 9], [30, 10], [0, 2]];

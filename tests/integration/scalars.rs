@@ -1,4 +1,5 @@
-//! Differential tests of scalar semantics: wrapping integer arithmetic and `%`, casts
+//! Differential tests of scalar semantics: wrapping integer arithmetic and `%`, bitwise
+//! operators and shifts, casts
 //! (saturating float-to-int, wrapping int-to-int, bool-to-int), the scalar functions in f64 and
 //! f32, and sequential folds (sieve, Fibonacci with a tuple accumulator, Horner, Mandelbrot
 //! with a record accumulator).
@@ -12,6 +13,30 @@ differential! {
     }
     cases [n] in [[0], [1], [5], [200]];
     args (a = array([n]).within(-9.3e18, 9.3e18), b = array([n]).within(-5.0, 5.0));
+}
+
+differential! {
+    /// Bitwise operators and shifts on every width, signed and unsigned: `&`, `|`, `^`, `!`
+    /// on the two's complement bits; shift amounts drawn past the width and negative wrap to
+    /// the width as release-mode Rust's (`wrapping_shl(n as u32)`); `>>` is arithmetic on
+    /// signed types; `&`, `|`, `^` on booleans; Rust's precedence (`x >> 4 & 15`).
+    bitwise: fn(a: [i8], b: [u8], c: [i32], d: [u64], e: [i64], n: [i64], p: [bool]) -> ([i8], [u8], [i32], [u64], [i64], [i64], [bool], [u32]) {
+        (
+            for i { a[i] & b[i] as i8 | !a[i] ^ 85 },
+            for i { b[i] << (n[i] as u8) | b[i] >> 3 & 15 },
+            for i { c[i] >> (n[i] as i32) ^ c[i] << 7 },
+            for i { d[i] >> (n[i] as u64) | !d[i] & 0xff00 },
+            for i { e[i] << n[i] },
+            for i { (e[i] >> n[i]) + (e[i] >> 63) },
+            for i { p[i] & (a[i] > 0) | p[i] ^ (c[i] < 0) & !p[i] },
+            for i { sum k in 0..32 { ((c[i] >> (k as i32)) & 1) as u32 } },
+        )
+    }
+    cases [len] in [[0], [1], [7], [200]];
+    args (
+        a = array([len]), b = array([len]), c = array([len]), d = array([len]).within(0.0, 1.8e19),
+        e = array([len]).within(-9.2e18, 9.2e18), n = array([len]).within(-70.0, 70.0), p = array([len])
+    );
 }
 
 differential! {

@@ -1118,12 +1118,16 @@ impl Checker {
         };
         let ok = match (op, operand.ty.as_scalar()) {
             (UnaryOp::Neg, Some(scalar)) => self.unifier.require(scalar, NumberClass::Number).is_ok(),
-            (UnaryOp::Not, Some(scalar)) => self.unifier.unify(scalar, ScalarType::BOOL).is_ok(),
+            // A boolean's negation, or an integer's complement.
+            (UnaryOp::Not, Some(scalar)) => {
+                self.unifier.class_of(scalar) == NumberClass::Int
+                    || self.unifier.unify(scalar, ScalarType::BOOL).is_ok()
+            }
             (_, None) => false,
         };
         if !ok {
             let found = self.unifier.describe_type(&operand.ty);
-            let wanted = if op == UnaryOp::Neg { "`-` needs a number" } else { "`!` needs a `bool`" };
+            let wanted = if op == UnaryOp::Neg { "`-` needs a number" } else { "`!` needs a `bool` or an integer" };
             self.errors.push(op_span, format!("{wanted}, found {found}"));
             return Err(Reported);
         }
@@ -1166,6 +1170,22 @@ impl Checker {
             self.errors
                 .push(op_span, format!("mismatched types: {} {symbol} {}; {hint}", mismatch.left, mismatch.right));
             return Err(Reported);
+        }
+        if op.is_bitwise() || op.is_shift() {
+            // Integers of one type, or (not shifts) two booleans.
+            let boolean = op.is_bitwise() && self.unifier.class_of(left) == NumberClass::Bool;
+            if !boolean && self.unifier.require(left, NumberClass::Int).is_err() {
+                let found = self.unifier.describe(left);
+                let wanted = if op.is_shift() { "integers" } else { "integers or booleans" };
+                self.errors.push(op_span, format!("`{symbol}` needs {wanted}, found {found}"));
+                return Err(Reported);
+            }
+            let ty = lhs.ty.clone();
+            return Ok(Expr::new(
+                ExprKind::Binary(node::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }),
+                ty,
+                span,
+            ));
         }
         let needs_number = op.is_arithmetic() || !matches!(op, BinaryOp::Eq | BinaryOp::Ne);
         if needs_number && self.unifier.require(left, NumberClass::Number).is_err() {

@@ -940,3 +940,16 @@ fn records_with_their_fields_in_another_order_say_so() {
     let other = errors("fn f(x: [f64]) -> { a: f64, b: f64 } { { a: 1.0, c: 2.0 } }");
     assert!(other.len() == 1 && !other[0].contains("another order"), "{other:?}");
 }
+
+#[test]
+fn bitwise_operators_take_integers_of_one_type_or_booleans() {
+    check("fn f(x: [u32], b: [bool]) -> ([u32], [bool], [u32]) { (for i { x[i] >> 3 & 7 ^ !x[i] }, for i { b[i] ^ b[i] | !b[i] }, for i { 1 << x[i] }) }").expect("checks");
+    let floats = errors("fn f(x: [f64]) -> [f64] { for i { x[i] & 1.0 } }");
+    assert!(floats[0].starts_with("`&` needs integers or booleans, found `f64`"), "{floats:?}");
+    let shifted_bool = errors("fn f(b: [bool]) -> [bool] { for i { b[i] << b[i] } }");
+    assert!(shifted_bool[0].starts_with("`<<` needs integers, found `bool`"), "{shifted_bool:?}");
+    let mixed = errors("fn f(x: [u8], n: i64) -> [u8] { for i { x[i] << n } }");
+    assert!(mixed[0].starts_with("mismatched types: `u8` << `i64`"), "{mixed:?}");
+    let not_float = errors("fn f(x: [f32]) -> [f32] { for i { !x[i] } }");
+    assert!(not_float[0].starts_with("`!` needs a `bool` or an integer, found `f32`"), "{not_float:?}");
+}

@@ -180,6 +180,8 @@ impl Gen<'_> {
         }
         let code = self.scalar(operand, block)?;
         Ok(match (op, ty) {
+            // An integer's complement through the trait where rustc decides the type.
+            (UnaryOp::Not, ScalarType::Param(_)) => call(quote!(::ein::__private::Int::complement), &[&code]),
             (UnaryOp::Not, _) => prefix(quote!(!), &code),
             (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_float() => prefix(quote!(-), &code),
             (UnaryOp::Neg, ScalarType::Known(scalar)) if scalar.is_int() => method(&code, "wrapping_neg", &[]),
@@ -236,6 +238,9 @@ impl Gen<'_> {
                 (BinaryOp::And, false) => infix(left, quote!(&), right, Prec::BitAnd),
                 _ => infix(left, quote!(|), right, Prec::BitOr),
             });
+        }
+        if op.is_bitwise() || op.is_shift() {
+            return self.bitwise(op, ty, left, right, lhs.span);
         }
         let division = matches!(op, BinaryOp::Div | BinaryOp::Rem);
         // Element types rustc decides go through `Num` (below) even for floats, whose
@@ -306,6 +311,34 @@ impl Gen<'_> {
                 let site = Code::expr(quote!(&#site), Prec::Unary);
                 call(quote!(::ein::__private::Num::#name), &[left, right, &site]).panics(true)
             }
+        })
+    }
+
+    /// `left op right` for a bitwise operator or a shift: Rust's operators on booleans and
+    /// integers, a shift's amount wrapped to the type's bits as release-mode Rust does
+    /// (`wrapping_shl(amount as u32)`); an element type rustc decides goes through `Int`.
+    fn bitwise(&mut self, op: BinaryOp, ty: ScalarType, left: &Code, right: &Code, span: Span) -> syn::Result<Code> {
+        Ok(match (op, ty) {
+            (_, ScalarType::Param(_)) => {
+                let name = match op {
+                    BinaryOp::BitAnd => "bit_and",
+                    BinaryOp::BitOr => "bit_or",
+                    BinaryOp::BitXor => "bit_xor",
+                    BinaryOp::Shl => "shift_left",
+                    _ => "shift_right",
+                };
+                let name = Ident::new(name, Span::call_site());
+                call(quote!(::ein::__private::Int::#name), &[left, right])
+            }
+            (BinaryOp::BitAnd, _) => infix(left, quote!(&), right, Prec::BitAnd),
+            (BinaryOp::BitOr, _) => infix(left, quote!(|), right, Prec::BitOr),
+            (BinaryOp::BitXor, _) => infix(left, quote!(^), right, Prec::BitXor),
+            (BinaryOp::Shl | BinaryOp::Shr, ScalarType::Known(scalar)) if scalar.is_int() => {
+                let amount = right.operand(Prec::Cast);
+                let amount = Code::from_parts(quote!(#amount as ::core::primitive::u32), Prec::Cast, &[right], None);
+                method(left, if op == BinaryOp::Shl { "wrapping_shl" } else { "wrapping_shr" }, &[&amount])
+            }
+            _ => return Err(internal(span, format!("`{}` on {ty:?}", op.symbol()))),
         })
     }
 

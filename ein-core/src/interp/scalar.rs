@@ -31,6 +31,8 @@ pub(super) fn unary(op: UnaryOp, operand: Datum) -> Result<Datum> {
         // Wrapping, unsigned types included (`0u8.wrapping_neg()`).
         (UnaryOp::Neg, Datum::Int(ty, value)) => Datum::int(ty, -value),
         (UnaryOp::Not, Datum::Bool(value)) => Datum::Bool(!value),
+        // The bitwise complement: `!v` is `-v - 1` in two's complement, wrapped to the type.
+        (UnaryOp::Not, Datum::Int(ty, value)) => Datum::int(ty, !value),
         (op, operand) => {
             return Err(RuntimeError::internal(format!("{op:?} applied to a {}", operand.kind_name())));
         }
@@ -52,7 +54,13 @@ macro_rules! float_binary {
             BinaryOp::Le => Datum::Bool($left <= $right),
             BinaryOp::Gt => Datum::Bool($left > $right),
             BinaryOp::Ge => Datum::Bool($left >= $right),
-            BinaryOp::And | BinaryOp::Or => return Err(operator_mismatch($op, stringify!($variant))),
+            BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::BitAnd
+            | BinaryOp::BitOr
+            | BinaryOp::BitXor
+            | BinaryOp::Shl
+            | BinaryOp::Shr => return Err(operator_mismatch($op, stringify!($variant))),
         }
     };
 }
@@ -60,7 +68,10 @@ macro_rules! float_binary {
 /// Wrapping arithmetic and comparison on two integers of type `ty`: computed exactly in
 /// `i128` (every operand of a 64-bit or narrower type fits, and so does every product), then
 /// wrapped into the type, which is what Rust's `wrapping_*` methods give. Truncating division
-/// and remainder as Rust's; `MIN / -1` wraps to `MIN`.
+/// and remainder as Rust's; `MIN / -1` wraps to `MIN`. Bitwise operators act on the two's
+/// complement bits (an `i128` of the type's value has them, sign-extended); a shift's amount is
+/// wrapped to the type's bits (`wrapping_shl`), `>>` arithmetic (an unsigned value is
+/// non-negative, so that is logical for it).
 fn int_binary(op: BinaryOp, ty: Scalar, left: i128, right: i128) -> Result<Datum> {
     Ok(match op {
         BinaryOp::Add => Datum::int(ty, left + right),
@@ -75,6 +86,18 @@ fn int_binary(op: BinaryOp, ty: Scalar, left: i128, right: i128) -> Result<Datum
         BinaryOp::Le => Datum::Bool(left <= right),
         BinaryOp::Gt => Datum::Bool(left > right),
         BinaryOp::Ge => Datum::Bool(left >= right),
+        BinaryOp::BitAnd => Datum::int(ty, left & right),
+        BinaryOp::BitOr => Datum::int(ty, left | right),
+        BinaryOp::BitXor => Datum::int(ty, left ^ right),
+        BinaryOp::Shl | BinaryOp::Shr => {
+            let Some(bits) = ty.bits() else { return Err(operator_mismatch(op, ty.name())) };
+            // The amount's low bits, as `n as u32` then the mask of `wrapping_shl` keep them.
+            let amount = (right & i128::from(bits - 1)) as u32;
+            match op {
+                BinaryOp::Shl => Datum::int(ty, left.wrapping_shl(amount)),
+                _ => Datum::int(ty, left >> amount),
+            }
+        }
         BinaryOp::And | BinaryOp::Or => return Err(operator_mismatch(op, ty.name())),
     })
 }
@@ -104,6 +127,9 @@ pub(super) fn binary(op: BinaryOp, left: Datum, right: Datum) -> Result<Datum> {
             BinaryOp::Le => Datum::Bool(left <= right),
             BinaryOp::Gt => Datum::Bool(left & !right),
             BinaryOp::Ge => Datum::Bool(left >= right),
+            BinaryOp::BitAnd => Datum::Bool(left & right),
+            BinaryOp::BitOr => Datum::Bool(left | right),
+            BinaryOp::BitXor => Datum::Bool(left ^ right),
             _ => return Err(operator_mismatch(op, "bool")),
         },
         // Tuples compare for (in)equality field by field, like Rust's tuple `PartialEq`.

@@ -20,16 +20,21 @@ use syn::parse::ParseStream;
 use syn::{token, LitFloat, LitInt, Token};
 
 /// The binding power of `+` and `-`: the upper bound of a range is parsed from here, so
-/// `0..n + 1` works and nothing looser (a comparison, `&&`) is swallowed.
-pub(super) const ADDITIVE_PRECEDENCE: u8 = 4;
+/// `0..n + 1` works and nothing looser (a comparison, `&&`, a shift) is swallowed.
+pub(super) const ADDITIVE_PRECEDENCE: u8 = 8;
 
+/// Rust's binding powers: `||`, `&&`, comparisons, `|`, `^`, `&`, shifts, `+ -`, `* / %`.
 fn precedence(op: BinaryOp) -> u8 {
     match op {
         BinaryOp::Or => 1,
         BinaryOp::And => 2,
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => 3,
+        BinaryOp::BitOr => 4,
+        BinaryOp::BitXor => 5,
+        BinaryOp::BitAnd => 6,
+        BinaryOp::Shl | BinaryOp::Shr => 7,
         BinaryOp::Add | BinaryOp::Sub => ADDITIVE_PRECEDENCE,
-        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 5,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 9,
     }
 }
 
@@ -193,7 +198,12 @@ fn trailing_token_error(input: ParseStream) -> syn::Error {
         || input.peek(Token![-=])
         || input.peek(Token![*=])
         || input.peek(Token![/=])
-        || input.peek(Token![%=]);
+        || input.peek(Token![%=])
+        || input.peek(Token![&=])
+        || input.peek(Token![|=])
+        || input.peek(Token![^=])
+        || input.peek(Token![<<=])
+        || input.peek(Token![>>=]);
     let hint = if assignment {
         Some(
             "ein has no assignment: every value is defined once, by `let` or as the value of a block (an \
@@ -210,13 +220,6 @@ fn trailing_token_error(input: ParseStream) -> syn::Error {
             "ein has no macros (`println!`, `vec!`, `assert!`): compute values in ein and print, collect or \
              check them in the Rust around the `ein!` block",
         )
-    } else if input.peek(Token![^]) {
-        Some("ein has no `^`: write a power as `x.powi(2)`, `x.powf(y)` or `x * x`, an exclusive or of booleans as `a != b`")
-    } else if input.peek(Token![<<]) || input.peek(Token![>>]) {
-        Some("ein has no shifts: multiply or divide by a power of two (`x * 4`, `x / 4`)")
-    } else if input.peek(Token![|]) || input.peek(Token![&]) {
-        // `||` and `&&` are operators: what is left here is a single `|` or `&`.
-        Some("ein has no bitwise operators: for booleans write `a || b`, `a && b` (`a != b` for exclusive or)")
     } else {
         None
     };
@@ -296,9 +299,12 @@ fn peek_binary_operator(input: ParseStream) -> Option<BinaryOp> {
         || input.peek(Token![*=])
         || input.peek(Token![/=])
         || input.peek(Token![%=])
-        || input.peek(Token![->])
-        || input.peek(Token![<<])
-        || input.peek(Token![>>]);
+        || input.peek(Token![&=])
+        || input.peek(Token![|=])
+        || input.peek(Token![^=])
+        || input.peek(Token![<<=])
+        || input.peek(Token![>>=])
+        || input.peek(Token![->]);
     if not_ein {
         return None;
     }
@@ -309,6 +315,8 @@ fn peek_binary_operator(input: ParseStream) -> Option<BinaryOp> {
         (input.peek(Token![!=]), BinaryOp::Ne),
         (input.peek(Token![<=]), BinaryOp::Le),
         (input.peek(Token![>=]), BinaryOp::Ge),
+        (input.peek(Token![<<]), BinaryOp::Shl),
+        (input.peek(Token![>>]), BinaryOp::Shr),
         (input.peek(Token![<]), BinaryOp::Lt),
         (input.peek(Token![>]), BinaryOp::Gt),
         (input.peek(Token![+]), BinaryOp::Add),
@@ -316,6 +324,9 @@ fn peek_binary_operator(input: ParseStream) -> Option<BinaryOp> {
         (input.peek(Token![*]), BinaryOp::Mul),
         (input.peek(Token![/]), BinaryOp::Div),
         (input.peek(Token![%]), BinaryOp::Rem),
+        (input.peek(Token![&]), BinaryOp::BitAnd),
+        (input.peek(Token![|]), BinaryOp::BitOr),
+        (input.peek(Token![^]), BinaryOp::BitXor),
     ];
     candidates.into_iter().find(|(present, _)| *present).map(|(_, op)| op)
 }

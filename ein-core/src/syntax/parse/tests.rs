@@ -237,6 +237,19 @@ fn logical_and_comparison_precedence() {
 }
 
 #[test]
+fn bitwise_operators_bind_as_in_rust() {
+    // `* / %`, `+ -`, shifts, `&`, `^`, `|`, comparisons, `&&`, `||`, from the tightest.
+    assert_eq!(expression(quote!(a | b ^ c & d << e + f)), "(| a (^ b (& c (<< d (+ e f)))))");
+    assert_eq!(expression(quote!(a >> 1 << 2)), "(<< (>> a 1) 2)");
+    assert_eq!(expression(quote!(a & 1 == 0)), "(== (& a 1) 0)");
+    assert_eq!(expression(quote!(a | b && c ^ d)), "(&& (| a b) (^ c d))");
+    assert_eq!(expression(quote!(!a & b)), "(& (! a) b)");
+    assert_eq!(expression(quote!(x[i] >> 4 & 15)), "(& (>> (index x i) 4) 15)");
+    // `<<` is one operator, not `<` twice; `a < <b` is still an error.
+    assert_eq!(expression(quote!(a << b < c)), "(< (<< a b) c)");
+}
+
+#[test]
 fn casts_bind_between_prefix_and_multiplication() {
     assert_eq!(expression(quote!(x as f32)), "(as x f32)");
     assert_eq!(expression(quote!(-x as f32)), "(as (neg x) f32)");
@@ -682,11 +695,8 @@ fn unexpected_tokens_are_named() {
     assert_error("a + ;", "expected an expression, found `;`", ";");
     assert_error("a b", "expected an operator or the end of the expression, found `b`", "b");
     assert_error("a * f64::INFINITY", "found `::`; ein has no paths (`f64::INFINITY`, `f64::max(a, b)`)", "::");
-    assert_error("a ^ 2.0", "found `^`; ein has no `^`: write a power as `x.powi(2)`", "^");
-    assert_error("a | b", "found `|`; ein has no bitwise operators: for booleans write `a || b`", "|");
-    assert_error("a & b", "found `&`; ein has no bitwise operators", "&");
-    assert_error("a << 2", "found `<<`; ein has no shifts", "<<");
-    assert_error("a >> 2", "found `>>`; ein has no shifts", ">>");
+    assert_error("a ^= 2", "found `^=`; ein has no assignment", "^=");
+    assert_error("a <<= 2", "found `<<=`; ein has no assignment", "<<=");
     assert_error("a[1..3]", "found `..`; ein has no slices", "..");
     assert_error("let mut b = a; b", "found `mut`; ein's names are bound once and never change", "mut");
     assert_error("match a { _ => 1 }", "found `match`; ein has no `match`", "match");
@@ -697,9 +707,7 @@ fn unexpected_tokens_are_named() {
     assert_error("a; b", "unexpected `;`: an ein block ends with its value", "; b");
     assert_error("a += 1", "found `+=`; ein has no assignment", "+=");
     assert_error("for i { a[i] = 1.0 }", "found `=`; ein has no assignment", "= 1.0");
-    assert_error("a << 1", "found `<<`", "<<");
     assert_error("a = 1", "found `=`", "=");
-    assert_error("a & b", "found `&`", "&");
     assert_error("a..b", "found `..`", "..");
     assert_error("x + \"s\"", "ein has no string, character or byte literals", "\"s\"");
     assert_error("[1, 2]", "ein has no array literals", "[1, 2]");
