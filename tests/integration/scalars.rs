@@ -220,6 +220,32 @@ differential! {
 }
 
 differential! {
+    /// Folds per element that stop at a fixed point run side by side (blocks of 32 and 8, then
+    /// one at a time): each element keeps its state from its own stopping step while the
+    /// others go on, and the block stops once all have. Newton's √a frozen when close, from
+    /// starts that take different numbers of steps (and a NaN start that never stops); the
+    /// condition the other way round with a tuple rebuilt from its fields; an epilogue that
+    /// reads the element's index.
+    frozen_folds_side_by_side: fn(a: [f64], steps: usize) -> ([f64], [i64]) {
+        (
+            for i {
+                fold t in 0..steps, x = a[i] + 1.0 {
+                    if abs(x * x - a[i]) < 1e-9 { x } else { 0.5 * (x + a[i] / x) }
+                }
+            },
+            for i {
+                let r = fold t in 0..steps, (v, n) = (a[i], 0) {
+                    if v > 1.0 { (v * 0.5, n + 1) } else { (v, n) }
+                };
+                r.1 * 1000 + i
+            },
+        )
+    }
+    cases [n, k] in [[0, 4], [5, 0], [1, 30], [7, 30], [77, 60], [300, 2000]];
+    args (a = array([n]).within(0.0, 1e6).specials(), steps = scalar(k));
+}
+
+differential! {
     /// A comparison whose left side ends in a cast: `a + i as f64 < b` must not be read by
     /// rustc as generic arguments `f64<…>` (found by the fuzz test on generated programs).
     comparison_after_a_trailing_cast: fn(a: [f64]) -> ([bool], [bool]) {

@@ -626,11 +626,13 @@ impl<'p> Analysis<'p> {
     /// takes the same steps), it reads of what `body` binds only the `let`s of numbers before
     /// it (the folds run before the rest of the element; those `let`s are computed with each
     /// element's initial value and kept beside its state), its initial value and step hold no loop (a step of plain arithmetic,
-    /// whose chain of dependent operations the other elements' steps fill), it has no fixed point to stop at (that exit is per element), and nothing
+    /// whose chain of dependent operations the other elements' steps fill), and nothing
     /// can fail in another order: its initial value and step only by reads of empty axes, the
     /// rest of the element not at all (its count, if negative, fails alike for every element,
     /// before any of them starts). Each element's fold computes the same values in the same
-    /// order as alone, so the bits are the same.
+    /// order as alone, so the bits are the same. A fold that stops at a fixed point
+    /// ([`Analysis::fixed_point`]) keeps each element's state from its stopping step on, and
+    /// the elements side by side stop when all have.
     pub fn jammed_fold<'e>(&self, index: VarId, body: &'e Expr) -> Option<JammedFold<'e>> {
         let root = only_loop_of_any_kind(body)?;
         let ExprKind::Fold(fold) = &root.kind else { return None };
@@ -649,7 +651,6 @@ impl<'p> Analysis<'p> {
             && !count_vars.contains(&index)
             && count_vars.is_disjoint(&bound)
             && free_vars(root).is_disjoint(&bound)
-            && self.fixed_point(fold.index).is_none()
             && purity::fails_only_on_empty_axes(&fold.init)
             && purity::fails_only_on_empty_axes(&fold.body)
             && !purity::fails_outside(body, root);

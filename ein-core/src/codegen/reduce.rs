@@ -521,7 +521,9 @@ impl<'p> Gen<'p> {
         block: &mut Block,
     ) -> syn::Result<Ident> {
         let fold = jammed.fold;
-        let [done, lane, slot] = ["jammed", "lane", "slot"].map(|name| self.names.fresh(name));
+        let exit = self.analysis.fixed_point(fold.index);
+        let [done, lane, slot, stopped, resume] =
+            ["jammed", "lane", "slot", "stopped", "resume"].map(|name| self.names.fresh(name));
         let at = match offset {
             Some(offset) => quote!(#offset + #done + #lane),
             None => quote!(#done + #lane),
@@ -600,7 +602,28 @@ impl<'p> Gen<'p> {
             }
             generator.env.insert(fold.index, Value::Plain(Code::name(&step_name)));
             generator.env.insert(fold.acc, Value::Plain(Code::name(&acc_name)));
-            generator.scalar(&fold.body, step_block)
+            let Some(exit) = exit else { return generator.scalar(&fold.body, step_block) };
+            // A fold that stops at a fixed point: each element keeps its state from the step
+            // its condition says so (as alone, where every later step would keep it too); the
+            // step counts the elements stopped.
+            for (var, value) in &exit.lets {
+                generator.bind_let(*var, value, step_block)?;
+            }
+            let cond = generator.scalar(exit.cond, step_block)?;
+            let stops = generator.names.fresh("stops");
+            if exit.stop_when {
+                step_block.push_let(stops.clone(), cond);
+            } else {
+                // Through a local: `!(x <= y)` on floats is what clippy's
+                // `neg_cmp_op_on_partial_ord` asks users not to write.
+                let keep = generator.names.fresh("keep");
+                step_block.push_let(keep.clone(), cond);
+                step_block.push(quote!(let #stops = !#keep;));
+            }
+            step_block.push(quote!(#stopped += ::core::primitive::usize::from(#stops);));
+            let next = generator.scalar(exit.next, step_block)?;
+            let next = &next.tokens;
+            Ok(Code::expr(quote!(if #stops { #acc_name } else { #next }), Prec::Block))
         })?;
         let step_tokens = step_block.finish(Some(&next));
         let step_param = if visit::mentions(&fold.body, fold.index) { step_name.to_token_stream() } else { quote!(_) };
@@ -617,6 +640,31 @@ impl<'p> Gen<'p> {
         let outs = self.outs.clone();
         let widths = [FOLD_JAM_WIDE, JAM_WIDTH].map(proc_macro2::Literal::usize_unsuffixed);
         let loops = widths.iter().map(|width| {
+            // With a fixed point, the block goes on side by side while more than a quarter of
+            // its elements run; then each element still running finishes alone from the step
+            // reached (a stopped one takes one step that keeps its state): a block with one
+            // slow element costs about what one element at a time does.
+            let (start_step, end_step, finish) = match exit {
+                Some(_) => (
+                    quote!(let mut #stopped = 0usize;),
+                    quote! {
+                        #resume += 1;
+                        if #stopped * 4 >= #width * 3 { break; }
+                    },
+                    quote! {
+                        for #lane in 0..#width {
+                            for #step_param in #resume..#steps {
+                                let mut #stopped = 0usize;
+                                let #value = { #step_tokens };
+                                #store
+                                if #stopped > 0 { break; }
+                            }
+                        }
+                    },
+                ),
+                None => (TokenStream::new(), TokenStream::new(), TokenStream::new()),
+            };
+            let resume_from = exit.map(|_| quote!(let mut #resume = 0i64;));
             quote! {
                 while #done + #width <= #count {
                     let #steps = { #end };
@@ -626,12 +674,16 @@ impl<'p> Gen<'p> {
                         let #value = { #init_tokens };
                         #store
                     }
+                    #resume_from
                     for #step_param in 0..#steps {
+                        #start_step
                         for #lane in 0..#width {
                             let #value = { #step_tokens };
                             #store
                         }
+                        #end_step
                     }
+                    #finish
                     ::ein::__private::Fill::fill(#outs, #width, |#lane, #slot| {
                         ::ein::__private::Push::push(#slot, { #element });
                     });

@@ -903,6 +903,10 @@ fn a_fold_stops_at_a_fixed_point_only_when_that_cannot_change_the_result() {
             if escaped { s } else { (s.0 * s.0 + c[i], s.1 + 1) } }.1 } }",
     );
     assert!(frozen.contains(&squeeze("if escaped { break; }")), "{frozen}");
+    // Elements side by side keep their state once stopped; the last few finish alone.
+    assert!(frozen.contains(&squeeze("__ein_stopped += ::core::primitive::usize::from(__ein_stops);")), "{frozen}");
+    assert!(frozen.contains(&squeeze("if __ein_stopped * 4 >= 32 * 3 { break; }")), "{frozen}");
+    assert!(frozen.contains(&squeeze("for _ in __ein_resume..__ein_count_t {")), "{frozen}");
     let rebuilt = compiled(
         "fn f(c: [f64], n: usize) -> [i64] { for i { fold t in 0..n, (z, k) = (0.0, 0) {
             if z * z <= 4.0 { (z * z + c[i], k + 1) } else { (z, k) } }.1 } }",
