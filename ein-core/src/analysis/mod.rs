@@ -631,8 +631,8 @@ impl<'p> Analysis<'p> {
     /// rest of the element not at all (its count, if negative, fails alike for every element,
     /// before any of them starts). Each element's fold computes the same values in the same
     /// order as alone, so the bits are the same. A fold that stops at a fixed point
-    /// ([`Analysis::fixed_point`]) keeps each element's state from its stopping step on, and
-    /// the elements side by side stop when all have.
+    /// ([`Analysis::fixed_point`]) keeps each element's state from its stopping step on; the
+    /// elements side by side stop together, or the last few finish alone (code generation).
     pub fn jammed_fold<'e>(&self, index: VarId, body: &'e Expr) -> Option<JammedFold<'e>> {
         let root = only_loop_of_any_kind(body)?;
         let ExprKind::Fold(fold) = &root.kind else { return None };
