@@ -798,6 +798,9 @@ impl<F: Fill> Fill for Column<F> {
         ColumnCursor { outs: self.cursor, first, stride: self.stride }
     }
 
+    // SAFETY (the contract): callers pass an `offset` below the count `reserve` returned the
+    // cursor for, with the column (so the outs) borrowed mutably while the slot lives, as
+    // `Fill::slot` requires; the body relies on nothing else.
     #[inline(always)]
     unsafe fn slot(cursor: Self::Cursor, offset: usize) -> Self::Slot {
         // SAFETY: `offset` is below the count reserved, so the element lies in the column's
@@ -810,6 +813,10 @@ impl<F: Fill> Fill for Column<F> {
         F::is_written(slot)
     }
 
+    // SAFETY (the contract): callers promise the `count` elements were written through a
+    // cursor reserved for at least `count`; the column only counts them (`reserve` keeps
+    // `written` within its rows), and `fill_columns` commits the outs once every column is
+    // full.
     #[inline(always)]
     unsafe fn commit(&mut self, count: usize) {
         self.written += count;

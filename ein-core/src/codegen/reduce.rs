@@ -606,20 +606,9 @@ impl<'p> Gen<'p> {
             // A fold that stops at a fixed point: each element keeps its state from the step
             // its condition says so (as alone, where every later step would keep it too); the
             // step counts the elements stopped.
-            for (var, value) in &exit.lets {
-                generator.bind_let(*var, value, step_block)?;
-            }
-            let cond = generator.scalar(exit.cond, step_block)?;
             let stops = generator.names.fresh("stops");
-            if exit.stop_when {
-                step_block.push_let(stops.clone(), cond);
-            } else {
-                // Through a local: `!(x <= y)` on floats is what clippy's
-                // `neg_cmp_op_on_partial_ord` asks users not to write.
-                let keep = generator.names.fresh("keep");
-                step_block.push_let(keep.clone(), cond);
-                step_block.push(quote!(let #stops = !#keep;));
-            }
+            let condition = generator.fixed_point_stops(exit, step_block)?;
+            step_block.push_let(stops.clone(), condition);
             step_block.push(quote!(#stopped += ::core::primitive::usize::from(#stops);));
             let next = generator.scalar(exit.next, step_block)?;
             let next = &next.tokens;
@@ -1820,24 +1809,29 @@ impl<'p> Gen<'p> {
     /// One step of a fold that stops at a fixed point (see [`FixedPoint`]): the `let`s, then
     /// `if stop { break; }`, then `acc = next;`.
     fn fold_step_until_fixed(&mut self, exit: &FixedPoint<'p>, acc_name: &Ident, block: &mut Block) -> syn::Result<()> {
+        let stops = self.fixed_point_stops(exit, block)?.tokens;
+        block.push(quote!(if #stops { break; }));
+        let next = self.scalar(exit.next, block)?;
+        let next = &next.tokens;
+        block.push(quote!(#acc_name = #next;));
+        Ok(())
+    }
+
+    /// The step's `let`s of a fold with a fixed point (into `block`), and the `bool` that says
+    /// whether this step keeps the accumulator (and so every later one does): the condition,
+    /// or the negation of a local holding it (`!(x <= y)` on floats is what clippy's
+    /// `neg_cmp_op_on_partial_ord` asks users not to write).
+    fn fixed_point_stops(&mut self, exit: &FixedPoint<'_>, block: &mut Block) -> syn::Result<Code> {
         for (var, value) in &exit.lets {
             self.bind_let(*var, value, block)?;
         }
         let cond = self.scalar(exit.cond, block)?;
         if exit.stop_when {
-            let cond = &cond.tokens;
-            block.push(quote!(if #cond { break; }));
-        } else {
-            // Through a local: `!(x <= y)` on floats is what clippy's `neg_cmp_op_on_partial_ord`
-            // asks users not to write.
-            let keep = self.names.fresh("keep");
-            block.push_let(keep.clone(), cond);
-            block.push(quote!(if !#keep { break; }));
+            return Ok(cond);
         }
-        let next = self.scalar(exit.next, block)?;
-        let next = &next.tokens;
-        block.push(quote!(#acc_name = #next;));
-        Ok(())
+        let keep = self.names.fresh("keep");
+        block.push_let(keep.clone(), cond);
+        Ok(Code::expr(quote!(!#keep), Prec::Unary))
     }
 
     pub(super) fn fold_step(
