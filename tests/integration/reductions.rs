@@ -290,6 +290,19 @@ differential! {
 }
 
 differential! {
+    /// Columns side by side whose reductions' lengths depend on the column (`0..k + 1`), read
+    /// an array at the column alone (`w[k]`) or the row alone (`v[i]`), and a product.
+    columns_of_reductions_sized_by_the_column: fn(x: [[[f64]]], w: [f64], v: [f64]) -> ([[f64]], [[f64]]) {
+        (
+            for i, k { sum j in 0..min(k + 1, x.shape(1)) { x[k, j, i] * w[k] + v[i] } },
+            for i, k { prod j { 1.0 + x[k, j, i] * 0.01 } },
+        )
+    }
+    cases [m, p, n] in [[0, 3, 2], [3, 0, 2], [1, 1, 1], [5, 70, 300], [9, 4, 33]];
+    args (x = array([m, p, n]), w = array([m]), v = array([n]));
+}
+
+differential! {
     /// `all`/`any` down the columns run side by side (a block of columns per step of `i`),
     /// one of them under a comprehension's epilogue; the random views give every layout.
     column_all_any: fn(a: [[f64]]) -> ([bool], [bool], [i64]) {

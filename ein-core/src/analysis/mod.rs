@@ -207,14 +207,18 @@ pub struct JammedFold<'e> {
     pub stored: BTreeSet<VarId>,
 }
 
-/// The `let`s on the way from `expr` down to the node `root` through `let` bodies (evaluated
-/// before it, in order), into `lets`.
+/// The `let`s on the way from `expr` down to the node `root` (evaluated before it, in order),
+/// into `lets`: through `let` bodies, the values of `let`s that hold `root`, and projections
+/// (`{ let v = c[i]; fold … }.1`, a read the hoisting pass moved out of the fold).
 fn prologue_lets<'e>(expr: &'e Expr, root: NodeId, lets: &mut Vec<(VarId, &'e Expr)>) {
-    if let ExprKind::Let(node::Let { var, value, body }) = &expr.kind {
-        if !contains_node(value, root) {
+    match &expr.kind {
+        ExprKind::Let(node::Let { value, .. }) if contains_node(value, root) => prologue_lets(value, root, lets),
+        ExprKind::Let(node::Let { var, value, body }) => {
             lets.push((*var, value));
             prologue_lets(body, root, lets);
         }
+        ExprKind::Project(node::Project { tuple, .. }) => prologue_lets(tuple, root, lets),
+        _ => {}
     }
 }
 

@@ -1481,3 +1481,15 @@ fn sums_that_read_along_the_outer_index_run_a_column_at_a_time() {
     let row_major = code.split("fn__ein_f_by_columns").next().unwrap_or_default();
     assert!(!row_major.contains("fill_columns"), "{code}");
 }
+
+#[test]
+fn a_read_that_no_step_changes_leaves_the_fold_and_is_kept_per_element() {
+    // `c[i]` in the step is read once before the fold (hoisting), and the folds side by side
+    // keep it per element beside the state, as a `let` before the fold would be.
+    let source = "fn f(c: [f64], n: usize) -> [i64] { for i { fold t in 0..n, (z, k) = (0.0, 0) {
+        if z * z > 4.0 { (z, k) } else { (z * z + c[i], k + 1) } }.1 } }";
+    let code = squeeze(&crate::compile(source.parse().unwrap()).expect("compiles").to_string());
+    assert!(code.contains("__ein_stopped+=::core::primitive::usize::from(__ein_stops);"), "{code}");
+    assert!(code.contains("__ein_value_lanes[__ein_lane]=__ein_value;"), "{code}");
+    assert!(code.contains("let__ein_value=__ein_value_lanes[__ein_lane];"), "{code}");
+}

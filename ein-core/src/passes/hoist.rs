@@ -39,12 +39,16 @@ pub fn hoist(mut program: Program) -> Program {
         loop_size: None,
         failing_in_body: 0,
         inner_loops: 0,
+        lifts_reads: false,
     }
     .expr(body);
     program
 }
 
 struct Hoister<'a> {
+    /// Whether the loop being extracted from is a fold or scan, whose invariant reads of
+    /// single elements move out too (see [`Hoister::extract`]).
+    lifts_reads: bool,
     vars: &'a mut Vec<VarInfo>,
     /// The sizes of the loops around the one being processed (alpha keys): where a value
     /// lifted out of it is evaluated, each of them is running, so none is zero. A division by
@@ -118,6 +122,7 @@ impl Hoister<'_> {
         }
         let mut lifted = Vec::new();
         let mut blocked: BTreeSet<VarId> = expr.binders().collect();
+        let folds = matches!(expr.kind, ExprKind::Fold(_) | ExprKind::Scan(_));
         if let ExprKind::For(node::For { size, body, .. })
         | ExprKind::Filter(node::For { size, body, .. })
         | ExprKind::Reduce(node::Reduce { size, body, .. })
@@ -127,7 +132,9 @@ impl Hoister<'_> {
             self.loop_size = is_length(size).then(|| (**size).clone());
             self.failing_in_body = self.failing_sites_where_running(body);
             self.inner_loops = 0;
+            let outer = std::mem::replace(&mut self.lifts_reads, folds);
             **body = self.extract(body.take(), &mut blocked, &mut lifted, true);
+            self.lifts_reads = outer;
         } else {
             return expr;
         }
@@ -190,6 +197,19 @@ impl Hoister<'_> {
             ExprKind::Let(node::Let { value, .. }) if invariant(value, blocked) => self.lift_form(value),
             ExprKind::Let(_) | ExprKind::Assert(_) | ExprKind::Accum(_) => None,
             _ if !at_root && is_expensive(&expr) && invariant(&expr, blocked) => self.lift_form(&expr),
+            // A fold's step reads an element that no step changes (`cre[x]` in a Mandelbrot
+            // step): once, before the fold, where folds side by side keep it per element beside
+            // their state (a read in the step would be a load under the select).
+            ExprKind::Index(_)
+                if !at_root
+                    && self.lifts_reads
+                    && expr.ty.rank() == 0
+                    && !has_loop(&expr)
+                    && invariant(&expr, blocked)
+                    && !self.may_fail(&expr) =>
+            {
+                Some(LiftForm::Plain)
+            }
             _ => None,
         };
         if let Some(form) = form {
