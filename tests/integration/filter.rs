@@ -60,3 +60,33 @@ differential_expr! {
     let x = array::<f64>([n]);
     ein!(for i where x[i] > 0.0 { x[i] });
 }
+
+differential! {
+    /// Filters read only by reductions and their lengths (computed without the array, one pass
+    /// over the input): a mean, a product, `all`/`any`, pairs, and wrapping integer sums.
+    reductions_of_kept: fn(x: [f64], y: [f64], k: [i32]) -> (f64, f64, bool, bool, f64, i32, i64) {
+        let p = for i where x[i] > 0.25 { x[i] };
+        let near_one = for i where x[i] < 0.0 { 1.0 + x[i] * 0.001 };
+        let pairs = for i where x[i] < y[i] { (x[i], y[i] * 2.0) };
+        let even = for i where k[i] % 2 == 0 { k[i] * 3 };
+        (
+            sum j { p[j] * p[j] } / max(p.len(), 1) as f64,
+            prod j { near_one[j] },
+            all j { pairs[j].0 < pairs[j].1 * 0.5 },
+            any j { p[j] > 1.5 },
+            sum j { pairs[j].0 * pairs[j].1 },
+            sum j { even[j] },
+            even.len() + pairs.len(),
+        )
+    }
+    cases [n] in [[0], [1], [5], [4097], [30000]];
+    args (x = array([n]).within(-2.0, 2.0), y = array([n]).within(-2.0, 2.0), k = array([n]));
+}
+
+differential_expr! {
+    /// The expression form: element types are rustc's.
+    expression_reductions_of_kept:
+    cases [n] in [[0], [1], [40], [12000]];
+    let x = array::<f32>([n]);
+    ein!({ let p = for i where x[i] > 0.0 { x[i] }; (sum j { p[j] }, p.len()) });
+}

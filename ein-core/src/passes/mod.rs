@@ -10,6 +10,7 @@ pub mod by_columns;
 mod contract;
 mod cse;
 mod field_lets;
+mod filter_reductions;
 mod fuse_reductions;
 mod hoist;
 mod inline;
@@ -32,7 +33,8 @@ pub struct Pass {
 }
 
 /// The standard pipeline, in order. A tuple accumulator's projected array fields are bound
-/// first (`field_lets`), as a tuple pattern binds them. Fusion first (so producers disappear before anything is
+/// first (`field_lets`), as a tuple pattern binds them. Fusion first (inlining, then reductions of a filter's result
+/// reading its input instead; so producers disappear before anything is
 /// lifted out of them), then lifting, then sharing what lifting made visible, then lifting
 /// again what sharing exposed; then costly terms that the reductions of every element of a
 /// comprehension compute alike are given one array (step sharing), and a final clean-up; then
@@ -43,6 +45,7 @@ pub struct Pass {
 /// side), and the passes before would lift or fuse what it splits.
 pub const PIPELINE: &[Pass] = &[
     Pass { name: "inline", run: inline::inline },
+    Pass { name: "filter-reductions", run: filter_reductions::filter_reductions },
     Pass { name: "field-lets", run: field_lets::field_lets },
     Pass { name: "simplify", run: simplify::simplify },
     Pass { name: "hoist", run: hoist::hoist },

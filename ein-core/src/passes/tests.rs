@@ -756,3 +756,56 @@ fn other_uses_keep_the_axis_order() {
         super::by_columns::by_columns(&checked("fn f(m: [[f64]], a: i64) -> [f64] { for i { m[i, a] } }")).is_some()
     );
 }
+
+/// Whether the optimised program still computes a filter.
+fn has_filter(program: &Program) -> bool {
+    let mut found = false;
+    walk(&program.body, &mut Vec::new(), &mut |expr, _| found |= matches!(expr.kind, ExprKind::Filter(_)));
+    found
+}
+
+#[test]
+fn reductions_of_a_filter_read_its_input_instead() {
+    let (_, after) = before_and_after(
+        "fn f(x: [f32]) -> (f32, i64) { let p = for i where x[i] > 0.0 { x[i] }; (sum j { p[j] }, p.len()) }",
+        super::filter_reductions::filter_reductions,
+    );
+    assert_eq!(
+        after,
+        "fn(x: [f32]) -> (f32, i64)\n(sum i#4 in 0..len(x, 0) { if x[i#4] > 0.0 { { let p#5: f32 = x[i#4]; p#5 } } else { 0.0 } }, \
+         sum i#6 in 0..len(x, 0) { if x[i#6] > 0.0 { 1 } else { 0 } })"
+    );
+    // After the pipeline: one loop over `x` computes both, no array.
+    let program =
+        optimised("fn f(x: [f32]) -> (f32, i64) { let p = for i where x[i] > 0.0 { x[i] }; (sum j { p[j] }, p.len()) }");
+    assert!(!has_filter(&program), "{program}");
+    assert_eq!(reductions(&program), 1, "{program}");
+    // Tuples, `prod`, `all`, `any`, a mean, and a step reading the element twice.
+    for source in [
+        "fn f(x: [f64], y: [f64]) -> f64 { let p = for i where x[i] < y[i] { (x[i], y[i]) }; sum j { p[j].0 * p[j].1 } }",
+        "fn f(x: [f64]) -> (f64, bool, bool) { let p = for i where x[i] != 0.0 { x[i] }; (prod j { p[j] }, all j { p[j] > 1.0 }, any j { p[j] > 2.0 }) }",
+        "fn f(x: [f64]) -> f64 { let p = for i where x[i] > 0.0 { x[i] }; sum j { p[j] * p[j] } / p.len() as f64 }",
+        "fn f(x: [i32]) -> i32 { let p = for i where x[i] % 2 == 0 { x[i] }; sum j { p[j] } }",
+    ] {
+        assert!(!has_filter(&optimised(source)), "{source}");
+    }
+}
+
+#[test]
+fn a_filter_read_otherwise_stays_an_array() {
+    for source in [
+        // Returned, or read at another position than the reduction's index.
+        "fn f(x: [f64]) -> ([f64], f64) { let p = for i where x[i] > 0.0 { x[i] }; (p, sum j { p[j] }) }",
+        "fn f(x: [f64]) -> f64 { let p = for i where x[i] > 0.0 { x[i] }; sum j in 0..p.len() - 1 { p[j + 1] - p[j] } }",
+        // The rank itself is read, or the reduction is an `argmax`, or inside a loop.
+        "fn f(x: [f64]) -> f64 { let p = for i where x[i] > 0.0 { x[i] }; sum j { p[j] * j as f64 } }",
+        "fn f(x: [f64]) -> usize { let p = for i where x[i] > 0.0 { x[i] }; argmax j { p[j] } }",
+        "fn f(x: [f64], w: [f64]) -> [f64] { let p = for i where x[i] > 0.0 { x[i] }; for k { w[k] * sum j { p[j] } } }",
+        // The element can fail (an integer division) where the condition is false.
+        "fn f(x: [i64], d: [i64]) -> i64 { let p = for i where d[i] != 0 { x[i] / d[i] }; sum j { p[j] } }",
+        // The step can fail.
+        "fn f(x: [i64], d: i64) -> i64 { let p = for i where x[i] > 0 { x[i] }; sum j { p[j] / d } }",
+    ] {
+        assert!(has_filter(&optimised(source)), "{source}");
+    }
+}
