@@ -22,9 +22,7 @@
 use super::purity::{has_loop, is_expensive, is_loop, may_fail};
 use crate::ir::node;
 use crate::ir::visit::{mentions, rename_binders};
-use crate::ir::{
-    Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarInfo, VarKind,
-};
+use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarInfo, VarKind};
 
 pub fn filter_reductions(program: Program) -> Program {
     super::rewrite_body(program, |body, vars| rewrite(body, vars))

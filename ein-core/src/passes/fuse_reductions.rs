@@ -1,6 +1,7 @@
-//! Sibling reductions fused (horizontal fusion by computing together): the fields of a tuple or
-//! record that are reductions with the same operator over the same range, and whose steps read
-//! a common term, become one reduction of a tuple. The case it is for is Parboil's MRI-Q
+//! Sibling reductions fused (horizontal fusion by computing together): reductions evaluated
+//! together (fields of one tuple or record, the values of neighbouring `let`s, the operands of
+//! one expression) with the same operator over the same range, and whose steps read a common
+//! term, become one reduction of a tuple. The case it is for is Parboil's MRI-Q
 //!
 //! ```text
 //! { re: sum k { phi[k] * cos(arg(k)) }, im: sum k { phi[k] * sin(arg(k)) } }
@@ -22,34 +23,119 @@
 //! component has the bits it had. Fused steps and their range may not fail (which error a
 //! program reports must not change when the steps interleave), and only `sum`, `prod`, `max`
 //! and `min` of scalars are fused (the operators a tuple reduction has). The fused reduction is
-//! bound before the tuple; it cannot fail, so nothing the tuple's other fields report changes.
+//! bound at the top of the region it was found in (see [`region`]); it cannot fail, so nothing
+//! else the region reports changes.
 //! Contractions are fused no more: the pass runs after `contract`, which has already handed
 //! them to the GEMM.
 
-use super::purity::may_fail;
+use super::purity::{is_loop, may_fail};
 use crate::ir::node;
-use crate::ir::visit::{alpha_key, mentions, substitute};
+use crate::ir::visit::{alpha_key, free_vars, mentions, substitute};
 use crate::ir::{Expr, ExprKind, Program, ReduceOp, Type, VarId, VarInfo, VarKind, SYNTHETIC_PREFIX};
 use proc_macro2::Span;
 use std::collections::BTreeSet;
 
 pub fn fuse_reductions(program: Program) -> Program {
-    super::rewrite_body(program, rewrite)
+    super::rewrite_body(program, region)
 }
 
-/// Bottom-up: a tuple's fields are rewritten before the tuple.
-fn rewrite(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
-    expr.rewrite_children(|child| rewrite(child, vars));
+/// Fuses the reductions of one region: an expression evaluated as a whole (the body, a loop's
+/// size, start or step, what follows a size check). Its candidates are the reductions it
+/// evaluates directly, not inside a loop or behind a size check (a read there may be proven in
+/// bounds by the check), and not reading a `let` of the region (the fused reduction is bound
+/// at the region's top): the fields of `(sum k { a }, sum k { b })`, or the values of `let s =
+/// sum k { a }; let q = sum k { b }; q / n - s * s / (n * n)`. Inner regions first.
+fn region(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
+    inner_regions(&mut expr, vars);
     let span = expr.span;
     let mut lets = Vec::new();
-    while let ExprKind::Tuple(fields) = &mut expr.kind {
-        let Some(group) = fusable_group(fields) else { break };
-        lets.push(fuse(fields, &group, span, vars));
+    loop {
+        let mut candidates = Vec::new();
+        collect_candidates(&expr, &mut Vec::new(), &mut candidates);
+        let Some(group) = fusable_group(&candidates) else { break };
+        let reductions: Vec<node::Reduce> = group
+            .iter()
+            .map(|&position| match &candidates[position].kind {
+                ExprKind::Reduce(reduction) => reduction.clone(),
+                _ => unreachable!("candidates are reductions"),
+            })
+            .collect();
+        let spans: Vec<Span> = group.iter().map(|&position| candidates[position].span).collect();
+        let (fused, value, reads) = fuse(reductions, span, vars);
+        let reads = reads.into_iter().zip(spans).map(|(read, span)| Expr { span, ..read });
+        let mut reads = group.iter().copied().zip(reads).peekable();
+        replace_candidates(&mut expr, &mut Vec::new(), &mut 0, &mut reads);
+        lets.push((fused, value));
     }
     lets.into_iter().rev().fold(expr, |inner, (var, value)| {
         let (ty, span) = (inner.ty.clone(), inner.span);
         Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
     })
+}
+
+/// Runs [`region`] on every region directly inside `expr`'s: each part of a loop, and what
+/// follows a size check.
+fn inner_regions(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
+    if is_loop(expr) {
+        expr.for_each_child_mut(|child| *child = region(child.take(), vars));
+    } else if let ExprKind::Assert(node::Assert { body, .. }) = &mut expr.kind {
+        **body = region(body.take(), vars);
+    } else {
+        expr.for_each_child_mut(|child| inner_regions(child, vars));
+    }
+}
+
+/// Whether `expr` is a candidate of the region being walked, `bound` the `let`s entered.
+fn is_candidate(expr: &Expr, bound: &[VarId]) -> bool {
+    fusion_key(expr).is_some() && free_vars(expr).iter().all(|var| !bound.contains(var))
+}
+
+/// The candidates of the region `expr`, in evaluation order (`bound`: the `let`s entered).
+fn collect_candidates<'e>(expr: &'e Expr, bound: &mut Vec<VarId>, candidates: &mut Vec<&'e Expr>) {
+    if is_candidate(expr, bound) {
+        candidates.push(expr);
+        return;
+    }
+    if is_loop(expr) || matches!(expr.kind, ExprKind::Assert(_)) {
+        return;
+    }
+    if let ExprKind::Let(node::Let { var, value, body }) = &expr.kind {
+        collect_candidates(value, bound, candidates);
+        bound.push(*var);
+        collect_candidates(body, bound, candidates);
+        bound.pop();
+        return;
+    }
+    expr.for_each_child(|child| collect_candidates(child, bound, candidates));
+}
+
+/// Walks as [`collect_candidates`] does, counting candidates in `seen`, and replaces those
+/// `reads` names (position, replacement; in order).
+fn replace_candidates(
+    expr: &mut Expr,
+    bound: &mut Vec<VarId>,
+    seen: &mut usize,
+    reads: &mut std::iter::Peekable<impl Iterator<Item = (usize, Expr)>>,
+) {
+    if is_candidate(expr, bound) {
+        if reads.peek().is_some_and(|(position, _)| position == seen) {
+            let (_, read) = reads.next().expect("peeked");
+            *expr = read;
+        }
+        *seen += 1;
+        return;
+    }
+    if is_loop(expr) || matches!(expr.kind, ExprKind::Assert(_)) {
+        return;
+    }
+    if let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind {
+        replace_candidates(value, bound, seen, reads);
+        bound.push(*var);
+        replace_candidates(body, bound, seen, reads);
+        bound.pop();
+        return;
+    }
+    expr.for_each_child_mut(|child| replace_candidates(child, bound, seen, reads));
 }
 
 /// The operator and the range's key of a reduction that may be fused.
@@ -60,10 +146,10 @@ fn fusion_key(expr: &Expr) -> Option<(ReduceOp, String)> {
     (fusable_op && scalar && !may_fail(body) && !may_fail(size)).then(|| (*op, alpha_key(size)))
 }
 
-/// The positions of the first set of at least two fields with one [`fusion_key`] whose steps
+/// The positions of the first set of at least two candidates with one [`fusion_key`] whose steps
 /// each share a term with another of the set.
-fn fusable_group(fields: &[Expr]) -> Option<Vec<usize>> {
-    let keys: Vec<Option<(ReduceOp, String)>> = fields.iter().map(fusion_key).collect();
+fn fusable_group(fields: &[&Expr]) -> Option<Vec<usize>> {
+    let keys: Vec<Option<(ReduceOp, String)>> = fields.iter().map(|field| fusion_key(field)).collect();
     for (first, key) in keys.iter().enumerate() {
         let Some(key) = key else { continue };
         let same: Vec<usize> = (first..fields.len()).filter(|&other| keys[other].as_ref() == Some(key)).collect();
@@ -113,16 +199,9 @@ fn collect_varying(expr: &Expr, index: VarId, terms: &mut BTreeSet<String>) {
     expr.for_each_child(|child| collect_varying(child, index, terms));
 }
 
-/// In `(…, sum k { a }, …, sum j { b }, …)`, the reductions at `group` replaced by `t.0`, `t.1`;
-/// returns `t` and its value `sum k' { (a, b) }`.
-fn fuse(fields: &mut [Expr], group: &[usize], span: Span, vars: &mut Vec<VarInfo>) -> (VarId, Expr) {
-    let mut reductions = Vec::new();
-    for &position in group {
-        match &fields[position].kind {
-            ExprKind::Reduce(reduction) => reductions.push(reduction.clone()),
-            _ => unreachable!("fusion groups are reductions"),
-        }
-    }
+/// `sum k { a }` and `sum j { b }` (the reductions of a group, in order) fused: returns `t`, its
+/// value `sum k' { (a, b) }`, and the reads `t.0`, `t.1` that replace them.
+fn fuse(reductions: Vec<node::Reduce>, span: Span, vars: &mut Vec<VarInfo>) -> (VarId, Expr, Vec<Expr>) {
     let index = fresh_index(vars, reductions[0].index);
     let (op, size) = (reductions[0].op, reductions[0].size.clone());
     let steps: Vec<Expr> =
@@ -137,13 +216,13 @@ fn fuse(fields: &mut [Expr], group: &[usize], span: Span, vars: &mut Vec<VarInfo
         fused_type.clone(),
         span,
     );
-    for (field, &position) in group.iter().enumerate() {
-        let read = Expr::new(ExprKind::Var(fused), fused_type.clone(), span);
-        fields[position] = Expr::new(
-            ExprKind::Project(node::Project { tuple: Box::new(read), field }),
-            step_types[field].clone(),
-            fields[position].span,
-        );
-    }
-    (fused, reduction)
+    let reads = step_types
+        .into_iter()
+        .enumerate()
+        .map(|(field, ty)| {
+            let read = Expr::new(ExprKind::Var(fused), fused_type.clone(), span);
+            Expr::new(ExprKind::Project(node::Project { tuple: Box::new(read), field }), ty, span)
+        })
+        .collect();
+    (fused, reduction, reads)
 }

@@ -776,8 +776,9 @@ fn reductions_of_a_filter_read_its_input_instead() {
          sum i#6 in 0..len(x, 0) { if x[i#6] > 0.0 { 1 } else { 0 } })"
     );
     // After the pipeline: one loop over `x` computes both, no array.
-    let program =
-        optimised("fn f(x: [f32]) -> (f32, i64) { let p = for i where x[i] > 0.0 { x[i] }; (sum j { p[j] }, p.len()) }");
+    let program = optimised(
+        "fn f(x: [f32]) -> (f32, i64) { let p = for i where x[i] > 0.0 { x[i] }; (sum j { p[j] }, p.len()) }",
+    );
     assert!(!has_filter(&program), "{program}");
     assert_eq!(reductions(&program), 1, "{program}");
     // Tuples, `prod`, `all`, `any`, a mean, and a step reading the element twice.
@@ -808,4 +809,23 @@ fn a_filter_read_otherwise_stays_an_array() {
     ] {
         assert!(has_filter(&optimised(source)), "{source}");
     }
+}
+
+#[test]
+fn independent_reductions_evaluated_together_run_as_one() {
+    // Neighbouring `let`s, operands of one expression, and the same inside a comprehension's
+    // element: one reduction each.
+    for source in [
+        "fn f(x: [f64]) -> f64 { let n = x.len() as f64; let s = sum k { x[k] }; let q = sum k { x[k] * x[k] }; q / n - s * s / (n * n) }",
+        "fn f(x: [f64], w: [f64]) -> f64 { sum j { w[j] * x[j] } / sum j { w[j] * w[j] } }",
+        "fn f(a: [[f64]]) -> [f64] { for i { sum j { a[i, j] } / sum j { a[i, j] * a[i, j] } } }",
+    ] {
+        let program = optimised(source);
+        assert_eq!(reductions(&program), 1, "{source}\n{program}");
+    }
+    // A reduction reading another's value (the two-pass variance) stays apart.
+    let program = optimised(
+        "fn f(x: [f64]) -> f64 { let m = sum k { x[k] } / x.len() as f64; sum k { (x[k] - m) * (x[k] - m) } }",
+    );
+    assert_eq!(reductions(&program), 2, "{program}");
 }
