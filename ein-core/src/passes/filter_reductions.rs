@@ -25,7 +25,7 @@ use crate::ir::visit::{mentions, rename_binders};
 use crate::ir::{Bounds, Expr, ExprKind, Literal, Program, ReduceOp, ScalarType, Type, VarId, VarInfo, VarKind};
 
 pub fn filter_reductions(program: Program) -> Program {
-    super::rewrite_body(program, |body, vars| rewrite(body, vars))
+    super::rewrite_body(program, rewrite)
 }
 
 fn rewrite(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {

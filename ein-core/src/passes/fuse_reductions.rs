@@ -159,7 +159,7 @@ fn fusable_group(fields: &[&Expr]) -> Option<Vec<usize>> {
         // Each step's terms that vary with the step, the index written as the first one's.
         let ExprKind::Reduce(node::Reduce { index, .. }) = &fields[first].kind else { continue };
         let terms: Vec<BTreeSet<String>> =
-            same.iter().map(|&position| varying_terms(&fields[position], *index)).collect();
+            same.iter().map(|&position| varying_terms(fields[position], *index)).collect();
         let shares = |at: usize| (0..terms.len()).any(|other| other != at && !terms[other].is_disjoint(&terms[at]));
         let sharing: Vec<usize> = (0..same.len()).filter(|&at| shares(at)).map(|at| same[at]).collect();
         if sharing.len() >= 2 {
