@@ -34,14 +34,16 @@ differential_into! {
 }
 
 differential_into! {
-    /// Softmax (`exp` shared between the statistics and the output, see share-rows).
+    /// Softmax (`exp` shared between the statistics and the output, see share-rows). The
+    /// interpreter recomputes each row's statistics per element (n² per row): the largest case
+    /// is kept small enough for debug builds.
     softmax: fn(x: [[f32]]) -> [[f32]] {
         for i, j {
             let m = max k { x[i, k] };
             exp(x[i, j] - m) / sum k { exp(x[i, k] - m) }
         }
     }
-    cases [m, n] in [[3, 4], [1, 1], [0, 3], [2, 0], [64, 300]];
+    cases [m, n] in [[3, 4], [1, 1], [0, 3], [2, 0], [24, 130]];
     args (x = array([m, n]));
 }
 
