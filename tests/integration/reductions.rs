@@ -376,3 +376,24 @@ differential! {
     cases [n, d] in [[1, 1], [5, 3], [300, 17], [0, 4], [3, 0], [5000, 40]];
     args (q = array([d]), keys = array([n, d]));
 }
+
+differential! {
+    /// Reductions evaluated together fuse wherever they stand (fuse-reductions): neighbouring
+    /// `let`s, the operands of one expression, the same inside a comprehension's element, a
+    /// `max` beside a `min`; one that reads another's value (the two-pass variance) stays apart.
+    sibling_reductions: fn(x: [f64], w: [f64], a: [[f64]]) -> (f64, f64, f64, [f64], [f64]) {
+        let n = max(x.len(), 1) as f64;
+        let s = sum k { x[k] };
+        let q = sum k { x[k] * x[k] };
+        let m = s / n;
+        (
+            q / n - m * m,
+            sum j { w[j] * x[j] } / (1.0 + sum j { w[j] * w[j] }),
+            max k { x[k] * 2.0 } - min k { x[k] * 2.0 } + sum k { (x[k] - m) * (x[k] - m) },
+            for i { sum j { a[i, j] } / (1.0 + sum j { a[i, j] * a[i, j] }) },
+            for i { let t = sum j { a[i, j] }; t * sum j { a[i, j] * t } },
+        )
+    }
+    cases [n, r, c] in [[0, 0, 3], [1, 1, 1], [7, 3, 0], [5000, 9, 300], [33, 40, 2]];
+    args (x = array([n]), w = array([n]), a = array([r, c]));
+}

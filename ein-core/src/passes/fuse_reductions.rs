@@ -1,7 +1,7 @@
 //! Sibling reductions fused (horizontal fusion by computing together): reductions evaluated
-//! together (fields of one tuple or record, the values of neighbouring `let`s, the operands of
-//! one expression) with the same operator over the same range, and whose steps read a common
-//! term, become one reduction of a tuple. The case it is for is Parboil's MRI-Q
+//! together (fields of one tuple or record; outside loops also the values of neighbouring
+//! `let`s and the operands of one expression) with the same operator over the same range, and
+//! whose steps read a common term, become one reduction of a tuple. The case it is for is Parboil's MRI-Q
 //!
 //! ```text
 //! { re: sum k { phi[k] * cos(arg(k)) }, im: sum k { phi[k] * sin(arg(k)) } }
@@ -23,8 +23,8 @@
 //! component has the bits it had. Fused steps and their range may not fail (which error a
 //! program reports must not change when the steps interleave), and only `sum`, `prod`, `max`
 //! and `min` of scalars are fused (the operators a tuple reduction has). The fused reduction is
-//! bound at the top of the region it was found in (see [`region`]); it cannot fail, so nothing
-//! else the region reports changes.
+//! bound before the tuple, or at the top of the region it was found in (see
+//! [`outside_loops`]); it cannot fail, so nothing else reported there changes.
 //! Contractions are fused no more: the pass runs after `contract`, which has already handed
 //! them to the GEMM.
 
@@ -36,30 +36,46 @@ use proc_macro2::Span;
 use std::collections::BTreeSet;
 
 pub fn fuse_reductions(program: Program) -> Program {
-    super::rewrite_body(program, region)
+    super::rewrite_body(program, |body, vars| {
+        let body = tuples(body, vars);
+        outside_loops(body, vars)
+    })
 }
 
-/// Fuses the reductions of one region: an expression evaluated as a whole (the body, a loop's
-/// size, start or step, what follows a size check). Its candidates are the reductions it
-/// evaluates directly, not inside a loop or behind a size check (a read there may be proven in
-/// bounds by the check), and not reading a `let` of the region (the fused reduction is bound
-/// at the region's top): the fields of `(sum k { a }, sum k { b })`, or the values of `let s =
-/// sum k { a }; let q = sum k { b }; q / n - s * s / (n * n)`. Inner regions first.
-fn region(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
-    inner_regions(&mut expr, vars);
+/// Everywhere, bottom-up: the reductions among a tuple's fields.
+fn tuples(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
+    expr.rewrite_children(|child| tuples(child, vars));
+    let span = expr.span;
+    let mut lets = Vec::new();
+    while let ExprKind::Tuple(fields) = &mut expr.kind {
+        let Some(group) = fusable_group(&fields.iter().collect::<Vec<_>>()) else { break };
+        let reductions = group.iter().map(|&position| as_reduction(&fields[position])).collect();
+        let (fused, value, reads) = fuse(reductions, span, vars);
+        for (&position, read) in group.iter().zip(reads) {
+            fields[position] = Expr { span: fields[position].span, ..read };
+        }
+        lets.push((fused, value));
+    }
+    bind(lets, expr)
+}
+
+/// The regions outside every loop (the body, and what follows each size check there): every
+/// reduction a region evaluates directly, not behind a size check (a read there may be
+/// proven in bounds by the check), and not reading a `let` of the region (the fused
+/// reduction is bound at the region's top): the values of `let s = sum k { a }; let q = sum k {
+/// b }; q / n - s * s / (n * n)`, the operands of `sum j { a } / sum j { b }`. Not inside a
+/// loop, where separate reductions of an element may run side by side with the neighbouring
+/// elements' (code generation) and a fused one would not: there the data of one element is
+/// small, and passes over it cheap.
+fn outside_loops(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
+    checked_parts(&mut expr, vars);
     let span = expr.span;
     let mut lets = Vec::new();
     loop {
         let mut candidates = Vec::new();
         collect_candidates(&expr, &mut Vec::new(), &mut candidates);
         let Some(group) = fusable_group(&candidates) else { break };
-        let reductions: Vec<node::Reduce> = group
-            .iter()
-            .map(|&position| match &candidates[position].kind {
-                ExprKind::Reduce(reduction) => reduction.clone(),
-                _ => unreachable!("candidates are reductions"),
-            })
-            .collect();
+        let reductions = group.iter().map(|&position| as_reduction(candidates[position])).collect();
         let spans: Vec<Span> = group.iter().map(|&position| candidates[position].span).collect();
         let (fused, value, reads) = fuse(reductions, span, vars);
         let reads = reads.into_iter().zip(spans).map(|(read, span)| Expr { span, ..read });
@@ -67,22 +83,35 @@ fn region(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
         replace_candidates(&mut expr, &mut Vec::new(), &mut 0, &mut reads);
         lets.push((fused, value));
     }
-    lets.into_iter().rev().fold(expr, |inner, (var, value)| {
+    bind(lets, expr)
+}
+
+/// Runs [`outside_loops`] on what follows each size check in `expr` outside every loop.
+fn checked_parts(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
+    if is_loop(expr) {
+        return;
+    }
+    if let ExprKind::Assert(node::Assert { body, .. }) = &mut expr.kind {
+        **body = outside_loops(body.take(), vars);
+    } else {
+        expr.for_each_child_mut(|child| checked_parts(child, vars));
+    }
+}
+
+/// A fusion group's member, which [`fusion_key`] accepted.
+fn as_reduction(expr: &Expr) -> node::Reduce {
+    match &expr.kind {
+        ExprKind::Reduce(reduction) => reduction.clone(),
+        _ => unreachable!("fusion groups are reductions"),
+    }
+}
+
+/// `lets` (in order) around `body`.
+fn bind(lets: Vec<(VarId, Expr)>, body: Expr) -> Expr {
+    lets.into_iter().rev().fold(body, |inner, (var, value)| {
         let (ty, span) = (inner.ty.clone(), inner.span);
         Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
     })
-}
-
-/// Runs [`region`] on every region directly inside `expr`'s: each part of a loop, and what
-/// follows a size check.
-fn inner_regions(expr: &mut Expr, vars: &mut Vec<VarInfo>) {
-    if is_loop(expr) {
-        expr.for_each_child_mut(|child| *child = region(child.take(), vars));
-    } else if let ExprKind::Assert(node::Assert { body, .. }) = &mut expr.kind {
-        **body = region(body.take(), vars);
-    } else {
-        expr.for_each_child_mut(|child| inner_regions(child, vars));
-    }
 }
 
 /// Whether `expr` is a candidate of the region being walked, `bound` the `let`s entered.

@@ -813,19 +813,25 @@ fn a_filter_read_otherwise_stays_an_array() {
 
 #[test]
 fn independent_reductions_evaluated_together_run_as_one() {
-    // Neighbouring `let`s, operands of one expression, and the same inside a comprehension's
-    // element: one reduction each.
+    // Neighbouring `let`s and operands of one expression: one reduction.
     for source in [
         "fn f(x: [f64]) -> f64 { let n = x.len() as f64; let s = sum k { x[k] }; let q = sum k { x[k] * x[k] }; q / n - s * s / (n * n) }",
         "fn f(x: [f64], w: [f64]) -> f64 { sum j { w[j] * x[j] } / sum j { w[j] * w[j] } }",
-        "fn f(a: [[f64]]) -> [f64] { for i { sum j { a[i, j] } / sum j { a[i, j] * a[i, j] } } }",
     ] {
         let program = optimised(source);
         assert_eq!(reductions(&program), 1, "{source}\n{program}");
     }
-    // A reduction reading another's value (the two-pass variance) stays apart.
-    let program = optimised(
+    // A reduction reading another's value (the two-pass variance) stays apart, and so do an
+    // element's (they may run side by side with the neighbouring elements'), unless they are a
+    // tuple's fields.
+    for source in [
         "fn f(x: [f64]) -> f64 { let m = sum k { x[k] } / x.len() as f64; sum k { (x[k] - m) * (x[k] - m) } }",
-    );
-    assert_eq!(reductions(&program), 2, "{program}");
+        "fn f(a: [[f64]]) -> [f64] { for j { sum i { a[i, j] } / sum i { a[i, j] * a[i, j] } } }",
+    ] {
+        let program = optimised(source);
+        assert_eq!(reductions(&program), 2, "{source}\n{program}");
+    }
+    let program =
+        optimised("fn f(a: [[f64]]) -> [(f64, f64)] { for i { (sum j { a[i, j] }, sum j { a[i, j] * a[i, j] }) } }");
+    assert_eq!(reductions(&program), 1, "{program}");
 }
