@@ -38,6 +38,23 @@ ein! {
         for i where x[i] > 0.0 { x[i] }
     }
 
+    /// The same in `f64`, for `filter-sum`'s built variant.
+    pub fn keep_positives_f64(x: [f64]) -> [f64] {
+        for i where x[i] > 0.0 { x[i] }
+    }
+
+    /// The sum and count of the positive elements, written as a filter reduced afterwards:
+    /// the filter is never built (filter-reductions), one pass over `x`.
+    pub fn sum_of_positives(x: [f64]) -> (f64, i64) {
+        let p = for i where x[i] > 0.0 { x[i] };
+        (sum j { p[j] }, p.len())
+    }
+
+    /// The kept elements summed afterwards, a second function: the filter is built.
+    pub fn sum_all(p: [f64]) -> f64 {
+        sum j { p[j] }
+    }
+
     /// An inclusive prefix sum: every running total.
     pub fn prefix_sum(x: [f64]) -> [f64] {
         scan t, s = 0.0 { s + x[t] }
@@ -86,6 +103,7 @@ pub fn kernels() -> Vec<KernelSpec> {
         KernelSpec { name: "scatter-add-large", build: scatter_add_large_kernel },
         KernelSpec { name: "two-moments", build: two_moments_kernel },
         KernelSpec { name: "filter", build: filter_kernel },
+        KernelSpec { name: "filter-sum", build: filter_sum_kernel },
         KernelSpec { name: "csr-spmv", build: csr_spmv_kernel },
         KernelSpec { name: "transpose-add", build: transpose_add_kernel },
         KernelSpec { name: "transpose-add-into", build: transpose_add_into_kernel },
@@ -485,6 +503,44 @@ fn filter_kernel(quick: bool) -> Kernel {
         .variant("hand", move || keep_positives_hand(&x2))
         .variant("rayon-collect", move || x3.par_iter().filter(|&&value| value > 0.0).copied().collect::<Vec<f32>>())
         .variant("naive", move || x.iter().filter(|&&value| value > 0.0).copied().collect::<Vec<f32>>())
+}
+
+/// The sum and count of a slice's positive elements in one pass, eight accumulators each.
+fn sum_of_positives_serial(x: &[f64]) -> (f64, i64) {
+    let (mut sums, mut counts) = ([0.0f64; 8], [0i64; 8]);
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for ((sum, count), &value) in sums.iter_mut().zip(counts.iter_mut()).zip(chunk) {
+            let kept = value > 0.0;
+            *sum += if kept { value } else { 0.0 };
+            *count += i64::from(kept);
+        }
+    }
+    let tree = |l: [f64; 8]| ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    let (mut sum, mut count) = (tree(sums), counts.iter().sum::<i64>());
+    for &value in rest.iter().filter(|&&value| value > 0.0) {
+        sum += value;
+        count += 1;
+    }
+    (sum, count)
+}
+
+fn filter_sum_kernel(quick: bool) -> Kernel {
+    let n: usize = if quick { 1 << 20 } else { 1 << 24 };
+    let x = Arc::new(data::uniform_f64(8, n, -1.0, 1.0));
+    let (x1, x2, x3) = (Arc::clone(&x), Arc::clone(&x), Arc::clone(&x));
+    Kernel::new("filter-sum", format!("2^{} f64", n.trailing_zeros()), Work::Bytes(8.0 * n as f64), Check::Close(1e-9))
+        .note("the sum and count of the positives; ein is `let p = for i where x[i] > 0.0 { x[i] }; (sum j { p[j] }, p.len())`, which never builds `p`; ein-built calls a filter function, then a sum over its result; hand splits into rayon chunks of 2^16 with eight accumulators each; naive is the serial `iter().filter()` loop")
+        .variant("ein", move || sum_of_positives(&*x1))
+        .variant("ein-built", move || {
+            let kept = keep_positives_f64(&*x2);
+            (sum_all(&kept), kept.len() as i64)
+        })
+        .variant("hand", move || {
+            x3.par_chunks(1 << 16).map(sum_of_positives_serial).reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        })
+        .variant("naive", move || x.iter().filter(|&&value| value > 0.0).fold((0.0, 0i64), |(s, c), &v| (s + v, c + 1)))
 }
 
 fn two_moments_kernel(quick: bool) -> Kernel {
