@@ -448,6 +448,11 @@ fn sum_of_squares_kernel(quick: bool) -> Kernel {
         })
 }
 
+/// Eight accumulators added pairwise, as the hand-written loops combine their lanes.
+fn pairwise8(l: [f64; 8]) -> f64 {
+    ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+}
+
 /// Both moments of a slice in one pass, eight accumulators each (as `sum_of_squares_serial`).
 fn two_moments_serial(x: &[f64]) -> (f64, f64) {
     let (mut sums, mut squares) = ([0.0f64; 8], [0.0f64; 8]);
@@ -459,8 +464,7 @@ fn two_moments_serial(x: &[f64]) -> (f64, f64) {
             *square += value * value;
         }
     }
-    let tree = |l: [f64; 8]| ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    let (mut sum, mut square) = (tree(sums), tree(squares));
+    let (mut sum, mut square) = (pairwise8(sums), pairwise8(squares));
     for &value in rest {
         sum += value;
         square += value * value;
@@ -517,8 +521,7 @@ fn sum_of_positives_serial(x: &[f64]) -> (f64, i64) {
             *count += i64::from(kept);
         }
     }
-    let tree = |l: [f64; 8]| ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    let (mut sum, mut count) = (tree(sums), counts.iter().sum::<i64>());
+    let (mut sum, mut count) = (pairwise8(sums), counts.iter().sum::<i64>());
     for &value in rest.iter().filter(|&&value| value > 0.0) {
         sum += value;
         count += 1;

@@ -73,14 +73,20 @@ fn outside_loops(mut expr: Expr, vars: &mut Vec<VarInfo>) -> Expr {
     let mut lets = Vec::new();
     loop {
         let mut candidates = Vec::new();
-        collect_candidates(&expr, &mut Vec::new(), &mut candidates);
-        let Some(group) = fusable_group(&candidates) else { break };
-        let reductions = group.iter().map(|&position| as_reduction(candidates[position])).collect();
-        let spans: Vec<Span> = group.iter().map(|&position| candidates[position].span).collect();
+        for_each_candidate(&mut expr, &mut Vec::new(), &mut |candidate| candidates.push(candidate.clone()));
+        let Some(group) = fusable_group(&candidates.iter().collect::<Vec<_>>()) else { break };
+        let reductions = group.iter().map(|&position| as_reduction(&candidates[position])).collect();
         let (fused, value, reads) = fuse(reductions, span, vars);
-        let reads = reads.into_iter().zip(spans).map(|(read, span)| Expr { span, ..read });
+        // Each member replaced by its read, keeping the member's span.
         let mut reads = group.iter().copied().zip(reads).peekable();
-        replace_candidates(&mut expr, &mut Vec::new(), &mut 0, &mut reads);
+        let mut seen = 0;
+        for_each_candidate(&mut expr, &mut Vec::new(), &mut |candidate| {
+            if reads.peek().is_some_and(|(position, _)| *position == seen) {
+                let (_, read) = reads.next().expect("peeked");
+                *candidate = Expr { span: candidate.span, ..read };
+            }
+            seen += 1;
+        });
         lets.push((fused, value));
     }
     bind(lets, expr)
@@ -119,52 +125,23 @@ fn is_candidate(expr: &Expr, bound: &[VarId]) -> bool {
     fusion_key(expr).is_some() && free_vars(expr).iter().all(|var| !bound.contains(var))
 }
 
-/// The candidates of the region `expr`, in evaluation order (`bound`: the `let`s entered).
-fn collect_candidates<'e>(expr: &'e Expr, bound: &mut Vec<VarId>, candidates: &mut Vec<&'e Expr>) {
+/// Visits the candidates of the region `expr` in evaluation order (`bound`: the `let`s entered).
+fn for_each_candidate(expr: &mut Expr, bound: &mut Vec<VarId>, visit: &mut dyn FnMut(&mut Expr)) {
     if is_candidate(expr, bound) {
-        candidates.push(expr);
-        return;
-    }
-    if is_loop(expr) || matches!(expr.kind, ExprKind::Assert(_)) {
-        return;
-    }
-    if let ExprKind::Let(node::Let { var, value, body }) = &expr.kind {
-        collect_candidates(value, bound, candidates);
-        bound.push(*var);
-        collect_candidates(body, bound, candidates);
-        bound.pop();
-        return;
-    }
-    expr.for_each_child(|child| collect_candidates(child, bound, candidates));
-}
-
-/// Walks as [`collect_candidates`] does, counting candidates in `seen`, and replaces those
-/// `reads` names (position, replacement; in order).
-fn replace_candidates(
-    expr: &mut Expr,
-    bound: &mut Vec<VarId>,
-    seen: &mut usize,
-    reads: &mut std::iter::Peekable<impl Iterator<Item = (usize, Expr)>>,
-) {
-    if is_candidate(expr, bound) {
-        if reads.peek().is_some_and(|(position, _)| position == seen) {
-            let (_, read) = reads.next().expect("peeked");
-            *expr = read;
-        }
-        *seen += 1;
+        visit(expr);
         return;
     }
     if is_loop(expr) || matches!(expr.kind, ExprKind::Assert(_)) {
         return;
     }
     if let ExprKind::Let(node::Let { var, value, body }) = &mut expr.kind {
-        replace_candidates(value, bound, seen, reads);
+        for_each_candidate(value, bound, visit);
         bound.push(*var);
-        replace_candidates(body, bound, seen, reads);
+        for_each_candidate(body, bound, visit);
         bound.pop();
         return;
     }
-    expr.for_each_child_mut(|child| replace_candidates(child, bound, seen, reads));
+    expr.for_each_child_mut(|child| for_each_candidate(child, bound, visit));
 }
 
 /// The operator and the range's key of a reduction that may be fused.
