@@ -138,3 +138,24 @@ differential! {
     cases [n, m, p] in [[0, 0, 3], [1, 3, 0], [15, 1, 1], [16, 2, 17], [33, 2, 32], [100, 3, 40], [20000, 300, 3]];
     args (x = array([n]), a = array([m, p]));
 }
+
+differential! {
+    /// Column statistics as tuples and records: each component a comprehension of its own,
+    /// run side by side down the columns (`passes::split_lets`), with the bits of one column
+    /// at a time: a fused pair, a record reduction with a count, and a tuple ending an element
+    /// whose `let` the next component reads. In every layout of `a` and `b` (column-major ones
+    /// read along their rows instead).
+    column_statistics: fn(a: [[f32]], b: [[f64]]) -> ([(f32, f32)], [{ s: f64, n: i64 }], [(f32, f32, f64)], [(f32, f64)]) {
+        (
+            for j { (sum i { a[i, j] }, sum i { a[i, j] * a[i, j] }) },
+            for j { sum i { { s: b[i, j], n: 1 } } },
+            for j {
+                let m = sum i { a[i, j] } / (a.len() as f32);
+                (m, sum i { (a[i, j] - m) * (a[i, j] - m) }, max i { b[i, j] })
+            },
+            for j { let p = sum i { (a[i, j], b[i, j]) }; (p.0, p.1 + max i { b[i, j] }) }
+        )
+    }
+    cases [m, n] in [[0, 3], [3, 0], [1, 1], [2, 9], [40, 70], [300, 300], [70, 1000]];
+    args (a = array([m, n]), b = array([m, n]));
+}

@@ -222,6 +222,21 @@ fn prologue_lets<'e>(expr: &'e Expr, root: NodeId, lets: &mut Vec<(VarId, &'e Ex
     }
 }
 
+/// The key of a call of a transcendental function with its arguments, `sin` and `cos` of one
+/// argument one key: once inlined they share their reduction and polynomials.
+fn transcendental_key(expr: &Expr) -> Option<String> {
+    let ExprKind::Call(node::Call { func, args }) = &expr.kind else { return None };
+    if func.cost() != crate::ops::Cost::Transcendental {
+        return None;
+    }
+    let family = match func {
+        crate::ops::Func::Sin | crate::ops::Func::Cos => "sincos",
+        other => other.name(),
+    };
+    let arguments: Vec<String> = args.iter().map(visit::alpha_key).collect();
+    Some(format!("{family}({})", arguments.join(", ")))
+}
+
 /// Whether `expr` holds the node `id`.
 fn contains_node(expr: &Expr, id: NodeId) -> bool {
     let mut found = expr.id == id;
@@ -432,16 +447,8 @@ impl<'p> Analysis<'p> {
         let (mut calls, mut rust_calls) = (BTreeSet::new(), 0);
         walk(body, &mut |expr: &Expr, _: &Scope| {
             match &expr.kind {
-                ExprKind::Call(node::Call { func, args }) if func.cost() == crate::ops::Cost::Transcendental => {
-                    let family = match func {
-                        crate::ops::Func::Sin | crate::ops::Func::Cos => "sincos",
-                        other => other.name(),
-                    };
-                    let arguments: Vec<String> = args.iter().map(visit::alpha_key).collect();
-                    calls.insert(format!("{family}({})", arguments.join(", ")));
-                }
                 ExprKind::Extern(_) => rust_calls += 1,
-                _ => {}
+                _ => calls.extend(transcendental_key(expr)),
             }
             true
         });
@@ -594,7 +601,40 @@ impl<'p> Analysis<'p> {
     /// that depends on `index` reads along it, or across it from an array that has a
     /// transposed copy in scope ([`AcrossRead`], listed in [`Jam::transposed`]).
     pub fn jam<'e>(&self, index: VarId, body: &'e Expr) -> Option<Jam<'e>> {
-        let (mut jam, across) = self.jam_with_across(index, body)?;
+        self.with_copies(self.jam_with_across(index, body)?)
+    }
+
+    /// Whether `body`, a reduction (`sum`, `prod`, `max`, `min`) of a tuple of numbers whose
+    /// step is written as a tuple (`sum i { (a[i, j], a[i, j] * a[i, j]) }`, as
+    /// `passes::fuse_reductions` makes them), would be a [`Jam`] over `index` as one
+    /// reduction per component (`passes::split_lets` splits it so: side by side, each
+    /// component walks its columns in vectors, where the tuple would go one element at a time).
+    /// Not where two components call one transcendental or Rust function with one argument
+    /// (`sin` and `cos` of one argument count as one): one step computes it once for both
+    /// (MRI-Q's, 1.8× slower split).
+    pub fn jam_by_components(&self, index: VarId, body: &Expr) -> bool {
+        let ExprKind::Reduce(node::Reduce { body: step, .. }) = &body.kind else { return false };
+        let ExprKind::Tuple(components) = &step.kind else { return false };
+        let mut seen = BTreeSet::new();
+        let shares_a_call = components.iter().any(|component| {
+            let mut calls = BTreeSet::new();
+            walk(component, &mut |expr: &Expr, _: &Scope| {
+                calls.extend(match &expr.kind {
+                    ExprKind::Extern(_) => Some(visit::alpha_key(expr)),
+                    _ => transcendental_key(expr),
+                });
+                true
+            });
+            calls.into_iter().any(|call| !seen.insert(call))
+        });
+        matches!(body.ty, Type::Tuple { .. })
+            && !shares_a_call
+            && self.nest_with_across(index, body, true).and_then(|nest| self.with_copies(nest)).is_some()
+    }
+
+    /// A [`Jam`] whose reads across its index each read a transposed copy in scope, if every
+    /// one has a copy.
+    fn with_copies<'e>(&self, (mut jam, across): (Jam<'e>, Vec<AcrossRead>)) -> Option<Jam<'e>> {
         for read in across {
             let copy = *self.transposed_copies.get(&(read.array, read.axis))?;
             jam.transposed.insert(read.read, (copy, read.axis));
@@ -688,6 +728,18 @@ impl<'p> Analysis<'p> {
     /// [`Analysis::jam`], with the reads that cross `index` (each an [`AcrossRead`]) allowed and
     /// listed: any other read that depends on `index` must read along it.
     fn jam_with_across<'e>(&self, index: VarId, body: &'e Expr) -> Option<(Jam<'e>, Vec<AcrossRead>)> {
+        self.nest_with_across(index, body, false)
+    }
+
+    /// [`Analysis::jam_with_across`]; `by_components` also accepts an outermost reduction of a
+    /// tuple of numbers whose step is a tuple (the leaf), as [`Analysis::jam_by_components`]
+    /// splits it.
+    fn nest_with_across<'e>(
+        &self,
+        index: VarId,
+        body: &'e Expr,
+        by_components: bool,
+    ) -> Option<(Jam<'e>, Vec<AcrossRead>)> {
         let root = only_loop(body)?;
         let mut levels = Vec::new();
         let mut bound = BTreeSet::from([index]);
@@ -705,7 +757,13 @@ impl<'p> Analysis<'p> {
             // Folds with an identity: sums, products, extrema of numbers, and `all`/`any` of
             // booleans (both sides evaluated: no short circuit to keep).
             let folds = match reduce.op {
-                ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => number(&node.ty),
+                ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => {
+                    let components = match (&node.ty, &reduce.body.kind) {
+                        (Type::Tuple { fields, .. }, ExprKind::Tuple(_)) => fields.iter().all(number),
+                        _ => false,
+                    };
+                    number(&node.ty) || (by_components && levels.is_empty() && components)
+                }
                 ReduceOp::All | ReduceOp::Any => class(&node.ty) == Some(NumberClass::Bool),
                 // Outermost only: a best value and its position per iteration, taken with one
                 // iteration's rule (the first step's value, replaced only when strictly better).

@@ -28,6 +28,7 @@
 //! Contractions are fused no more: the pass runs after `contract`, which has already handed
 //! them to the GEMM.
 
+use super::bind_lets as bind;
 use super::purity::{is_loop, may_fail};
 use crate::ir::node;
 use crate::ir::visit::{alpha_key, free_vars, mentions, substitute};
@@ -110,14 +111,6 @@ fn as_reduction(expr: &Expr) -> node::Reduce {
         ExprKind::Reduce(reduction) => reduction.clone(),
         _ => unreachable!("fusion groups are reductions"),
     }
-}
-
-/// `lets` (in order) around `body`.
-fn bind(lets: Vec<(VarId, Expr)>, body: Expr) -> Expr {
-    lets.into_iter().rev().fold(body, |inner, (var, value)| {
-        let (ty, span) = (inner.ty.clone(), inner.span);
-        Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
-    })
 }
 
 /// Whether `expr` is a candidate of the region being walked, `bound` the `let`s entered.

@@ -22,7 +22,7 @@ mod split_lets;
 mod transpose;
 mod validate;
 
-use crate::ir::{Expr, Program, VarInfo};
+use crate::ir::{node, Expr, ExprKind, Program, VarId, VarInfo};
 pub use transpose::transposition_of;
 pub use validate::{validate, validate_bounds};
 
@@ -60,7 +60,6 @@ pub const PIPELINE: &[Pass] = &[
     Pass { name: "split-lets", run: split_lets::split_lets },
 ];
 
-/// Whether `EIN_DUMP` asks for dumps.
 /// Runs `rewrite` on the program's body with its variable table, which it may extend (the
 /// passes that declare variables of their own).
 fn rewrite_body(mut program: Program, rewrite: impl FnOnce(Expr, &mut Vec<VarInfo>) -> Expr) -> Program {
@@ -70,6 +69,15 @@ fn rewrite_body(mut program: Program, rewrite: impl FnOnce(Expr, &mut Vec<VarInf
     program
 }
 
+/// `lets` (in order) around `body`.
+fn bind_lets(lets: Vec<(VarId, Expr)>, body: Expr) -> Expr {
+    lets.into_iter().rev().fold(body, |inner, (var, value)| {
+        let (ty, span) = (inner.ty.clone(), inner.span);
+        Expr::new(ExprKind::Let(node::Let { var, value: Box::new(value), body: Box::new(inner) }), ty, span)
+    })
+}
+
+/// Whether `EIN_DUMP` asks for dumps.
 pub fn dump_enabled() -> bool {
     std::env::var_os("EIN_DUMP").is_some_and(|value| !value.is_empty() && value != "0")
 }

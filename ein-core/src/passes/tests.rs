@@ -3,7 +3,7 @@
 //! keep fusion and hoisting fixed once achieved.
 
 use crate::ir::node;
-use crate::ir::{Expr, ExprKind, Program};
+use crate::ir::{Expr, ExprKind, Program, Type};
 use crate::ops::Func;
 
 /// The checked program of `source`'s first function, before the pipeline.
@@ -704,6 +704,49 @@ fn a_column_statistic_read_by_a_second_reduction_gets_a_comprehension_of_its_own
     ] {
         let program = optimised(kept);
         assert_eq!((loop_nests(&program), array_temporaries(&program)), (1, 0), "{kept}");
+    }
+}
+
+#[test]
+fn column_statistics_as_tuples_get_a_comprehension_per_component() {
+    // A tuple of column sums (fused into one reduction of a pair), a record reduction written
+    // as one, and a tuple ending an element with a `let`: each component its own comprehension,
+    // side by side down the columns, and one cheap comprehension zipping them.
+    for (source, (nests, temporaries)) in [
+        ("fn s(a: [[f32]]) -> [(f32, f32)] { for j { (sum i { a[i, j] }, sum i { a[i, j] * a[i, j] }) } }", (3, 2)),
+        ("fn r(a: [[f64]]) -> [{ s: f64, n: i64 }] { for j { sum i { { s: a[i, j], n: 1 } } } }", (3, 2)),
+        (
+            "fn v(a: [[f32]], b: [[f32]]) -> [(f32, f32, f32)] {
+                for j { let m = sum i { a[i, j] }; (m, sum i { (a[i, j] - m) * (a[i, j] - m) }, max i { b[i, j] }) }
+            }",
+            (4, 3),
+        ),
+        (
+            "fn p(a: [[f32]], b: [[f32]]) -> [(f32, f32)] {
+                for j { let p = sum i { (a[i, j], b[i, j]) }; (p.0, p.1 / max i { b[i, j] }) }
+            }",
+            (4, 3),
+        ),
+    ] {
+        let program = optimised(source);
+        assert_eq!((loop_nests(&program), array_temporaries(&program)), (nests, temporaries), "{program}");
+        let mut tuple_reductions = 0;
+        walk(&program.body, &mut Vec::new(), &mut |expr, _| {
+            tuple_reductions += matches!((&expr.kind, &expr.ty), (ExprKind::Reduce(_), Type::Tuple { .. })) as usize;
+        });
+        assert_eq!(tuple_reductions, 0, "{program}");
+    }
+    // Kept whole: rows (one element at a time reads along them), MRI-Q's parts (their sine and
+    // cosine share one computation), and a component that can fail.
+    for kept in [
+        "fn rows(a: [[f32]]) -> [(f32, f32)] { for i { (sum k { a[i, k] }, sum k { a[i, k] * a[i, k] }) } }",
+        "fn q(x: [f32], k: [f32], phi: [f32]) -> [{re: f32, im: f32}] {
+            for i { { re: sum j { phi[j] * cos(k[j] * x[i]) }, im: sum j { phi[j] * sin(k[j] * x[i]) } } }
+        }",
+        "fn d(a: [[i64]], d: i64) -> [(i64, i64)] { for j { (sum i { a[i, j] }, sum i { a[i, j] / d }) } }",
+    ] {
+        let program = optimised(kept);
+        assert_eq!(loop_nests(&program), 1, "{kept}: {program}");
     }
 }
 
