@@ -296,6 +296,19 @@ pub enum Output {
     Same,
     /// `bool` (`is_nan`).
     Bool,
+    /// `u32` (`count_ones`: std's bit counts are `u32` whatever the integer's width).
+    U32,
+}
+
+impl Output {
+    /// The type of a call's result whose first argument has type `first`.
+    pub fn of(self, first: &crate::ir::Type) -> crate::ir::Type {
+        match self {
+            Output::Same => first.clone(),
+            Output::Bool => crate::ir::Type::BOOL,
+            Output::U32 => crate::ir::Type::Scalar(crate::ir::ScalarType::Known(Scalar::U32)),
+        }
+    }
 }
 
 /// Whether a call can raise a run-time error (and so must not be moved or speculated).
@@ -464,11 +477,12 @@ macro_rules! functions {
             }
 
             /// The function on integers held exactly as `i128` (a `u32` exponent too), before
-            /// the result is wrapped into the type; `None` when the function has no integer
-            /// meaning or the count is wrong.
-            pub fn apply_int(self, args: &[i128]) -> Option<i128> {
+            /// the result is wrapped into the type; `bits` is the first argument's width (the
+            /// bit counts count in it). `None` when the function has no integer meaning or the
+            /// count is wrong.
+            pub fn apply_int(self, args: &[i128], bits: u32) -> Option<i128> {
                 match self {
-                    $(Func::$variant => functions!(@int args $int),)*
+                    $(Func::$variant => functions!(@int args bits $int),)*
                 }
             }
         }
@@ -485,10 +499,22 @@ macro_rules! functions {
     };
     (@type $float:ty) => { $float };
     (@type $float:ty, $declared:ty) => { $declared };
-    (@int $args:ident -) => { None };
-    (@int $args:ident (|$($parameter:ident),+| $body:expr)) => {
+    (@int $args:ident $bits:ident -) => { None };
+    (@int $args:ident $bits:ident (|$($parameter:ident),+| $body:expr)) => {
         match *$args {
             [$($parameter),+] => Some($body),
+            _ => None,
+        }
+    };
+    // A function of the bits of one value of `$width` bits: `x` as its two's-complement bit
+    // pattern in the low `$width` bits of a `u128`.
+    (@int $args:ident $bits:ident (bits |$parameter:ident, $width:ident| $body:expr)) => {
+        match *$args {
+            [value] => {
+                let $width = $bits;
+                let $parameter = (value as u128) & (u128::MAX >> (128 - $bits.clamp(1, 128)));
+                Some(i128::from($body))
+            }
             _ => None,
         }
     };
@@ -564,6 +590,48 @@ functions! {
     /// Division rounding so that the remainder is non-negative; wrapping
     /// (`MIN.div_euclid(-1) == MIN`, as ein's `/`); a zero divisor is "integer division by zero".
     DivEuclid "div_euclid"(Same): Int -> Same, ZeroDivisor, Cheap, float: -, int: (|x, y| x.div_euclid(y));
+    /// The number of one bits (a `u32`, as std's).
+    CountOnes "count_ones"(): Int -> U32, Never, Cheap, float: -, int: (bits |x, _width| x.count_ones());
+    /// The number of zero bits in the type's width (a `u32`).
+    CountZeros "count_zeros"(): Int -> U32, Never, Cheap, float: -, int: (bits |x, width| width - x.count_ones());
+    /// The number of zero bits above the highest one bit (the width for 0; a `u32`).
+    LeadingZeros "leading_zeros"(): Int -> U32, Never, Cheap, float: -,
+        int: (bits |x, width| x.leading_zeros() - (128 - width));
+    /// The number of zero bits below the lowest one bit (the width for 0; a `u32`).
+    TrailingZeros "trailing_zeros"(): Int -> U32, Never, Cheap, float: -,
+        int: (bits |x, width| x.trailing_zeros().min(width));
+}
+
+/// The constants of std's `f32::consts` and `f64::consts`: name, `f64` value, `f32` value
+/// (each std's own).
+pub const FLOAT_CONSTANTS: &[(&str, f64, f32)] = {
+    use std::{f32::consts as single, f64::consts as double};
+    &[
+        ("PI", double::PI, single::PI),
+        ("TAU", double::TAU, single::TAU),
+        ("E", double::E, single::E),
+        ("SQRT_2", double::SQRT_2, single::SQRT_2),
+        ("FRAC_1_SQRT_2", double::FRAC_1_SQRT_2, single::FRAC_1_SQRT_2),
+        ("FRAC_PI_2", double::FRAC_PI_2, single::FRAC_PI_2),
+        ("FRAC_PI_3", double::FRAC_PI_3, single::FRAC_PI_3),
+        ("FRAC_PI_4", double::FRAC_PI_4, single::FRAC_PI_4),
+        ("FRAC_PI_6", double::FRAC_PI_6, single::FRAC_PI_6),
+        ("FRAC_PI_8", double::FRAC_PI_8, single::FRAC_PI_8),
+        ("FRAC_1_PI", double::FRAC_1_PI, single::FRAC_1_PI),
+        ("FRAC_2_PI", double::FRAC_2_PI, single::FRAC_2_PI),
+        ("FRAC_2_SQRT_PI", double::FRAC_2_SQRT_PI, single::FRAC_2_SQRT_PI),
+        ("LN_2", double::LN_2, single::LN_2),
+        ("LN_10", double::LN_10, single::LN_10),
+        ("LOG2_E", double::LOG2_E, single::LOG2_E),
+        ("LOG2_10", double::LOG2_10, single::LOG2_10),
+        ("LOG10_E", double::LOG10_E, single::LOG10_E),
+        ("LOG10_2", double::LOG10_2, single::LOG10_2),
+    ]
+};
+
+/// `consts::NAME` of std's float modules, as its `f64` and `f32` values.
+pub fn float_constant(name: &str) -> Option<(f64, f32)> {
+    FLOAT_CONSTANTS.iter().find(|constant| constant.0 == name).map(|&(_, double, single)| (double, single))
 }
 
 impl Func {
@@ -702,20 +770,30 @@ mod tests {
                 .collect();
             let floats = [vec![FloatOperand::Float(0.25)], floats].concat();
             let has_float_meaning = func.apply_f64(&floats).is_some();
-            let has_int_meaning = func.apply_int(&[1; 3][..func.arity()]).is_some();
+            let has_int_meaning = func.apply_int(&[1; 3][..func.arity()], 32).is_some();
             let domain = func.domain();
             assert_eq!(has_float_meaning, domain != Domain::Int, "{}", func.name());
             assert_eq!(has_int_meaning, domain != Domain::Float, "{}", func.name());
             // The wrong number of arguments is no meaning, not a panic.
             assert_eq!(func.apply_f64(&[]), None);
-            assert_eq!(func.apply_int(&[1; 4]), None);
+            assert_eq!(func.apply_int(&[1; 4], 32), None);
         }
         assert_eq!(Func::IsNan.apply_f32(&[FloatOperand::Float(f32::NAN)]), Some(FloatAnswer::Bool(true)));
         assert_eq!(
             Func::Powi.apply_f64(&[FloatOperand::Float(2.0), FloatOperand::I32(-2)]),
             Some(FloatAnswer::Float(0.25))
         );
-        assert_eq!(Func::Pow.apply_int(&[3, 5]), Some(243));
+        assert_eq!(Func::Pow.apply_int(&[3, 5], 32), Some(243));
+        // Bit counts count in the argument's width, negative values as their two's complement.
+        let bits = |func: Func, value: i128, width: u32| func.apply_int(&[value], width);
+        assert_eq!(bits(Func::CountOnes, -1, 8), Some(8));
+        assert_eq!(bits(Func::CountOnes, -1, 64), Some(64));
+        assert_eq!(bits(Func::CountZeros, 5, 16), Some(14));
+        assert_eq!(bits(Func::LeadingZeros, 1, 32), Some(31));
+        assert_eq!(bits(Func::LeadingZeros, -128, 8), Some(0));
+        assert_eq!(bits(Func::LeadingZeros, 0, 64), Some(64));
+        assert_eq!(bits(Func::TrailingZeros, 0, 16), Some(16));
+        assert_eq!(bits(Func::TrailingZeros, -8, 8), Some(3));
     }
 
     #[test]

@@ -571,6 +571,14 @@ pub trait Int: Num + IntoSize {
     /// `self >> amount` (arithmetic for signed types), the amount wrapped as for
     /// [`Int::shift_left`].
     fn shift_right(self, amount: Self) -> Self;
+    /// The number of one bits (std's `count_ones`).
+    fn count_ones(self) -> u32;
+    /// The number of zero bits (std's `count_zeros`).
+    fn count_zeros(self) -> u32;
+    /// The number of zero bits above the highest one (std's `leading_zeros`).
+    fn leading_zeros(self) -> u32;
+    /// The number of zero bits below the lowest one (std's `trailing_zeros`).
+    fn trailing_zeros(self) -> u32;
 }
 
 macro_rules! impl_int {
@@ -618,6 +626,22 @@ macro_rules! impl_int {
             #[inline]
             fn shift_right(self, amount: Self) -> Self {
                 self.wrapping_shr(amount as u32)
+            }
+            #[inline]
+            fn count_ones(self) -> u32 {
+                $integer::count_ones(self)
+            }
+            #[inline]
+            fn count_zeros(self) -> u32 {
+                $integer::count_zeros(self)
+            }
+            #[inline]
+            fn leading_zeros(self) -> u32 {
+                $integer::leading_zeros(self)
+            }
+            #[inline]
+            fn trailing_zeros(self) -> u32 {
+                $integer::trailing_zeros(self)
             }
         }
     )+};

@@ -40,6 +40,45 @@ differential! {
 }
 
 differential! {
+    /// std's bit counts, `u32` whatever the width, counted in the argument's width (negative
+    /// values as their two's complement, 0 as the whole width), and a Hamming distance matrix.
+    bit_counts: fn(a: [i8], b: [u8], c: [i32], d: [u64], e: [i64], u: [usize], x: [[u64]]) -> ([u32], [u32], [u32], [u32], [u32], [u32], [[u32]]) {
+        (
+            for i { a[i].count_ones() + a[i].leading_zeros() * 10 },
+            for i { b[i].count_zeros() + trailing_zeros(b[i]) * 10 },
+            for i { c[i].leading_zeros() * 100 + c[i].trailing_zeros() + (c[i] & 0).leading_zeros() },
+            for i { d[i].count_ones() + (d[i] & 0).trailing_zeros() * 100 },
+            for i { e[i].leading_zeros() + e[i].count_zeros() * 100 },
+            for i { u[i].trailing_zeros() + count_ones(u[i]) * 100 },
+            for i, j { sum k { (x[i, k] ^ x[j, k]).count_ones() } },
+        )
+    }
+    cases [len] in [[0], [1], [7], [200]];
+    args (
+        a = array([len]), b = array([len]), c = array([len]), d = array([len]).within(0.0, 1.8e19),
+        e = array([len]).within(-9.2e18, 9.2e18), u = array([len]).within(0.0, 1.8e19),
+        x = array([len, 5]).within(0.0, 1.8e19)
+    );
+}
+
+differential! {
+    /// std's constants of the number types, infinities and NaN included, as typed literals;
+    /// a running maximum from `f64::NEG_INFINITY`.
+    constants: fn(x: [f64], y: [f32], k: [i64]) -> ([f64], [f32], [i64], [u8], [bool], [f64]) {
+        (
+            for i { max(x[i], f64::NEG_INFINITY) * std::f64::consts::PI + f64::EPSILON - f64::MIN / 1e300 },
+            for i { min(y[i], f32::INFINITY) + f32::consts::E - f32::MIN_POSITIVE + core::f32::consts::FRAC_PI_4 },
+            for i { max(k[i], i64::MIN) / 2 + (k[i] & i64::MAX) % 1000 + i8::MIN as i64 },
+            for i { u8::MAX - (k[i] as u8) },
+            for i { x[i] < f64::MAX && (x[i] + f64::NAN).is_nan() && u16::BITS == 16 && (y[i] * 0.0 + f32::NAN).is_nan() },
+            scan t, m = f64::NEG_INFINITY { max(m, x[t]) },
+        )
+    }
+    cases [len] in [[0], [1], [9], [300]];
+    args (x = array([len]), y = array([len]), k = array([len]));
+}
+
+differential! {
     i32_arithmetic: fn(a: [[i32]]) -> [i32] {
         for i { sum j { a[i, j] * a[i, j] - (j as i32) * 3 + a[i, j] % 5 } }
     }

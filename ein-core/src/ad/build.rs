@@ -223,7 +223,7 @@ pub(super) fn negate(operand: Expr) -> Expr {
 
 pub(super) fn call(func: crate::ops::Func, args: Vec<Expr>) -> Expr {
     let (ty, span) = (args[0].ty.clone(), args[0].span);
-    let ty = if matches!(func.output(), crate::ops::Output::Bool) { Type::BOOL } else { ty };
+    let ty = func.output().of(&ty);
     Expr::new(ExprKind::Call(node::Call { func, args }), ty, span)
 }
 

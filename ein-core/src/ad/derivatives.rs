@@ -131,7 +131,15 @@ pub(super) fn call(jvp: &mut Jvp, func: Func, args: &[Expr], ty: &Type, block: &
             let inside = select(binary(BinaryOp::Gt, x.clone(), high), or_zero(d_high), or_zero(dx));
             Some(select(binary(BinaryOp::Lt, x.clone(), low), or_zero(d_low), inside))
         }
-        Func::IsNan | Func::IsFinite | Func::IsInfinite | Func::RemEuclid | Func::DivEuclid => None,
+        Func::IsNan
+        | Func::IsFinite
+        | Func::IsInfinite
+        | Func::RemEuclid
+        | Func::DivEuclid
+        | Func::CountOnes
+        | Func::CountZeros
+        | Func::LeadingZeros
+        | Func::TrailingZeros => None,
     };
     Ok(Dual { primal: result, tangent })
 }

@@ -5,8 +5,8 @@
 
 use super::{Checked, Checker, Reported};
 use crate::ir::node;
-use crate::ir::{Expr, ExprKind, NumberClass, ScalarType, Type};
-use crate::ops::{Domain, Func, Operand, Output, Scalar};
+use crate::ir::{Expr, ExprKind, NumberClass, ScalarType};
+use crate::ops::{Domain, Func, Operand, Scalar};
 use crate::syntax::ast;
 use proc_macro2::Span;
 
@@ -76,10 +76,7 @@ impl Checker {
                 return Err(Reported);
             }
         }
-        let ty = match func.output() {
-            Output::Same => args[0].ty.clone(),
-            Output::Bool => Type::BOOL,
-        };
+        let ty = func.output().of(&args[0].ty);
         Ok(Expr::new(ExprKind::Call(node::Call { func, args }), ty, span))
     }
 

@@ -427,7 +427,8 @@ fn literals_out_of_range(body: &Expr) -> Vec<(Span, String)> {
         if let (ExprKind::Literal(crate::ir::Literal::Float(value, as_f32)), Type::Scalar(ScalarType::Known(ty))) =
             (&expr.kind, &expr.ty)
         {
-            if *ty == crate::ops::Scalar::F32 && as_f32.is_infinite() {
+            // (An infinite `value` is `f32::INFINITY` itself.)
+            if *ty == crate::ops::Scalar::F32 && as_f32.is_infinite() && value.is_finite() {
                 let message =
                     format!("the literal `{value:?}` does not fit in `f32`, whose largest value is {:e}", f32::MAX);
                 found.push((expr.span, message));

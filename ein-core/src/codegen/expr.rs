@@ -748,30 +748,77 @@ impl Const {
             let name = Ident::new(name, Span::call_site());
             Code::literal(quote!(#ty::#name), Prec::Atom)
         };
-        let signed = |literal: proc_macro2::Literal, negative: bool| {
+        let signed = |magnitude: TokenStream, negative: bool| {
             if negative {
-                Code::literal(quote!(-#literal), Prec::Unary)
+                Code::literal(quote!(-#magnitude), Prec::Unary)
             } else {
-                Code::literal(literal.into_token_stream(), Prec::Atom)
+                Code::literal(magnitude, Prec::Atom)
             }
         };
         match self {
             Const::Bool(value) => Code::literal(quote!(#value), Prec::Atom),
             Const::F32(value) if value.is_nan() => path("NAN"),
             Const::F32(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
-            Const::F32(value) => signed(float_literal(format!("{:?}f32", value.abs())), value.is_sign_negative()),
+            Const::F32(value) => {
+                let (magnitude, bits) = (value.abs(), proc_macro2::Literal::u32_suffixed(value.abs().to_bits()));
+                let spelled = float_magnitude(
+                    ty,
+                    (f64::from(magnitude), format!("{magnitude:?}")),
+                    |&(_, _, single)| single == magnitude,
+                    bits,
+                );
+                signed(spelled, value.is_sign_negative())
+            }
             Const::F64(value) if value.is_nan() => path("NAN"),
             Const::F64(value) if value.is_infinite() => path(if value > 0.0 { "INFINITY" } else { "NEG_INFINITY" }),
-            Const::F64(value) => signed(float_literal(format!("{:?}f64", value.abs())), value.is_sign_negative()),
+            Const::F64(value) => {
+                let (magnitude, bits) = (value.abs(), proc_macro2::Literal::u64_suffixed(value.abs().to_bits()));
+                let spelled = float_magnitude(
+                    ty,
+                    (magnitude, format!("{magnitude:?}")),
+                    |&(_, double, _)| double == magnitude,
+                    bits,
+                );
+                signed(spelled, value.is_sign_negative())
+            }
             // An integer value of a float type only arises from a cast, handled above.
             Const::Int(value) if ty == Scalar::F32 => Const::F32(value as f32).code(ty),
             Const::Int(value) if ty == Scalar::F64 => Const::F64(value as f64).code(ty),
             Const::Int(_) if ty == Scalar::Bool => Code::literal(quote!(false), Prec::Atom),
             // `-128i8` would negate `128i8`, which does not exist: the minimum is spelled by path.
             Const::Int(value) if ty.int_range().is_some_and(|(low, _)| low < 0 && value == low) => path("MIN"),
-            Const::Int(value) => signed(int_literal(value.unsigned_abs(), ty), value < 0),
+            Const::Int(value) => signed(int_literal(value.unsigned_abs(), ty).into_token_stream(), value < 0),
         }
     }
+}
+
+/// A finite non-negative float of type `ty` (`f32` or `f64`; its value and shortest literal
+/// text in that type), spelled so that clippy's
+/// deny-by-default `approx_constant` accepts it in the users' crates this code expands in:
+/// std's constant by its path where it is one (`exact`), its `bits` (`f64::from_bits`) where
+/// its shortest literal is within that literal's last decimal of one (`3.14`), its literal
+/// otherwise.
+fn float_magnitude(
+    ty: Scalar,
+    (magnitude, text): (f64, String),
+    exact: impl Fn(&(&str, f64, f32)) -> bool,
+    bits: proc_macro2::Literal,
+) -> TokenStream {
+    let module = Ident::new(ty.name(), Span::call_site());
+    if let Some(&(name, ..)) = crate::ops::FLOAT_CONSTANTS.iter().find(|constant| exact(constant)) {
+        let name = Ident::new(name, Span::call_site());
+        return quote!(::core::#module::consts::#name);
+    }
+    let decimals = match text.split_once('.') {
+        Some((_, decimals)) if !text.contains('e') => decimals.len(),
+        _ => 0,
+    };
+    let close = |&&(_, double, _): &&(&str, f64, f32)| (magnitude - double).abs() <= 10f64.powi(-(decimals as i32));
+    if decimals >= 2 && crate::ops::FLOAT_CONSTANTS.iter().any(|constant| close(&constant)) {
+        let ty = primitive(ty);
+        return quote!(#ty::from_bits(#bits));
+    }
+    float_literal(format!("{text}{}", ty.name())).into_token_stream()
 }
 
 /// The literal `magnitude` with the suffix of `ty` (`5u8`, `7usize`).

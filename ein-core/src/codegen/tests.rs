@@ -1493,3 +1493,24 @@ fn a_read_that_no_step_changes_leaves_the_fold_and_is_kept_per_element() {
     assert!(code.contains("__ein_value_lanes[__ein_lane]=__ein_value;"), "{code}");
     assert!(code.contains("let__ein_value=__ein_value_lanes[__ein_lane];"), "{code}");
 }
+
+#[test]
+fn floats_near_std_constants_are_spelled_so_clippy_accepts_them() {
+    // clippy's deny-by-default `approx_constant` refuses literals like `3.14` in the crate the
+    // code expands in: a constant is spelled by its path, a value near one by its bits.
+    let code = compiled(
+        "fn f(x: [f64], y: [f32]) -> ([f64], [f32]) {
+            (for i { x[i] * f64::consts::PI + 3.14 - 2.5 }, for i { y[i] * 0.318 - f32::consts::LN_2 })
+        }",
+    );
+    for spelled in [
+        "::core::f64::consts::PI",
+        &format!("from_bits({}u64)", "3.14".parse::<f64>().unwrap().to_bits()),
+        "2.5f64",
+        &format!("from_bits({}u32)", "0.318".parse::<f32>().unwrap().to_bits()),
+        "::core::f32::consts::LN_2",
+    ] {
+        assert!(code.contains(spelled), "`{spelled}` not in {code}");
+    }
+    assert!(!code.contains("3.14f64") && !code.contains("0.318f32"), "{code}");
+}

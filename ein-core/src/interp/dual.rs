@@ -254,7 +254,15 @@ fn tangent_of(func: Func, x: &[f64], dx: &[Option<f64>], y: f64, args: &[Datum])
             }
             .unwrap_or(0.0),
         ),
-        Func::IsNan | Func::IsFinite | Func::IsInfinite | Func::RemEuclid | Func::DivEuclid => None,
+        Func::IsNan
+        | Func::IsFinite
+        | Func::IsInfinite
+        | Func::RemEuclid
+        | Func::DivEuclid
+        | Func::CountOnes
+        | Func::CountZeros
+        | Func::LeadingZeros
+        | Func::TrailingZeros => None,
     }
 }
 

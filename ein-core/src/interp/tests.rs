@@ -927,6 +927,17 @@ mod functions {
         assert_eq!(int_of(apply(Func::RemEuclid, vec![int(Scalar::I64, min), int(Scalar::I64, -1)])), 0);
         assert_eq!(int_of(apply(Func::Clamp, vec![int(Scalar::U16, 9), int(Scalar::U16, 2), int(Scalar::U16, 5)])), 5);
         assert_eq!(int_of(apply(Func::Min, vec![int(Scalar::Usize, 9), int(Scalar::Usize, 2)])), 2);
+        // Bit counts are `u32`s counted in the argument's width, as std's.
+        for (func, ty, value, count) in [
+            (Func::CountOnes, Scalar::I8, -1, 8),
+            (Func::CountZeros, Scalar::I16, -2, 1),
+            (Func::LeadingZeros, Scalar::U64, 1, 63),
+            (Func::LeadingZeros, Scalar::Usize, 0, 64),
+            (Func::TrailingZeros, Scalar::I32, i128::from(i32::MIN), 31),
+        ] {
+            let result = apply(func, vec![int(ty, value)]);
+            assert!(matches!(result, Datum::Int(Scalar::U32, n) if n == count), "{}: {result:?}", func.name());
+        }
     }
 
     #[test]

@@ -211,9 +211,10 @@ fn trailing_token_error(input: ParseStream) -> syn::Error {
         )
     } else if input.peek(Token![::]) {
         Some(
-            "ein has no paths (`f64::INFINITY`, `f64::max(a, b)`): write a constant as a literal or an \
-             expression (`1.0 / 0.0`) or pass it in as a parameter, call a scalar function by its name \
-             (`max(a, b)` or `a.max(b)`), and declare a Rust function with `extern fn`",
+            "ein has no paths (`Vec::new()`, `f64::max(a, b)`) but std's constants of the number types \
+             (`f64::INFINITY`, `i32::MAX`, `f64::consts::PI`): write any other constant as a literal or pass \
+             it in as a parameter, call a scalar function by its name (`max(a, b)` or `a.max(b)`), and \
+             declare a Rust function with `extern fn`",
         )
     } else if input.peek(Token![!]) && !input.peek(Token![!=]) {
         Some(

@@ -8,7 +8,7 @@ use super::expr::{
 };
 use super::types::parse_pattern;
 use super::{expected, Context};
-use crate::ops::{Func, ReduceOp, Scalar};
+use crate::ops::{Func, ReduceOp, Scalar, UnaryOp};
 use crate::syntax::ast::{Binder, Expr, ExprKind, Literal, Pattern};
 use proc_macro2::extra::DelimSpan;
 use proc_macro2::{Ident, Span};
@@ -152,6 +152,96 @@ fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Constants of the number types.
+
+/// `f64::INFINITY`, `i32::MAX`, `u64::BITS`, `f32::consts::PI` (also after `std::` or
+/// `core::`, and as `std::f64::consts::PI`): std's constants of the number types, as literals
+/// of that type (a minimum, `NEG_INFINITY` and `f64::MIN`, as the negated literal). `name` (the
+/// first segment) is already consumed, `::` is next. Not `isize`'s and `usize`'s, whose values
+/// depend on the target's pointer width, which the macro does not know.
+fn parse_constant(input: ParseStream, name: Ident) -> syn::Result<Box<Expr>> {
+    let mut segments = vec![name];
+    while input.peek(Token![::]) {
+        input.parse::<Token![::]>()?;
+        segments.push(input.parse::<Ident>()?);
+    }
+    let start = segments[0].span();
+    let texts: Vec<String> = segments.iter().map(|segment| segment.to_string()).collect();
+    if input.peek(token::Paren) {
+        let message = format!(
+            "`{}` is a path: call a scalar function by its name (`max(a, b)` or `a.max(b)`) and declare a \
+             Rust function with `extern fn`",
+            texts.join("::")
+        );
+        return Err(syn::Error::new(start, message));
+    }
+    let span = start.join(segments[segments.len() - 1].span()).unwrap_or(start);
+    let path: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let path = match path.as_slice() {
+        ["std" | "core", rest @ ..] => rest,
+        all => all,
+    };
+    let found = match path {
+        [ty, constant] | [ty, "consts", constant] => Scalar::from_name(ty).map(|ty| (ty, *constant, path.len() == 3)),
+        _ => None,
+    };
+    let unknown = |detail: String| {
+        let written = texts.join("::");
+        syn::Error::new(
+            span,
+            format!(
+                "unknown constant `{written}`{detail}; ein knows std's constants of the number types \
+                 (`f64::INFINITY`, `f32::EPSILON`, `i32::MAX`, `u8::BITS`, `f64::consts::PI`, …): write any other \
+                 value as a literal or pass it in as a parameter"
+            ),
+        )
+    };
+    let Some((ty, constant, in_consts)) = found else { return Err(unknown(String::new())) };
+    if matches!(ty, Scalar::Isize | Scalar::Usize) {
+        let detail = format!(": `{}`'s constants depend on the target (use `i64`'s or `u64`'s)", ty.name());
+        return Err(unknown(detail));
+    }
+    let float = |value: f64, as_f32: f32| Literal::Float { value, as_f32, suffix: Some(ty) };
+    let int = |value: u64| Literal::Int { value, suffix: Some(ty) };
+    // (the literal, whether it is negated)
+    let value = match (ty, constant) {
+        (Scalar::F32 | Scalar::F64, _) if in_consts => {
+            crate::ops::float_constant(constant).map(|(value, as_f32)| (float(value, as_f32), false))
+        }
+        (Scalar::F32 | Scalar::F64, _) => {
+            float_limit(constant).map(|(double, single, negated)| (float(double, single), negated))
+        }
+        (_, "BITS") => {
+            ty.bits().map(|bits| (Literal::Int { value: u64::from(bits), suffix: Some(Scalar::U32) }, false))
+        }
+        (_, "MAX") => ty.int_range().map(|(_, high)| (int(high as u64), false)),
+        (_, "MIN") => ty.int_range().map(|(low, _)| (int(low.unsigned_abs() as u64), low < 0)),
+        _ => None,
+    };
+    let Some((literal, negated)) = value else { return Err(unknown(String::new())) };
+    let literal = node(ExprKind::Literal(literal), span);
+    Ok(match negated {
+        true => node(ExprKind::Unary { op: UnaryOp::Neg, op_span: span, operand: literal }, span),
+        false => literal,
+    })
+}
+
+/// `f32::NAME` and `f64::NAME` as magnitudes of each type and whether they are negated (`MIN`,
+/// `NEG_INFINITY`).
+fn float_limit(name: &str) -> Option<(f64, f32, bool)> {
+    Some(match name {
+        "MAX" => (f64::MAX, f32::MAX, false),
+        "MIN" => (f64::MAX, f32::MAX, true),
+        "MIN_POSITIVE" => (f64::MIN_POSITIVE, f32::MIN_POSITIVE, false),
+        "EPSILON" => (f64::EPSILON, f32::EPSILON, false),
+        "INFINITY" => (f64::INFINITY, f32::INFINITY, false),
+        "NEG_INFINITY" => (f64::INFINITY, f32::INFINITY, true),
+        "NAN" => (f64::NAN, f32::NAN, false),
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // Names, calls, reductions and folds.
 
 /// An identifier starts a reduction (`sum k { .. }`), a fold (`fold t in 0..n, ..`), a scan
@@ -161,6 +251,9 @@ fn literal_suffix(suffix: &str, span: Span) -> syn::Result<Option<Scalar>> {
 fn parse_named(input: ParseStream, context: &Context) -> syn::Result<Box<Expr>> {
     let name: Ident = input.parse()?;
     let text = name.to_string();
+    if input.peek(Token![::]) && (Scalar::from_name(&text).is_some() || text == "std" || text == "core") {
+        return parse_constant(input, name);
+    }
     if input.peek(syn::Ident) {
         if let Some(op) = ReduceOp::from_name(&text) {
             return parse_reduction(input, context, op, name);

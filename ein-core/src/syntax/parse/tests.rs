@@ -2,6 +2,7 @@
 //! errors (message and position).
 
 use super::parse_input;
+use crate::ops::{Scalar, UnaryOp};
 use crate::syntax::ast::{Binder, Expr, ExprKind, Function, Input, Literal, Member, Pattern, TypeExpr};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -694,7 +695,12 @@ fn empty_input() {
 fn unexpected_tokens_are_named() {
     assert_error("a + ;", "expected an expression, found `;`", ";");
     assert_error("a b", "expected an operator or the end of the expression, found `b`", "b");
-    assert_error("a * f64::INFINITY", "found `::`; ein has no paths (`f64::INFINITY`, `f64::max(a, b)`)", "::");
+    assert_error("a * Vec::new()", "found `::`; ein has no paths (`Vec::new()`, `f64::max(a, b)`)", "::");
+    assert_error("f64::max(a, b)", "`f64::max` is a path: call a scalar function by its name", "f64");
+    assert_error("a * f64::TINY", "unknown constant `f64::TINY`; ein knows std's constants", "f64");
+    assert_error("i64::consts::PI", "unknown constant `i64::consts::PI`", "i64");
+    assert_error("bool::MAX", "unknown constant `bool::MAX`; ein knows", "bool");
+    assert_error("usize::MAX", "unknown constant `usize::MAX`: `usize`'s constants depend on the target", "usize");
     assert_error("a ^= 2", "found `^=`; ein has no assignment", "^=");
     assert_error("a <<= 2", "found `<<=`; ein has no assignment", "<<=");
     assert_error("a[1..3]", "found `..`; ein has no slices", "..");
@@ -723,7 +729,7 @@ fn unexpected_tokens_are_named() {
     assert_error("{ #[inline] y }", "attributes go on functions", "#");
     assert_error("exp(x y)", "expected `,` or `)`, found `y`", "y");
     assert_error("{ re: 1 im: 2 }", "expected `,` or `}`, found `im`", "im");
-    assert_error("f32::MAX", "found `::`", "::");
+    assert_error("Foo::MAX", "found `::`", "::");
     assert_error("x.await", "expected a field name, a tuple position or a method after `.`, found `await`", "await");
 }
 
@@ -1144,4 +1150,36 @@ fn filters_parse_with_one_index_and_a_condition() {
         expression(quote!(for i in 0..n where x[i] > 0.0 { (i, x[i]) })),
         "(filter (i n) (> (index x i) 0.0) (tuple i (index x i)))"
     );
+}
+
+#[test]
+fn constants_of_the_number_types_are_typed_literals() {
+    let literal = |source: &str| match expression_from_source(source).kind {
+        ExprKind::Literal(literal) => (literal, false),
+        ExprKind::Unary { op: UnaryOp::Neg, operand, .. } => match operand.kind {
+            ExprKind::Literal(literal) => (literal, true),
+            other => panic!("{source}: {other:?}"),
+        },
+        other => panic!("{source}: {other:?}"),
+    };
+    let float = |source: &str| match literal(source) {
+        (Literal::Float { value, as_f32, suffix }, negated) => (value, as_f32, suffix, negated),
+        other => panic!("{source}: {other:?}"),
+    };
+    let int = |source: &str| match literal(source) {
+        (Literal::Int { value, suffix }, negated) => (value, suffix, negated),
+        other => panic!("{source}: {other:?}"),
+    };
+    assert_eq!(
+        float("std::f64::consts::PI"),
+        (std::f64::consts::PI, std::f64::consts::PI as f32, Some(Scalar::F64), false)
+    );
+    assert_eq!(float("f32::consts::TAU"), (std::f64::consts::TAU, std::f32::consts::TAU, Some(Scalar::F32), false));
+    assert_eq!(float("f32::MIN"), (f64::MAX, f32::MAX, Some(Scalar::F32), true));
+    assert_eq!(float("core::f64::NEG_INFINITY"), (f64::INFINITY, f32::INFINITY, Some(Scalar::F64), true));
+    assert!(float("f64::NAN").0.is_nan());
+    assert_eq!(int("i8::MIN"), (128, Some(Scalar::I8), true));
+    assert_eq!(int("u64::MAX"), (u64::MAX, Some(Scalar::U64), false));
+    assert_eq!(int("u16::MIN"), (0, Some(Scalar::U16), false));
+    assert_eq!(int("i32::BITS"), (32, Some(Scalar::U32), false));
 }
