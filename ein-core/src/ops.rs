@@ -303,10 +303,23 @@ pub enum Output {
 impl Output {
     /// The type of a call's result whose first argument has type `first`.
     pub fn of(self, first: &crate::ir::Type) -> crate::ir::Type {
+        match self.fixed() {
+            Some(scalar) => crate::ir::Type::Scalar(crate::ir::ScalarType::Known(scalar)),
+            None => first.clone(),
+        }
+    }
+
+    /// The scalar type of a call's result whose first argument is a `first`.
+    pub fn scalar(self, first: Scalar) -> Scalar {
+        self.fixed().unwrap_or(first)
+    }
+
+    /// The result's scalar type where it does not follow the arguments'.
+    fn fixed(self) -> Option<Scalar> {
         match self {
-            Output::Same => first.clone(),
-            Output::Bool => crate::ir::Type::BOOL,
-            Output::U32 => crate::ir::Type::Scalar(crate::ir::ScalarType::Known(Scalar::U32)),
+            Output::Same => None,
+            Output::Bool => Some(Scalar::Bool),
+            Output::U32 => Some(Scalar::U32),
         }
     }
 }

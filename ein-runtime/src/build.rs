@@ -1107,6 +1107,69 @@ where
     });
 }
 
+/// The fewest elements of a piece of a row that [`fill_pieces`] splits off.
+pub const PIECE_MIN: usize = 2048;
+
+/// [`fill_chunks`] for outputs whose rows may be split, so that a few long rows (a matrix of
+/// 3 rows of a million elements) still give every thread of the pool work: calls
+/// `f(start, end, piece_len, outs)` once per chunk of consecutive pieces `start..end`, where
+/// each row is `row_len.div_ceil(piece_len)` pieces of `piece_len` elements (the last of a
+/// row possibly shorter), piece `p` of a row the elements `p * piece_len..` of it, and `outs`
+/// must receive exactly the chunk's elements, in row-major order, in every column. Chunks
+/// never split a piece.
+///
+/// `piece_len` is `row_len` (a piece is a row, chunked as by `fill_chunks`) unless the rows
+/// are fewer than two per thread of the pool and splitting leaves pieces of at least
+/// `PIECE_MIN` (2048) elements; then it is a multiple of 64 (whole cache lines of any element
+/// type) and each chunk one piece. Only code whose elements cannot fail calls it, so where
+/// pieces fall cannot change an error, and rows of no elements are not visited at all.
+#[inline]
+pub fn fill_pieces<C: Columns, F>(columns: &mut C, rows: usize, row_len: usize, work_per_row: usize, f: F)
+where
+    F: for<'a> Fn(usize, usize, usize, &mut C::Outs<'a>) + Sync + Send,
+{
+    // Rows of no elements are not visited: nothing in them can fail.
+    let rows = if row_len == 0 { 0 } else { rows };
+    let work = rows.saturating_mul(work_per_row.max(1));
+    let threads = rayon::current_num_threads();
+    let split = rows > 0 && rows < 2 * threads && parallel_worth(work);
+    let pieces_per_row = if split { (2 * threads).div_ceil(rows) } else { 1 };
+    let piece_len = row_len.div_ceil(pieces_per_row).next_multiple_of(64).max(PIECE_MIN);
+    if piece_len >= row_len {
+        return fill_chunks(columns, rows, row_len, 1, work_per_row, |start, end, outs| f(start, end, row_len, outs));
+    }
+    let Some(len) = rows.checked_mul(row_len) else {
+        internal_error(format_args!("{rows} rows of {row_len} elements overflow usize"));
+    };
+    if !columns.has_len(len) {
+        internal_error(format_args!(
+            "fill_pieces of {rows} rows of {row_len} elements given buffers of another length"
+        ));
+    }
+    // 0 < piece_len < row_len, so a row has at least two pieces and at most `row_len`, and
+    // there are at most `len` pieces in all.
+    let pieces_per_row = row_len.div_ceil(piece_len);
+    let pieces = rows * pieces_per_row;
+    let pointers = columns.pointers();
+    (0..pieces).into_par_iter().for_each(|piece| {
+        let (row, first) = (piece / pieces_per_row, piece % pieces_per_row * piece_len);
+        let count = piece_len.min(row_len - first);
+        // SAFETY: row < rows and first < row_len, so the piece's `count` elements from
+        // `row * row_len + first` lie inside the `len` of every buffer; pieces are disjoint
+        // and each visited once, and `columns` stays mutably borrowed until all are done.
+        let mut outs = unsafe { C::outs(pointers, row * row_len + first, count) };
+        f(piece, piece + 1, piece_len, &mut outs);
+        if !C::is_full(&outs) {
+            internal_error(format_args!(
+                "output piece {piece} (row {row}, elements {first}..{}) was not filled by its code",
+                first + count
+            ));
+        }
+    });
+    // SAFETY: only reached if no piece panicked, so every piece was written and checked full.
+    unsafe { columns.mark_initialised(len) };
+}
+
 /// Fills rows `start..end` through `f` and checks that it wrote every element.
 ///
 /// # Safety
@@ -1215,6 +1278,55 @@ mod tests {
             let array = buffer.into_array([n]);
             assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position * 3));
         })
+    }
+
+    #[test]
+    fn few_long_rows_are_cut_into_pieces_and_many_rows_stay_whole() {
+        // (rows, row_len, the pieces expected on 4 threads: at least two per thread in all).
+        let cases = [
+            (1, size(100_000, GRAIN * 2), 8),
+            (3, size(50_003, GRAIN), 9),
+            // Pieces of at least PIECE_MIN: two per row, the second shorter.
+            (7, 3000, 14),
+            // Too little work to hand over; as many rows as chunks wanted.
+            (2, 3000, 0),
+            (8, 50_000, 0),
+            (64, 300, 0),
+            (5, 100, 0),
+            (0, 5000, 0),
+            (3, 0, 0),
+        ];
+        for (rows, row_len, expected_pieces) in cases {
+            crate::test_support::in_pool(4, || {
+                let pieces = std::sync::Mutex::new(Vec::new());
+                let mut buffer = Buffer::<usize>::new(rows * row_len);
+                fill_pieces(&mut buffer, rows, row_len, row_len, |start, end, piece_len, out| {
+                    assert!(piece_len == row_len || (piece_len % 64 == 0 && piece_len >= PIECE_MIN));
+                    let per_row = row_len.div_ceil(piece_len);
+                    for piece in start..end {
+                        let (row, first) = (piece / per_row, piece % per_row * piece_len);
+                        let count = piece_len.min(row_len - first);
+                        out.fill(count, |offset, slot| slot.push(row * row_len + first + offset));
+                    }
+                    if piece_len < row_len {
+                        pieces.lock().unwrap().push(start);
+                    }
+                });
+                let array = buffer.into_array([rows, row_len]);
+                assert!(array.as_slice().iter().enumerate().all(|(position, &value)| value == position));
+                let mut pieces = pieces.into_inner().unwrap();
+                pieces.sort_unstable();
+                assert_eq!(pieces, (0..expected_pieces).collect::<Vec<_>>(), "{rows} rows of {row_len}");
+            });
+        }
+        // On one thread nothing is split.
+        crate::test_support::in_pool(1, || {
+            let mut buffer = Buffer::<u8>::new(100_000);
+            fill_pieces(&mut buffer, 1, 100_000, 100_000, |start, end, piece_len, out| {
+                assert_eq!((start, end, piece_len), (0, 1, 100_000));
+                out.fill(100_000, |_, slot| slot.push(1));
+            });
+        });
     }
 
     #[test]

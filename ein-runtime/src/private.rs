@@ -9,8 +9,8 @@ pub use crate::accum::{
 pub use crate::array::Array;
 pub use crate::as_view::{AsView, AsViewMut};
 pub use crate::build::{
-    check_out, fill_chunks, jammed_chunk_rows, write_into, Buffer, Column, Columns, CopyInto, Destination, Fill, Out,
-    Push, Slot, GRAIN, TILE,
+    check_out, fill_chunks, fill_pieces, jammed_chunk_rows, write_into, Buffer, Column, Columns, CopyInto, Destination,
+    Fill, Out, Push, Slot, GRAIN, TILE,
 };
 pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::{

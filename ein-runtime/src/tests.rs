@@ -331,6 +331,35 @@ fn arrays_convert_to_ndarray_without_copying() {
 }
 
 #[test]
+fn flat_rows_of_runs_rows_of_the_leading_axes_taken_as_one() {
+    let data: Vec<i32> = (0..24).collect();
+    let array = Array3::from_shape_vec((2, 3, 4), data).unwrap();
+    let view = AsView::<i32, 3>::as_view(&array);
+    let run = |view: View<'_, i32, 3>, start: usize, end: usize| {
+        let flat = view.flat_rows_of(2, start, end, view.shape()[2])?;
+        assert_eq!(&flat.shape()[..2], &[1, 1]);
+        Some((0..flat.shape()[2]).map(|k| flat.get([0, 0, k]).expect("in range")).collect::<Vec<i32>>())
+    };
+    // Rows 2..5 of the six (i, j) rows cross from i = 0 to i = 1.
+    assert_eq!(run(view, 2, 5), Some((8..20).collect()));
+    assert_eq!(run(view, 0, 6), Some((0..24).collect()));
+    assert_eq!(run(view, 6, 6), Some(Vec::new()));
+    assert_eq!(run(view, 5, 7), None, "rows out of range");
+    assert!(view.flat_rows_of(2, 0, 1, 3).is_none(), "rows shorter than the view's");
+    assert!(view.flat_rows_of(4, 0, 1, 1).is_none(), "more row axes than the view has");
+    // One axis of rows is `flat_rows` over the whole view.
+    assert_eq!(view.flat_rows_of(1, 1, 2, 12).map(|flat| flat.shape()), Some([1, 1, 12]));
+    // Layouts that are not one run, even where a chunk's rows would be.
+    let cut = array.slice(s![.., 1.., ..]);
+    assert!(AsView::<i32, 3>::as_view(&cut).flat_rows_of(2, 0, 1, 4).is_none());
+    let swapped = array.view().permuted_axes([1, 0, 2]);
+    assert!(AsView::<i32, 3>::as_view(&swapped).flat_rows_of(2, 0, 1, 4).is_none());
+    let unit = view.unit_inner().expect("contiguous").flat_rows_of(2, 5, 6, 4).expect("one row");
+    // SAFETY: index 3 is in range of the run's 4 elements.
+    assert_eq!(unsafe { unit.get_unchecked([0, 0, 3]) }, 23);
+}
+
+#[test]
 fn flat_rows_runs_contiguous_rows_in_order_and_rejects_other_layouts() {
     let data: Vec<i32> = (0..24).collect();
     let array = Array3::from_shape_vec((4, 3, 2), data).unwrap();

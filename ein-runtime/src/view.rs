@@ -417,6 +417,35 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         Some(View { ptr, shape, strides, _marker: PhantomData })
     }
 
+    /// [`View::flat_rows`] with the first `row_axes` axes taken as one axis of rows (row `r`
+    /// the `r`-th of them in row-major order), for comprehensions whose chunks are rows of
+    /// their first two axes: rows `start..end` of `row_len` elements as one run of shape
+    /// `[1, …, 1, count]`, if the whole view lies contiguously in row-major order and holds
+    /// those rows. `None` otherwise.
+    #[inline]
+    pub fn flat_rows_of(self, row_axes: usize, start: usize, end: usize, row_len: usize) -> Option<Self> {
+        let last = N.checked_sub(1)?;
+        let rows = element_count(self.shape.get(..row_axes)?)?;
+        if start > end || end > rows {
+            return None;
+        }
+        let total = contiguous_len(self.shape, self.strides)?;
+        if Some(total) != rows.checked_mul(row_len) {
+            return None;
+        }
+        let mut shape = [1usize; N];
+        // Rows in range of a view of `total` elements: neither product wraps.
+        shape[last] = (end - start) * row_len;
+        let mut strides = self.strides;
+        strides[last] = 1;
+        // Wrapping: with no elements, the first need not exist.
+        let ptr = self.ptr.wrapping_add(start * row_len);
+        // The whole view lies at ptr, ptr + 1, …, so rows `start..end` are the `count`
+        // elements from `start * row_len` on: every in-range index of the new shape addresses
+        // one of them, and the count is at most this view's, so the shape obeys the invariant.
+        Some(View { ptr, shape, strides, _marker: PhantomData })
+    }
+
     /// The last `K` axes as one, if they have lengths `lens` and lie contiguously in row-major
     /// order (the last of stride 1, each other one step of the axes after it): shape
     /// `[…, 1, …, 1, count]`, `count` the product of `lens`, element `[p…, 0, …, 0, k]` the
@@ -731,6 +760,12 @@ impl<'a, T, const N: usize, const PACK: usize> UnitView<'a, T, N, PACK> {
     #[inline]
     pub fn flat_rows(self, start: usize, end: usize, row_len: usize) -> Option<UnitView<'a, T, N>> {
         self.0.flat_rows(start, end, row_len).map(UnitView)
+    }
+
+    /// [`View::flat_rows_of`], still a `UnitView` (as [`UnitView::flat_rows`]).
+    #[inline]
+    pub fn flat_rows_of(self, row_axes: usize, start: usize, end: usize, row_len: usize) -> Option<UnitView<'a, T, N>> {
+        self.0.flat_rows_of(row_axes, start, end, row_len).map(UnitView)
     }
 
     /// [`View::flat_tail`], still a `UnitView` (the tail's stride is 1; no `PACK` is kept).

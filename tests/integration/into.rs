@@ -34,6 +34,21 @@ differential_into! {
 }
 
 differential_into! {
+    /// A matrix of few long rows, written into `out` in pieces of rows (`fill_pieces`) in
+    /// every layout of `out`.
+    row_pieces_into: fn(a: [[f32]], v: [f32]) -> [[f32]] { for i, j { a[i, j] * v[j] + (i as f32) } }
+    cases [m, n] in [[0, 4], [2, 0], [1, 1], [1, 140_000], [3, 50_001], [30, 20]];
+    args (a = array([m, n]), v = array([n]));
+}
+
+differential_into! {
+    /// A rank-3 output chunked in rows of its first two axes, written into `out`.
+    collapsed_rows_into: fn(x: [[[f64]]]) -> [[[f64]]] { for c, i, j { x[c, i, j] * 0.5 + 1.0 } }
+    cases [c, m, n] in [[0, 2, 3], [2, 0, 3], [1, 1, 1], [1, 400, 400], [3, 17, 9]];
+    args (x = array([c, m, n]));
+}
+
+differential_into! {
     /// Softmax (`exp` shared between the statistics and the output, see share-rows). The
     /// interpreter recomputes each row's statistics per element (n² per row): the largest case
     /// is kept small enough for debug builds.

@@ -212,3 +212,41 @@ differential! {
         weights = array([w]),
     );
 }
+
+differential! {
+    /// Outputs of rank 3 and more run in chunks of rows of their first two axes taken as one
+    /// (`for c, i, j` has rows `(c, i)`), so that a short first axis still splits across
+    /// threads: elementwise (one run per chunk where every array is contiguous), with the
+    /// indices used as values, with shifted reads clamped at the edges, with a tail `[i, j]`
+    /// merged, and comprehensions of rank 2 whose body is a row. In every layout of the
+    /// arguments, with empty and length-1 axes.
+    collapsed_rows: fn(x: [[[f64]]], y: [[[f64]]], v: [[[[f32]]]], w: [[f32]]) -> ([[[f64]]], [[[f64]]], [[[f64]]], [[[[f32]]]], [[[f64]]], [[[f64]]]) {
+        (
+            for c, i, j { x[c, i, j] * 2.0 + y[c, i, j] },
+            for c, i, j { x[c, i, j] + ((c * 100 + i * 10 + j) as f64) },
+            for c, i, j { x[c, i, j + 1] - x[c, i - 1, j] },
+            for a, b, i, j { v[a, b, i, j] * w[i, j] },
+            for c, i { y[c, i] },
+            for c, i { let row = x[c, i]; for j { row[j] + y[c, i, j] } }
+        )
+    }
+    cases [c, m, n] in [[0, 3, 4], [3, 0, 4], [2, 3, 0], [1, 1, 1], [1, 40, 70], [3, 17, 9], [2, 300, 250]];
+    args (x = array([c, m, n]), y = array([c, m, n]), v = array([c, 2, m, n]), w = array([m, n]));
+}
+
+differential! {
+    /// Comprehensions of rank 2 whose rows are fewer than the pool's threads run in pieces of
+    /// rows (`fill_pieces`): elementwise, with the column index used as a value, with a read
+    /// shifted along the row, and with a reduction per element computed side by side. Pieces
+    /// fall inside rows and across the blocks of side-by-side elements.
+    row_pieces: fn(x: [[f64]], y: [[f32]], b: [[f32]]) -> ([[f64]], [[f64]], [[f64]], [[f32]]) {
+        (
+            for i, j { x[i, j] * 2.0 + 1.0 },
+            for i, j { x[i, j] + ((i * 7 + j) as f64) },
+            for i, j { x[i, j + 1] - x[i, j] },
+            for i, j { sum k { abs(y[i, k] - b[k, j]) } }
+        )
+    }
+    cases [m, n, p] in [[0, 5, 2], [5, 0, 2], [1, 1, 1], [1, 140_000, 2], [3, 50_001, 3], [40, 30, 3]];
+    args (x = array([m, n]), y = array([m, p]), b = array([p, n]));
+}

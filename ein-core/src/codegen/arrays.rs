@@ -180,24 +180,40 @@ impl<'p> Gen<'p> {
         let buffer = self.names.fresh("buffer");
         block.push(quote!(let mut #buffer = #buffers;));
 
-        // The rows, in chunks of consecutive rows (one chunk per parallel task).
-        let rows = &dims[0].len.tokens;
-        let row_len = match &lens[1..] {
+        let (outer, _) = chain[0];
+        let tiled = self.analysis.is_tiled(outer);
+        let by_columns = match chain[..] {
+            [_, (inner, _)] => self.analysis.column_jam(outer, inner, body).map(|_| inner),
+            _ => None,
+        };
+        // The rows, in chunks of consecutive rows (one chunk per parallel task). Where the
+        // rows are the loops of the axes after the first two, the rows are those of the first
+        // two axes taken as one (`for c, y, x` has rows `(c, y)`), so that an output whose first
+        // axis is short (3 channels, a batch of 2) still splits into a chunk for every thread.
+        // Not where a row may fail: rows of no elements would then be visited, and the row
+        // count is only known to fit in `usize` for rows with elements.
+        let may_fail = self.analysis.may_fail(body);
+        let collapsed = !tiled
+            && by_columns.is_none()
+            && (chain.len() >= 3 || (chain.len() == 2 && has_array(&body.ty)))
+            && !may_fail;
+        let row_axes = if collapsed { 2 } else { 1 };
+        // A two-axis comprehension of scalars runs its rows in pieces (`fill_pieces`) where
+        // they are too few for the pool's threads: 3 rows of a million elements split into
+        // pieces of rows. Not where a row may fail, for the same reason.
+        let pieces = chain.len() == 2 && !has_array(&body.ty) && !tiled && by_columns.is_none() && !may_fail;
+        let piece_len = self.names.fresh("piece_len");
+        let rows = product(&lens[..row_axes]);
+        let row_len = match &lens[row_axes..] {
             [] => quote!(1),
             rest => product(rest),
         };
-        let (outer, _) = chain[0];
         let outer_name = self.names.var(outer).clone();
         let outer_used = self.names.is_referenced(outer);
         let (start, end) = (self.names.fresh("start"), self.names.fresh("end"));
         let row = self.row.clone();
         let outs = self.outs.clone();
         let candidates = self.version_candidates();
-        let tiled = self.analysis.is_tiled(outer);
-        let by_columns = match chain[..] {
-            [_, (inner, _)] => self.analysis.column_jam(outer, inner, body).map(|_| inner),
-            _ => None,
-        };
         // What the chunk reads from outside: the body's free variables (the sizes were
         // computed above).
         let mut inside = visit::free_vars(body);
@@ -219,11 +235,49 @@ impl<'p> Gen<'p> {
                         let offset = start.to_token_stream();
                         generator.fill_loop(outer, &count, Some(offset), body, chunk_block)
                     } else {
-                        let flat = generator.flat_runs(&chain, body, (&start, &end), &row_len, &dims);
-                        let (rows, inner_dims, prelude) = match flat {
-                            Some((first, last, inner_dims, prelude)) => (quote!(#first..#last), inner_dims, prelude),
-                            None => (quote!(#start..#end), dims[1..chain.len()].to_vec(), TokenStream::new()),
+                        // Runs of whole rows only: `flat_rows` refuses rows of more than a piece.
+                        let run_len = if pieces { piece_len.to_token_stream() } else { row_len.clone() };
+                        let flat = generator.flat_runs(&chain, row_axes, body, (&start, &end), &run_len, &dims);
+                        let (first, last, inner_dims, prelude) = match flat {
+                            Some((first, last, inner_dims, prelude)) => (first, last, inner_dims, prelude),
+                            None => {
+                                let inner_dims = dims[row_axes..chain.len()].to_vec();
+                                (start.clone(), end.clone(), inner_dims, TokenStream::new())
+                            }
                         };
+                        if collapsed {
+                            let next = generator.names.fresh("next_row");
+                            let (start_row, next_row) = counted_position(&next, &first, &dims[1].len.tokens);
+                            let (row_block, ()) = generator.nested(true, |generator, row_block| {
+                                let bound = chain[..2].iter().map(|(index, _)| {
+                                    let name = generator.names.var(*index);
+                                    match generator.names.is_referenced(*index) {
+                                        true => name.to_token_stream(),
+                                        false => quote!(_),
+                                    }
+                                });
+                                let bound = tuple_tokens(bound.collect());
+                                row_block.push(quote! {
+                                    let #bound = (#next.0 as ::core::primitive::i64, #next.1 as ::core::primitive::i64);
+                                    #next_row
+                                });
+                                for (index, _) in &chain[..2] {
+                                    let name = generator.names.var(*index).clone();
+                                    generator.env.insert(*index, Value::Plain(Code::name(&name)));
+                                }
+                                generator.write_axes(&chain[2..], &inner_dims, body, row_block)
+                            })?;
+                            let row_tokens = row_block.finish(None);
+                            chunk_block.push(quote!(#prelude #start_row for _ in #first..#last { #row_tokens }));
+                            return Ok(());
+                        }
+                        if pieces {
+                            let indices = (outer, chain[1].0);
+                            let lens = (&dims[1].len.tokens, &inner_dims[0].len.tokens);
+                            let pieces = generator.piece_loop(indices, &piece_len, lens, (&first, &last), body)?;
+                            chunk_block.push(quote!(#prelude #pieces));
+                            return Ok(());
+                        }
                         let (row_block, ()) = generator.nested(true, |generator, row_block| {
                             if outer_used {
                                 row_block.push(quote!(let #outer_name = #row as ::core::primitive::i64;));
@@ -233,7 +287,7 @@ impl<'p> Gen<'p> {
                         })?;
                         let row_param = if outer_used { row.to_token_stream() } else { quote!(_) };
                         let row_tokens = row_block.finish(None);
-                        chunk_block.push(quote!(#prelude for #row_param in #rows { #row_tokens }));
+                        chunk_block.push(quote!(#prelude for #row_param in #first..#last { #row_tokens }));
                         Ok(())
                     }
                 })
@@ -275,19 +329,34 @@ impl<'p> Gen<'p> {
         };
         // Rows of no elements are still visited, as the semantics evaluates their `let`s (see
         // `fill_chunks`); when nothing in them can fail, there is nothing to see, so none are.
-        let rows = if chain.len() > 1 && !self.analysis.may_fail(body) {
-            quote!(if #row_len == 0 { 0 } else { #rows })
-        } else {
-            rows.clone()
-        };
+        // (That also keeps the product of the collapsed rows' lengths from wrapping: with
+        // elements, the rows hold at most the checked total.)
+        let rows =
+            if chain.len() > 1 && !may_fail { quote!(if #row_len == 0 { 0 } else { #rows }) } else { rows.clone() };
         let work = match self.analysis.row_work(outer) {
             Some(work) => self.work(work, &dims)?.tokens(),
             None => return Err(internal(expr.span, "a comprehension without a work estimate")),
         };
-        block.push(quote! {
-            ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start, #end, #outs| {
-                #chunk_tokens
-            });
+        // The estimate is of a row of the first axis, which holds a collapsed row per index of
+        // the second; a collapsed row writes its elements at least.
+        let work = match collapsed {
+            true => {
+                let second_len = &dims[1].len.tokens;
+                quote!(::core::cmp::Ord::max((#work) / ::core::cmp::Ord::max(#second_len, 1), #row_len))
+            }
+            false => work,
+        };
+        block.push(match pieces {
+            true => quote! {
+                ::ein::__private::fill_pieces(&mut #buffer, #rows, #row_len, #work, |#start, #end, #piece_len, #outs| {
+                    #chunk_tokens
+                });
+            },
+            false => quote! {
+                ::ein::__private::fill_chunks(&mut #buffer, #rows, #row_len, #min_chunk_rows, #work, |#start, #end, #outs| {
+                    #chunk_tokens
+                });
+            },
         });
 
         if out.is_some() {
@@ -313,11 +382,13 @@ impl<'p> Gen<'p> {
     /// one row of 49. Returns the rows to loop over (`first..last`: one, or the chunk's), the
     /// inner axes' lengths to loop with (1, …, 1 and the element count of the merged axes,
     /// or the axes'), and the statement that chooses between the two and rebinds the arrays'
-    /// views to the runs.
+    /// views to the runs. `row_axes`: how many leading axes the rows are of (1, or 2 for
+    /// collapsed rows, whose runs are `View::flat_rows_of`).
     #[allow(clippy::type_complexity)]
     fn flat_runs(
         &mut self,
         chain: &[(VarId, &Expr)],
+        row_axes: usize,
         body: &Expr,
         (start, end): (&Ident, &Ident),
         row_len: &TokenStream,
@@ -331,19 +402,25 @@ impl<'p> Gen<'p> {
         let whole = analysis::flat_reads(&indices, body).filter(|_| self.analysis.jam(last_index, body).is_none());
         if let Some(views) = whole.and_then(|arrays| self.run_views(arrays)) {
             let (first, last) = (self.names.fresh("first"), self.names.fresh("last"));
-            let runs = views.iter().map(|view| quote!(#view.flat_rows(#start, #end, #row_len))).collect();
+            let runs = views
+                .iter()
+                .map(|view| match row_axes {
+                    1 => quote!(#view.flat_rows(#start, #end, #row_len)),
+                    _ => quote!(#view.flat_rows_of(#row_axes, #start, #end, #row_len)),
+                })
+                .collect();
             let leading = [quote!(#first, #last,), quote!(0, 1,), quote!(#start, #end,)];
             let count = quote!((#end - #start) * #row_len);
-            let (inner_dims, prelude) = self.merged_axes(&views, runs, &dims[1..indices.len()], leading, count);
+            let (inner_dims, prelude) = self.merged_axes(&views, runs, &dims[row_axes..indices.len()], leading, count);
             return Some((first, last, inner_dims, prelude));
         }
         // The rows stay apart; the longest tail of inner axes whose reads allow it is merged.
-        for merged in (2..indices.len()).rev() {
+        for merged in (2..=indices.len().saturating_sub(row_axes)).rev() {
             let tail = &indices[indices.len() - merged..];
             let Some(views) = analysis::tail_reads(tail, body).and_then(|arrays| self.run_views(arrays)) else {
                 continue;
             };
-            let (kept, tail_dims) = dims[1..indices.len()].split_at(indices.len() - 1 - merged);
+            let (kept, tail_dims) = dims[row_axes..indices.len()].split_at(indices.len() - row_axes - merged);
             let axis_lens: Vec<&TokenStream> = tail_dims.iter().map(|dim| &dim.len.tokens).collect();
             let runs = views.iter().map(|view| quote!(#view.flat_tail([#(#axis_lens),*]))).collect();
             let count = quote!(1usize #(* #axis_lens)*);
@@ -353,6 +430,49 @@ impl<'p> Gen<'p> {
             return Some((start.clone(), end.clone(), inner_dims, prelude));
         }
         None
+    }
+
+    /// The loop over the pieces `first..last` of rows of a two-axis comprehension (`outer`,
+    /// `inner`) of scalars, each piece `piece_len` elements of a row of `row_len` but the last
+    /// of a row (`fill_pieces`): binds `outer` to the piece's row and fills its elements. Where
+    /// a piece is a row, `run_len` elements: the row's, or the chunk's when its rows run as one
+    /// (`flat_runs`, which then loops over one "row").
+    fn piece_loop(
+        &mut self,
+        (outer, inner): (VarId, VarId),
+        piece_len: &Ident,
+        (row_len, run_len): (&TokenStream, &TokenStream),
+        (first, last): (&Ident, &Ident),
+        body: &Expr,
+    ) -> syn::Result<TokenStream> {
+        let (per_row, next) = (self.names.fresh("pieces_per_row"), self.names.fresh("next_piece"));
+        let (start_piece, next_piece) = counted_position(&next, first, &per_row.to_token_stream());
+        let (piece_first, count) = (self.names.fresh("piece_first"), self.names.fresh("piece_count"));
+        let outer_name = self.names.var(outer).clone();
+        let row_pattern = match self.names.is_referenced(outer) {
+            true => quote!(#outer_name),
+            false => quote!(_),
+        };
+        let (piece_block, ()) = self.nested(true, |generator, piece_block| {
+            piece_block.push(quote! {
+                let (#row_pattern, #piece_first) = (#next.0 as ::core::primitive::i64, #next.1 * #piece_len);
+                #next_piece
+                let #count = if #piece_len == #row_len {
+                    #run_len
+                } else {
+                    ::core::cmp::Ord::min(#piece_len, #row_len - #piece_first)
+                };
+            });
+            generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
+            let offset = Some(piece_first.to_token_stream());
+            generator.fill_loop(inner, &Code::name(&count), offset, body, piece_block)
+        })?;
+        let piece_tokens = piece_block.finish(None);
+        Ok(quote! {
+            let #per_row = ::core::primitive::usize::div_ceil(#row_len, #piece_len);
+            #start_piece
+            for _ in #first..#last { #piece_tokens }
+        })
     }
 
     /// The local views of `arrays` (each once), if each is a local view with no transposed
@@ -1118,6 +1238,15 @@ impl Printed {
             Printed::Tokens(tokens) => Printed::Tokens(quote!(::core::cmp::Ord::max(#tokens, 1))),
         }
     }
+}
+
+/// A position `next`, `(row, part)`, in rows of `parts` parts, counted from the part `first`
+/// of them all on: the statement that starts it and the one that moves it on a part. Counted
+/// rather than divided per part: a part may be a handful of elements.
+fn counted_position(next: &Ident, first: &Ident, parts: &TokenStream) -> (TokenStream, TokenStream) {
+    let start = quote!(let mut #next = (#first / #parts, #first % #parts););
+    let advance = quote!(#next = if #next.1 + 1 == #parts { (#next.0 + 1, 0) } else { (#next.0, #next.1 + 1) };);
+    (start, advance)
 }
 
 /// `a * b * c`

@@ -513,20 +513,23 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
             "let __ein_len = ::ein::__private::shape_len([__ein_size_i, __ein_size_j], &__ein_site_2);",
             "::ein::__private::Buffer::<::core::primitive::f32>::new(__ein_len)",
             // Each element sums over `k`: the rows' work, for the choice of serial or parallel.
-            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j, 1, ::core::primitive::usize::saturating_mul(__ein_size_j, ::core::cmp::Ord::max(a.len_of(1), 1)), |__ein_start, __ein_end, __ein_outs|",
+            // In pieces of rows where the rows are too few for the pool.
+            "::ein::__private::fill_pieces(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j, ::core::primitive::usize::saturating_mul(__ein_size_j, ::core::cmp::Ord::max(a.len_of(1), 1)), |__ein_start, __ein_end, __ein_piece_len, __ein_outs|",
             // Versioned: a copy for unit-stride last axes, the general one for any layout.
             "match (a.unit_inner(), b.unit_inner()) {",
             "(::core::option::Option::None, _) | (_, ::core::option::Option::None) => { let (a, b) = (a, b);",
             "(::core::option::Option::Some(a), ::core::option::Option::Some(b)) => {",
-            "for __ein_row in __ein_start..__ein_end { let i = __ein_row as ::core::primitive::i64;",
+            "for _ in __ein_start..__ein_end { let (i, __ein_piece_first) = (__ein_next_piece.0 as ::core::primitive::i64, __ein_next_piece.1 * __ein_piece_len);",
+            "let __ein_piece_count = if __ein_piece_len == __ein_size_j { __ein_size_j } else { ::core::cmp::Ord::min(__ein_piece_len, __ein_size_j - __ein_piece_first) };",
+            // (A piece is the row but for a few long rows.)
             // A short sum (a plain fold, below `PLAIN_BELOW`) runs for 32 elements of the row
             // side by side (four AVX2 registers of f32), one accumulator each, a step of every
             // one before the next, then for eight ...
-            "let mut __ein_jammed = 0usize; if a.len_of(1) < <::core::primitive::f32 as ::ein::__private::Accumulate>::PLAIN_BELOW { while __ein_jammed + 32 <= __ein_size_j { let mut __ein_acc = [0.0f32; 32]; for __ein_position in 0..a.len_of(1) { for __ein_lane in 0..32 { __ein_acc[__ein_lane] = ::core::ops::Add::add(__ein_acc[__ein_lane], { let k = __ein_position as ::core::primitive::i64; let j = (__ein_jammed + __ein_lane) as ::core::primitive::i64;",
-            "::ein::__private::Fill::fill(__ein_outs, 32, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, { __ein_acc[__ein_lane] }); }); __ein_jammed += 32; } while __ein_jammed + 8 <= __ein_size_j { let mut __ein_acc = [0.0f32; 8];",
+            "let mut __ein_jammed = 0usize; if a.len_of(1) < <::core::primitive::f32 as ::ein::__private::Accumulate>::PLAIN_BELOW { while __ein_jammed + 32 <= __ein_piece_count { let mut __ein_acc = [0.0f32; 32]; for __ein_position in 0..a.len_of(1) { for __ein_lane in 0..32 { __ein_acc[__ein_lane] = ::core::ops::Add::add(__ein_acc[__ein_lane], { let k = __ein_position as ::core::primitive::i64; let j = (__ein_piece_first + __ein_jammed + __ein_lane) as ::core::primitive::i64;",
+            "::ein::__private::Fill::fill(__ein_outs, 32, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, { __ein_acc[__ein_lane] }); }); __ein_jammed += 32; } while __ein_jammed + 8 <= __ein_piece_count { let mut __ein_acc = [0.0f32; 8];",
             "::ein::__private::Fill::fill(__ein_outs, 8, |__ein_lane, __ein_slot| { ::ein::__private::Push::push(__ein_slot, { __ein_acc[__ein_lane] }); }); __ein_jammed += 8; } }",
             // ... and the rest of the row is one counted loop.
-            "::ein::__private::Fill::fill(__ein_outs, __ein_size_j - __ein_jammed, |__ein_position_2, __ein_slot_2| { let j = (__ein_jammed + __ein_position_2) as ::core::primitive::i64;",
+            "::ein::__private::Fill::fill(__ein_outs, __ein_piece_count - __ein_jammed, |__ein_position_2, __ein_slot_2| { let j = (__ein_piece_first + __ein_jammed + __ein_position_2) as ::core::primitive::i64;",
             "let __ein_sum_k = ::ein::__private::Accumulate::fold_range(a.len_of(1), 0.0f32, ::core::ops::Add::add, |__ein_position_3| { let k = __ein_position_3 as ::core::primitive::i64;",
             "unsafe { a.get_unchecked([i as ::core::primitive::usize, k as ::core::primitive::usize]) }",
             "::ein::__private::Push::push(__ein_slot_2, __ein_sum_k);",
@@ -534,7 +537,7 @@ fn matmul_sizes_come_from_lengths_and_the_check_runs_first() {
         ],
     );
     let text = text(&sample);
-    assert!(text.find("check_same_size").unwrap() < text.find("fill_chunks").unwrap());
+    assert!(text.find("check_same_size").unwrap() < text.find("fill_pieces").unwrap());
     assert_eq!(text.matches("fold_range").count(), 2, "one reduction per copy");
 }
 
@@ -970,7 +973,7 @@ fn into_writes_a_comprehension_straight_into_out() {
             "#[inline] pub fn matmul_into(out: &mut (impl ?::core::marker::Sized + ::ein::__private::AsViewMut<::core::primitive::f32, 2>), a: &(impl ?::core::marker::Sized + ::ein::__private::AsView<::core::primitive::f32, 2>),",
             "let __ein_out = ::ein::__private::AsViewMut::<_, 2>::as_view_mut(out);",
             "let mut __ein_buffer = ::ein::__private::Destination::new(__ein_out, [__ein_size_i, __ein_size_j], \"`out`\", &__ein_site",
-            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j,",
+            "::ein::__private::fill_pieces(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j,",
             "__ein_buffer.finish();",
         ],
     );
@@ -978,7 +981,7 @@ fn into_writes_a_comprehension_straight_into_out() {
     assert_lacks(&writing, &["into_array", "Buffer::", "write_into", "must_use", ") ->"]);
     let text = text(&writing);
     assert!(text.find("check_same_size").unwrap() < text.find("Destination").unwrap());
-    assert!(text.find("Destination").unwrap() < text.find("fill_chunks").unwrap());
+    assert!(text.find("Destination").unwrap() < text.find("fill_pieces").unwrap());
 }
 
 #[test]
@@ -1513,4 +1516,24 @@ fn floats_near_std_constants_are_spelled_so_clippy_accepts_them() {
         assert!(code.contains(spelled), "`{spelled}` not in {code}");
     }
     assert!(!code.contains("3.14f64") && !code.contains("0.318f32"), "{code}");
+}
+
+#[test]
+fn short_first_axes_still_give_the_pool_chunks() {
+    // Rank 3: rows of the first two axes, one run per chunk where the arrays are contiguous.
+    let batch = compiled("fn f(x: [[[f32]]]) -> [[[f32]]] { for c, i, j { x[c, i, j] * 2.0 } }");
+    assert!(batch.contains("__ein_size_c*__ein_size_i},__ein_size_j,"), "{batch}");
+    assert!(batch.contains("x.flat_rows_of(2usize,__ein_start,__ein_end,__ein_size_j)"), "{batch}");
+    // Rank 2 with a row for a body: the same rows.
+    let rows = compiled("fn f(x: [[[f32]]]) -> [[[f32]]] { for c, i { x[c, i] } }");
+    assert!(rows.contains("__ein_size_c*__ein_size_i},__ein_size_axis_2,"), "{rows}");
+    // Rank 2 of scalars: rows in pieces.
+    let matrix = compiled("fn f(x: [[f32]]) -> [[f32]] { for i, j { x[i, j] * 2.0 } }");
+    assert!(matrix.contains("::ein::__private::fill_pieces("), "{matrix}");
+    assert!(matrix.contains("x.flat_rows(__ein_start,__ein_end,__ein_piece_len)"), "{matrix}");
+    // Rows that may fail keep whole rows of the first axis, even empty ones.
+    let failing = compiled("fn f(x: [[[i32]]], y: [[[i32]]]) -> [[[i32]]] { for c, i, j { x[c, i, j] / y[c, i, j] } }");
+    assert!(failing.contains("::ein::__private::fill_chunks(&mut__ein_buffer,__ein_size_c,"), "{failing}");
+    let failing = compiled("fn f(x: [[i32]], y: [[i32]]) -> [[i32]] { for i, j { x[i, j] / y[i, j] } }");
+    assert!(!failing.contains("fill_pieces"), "{failing}");
 }

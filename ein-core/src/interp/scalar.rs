@@ -5,7 +5,7 @@
 use super::datum::Datum;
 use super::value::RuntimeError;
 use crate::ir::Literal;
-use crate::ops::{BinaryOp, Failure, FloatAnswer, FloatOperand, Func, Output, ReduceOp, Scalar, UnaryOp};
+use crate::ops::{BinaryOp, Failure, FloatAnswer, FloatOperand, Func, ReduceOp, Scalar, UnaryOp};
 use std::rc::Rc;
 
 type Result<T> = std::result::Result<T, RuntimeError>;
@@ -214,13 +214,10 @@ pub(super) fn call(func: Func, arguments: Vec<Datum>) -> Result<Datum> {
             });
             let integers: Option<Vec<i128>> = integers.collect();
             let bits = ty.bits().ok_or_else(mismatch)?;
-            let result = match func.output() {
-                Output::U32 => Scalar::U32,
-                Output::Same | Output::Bool => ty,
-            };
-            match func.apply_int(&integers.ok_or_else(mismatch)?, bits) {
-                Some(value) => Ok(Datum::int(result, value)),
-                None => Err(mismatch()),
+            match (func.apply_int(&integers.ok_or_else(mismatch)?, bits), func.output().scalar(ty)) {
+                (Some(value), Scalar::Bool) => Ok(Datum::Bool(value != 0)),
+                (Some(value), result) => Ok(Datum::int(result, value)),
+                (None, _) => Err(mismatch()),
             }
         }
         _ => Err(mismatch()),
