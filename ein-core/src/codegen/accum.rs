@@ -273,8 +273,7 @@ impl<'p> Gen<'p> {
                     generator.accum_nest(body, accum, target, loop_block, level + 1)
                 })?;
                 let (end, loop_body) = (&end.tokens, loop_block.finish(None));
-                let index_pattern =
-                    if self.names.is_referenced(*index) { index_name.to_token_stream() } else { quote!(_) };
+                let index_pattern = self.names.pattern(*index);
                 let range = match &target.history {
                     Some(history) => {
                         // Every iteration meets the same size (sizes never depend on an index).

@@ -238,37 +238,19 @@ impl<'p> Gen<'p> {
                         // Runs of whole rows only: `flat_rows` refuses rows of more than a piece.
                         let run_len = if pieces { piece_len.to_token_stream() } else { row_len.clone() };
                         let flat = generator.flat_runs(&chain, row_axes, body, (&start, &end), &run_len, &dims);
-                        let (first, last, inner_dims, prelude) = match flat {
-                            Some((first, last, inner_dims, prelude)) => (first, last, inner_dims, prelude),
-                            None => {
-                                let inner_dims = dims[row_axes..chain.len()].to_vec();
-                                (start.clone(), end.clone(), inner_dims, TokenStream::new())
-                            }
-                        };
+                        let (first, last, inner_dims, prelude) = flat.unwrap_or_else(|| {
+                            let inner_dims = dims[row_axes..chain.len()].to_vec();
+                            (start.clone(), end.clone(), inner_dims, TokenStream::new())
+                        });
                         if collapsed {
-                            let next = generator.names.fresh("next_row");
-                            let (start_row, next_row) = counted_position(&next, &first, &dims[1].len.tokens);
-                            let (row_block, ()) = generator.nested(true, |generator, row_block| {
-                                let bound = chain[..2].iter().map(|(index, _)| {
-                                    let name = generator.names.var(*index);
-                                    match generator.names.is_referenced(*index) {
-                                        true => name.to_token_stream(),
-                                        false => quote!(_),
-                                    }
-                                });
-                                let bound = tuple_tokens(bound.collect());
-                                row_block.push(quote! {
-                                    let #bound = (#next.0 as ::core::primitive::i64, #next.1 as ::core::primitive::i64);
-                                    #next_row
-                                });
-                                for (index, _) in &chain[..2] {
-                                    let name = generator.names.var(*index).clone();
-                                    generator.env.insert(*index, Value::Plain(Code::name(&name)));
-                                }
-                                generator.write_axes(&chain[2..], &inner_dims, body, row_block)
-                            })?;
-                            let row_tokens = row_block.finish(None);
-                            chunk_block.push(quote!(#prelude #start_row for _ in #first..#last { #row_tokens }));
+                            let rows = generator.collapsed_loop(
+                                &chain,
+                                &dims[1].len.tokens,
+                                &inner_dims,
+                                (&first, &last),
+                                body,
+                            )?;
+                            chunk_block.push(quote!(#prelude #rows));
                             return Ok(());
                         }
                         if pieces {
@@ -432,6 +414,35 @@ impl<'p> Gen<'p> {
         None
     }
 
+    /// The loop over the collapsed rows `first..last` of a comprehension over `chain` (rows of
+    /// its first two axes taken as one, the second of length `second_len`): binds the two
+    /// indices to the row's and writes the inner axes (lengths `inner_dims`).
+    fn collapsed_loop(
+        &mut self,
+        chain: &[(VarId, &Expr)],
+        second_len: &TokenStream,
+        inner_dims: &[Dim],
+        (first, last): (&Ident, &Ident),
+        body: &Expr,
+    ) -> syn::Result<TokenStream> {
+        let next = self.names.fresh("next_row");
+        let (start_row, next_row) = counted_position(&next, first, second_len);
+        let bound = tuple_tokens(chain[..2].iter().map(|(index, _)| self.names.pattern(*index)).collect());
+        let (row_block, ()) = self.nested(true, |generator, row_block| {
+            row_block.push(quote! {
+                let #bound = (#next.0 as ::core::primitive::i64, #next.1 as ::core::primitive::i64);
+                #next_row
+            });
+            for (index, _) in &chain[..2] {
+                let name = generator.names.var(*index).clone();
+                generator.env.insert(*index, Value::Plain(Code::name(&name)));
+            }
+            generator.write_axes(&chain[2..], inner_dims, body, row_block)
+        })?;
+        let row_tokens = row_block.finish(None);
+        Ok(quote!(#start_row for _ in #first..#last { #row_tokens }))
+    }
+
     /// The loop over the pieces `first..last` of rows of a two-axis comprehension (`outer`,
     /// `inner`) of scalars, each piece `piece_len` elements of a row of `row_len` but the last
     /// of a row (`fill_pieces`): binds `outer` to the piece's row and fills its elements. Where
@@ -449,10 +460,7 @@ impl<'p> Gen<'p> {
         let (start_piece, next_piece) = counted_position(&next, first, &per_row.to_token_stream());
         let (piece_first, count) = (self.names.fresh("piece_first"), self.names.fresh("piece_count"));
         let outer_name = self.names.var(outer).clone();
-        let row_pattern = match self.names.is_referenced(outer) {
-            true => quote!(#outer_name),
-            false => quote!(_),
-        };
+        let row_pattern = self.names.pattern(outer);
         let (piece_block, ()) = self.nested(true, |generator, piece_block| {
             piece_block.push(quote! {
                 let (#row_pattern, #piece_first) = (#next.0 as ::core::primitive::i64, #next.1 * #piece_len);

@@ -108,6 +108,14 @@ impl Names {
         self.referenced[id.0 as usize]
     }
 
+    /// The variable's name as a binding pattern, `_` where nothing reads it.
+    pub(super) fn pattern(&self, id: VarId) -> proc_macro2::TokenStream {
+        match self.is_referenced(id) {
+            true => quote::ToTokens::to_token_stream(self.var(id)),
+            false => quote::quote!(_),
+        }
+    }
+
     /// A fresh generated identifier `__ein_<base>` (with a numeric suffix when taken).
     pub(super) fn fresh(&mut self, base: &str) -> Ident {
         let base: String = base
