@@ -73,14 +73,20 @@ pub fn compile(input: TokenStream) -> syn::Result<TokenStream> {
             ir::Form::Expression => unit.program.body.span,
         };
         let internal = |message| syn::Error::new(span, format!("ein internal error: {message}"));
-        // A copy for column-major arrays, where the program has one (`passes::by_columns`).
-        let by_columns = passes::by_columns::by_columns(&unit.program);
-        // An optimisation only: a copy the pipeline refuses is left out.
-        let by_columns = by_columns.and_then(|(variant, reversed)| {
-            Some((passes::run_pipeline(variant, &format!("{name} by columns")).ok()?, reversed))
-        });
+        // Copies for column-major arrays and for stacks of transposed matrices, where the
+        // program has them (`passes::by_columns`). An optimisation only: a copy the pipeline
+        // refuses is left out.
+        let copies: Vec<codegen::MirroredCopy> = passes::by_columns::Mirror::ALL
+            .into_iter()
+            .filter_map(|mirror| {
+                let (variant, params) = passes::by_columns::mirrored(&unit.program, mirror)?;
+                let program =
+                    passes::run_pipeline(variant, &format!("{name} {}", mirror.suffix().replace('_', " "))).ok()?;
+                Some(codegen::MirroredCopy { program, params, mirror })
+            })
+            .collect();
         let program = passes::run_pipeline(unit.program, &name).map_err(internal)?;
-        let generated = codegen::generate(&program, &unit.form, by_columns.as_ref())?;
+        let generated = codegen::generate(&program, &unit.form, &copies)?;
         if passes::dump_enabled() {
             eprintln!("== ein: {name}: generated Rust ==\n{generated}");
         }

@@ -10,7 +10,7 @@ pub use crate::array::Array;
 pub use crate::as_view::{AsView, AsViewMut};
 pub use crate::build::{
     check_out, fill_chunks, fill_pieces, jammed_chunk_rows, write_into, Buffer, Column, Columns, CopyInto, Destination,
-    Fill, Out, Push, Slot, GRAIN, TILE,
+    Fill, Out, Push, Slot, GRAIN, TILE_HEIGHT,
 };
 pub use crate::chain::{contract_chain, ChainSpec};
 pub use crate::dispatch::{
@@ -31,5 +31,5 @@ pub use crate::scalar::{
 };
 pub use crate::scan::{scan, SCAN_BLOCK};
 pub use crate::tape::Tape;
-pub use crate::view::{columns_first, IntoView, Layout, UnitView, View};
+pub use crate::view::{columns_first, stacked_columns_first, IntoView, Layout, UnitView, View};
 pub use crate::view_mut::ViewMut;

@@ -1106,3 +1106,30 @@ fn flat_tail_runs_contiguous_trailing_axes_and_rejects_other_layouts() {
     assert_eq!(unsafe { unit.get_unchecked([1, 0, 11]) }, 23);
     assert!(view.flat_tail([2, 3, 4]).is_some() && view.flat_tail([]).is_none());
 }
+
+#[test]
+fn layouts_name_the_contiguous_axis_and_swapped_stacks_read_back() {
+    use crate::view::{columns_first, stacked_columns_first, Layout};
+    let stack = Array3::from_shape_fn((2, 3, 4), |(c, i, j)| (c * 100 + i * 10 + j) as i32);
+    let layout = |view: ndarray::ArrayView3<'_, i32>| AsView::<i32, 3>::as_view(&view).layout();
+    assert_eq!(layout(stack.view()), Layout::Rows);
+    assert_eq!(layout(stack.view().reversed_axes()), Layout::Columns);
+    let transposes = stack.view().permuted_axes([0, 2, 1]);
+    assert_eq!(layout(transposes), Layout::StackedColumns);
+    // One matrix of a stack is still a stack, and so are every other row of each; every
+    // other column (the contiguous axis, stepped) is not.
+    assert_eq!(layout(stack.slice(s![..1, .., ..]).permuted_axes([0, 2, 1])), Layout::StackedColumns);
+    assert_eq!(layout(stack.slice(s![.., ..;2, ..]).permuted_axes([0, 2, 1])), Layout::StackedColumns);
+    assert_eq!(layout(stack.slice(s![.., .., ..;2]).permuted_axes([0, 2, 1])), Layout::Other);
+    // A matrix never is one.
+    let matrix = Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as i32);
+    assert_eq!(AsView::<i32, 2>::as_view(&matrix.t()).layout(), Layout::Columns);
+    assert!(stacked_columns_first(&[Layout::StackedColumns, Layout::Other]));
+    assert!(!stacked_columns_first(&[Layout::StackedColumns, Layout::Rows]));
+    assert!(!columns_first(&[Layout::StackedColumns]));
+    // Swapped back, the stack is row-major and reads the same elements.
+    let swapped = AsView::<i32, 3>::as_view(&transposes).swapped_last_axes();
+    assert_eq!(swapped.layout(), Layout::Rows);
+    check_view(swapped, stack.view().into_dyn());
+    check_view(AsView::<i32, 1>::as_view(&[1, 2][..]).swapped_last_axes(), arr1(&[1, 2]).view().into_dyn());
+}

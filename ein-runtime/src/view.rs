@@ -23,7 +23,10 @@ pub enum Layout {
     Rows,
     /// The first axis contiguous: column-major (Fortran order, a transposed matrix).
     Columns,
-    /// Neither, or too few long axes to say.
+    /// Rank 3 or more, the axis before the last contiguous and the last not: a stack of
+    /// transposed matrices (`permuted_axes([0, 2, 1])`, `swap_axes(1, 2)`).
+    StackedColumns,
+    /// None of these, or too few long axes to say.
     Other,
 }
 
@@ -31,6 +34,13 @@ pub enum Layout {
 /// layouts: at least one lies column by column, and none row by row.
 pub fn columns_first(layouts: &[Layout]) -> bool {
     layouts.contains(&Layout::Columns) && !layouts.contains(&Layout::Rows)
+}
+
+/// Whether generated code should take a function's copy for stacks of transposed matrices
+/// (its arrays of rank 3 or more read with their last two axes swapped) for arrays of these
+/// layouts: at least one is such a stack, and none lies row by row.
+pub fn stacked_columns_first(layouts: &[Layout]) -> bool {
+    layouts.contains(&Layout::StackedColumns) && !layouts.contains(&Layout::Rows)
 }
 
 /// Borrowed strided view; strides are in elements and may be negative or zero.
@@ -331,10 +341,26 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         View { ptr: self.ptr, shape, strides, _marker: PhantomData }
     }
 
+    /// The same elements with the last two axes swapped: element `[…, i, j]` of the result is
+    /// element `[…, j, i]` of this view (a stack of transposed matrices). The identity below
+    /// rank 2. A stack of transposed row-major matrices swapped back is row-major.
+    #[inline]
+    pub fn swapped_last_axes(self) -> Self {
+        let (mut shape, mut strides) = (self.shape, self.strides);
+        if N >= 2 {
+            shape.swap(N - 2, N - 1);
+            strides.swap(N - 2, N - 1);
+        }
+        // As for `reversed_axes`: the same axes in another order.
+        View { ptr: self.ptr, shape, strides, _marker: PhantomData }
+    }
+
     /// How the elements lie: [`Layout::Rows`] when the last axis is contiguous and the first is
     /// not (row-major, the layout generated loops are planned for), [`Layout::Columns`] when the
-    /// first is and the last is not (column-major: a transposed matrix, Fortran order), else
-    /// [`Layout::Other`] (rank below 2, an axis of length 1 or less at either end, or strided).
+    /// first is and the last is not (column-major: a transposed matrix, Fortran order),
+    /// [`Layout::StackedColumns`] when neither, and the rank is 3 or more, and the axis before
+    /// the last is contiguous (a stack of transposed matrices); else [`Layout::Other`] (rank
+    /// below 2, an axis of length 1 or less at either end, or strided).
     #[inline]
     pub fn layout(&self) -> Layout {
         let unit = |axis: usize| self.strides[axis] == 1 && self.shape[axis] > 1;
@@ -342,6 +368,8 @@ impl<'a, T, const N: usize> View<'a, T, N> {
         match (long, long && unit(0), long && unit(N - 1)) {
             (true, false, true) => Layout::Rows,
             (true, true, false) => Layout::Columns,
+            // The first axis may be short here (one matrix of a stack), but not the last two.
+            (_, false, _) if N >= 3 && unit(N - 2) && self.shape[N - 1] > 1 && !unit(N - 1) => Layout::StackedColumns,
             _ => Layout::Other,
         }
     }

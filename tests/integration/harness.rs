@@ -199,6 +199,10 @@ pub enum Layout {
     /// Stored with the axes reversed (column-major for rank 2) and viewed through
     /// `reversed_axes`, like `a.t()`.
     Transposed,
+    /// Stored with the last two axes swapped and viewed through `swap_axes`: a stack of
+    /// transposed matrices (`Transposed` for rank 2, `Standard` below). Every other case runs
+    /// it in place of `Transposed` (`LayoutPlan::all`).
+    StackTransposed,
     /// Stored with every axis twice as long and viewed with step 2: the skipped elements are
     /// garbage that a wrong stride would read.
     Stepped,
@@ -227,9 +231,15 @@ pub enum LayoutPlan {
 }
 
 impl LayoutPlan {
-    /// The plans every case runs under: the four uniform layouts, then one mixed plan.
+    /// The plans every case runs under: the four uniform layouts, then one mixed plan. Odd
+    /// cases run stacks of transposes where even ones run every axis reversed: the two differ
+    /// from rank 3 on, where each has its own copy of a function (`passes::by_columns`).
     pub fn all(case_index: usize) -> Vec<LayoutPlan> {
-        let mut plans: Vec<LayoutPlan> = Layout::UNIFORM.iter().map(|&layout| LayoutPlan::Uniform(layout)).collect();
+        let uniform = Layout::UNIFORM.iter().map(|&layout| match layout {
+            Layout::Transposed if case_index % 2 == 1 => Layout::StackTransposed,
+            layout => layout,
+        });
+        let mut plans: Vec<LayoutPlan> = uniform.map(LayoutPlan::Uniform).collect();
         plans.push(LayoutPlan::Mixed(case_index));
         plans
     }
@@ -248,6 +258,14 @@ fn storage_for<T: Elem>(shape: &[usize], layout: Layout, rng: &mut Rng, draw: Dr
     let storage_shape: Vec<usize> = match layout {
         Layout::Standard | Layout::Reversed => shape.to_vec(),
         Layout::Transposed => shape.iter().rev().copied().collect(),
+        Layout::StackTransposed => {
+            let mut storage = shape.to_vec();
+            if storage.len() >= 2 {
+                let rank = storage.len();
+                storage.swap(rank - 2, rank - 1);
+            }
+            storage
+        }
         Layout::Stepped => shape.iter().map(|&length| 2 * length).collect(),
         Layout::Broadcast => {
             let mut storage = shape.to_vec();
@@ -306,6 +324,13 @@ fn arranged<S: ndarray::RawData>(
     match layout {
         Layout::Standard => view,
         Layout::Transposed => view.reversed_axes(),
+        Layout::StackTransposed => {
+            let rank = view.ndim();
+            if rank >= 2 {
+                view.swap_axes(rank - 2, rank - 1);
+            }
+            view
+        }
         Layout::Stepped => {
             view.slice_each_axis_inplace(|_| Slice::new(0, None, 2));
             view
@@ -915,6 +940,8 @@ impl Oracle {
     /// Starts one run: shape case `case_index` (with its size variables) under `plan`.
     pub fn start(&self, case_index: usize, sizes: &[(&'static str, usize)], plan: LayoutPlan) -> Run<'_> {
         let plan_number = match plan {
+            // A stack of transposes draws the elements its case would draw transposed.
+            LayoutPlan::Uniform(Layout::StackTransposed) => 1,
             LayoutPlan::Uniform(layout) => Layout::UNIFORM.iter().position(|&l| l == layout).unwrap_or(0) as u64,
             LayoutPlan::Mixed(_) => 7,
         };

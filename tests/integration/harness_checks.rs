@@ -27,6 +27,15 @@ fn layouts_have_the_promised_strides() {
     assert_eq!(strides_under(LayoutPlan::Uniform(Layout::Reversed)), (vec![-3, -1], vec![2, 3]));
     // The mixed plan with offset 4 gives the first argument the broadcast layout.
     assert_eq!(strides_under(LayoutPlan::Mixed(4)), (vec![0, 1], vec![2, 3]));
+    // A stack of transposes: a transposed matrix, and from rank 3 on only the last two axes
+    // swapped; odd cases run it in place of every axis reversed.
+    assert_eq!(strides_under(LayoutPlan::Uniform(Layout::StackTransposed)), (vec![1, 2], vec![2, 3]));
+    let oracle = Oracle::new("strides", "fn run(a: [[[f64]]]) -> [[[f64]]] { for c, i, j { a[c, i, j] } }", Form::Item);
+    let mut trial = oracle.start(0, &[("m", 2)], LayoutPlan::Uniform(Layout::StackTransposed));
+    let input = array::<f64>([2, 3, 4]).instantiate(&mut trial, "a");
+    assert_eq!((input.arg().pass().strides(), input.arg().pass().shape()), (&[12, 1, 3][..], &[2, 3, 4][..]));
+    assert!(LayoutPlan::all(1).contains(&LayoutPlan::Uniform(Layout::StackTransposed)));
+    assert!(LayoutPlan::all(2).contains(&LayoutPlan::Uniform(Layout::Transposed)));
 }
 
 /// Runs the interpreter's check on `outcome` for `a` = a random 2 × 3 array and returns the

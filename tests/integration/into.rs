@@ -49,6 +49,13 @@ differential_into! {
 }
 
 differential_into! {
+    /// A stack of transposes, tiled over rows of its first two axes, written into `out`.
+    tiled_stack_into: fn(x: [[[f32]]]) -> [[[f32]]] { for c, i, j { x[c, j, i] * 0.5 + (c as f32) } }
+    cases [c, m, n] in [[0, 2, 3], [2, 0, 3], [1, 1, 1], [1, 300, 200], [3, 17, 9]];
+    args (x = array([c, n, m]));
+}
+
+differential_into! {
     /// Softmax (`exp` shared between the statistics and the output, see share-rows). The
     /// interpreter recomputes each row's statistics per element (n² per row): the largest case
     /// is kept small enough for debug builds.

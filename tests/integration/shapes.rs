@@ -235,6 +235,25 @@ differential! {
 }
 
 differential! {
+    /// Outputs of rank 3 whose element reads across the rows of the last two axes (a stack of
+    /// transposes, `x[c, j, i]` in `for c, i, j`) are written tile by tile over rows `(c, i)`
+    /// taken as one, counted from each chunk's first: chunks and tiles straddle the stack's
+    /// matrices where `m` is not a multiple of their height. With the indices as values, a
+    /// transposed matrix read by every layer, and an index read nowhere.
+    tiled_stacks: fn(x: [[[f64]]], y: [[[f64]]], w: [[f64]]) -> ([[[f64]]], [[[f64]]], [[[f64]]], [[[f64]]]) {
+        let layers = x.len();
+        (
+            for c, i, j { x[c, j, i] * 2.0 + y[c, i, j] },
+            for c, i, j { x[c, j, i] + ((c * 1000 + i * 10 + j) as f64) },
+            for c, i, j { x[c, j, i] * w[j, i] },
+            for c in 0..layers, i, j { w[j, i] + 1.0 }
+        )
+    }
+    cases [c, m, n] in [[0, 3, 4], [3, 0, 4], [2, 3, 0], [1, 1, 1], [1, 70, 130], [3, 17, 9], [5, 65, 64], [2, 150, 130]];
+    args (x = array([c, n, m]), y = array([c, m, n]), w = array([n, m]));
+}
+
+differential! {
     /// Comprehensions of rank 2 whose rows are fewer than the pool's threads run in pieces of
     /// rows (`fill_pieces`): elementwise, with the column index used as a value, with a read
     /// shifted along the row, and with a reduction per element computed side by side. Pieces

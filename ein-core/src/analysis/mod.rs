@@ -545,8 +545,9 @@ impl<'p> Analysis<'p> {
         self.interior_wraps.get(&index).map_or(&[], Vec::as_slice)
     }
 
-    /// Whether the two-axis comprehension whose outer index is `outer` is written tile by tile:
-    /// its scalar body reads across rows (a transposed read) and may be evaluated in any order.
+    /// Whether the two- or three-axis comprehension whose outer index is `outer` is written
+    /// tile by tile: its scalar body reads across the rows of its last two axes (a transposed
+    /// read) and may be evaluated in any order.
     pub fn is_tiled(&self, outer: VarId) -> bool {
         self.tiled.contains(&outer)
     }
@@ -1090,9 +1091,12 @@ impl<'p> Analysis<'p> {
             body = inner;
         }
         let outer = chain[0].0;
-        if let [(outer, _), (inner, _)] = chain[..] {
-            if !body.ty.has_array() && self.can_reorder(body) && reads_across_rows(body, outer, inner) {
-                self.tiled.insert(outer);
+        // A matrix, or a stack of them whose rows are those of the first two axes taken as
+        // one (`for c, i, j`: rows `(c, i)`, tiled across `i` and `j`).
+        if let [.., (outer, _), (inner, _)] = chain[..] {
+            let shallow = chain.len() <= 3;
+            if shallow && !body.ty.has_array() && self.can_reorder(body) && reads_across_rows(body, outer, inner) {
+                self.tiled.insert(chain[0].0);
             }
         }
         let mut inside = bound_vars(body);

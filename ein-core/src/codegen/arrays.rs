@@ -193,10 +193,8 @@ impl<'p> Gen<'p> {
         // Not where a row may fail: rows of no elements would then be visited, and the row
         // count is only known to fit in `usize` for rows with elements.
         let may_fail = self.analysis.may_fail(body);
-        let collapsed = !tiled
-            && by_columns.is_none()
-            && (chain.len() >= 3 || (chain.len() == 2 && has_array(&body.ty)))
-            && !may_fail;
+        let collapsed =
+            by_columns.is_none() && (chain.len() >= 3 || (chain.len() == 2 && has_array(&body.ty))) && !may_fail;
         let row_axes = if collapsed { 2 } else { 1 };
         // A two-axis comprehension of scalars runs its rows in pieces (`fill_pieces`) where
         // they are too few for the pool's threads: 3 rows of a million elements split into
@@ -224,8 +222,16 @@ impl<'p> Gen<'p> {
             let (chunk_block, ()) = generator.versioning(|generator| {
                 generator.nested(true, |generator, chunk_block| {
                     if tiled {
+                        // The analysis tiles matrices and stacks of them, whose elements may
+                        // not fail: each row is one index or two taken as one, then a column.
+                        if chain.len() != row_axes + 1 {
+                            return Err(internal(body.span, "a tiled comprehension of another depth"));
+                        }
                         let count = Code::expr(quote!(#end - #start), Prec::Add);
-                        generator.fill_tiles((outer, &start), chain[1].0, &count, &dims[1].len, body, chunk_block)
+                        let row_indices: Vec<VarId> = chain[..row_axes].iter().map(|(index, _)| *index).collect();
+                        let tile_rows = (&row_indices[..], &start, &dims[1].len.tokens);
+                        let (column, row_len) = (chain[row_axes].0, &dims[row_axes].len);
+                        generator.fill_tiles(tile_rows, column, &count, row_len, body, chunk_block)
                     } else if let Some(inner) = by_columns {
                         let count = Code::expr(quote!(#end - #start), Prec::Add);
                         generator.fill_columns((outer, &start), inner, &count, &dims[1].len, body, chunk_block)
@@ -302,7 +308,7 @@ impl<'p> Gen<'p> {
             _ => None,
         };
         let min_chunk_rows = match widest {
-            _ if tiled => quote!(::ein::__private::TILE),
+            _ if tiled => quote!(::ein::__private::jammed_chunk_rows(#rows, ::ein::__private::TILE_HEIGHT)),
             Some(widest) => {
                 let widest = proc_macro2::Literal::usize_unsuffixed(widest);
                 quote!(::ein::__private::jammed_chunk_rows(#rows, #widest))
@@ -824,12 +830,15 @@ impl<'p> Gen<'p> {
         Ok(())
     }
 
-    /// `Fill::fill_tiled(outs, rows, row_len, |row, column, slot| { let i = (start + row) as
-    /// i64; let j = column as i64; Push::push(slot, body); })`: both axes of a two-axis
-    /// comprehension whose body reads across rows, written tile by tile.
+    /// `Fill::fill_tiled(outs, (rows, row_len), start, |row| row + 1, |row, column, slot| {
+    /// let i = row as i64; let j = column as i64; Push::push(slot, body); })`: the
+    /// comprehension whose body reads across rows, written tile by tile. Its rows are those of
+    /// `row_indices`: one index (`for i, j`), or two taken as one (`for c, i, j`, rows
+    /// `(c, i)`, the second's length `second_len`), counted as pairs from the chunk's first
+    /// (one division per chunk, not one per element).
     fn fill_tiles(
         &mut self,
-        (outer, start): (VarId, &Ident),
+        (row_indices, start, second_len): (&[VarId], &Ident, &TokenStream),
         inner: VarId,
         rows: &Code,
         row_len: &Code,
@@ -838,17 +847,44 @@ impl<'p> Gen<'p> {
     ) -> syn::Result<()> {
         let outs = self.outs.clone();
         let (row, column, slot) = (self.names.fresh("row"), self.names.fresh("column"), self.names.fresh("slot"));
-        let (outer_name, inner_name) = (self.names.var(outer).clone(), self.names.var(inner).clone());
-        let (outer_used, inner_used) = (self.names.is_referenced(outer), self.names.is_referenced(inner));
+        let inner_name = self.names.var(inner).clone();
+        let outer_used = row_indices.iter().any(|&index| self.names.is_referenced(index));
+        let inner_used = self.names.is_referenced(inner);
+        let (first_row, next_row, bind_row) = match row_indices {
+            [outer] => {
+                let outer_name = self.names.var(*outer).clone();
+                (
+                    start.to_token_stream(),
+                    quote!(|#row: ::core::primitive::usize| #row + 1),
+                    quote!(let #outer_name = #row as ::core::primitive::i64;),
+                )
+            }
+            [first, second] => {
+                let bound = tuple_tokens(vec![self.names.pattern(*first), self.names.pattern(*second)]);
+                let (high, low) = (self.names.fresh("high"), self.names.fresh("low"));
+                (
+                    quote!((#start / #second_len, #start % #second_len)),
+                    quote! {
+                        |(#high, #low): (::core::primitive::usize, ::core::primitive::usize)| {
+                            if #low + 1 == #second_len { (#high + 1, 0) } else { (#high, #low + 1) }
+                        }
+                    },
+                    quote!(let #bound = (#row.0 as ::core::primitive::i64, #row.1 as ::core::primitive::i64);),
+                )
+            }
+            _ => return Err(internal(Span::call_site(), "tiles over rows of more than two axes")),
+        };
         let (mut element, value) = self.nested(true, |generator, element| {
             if outer_used {
-                element.push(quote!(let #outer_name = (#start + #row) as ::core::primitive::i64;));
+                element.push(bind_row);
             }
             if inner_used {
                 element.push(quote!(let #inner_name = #column as ::core::primitive::i64;));
             }
-            generator.env.insert(outer, Value::Plain(Code::name(&outer_name)));
-            generator.env.insert(inner, Value::Plain(Code::name(&inner_name)));
+            for &index in row_indices.iter().chain([&inner]) {
+                let name = generator.names.var(index).clone();
+                generator.env.insert(index, Value::Plain(Code::name(&name)));
+            }
             generator.scalar(body, element)
         })?;
         let value = &value.tokens;
@@ -857,7 +893,13 @@ impl<'p> Gen<'p> {
         let column_param = if inner_used { column.to_token_stream() } else { quote!(_) };
         let (rows, row_len, element) = (&rows.tokens, &row_len.tokens, element.finish(None));
         block.push(quote! {
-            ::ein::__private::Fill::fill_tiled(#outs, #rows, #row_len, |#row_param, #column_param, #slot| { #element });
+            ::ein::__private::Fill::fill_tiled(
+                #outs,
+                (#rows, #row_len),
+                #first_row,
+                #next_row,
+                |#row_param, #column_param, #slot| { #element },
+            );
         });
         Ok(())
     }
@@ -1025,8 +1067,10 @@ impl<'p> Gen<'p> {
                     let index_i64 = self.index_i64(code, ty, index.span)?;
                     let site = self.site(index.span);
                     let axis_literal = proc_macro2::Literal::usize_unsuffixed(axis);
-                    let named_axis = match &base.kind {
-                        ExprKind::Var(var) if self.mirrored.contains(var) => indices.len() - 1 - axis,
+                    let named_axis = match (&base.kind, &self.mirrored) {
+                        (ExprKind::Var(var), Some((mirror, params))) if params.contains(var) => {
+                            mirror.axis(axis, indices.len())
+                        }
                         _ => axis,
                     };
                     let named_axis = proc_macro2::Literal::usize_unsuffixed(named_axis);

@@ -45,6 +45,7 @@ use crate::ir::{
     Expr, ExprKind, Form, FunctionHeader, NodeId, NumberClass, Program, Scalar, ScalarType, Type, TypeParam,
     TypeSource, VarId,
 };
+use crate::passes::by_columns::Mirror;
 use arrays::column_scalars;
 use code::{tuple_tokens, ArrayValue, Block, Code, Prec, Tree, Value, ViewRead};
 use names::Names;
@@ -54,81 +55,89 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 use syn::ext::IdentExt;
 
+/// A copy of a function for callers whose arrays lie otherwise than row by row
+/// (`passes::by_columns`): generated beside the function, which calls it when the arrays its
+/// mirror reads lie so.
+pub struct MirroredCopy {
+    /// The copy, through the pipeline.
+    pub program: Program,
+    /// The parameters it reads through the mirror's axes.
+    pub params: Vec<VarId>,
+    pub mirror: Mirror,
+}
+
 /// Generates the Rust item (function form) or block expression (expression form) for one
-/// checked program.
-/// `by_columns`: the function's column-major copy and the parameters it reads through reversed
-/// axes (`passes::by_columns`), generated beside it and taken when the caller's arrays are
-/// column-major.
-pub fn generate(
-    program: &Program,
-    form: &Form,
-    by_columns: Option<&(Program, Vec<VarId>)>,
-) -> syn::Result<TokenStream> {
+/// checked program, with its mirrored `copies` (any of them; they are optimisations only).
+pub fn generate(program: &Program, form: &Form, copies: &[MirroredCopy]) -> syn::Result<TokenStream> {
     let mut program = program.clone();
     analysis::prepare(&mut program);
     let analysis = Analysis::of(&program);
     match form {
         Form::Expression => {
-            let variant = by_columns.and_then(|(variant, reversed)| {
-                column_major_copy(variant, reversed, ParamStyle::Captured, |generator| {
-                    let name = generator.names.fresh("expression_by_columns");
-                    let (item, ..) = generator.expression_item(&name, None)?;
-                    Ok((name, reversed.as_slice(), item))
+            let variants = copies
+                .iter()
+                .filter_map(|copy| {
+                    mirrored_copy(copy, ParamStyle::Captured, |generator| {
+                        let name = generator.names.fresh(&format!("expression_{}", copy.mirror.suffix()));
+                        let (item, ..) = generator.expression_item(&name, &[])?;
+                        Ok((name, copy, item))
+                    })
                 })
-            });
-            Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(variant)
+                .collect();
+            Gen::new(&program, &analysis, ParamStyle::Captured)?.expression_form(variants)
         }
         Form::Function(header) => {
-            let (variant, dispatch) = match by_columns {
-                Some((variant, reversed)) => {
-                    let name = Ident::new(&format!("__ein_{}_by_columns", header.name.unraw()), header.name.span());
-                    // The function's `cfg`s and lint levels, hidden, and silent about its name.
-                    let mut attrs = header.carried_attrs();
-                    attrs.push(syn::parse_quote!(#[doc(hidden)]));
-                    attrs.push(syn::parse_quote!(#[allow(dead_code, non_snake_case, clippy::too_many_arguments)]));
-                    let variant_header = FunctionHeader {
-                        attrs,
-                        vis: syn::Visibility::Inherited,
-                        name: name.clone(),
-                        into: None,
-                        jvp: None,
-                        reverse: None,
-                        ret_span: header.ret_span,
-                    };
-                    let generated = column_major_copy(variant, reversed, ParamStyle::Reference, |generator| {
-                        generator.function_form(&variant_header, None)
-                    });
-                    match generated {
-                        Some(generated) => (generated, Some((name, reversed.as_slice()))),
-                        None => (TokenStream::new(), None),
-                    }
+            let mut variants = TokenStream::new();
+            let mut dispatch = Vec::new();
+            for copy in copies {
+                let name = format!("__ein_{}_{}", header.name.unraw(), copy.mirror.suffix());
+                let name = Ident::new(&name, header.name.span());
+                // The function's `cfg`s and lint levels, hidden, and silent about its name.
+                let mut attrs = header.carried_attrs();
+                attrs.push(syn::parse_quote!(#[doc(hidden)]));
+                attrs.push(syn::parse_quote!(#[allow(dead_code, non_snake_case, clippy::too_many_arguments)]));
+                let variant_header = FunctionHeader {
+                    attrs,
+                    vis: syn::Visibility::Inherited,
+                    name: name.clone(),
+                    into: None,
+                    jvp: None,
+                    reverse: None,
+                    ret_span: header.ret_span,
+                };
+                let generated = mirrored_copy(copy, ParamStyle::Reference, |generator| {
+                    generator.function_form(&variant_header, &[])
+                });
+                if let Some(generated) = generated {
+                    variants.extend(generated);
+                    dispatch.push((name, copy));
                 }
-                None => (TokenStream::new(), None),
-            };
-            let returning = Gen::new(&program, &analysis, ParamStyle::Reference)?.function_form(header, dispatch)?;
+            }
+            let returning = Gen::new(&program, &analysis, ParamStyle::Reference)?.function_form(header, &dispatch)?;
             let Some(into) = &header.into else {
-                return Ok(quote!(#returning #variant));
+                return Ok(quote!(#returning #variants));
             };
             let writing = Gen::new(&program, &analysis, ParamStyle::Reference)?.writing_form(header, into)?;
-            Ok(quote!(#returning #variant #writing))
+            Ok(quote!(#returning #variants #writing))
         }
     }
 }
 
-/// What `generate` makes of a column-major copy (`passes::by_columns`) whose parameters in
-/// `reversed` are read through reversed axes; `None` where it fails: the copy is an
+/// A generated mirrored copy a function calls, by name.
+type Dispatch<'c> = (Ident, &'c MirroredCopy);
+
+/// What `generate` makes of a mirrored copy; `None` where it fails: the copy is an
 /// optimisation only, left out rather than failing the build.
-fn column_major_copy<R>(
-    variant: &Program,
-    reversed: &[VarId],
+fn mirrored_copy<R>(
+    copy: &MirroredCopy,
     style: ParamStyle,
     generate: impl FnOnce(&mut Gen<'_>) -> syn::Result<R>,
 ) -> Option<R> {
-    let mut variant = variant.clone();
+    let mut variant = copy.program.clone();
     analysis::prepare(&mut variant);
     let analysis = Analysis::of(&variant);
     let mut generator = Gen::new(&variant, &analysis, style).ok()?;
-    generator.mirrored = reversed.to_vec();
+    generator.mirrored = Some((copy.mirror, copy.params.clone()));
     generate(&mut generator).ok()
 }
 
@@ -200,9 +209,9 @@ struct Gen<'p> {
     /// While the leaf of a [`crate::analysis::Jam`] is generated side by side: its reads that
     /// read a transposed copy instead of their array ([`crate::analysis::Jam::transposed`]).
     transposed_reads: BTreeMap<NodeId, (VarId, usize)>,
-    /// The parameters a column-major copy reads through reversed axes (`passes::by_columns`):
-    /// a run-time error names the user's axis, the mirror of the one read.
-    mirrored: Vec<VarId>,
+    /// In a mirrored copy (`passes::by_columns`), its mirror and the parameters it reads
+    /// through the mirror's axes: a run-time error names the user's axis, not the one read.
+    mirrored: Option<(Mirror, Vec<VarId>)>,
     /// `let __ein_site_N = Site { .. };` statements, emitted at the top.
     sites: Vec<TokenStream>,
     /// How many loop bodies (comprehension rows, reduction and fold bodies) enclose the
@@ -266,7 +275,7 @@ impl<'p> Gen<'p> {
             env: BTreeMap::new(),
             jammed: None,
             transposed_reads: BTreeMap::new(),
-            mirrored: Vec::new(),
+            mirrored: None,
             sites: Vec::new(),
             loop_depth: 0,
             level: 0,
@@ -292,23 +301,16 @@ impl<'p> Gen<'p> {
         Ok(generator)
     }
 
-    /// The function; with `by_columns`, the name of its column-major copy and the parameters
-    /// that copy reads through reversed axes, which it calls when those arrays lie column by
-    /// column (and none row by row).
-    fn function_form(
-        &mut self,
-        header: &FunctionHeader,
-        by_columns: Option<(Ident, &[VarId])>,
-    ) -> syn::Result<TokenStream> {
+    /// The function; it calls the mirrored copies in `dispatch`, the first whose test the
+    /// layouts of its arrays pass.
+    fn function_form(&mut self, header: &FunctionHeader, dispatch: &[Dispatch<'_>]) -> syn::Result<TokenStream> {
         if !self.program.type_params.is_empty() {
             return Err(internal(header.name.span(), "a function has element types left to rustc"));
         }
         let body = self.body()?;
         let ret_type = owned_type(&self.program.body.ty, header.ret_span)?;
-        let prologue = match by_columns {
-            Some((variant, reversed)) => self.column_major_dispatch(&variant, &[], reversed),
-            None => TokenStream::new(),
-        };
+        let prologue: TokenStream =
+            dispatch.iter().map(|(variant, copy)| self.mirrored_dispatch(variant, &[], copy)).collect();
         self.item(
             &header.attrs,
             &header.vis,
@@ -321,16 +323,17 @@ impl<'p> Gen<'p> {
         )
     }
 
-    /// `if columns_first(&[layouts]) { return variant(args); }`: the call of the column-major
-    /// copy `variant` with the `leading` parameters, then the reversed views of the parameters
-    /// in `reversed` (those read) and the others as they are.
-    fn column_major_dispatch(&self, variant: &Ident, leading: &[Ident], reversed: &[VarId]) -> TokenStream {
+    /// `if columns_first(&[layouts]) { return variant(args); }` (`stacked_columns_first` for a
+    /// stacked copy): the call of the mirrored copy `variant` with the `leading` parameters,
+    /// then the mirrored views of the parameters it reads so (those read) and the others as
+    /// they are, where their layouts call for it.
+    fn mirrored_dispatch(&self, variant: &Ident, leading: &[Ident], copy: &MirroredCopy) -> TokenStream {
         let view = |param: VarId| {
             let name = self.names.var(param);
             let rank = Literal::usize_unsuffixed(self.program.var(param).ty.rank());
             quote!(::ein::__private::AsView::<_, #rank>::as_view(#name))
         };
-        let read: Vec<VarId> = reversed.iter().copied().filter(|&param| self.names.is_referenced(param)).collect();
+        let read: Vec<VarId> = copy.params.iter().copied().filter(|&param| self.names.is_referenced(param)).collect();
         if read.is_empty() {
             return TokenStream::new();
         }
@@ -338,18 +341,22 @@ impl<'p> Gen<'p> {
             let view = view(param);
             quote!(#view.layout())
         });
+        let (test, mirrored_view) = match copy.mirror {
+            Mirror::Reversed => (quote!(::ein::__private::columns_first), quote!(reversed_axes)),
+            Mirror::LastTwoSwapped => (quote!(::ein::__private::stacked_columns_first), quote!(swapped_last_axes)),
+        };
         let leading = leading.iter().map(|param| quote!(#param));
         let args = leading.chain(self.program.params.iter().map(|&param| {
             if read.contains(&param) {
                 let view = view(param);
-                quote!(&#view.reversed_axes())
+                quote!(&#view.#mirrored_view())
             } else {
                 let name = self.names.var(param);
                 quote!(#name)
             }
         }));
         quote! {
-            if ::ein::__private::columns_first(&[#(#layouts),*]) {
+            if #test(&[#(#layouts),*]) {
                 return #variant(#(#args),*);
             }
         }
@@ -552,15 +559,13 @@ impl<'p> Gen<'p> {
     /// called on them. Its type parameters are the element types rustc decides, each bounded
     /// by what the program does with it, so that rustc checks the body once, generically, and
     /// a captured local of the wrong type is reported at the user's token, in the call. With
-    /// `by_columns`, the name and item of its column-major copy (see [`Gen::function_form`]) and
-    /// the parameters that copy reads through reversed axes.
-    fn expression_form(&mut self, by_columns: Option<(Ident, &[VarId], TokenStream)>) -> syn::Result<TokenStream> {
+    /// `variants`, the names, copies and items of its mirrored copies (see
+    /// [`Gen::function_form`]).
+    fn expression_form(&mut self, variants: Vec<(Ident, &MirroredCopy, TokenStream)>) -> syn::Result<TokenStream> {
         let name = self.names.fresh("expression");
-        let (variant, dispatch) = match by_columns {
-            Some((variant_name, reversed, variant)) => (variant, Some((variant_name, reversed))),
-            None => (TokenStream::new(), None),
-        };
-        let (item, closures, args) = self.expression_item(&name, dispatch)?;
+        let dispatch: Vec<Dispatch<'_>> = variants.iter().map(|(name, copy, _)| (name.clone(), *copy)).collect();
+        let variant = variants.iter().map(|(.., item)| item);
+        let (item, closures, args) = self.expression_item(&name, &dispatch)?;
         // Bound to a local before it is returned, so that the use site's type is not an
         // expectation on the arguments: a result of the wrong type is one error, at the whole
         // invocation, and use-site literals are still inferred from it.
@@ -568,7 +573,7 @@ impl<'p> Gen<'p> {
         Ok(quote! {
             {
                 #item
-                #variant
+                #(#variant)*
                 #(#closures)*
                 let #result = #name(#(#args),*);
                 #result
@@ -576,13 +581,13 @@ impl<'p> Gen<'p> {
         })
     }
 
-    /// The expression form's generic function `name` (calling the column-major copy named in
-    /// `by_columns` where the arrays are column-major), the closures made at the user's Rust
-    /// calls, and the arguments it is called with.
+    /// The expression form's generic function `name` (calling the mirrored copies in
+    /// `dispatch` where the arrays lie so), the closures made at the user's Rust calls, and the
+    /// arguments it is called with.
     fn expression_item(
         &mut self,
         name: &Ident,
-        by_columns: Option<(Ident, &[VarId])>,
+        dispatch: &[Dispatch<'_>],
     ) -> syn::Result<(TokenStream, Vec<TokenStream>, Vec<TokenStream>)> {
         let body = self.body()?;
         let body_span = self.program.body.span;
@@ -689,13 +694,9 @@ impl<'p> Gen<'p> {
         }
         let ret_type = owned_type(&self.program.body.ty, self.program.body.span)?;
         let attrs: Vec<syn::Attribute> = vec![syn::parse_quote!(#[allow(clippy::too_many_arguments)])];
-        let prologue = match by_columns {
-            Some((variant, reversed)) => {
-                let leading_names: Vec<Ident> = leading.iter().map(|(param, _)| param.clone()).collect();
-                self.column_major_dispatch(&variant, &leading_names, reversed)
-            }
-            None => TokenStream::new(),
-        };
+        let leading_names: Vec<Ident> = leading.iter().map(|(param, _)| param.clone()).collect();
+        let prologue: TokenStream =
+            dispatch.iter().map(|(variant, copy)| self.mirrored_dispatch(variant, &leading_names, copy)).collect();
         let item =
             self.item(&attrs, &syn::Visibility::Inherited, name, &generics, leading, Some(ret_type), &prologue, &body)?;
         Ok((item, closures, args))

@@ -137,7 +137,7 @@ fn header_into(name: &str, into: Option<&str>) -> Form {
 fn with_into(name: &'static str, program: Program) -> (Sample, Sample) {
     let into = Box::leak(format!("{name}_into").into_boxed_str());
     let full =
-        generate(&program, &header_into(name, Some(into)), None).unwrap_or_else(|error| panic!("{name}: {error}"));
+        generate(&program, &header_into(name, Some(into)), &[]).unwrap_or_else(|error| panic!("{name}: {error}"));
     let file: syn::File = syn::parse2(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
     let [returning, writing] = file.items.as_slice() else { panic!("{name}: expected two items in\n{full}") };
     let sample = |name: &'static str, item: &syn::Item| {
@@ -160,7 +160,7 @@ struct Sample {
 }
 
 fn function(name: &'static str, program: Program) -> Sample {
-    let full = generate(&program, &header(name), None).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let full = generate(&program, &header(name), &[]).unwrap_or_else(|error| panic!("{name}: {error}"));
     let tokens = portable_copy(full.clone()).unwrap_or_else(|error| panic!("{name}: {error}:\n{full}"));
     Sample { name, tokens, full, wrapper: None }
 }
@@ -171,16 +171,18 @@ fn function(name: &'static str, program: Program) -> Sample {
 /// if … }`, the AVX-512 copy first).
 pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> {
     let file: syn::File = syn::parse2(tokens).map_err(|error| format!("not items ({error})"))?;
-    // The function, not its column-major copy (`passes::by_columns`).
-    let by_columns =
-        |item: &syn::Item| matches!(item, syn::Item::Fn(copy) if copy.sig.ident.to_string().ends_with("_by_columns"));
+    // The function, not its mirrored copies (`passes::by_columns`).
+    let by_columns = |item: &syn::Item| {
+        let mirrored = |name: String| crate::passes::by_columns::Mirror::ALL.iter().any(|m| name.ends_with(m.suffix()));
+        matches!(item, syn::Item::Fn(copy) if mirrored(copy.sig.ident.to_string()))
+    };
     let mut functions = file.items.into_iter().filter(|item| !is_settings_tracker(item) && !by_columns(item));
     let (Some(syn::Item::Fn(mut item)), None) = (functions.next(), functions.next()) else {
         return Err("not one function item (expected `fn`)".into());
     };
     let text = |tokens: &dyn ToTokens| tokens.to_token_stream().to_string();
-    // Nor the call of that copy.
-    if item.block.stmts.first().is_some_and(|first| text(first).contains("columns_first")) {
+    // Nor the calls of those copies.
+    while item.block.stmts.first().is_some_and(|first| text(first).contains("columns_first")) {
         item.block.stmts.remove(0);
     }
     let mut copies = Vec::new();
@@ -220,7 +222,7 @@ pub(crate) fn portable_copy(tokens: TokenStream) -> Result<TokenStream, String> 
 }
 
 fn expression(name: &'static str, program: Program, wrapper: &'static str) -> Sample {
-    let tokens = generate(&program, &Form::Expression, None).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let tokens = generate(&program, &Form::Expression, &[]).unwrap_or_else(|error| panic!("{name}: {error}"));
     if let Err(error) = syn::parse2::<syn::Expr>(tokens.clone()) {
         panic!("{name} does not parse as an expression ({error}):\n{tokens}");
     }
@@ -567,15 +569,36 @@ fn a_transposed_read_is_tiled_unless_the_body_may_fail() {
     assert_contains(
         &plain,
         &[
-            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j, ::ein::__private::TILE, __ein_size_j, |__ein_start, __ein_end, __ein_outs|",
-            "::ein::__private::Fill::fill_tiled(__ein_outs, __ein_end - __ein_start, __ein_size_j, |__ein_row_2, __ein_column, __ein_slot| { let i = (__ein_start + __ein_row_2) as ::core::primitive::i64; let j = __ein_column as ::core::primitive::i64;",
+            "::ein::__private::fill_chunks(&mut __ein_buffer, if __ein_size_j == 0 { 0 } else { __ein_size_i }, __ein_size_j, ::ein::__private::jammed_chunk_rows(__ein_size_i, ::ein::__private::TILE_HEIGHT), __ein_size_j, |__ein_start, __ein_end, __ein_outs|",
+            "::ein::__private::Fill::fill_tiled(__ein_outs, (__ein_end - __ein_start, __ein_size_j), __ein_start, |__ein_row_2: ::core::primitive::usize| __ein_row_2 + 1, |__ein_row_2, __ein_column, __ein_slot| { let i = __ein_row_2 as ::core::primitive::i64; let j = __ein_column as ::core::primitive::i64;",
             "unsafe { b.get_unchecked([j as ::core::primitive::usize, i as ::core::primitive::usize]) }",
         ],
     );
     assert_contains(&clamped, &["::ein::__private::Fill::fill(__ein_outs, __ein_low,"]);
-    assert_lacks(&clamped, &["fill_tiled", "TILE"]);
+    assert_lacks(&clamped, &["fill_tiled", "TILE_HEIGHT"]);
     // Nothing is tiled when every read walks along rows.
     assert_lacks(&matmul(), &["fill_tiled"]);
+}
+
+#[test]
+fn a_stack_of_transposed_matrices_is_tiled_in_rows_of_its_first_two_axes() {
+    let stack = compiled("fn f(x: [[[f32]]]) -> [[[f32]]] { for c, i, j { x[c, j, i] * 2.0 } }");
+    assert!(stack.contains("__ein_size_c*__ein_size_i},__ein_size_j,::ein::__private::jammed_chunk_rows("), "{stack}");
+    // The pairs (c, i) are counted from the chunk's first row, not divided per element.
+    let counted = "fill_tiled(__ein_outs,(__ein_end-__ein_start,__ein_size_j),(__ein_start/__ein_size_i,__ein_start%__ein_size_i),";
+    assert!(stack.contains(counted), "{stack}");
+    assert!(
+        stack.contains("let(c,i)=(__ein_row_2.0as::core::primitive::i64,__ein_row_2.1as::core::primitive::i64);"),
+        "{stack}"
+    );
+    // An index read nowhere is bound to nothing.
+    let inner_only = compiled("fn f(y: [[f32]], n: usize) -> [[[f32]]] { for c in 0..n, i, j { y[j, i] } }");
+    assert!(inner_only.contains("let(_,i)=(__ein_row_2.0"), "{inner_only}");
+    // Not deeper stacks (their rows are matrices), nor bodies that may fail.
+    let deeper = compiled("fn f(x: [[[[f32]]]]) -> [[[[f32]]]] { for d, c, i, j { x[d, c, j, i] } }");
+    assert!(!deeper.contains("fill_tiled"), "{deeper}");
+    let failing = compiled("fn f(x: [[[i32]]]) -> [[[i32]]] { for c, i, j { x[c, j, i] / x[c, i, j] } }");
+    assert!(!failing.contains("fill_tiled"), "{failing}");
 }
 
 #[test]
@@ -841,7 +864,7 @@ fn unsupported_shapes_are_internal_errors_not_panics() {
     // A variable that is not in scope.
     let body = Expr::new(ExprKind::Var(VarId(7)), array(Scalar::F32, 1), span());
     let _ = a;
-    let error = generate(&b.program(body), &Form::Expression, None).unwrap_err();
+    let error = generate(&b.program(body), &Form::Expression, &[]).unwrap_err();
     assert!(error.to_string().starts_with("ein internal error in codegen:"), "{error}");
 }
 
@@ -885,7 +908,7 @@ fn chunk_closures_copy_locals_but_not_literals() {
             .unwrap();
     let mut units = crate::check::check_input(crate::syntax::parse_input(tokens).expect("parses")).expect("checks");
     let unit = units.remove(0);
-    let generated = portable_copy(generate(&unit.program, &unit.form, None).expect("generates")).expect("one function");
+    let generated = portable_copy(generate(&unit.program, &unit.form, &[]).expect("generates")).expect("one function");
     let text = squeeze(&generated.to_string());
     assert!(text.contains(&squeeze("let (a, s, flag) = (a, s, flag);")), "{generated}");
     assert!(!text.contains("let(true"), "{generated}");
@@ -1318,12 +1341,36 @@ fn matrix_parameters_read_element_by_element_get_a_column_major_copy() {
 }
 
 #[test]
+fn stacks_read_element_by_element_get_a_copy_for_stacks_of_transposes() {
+    let compiled = |source: proc_macro2::TokenStream| squeeze(&crate::compile(source).expect("compiles").to_string());
+    let code = compiled(
+        quote::quote! { fn f(x: [[[f32]]], m: [[f32]]) -> [[[f32]]] { for c, i, j { x[c, i, j + 1] * m[i, j] } } },
+    );
+    // Tested after the column-major copy; given the stack with its last two axes swapped and
+    // the matrix as it is. A clamped read's error still names axis 2 of `x`, which the copy
+    // reads as its axis 1.
+    let view = "::ein::__private::AsView::<_,3>::as_view(x)";
+    let reversed = format!("if::ein::__private::columns_first(&[{view}.layout(),::ein::__private::AsView::<_,2>::as_view(m).layout()]){{return__ein_f_by_columns(");
+    let swapped = format!("if::ein::__private::stacked_columns_first(&[{view}.layout()]){{return__ein_f_by_stacked_columns(&{view}.swapped_last_axes(),m);}}");
+    let (at_reversed, at_swapped) = (code.find(&reversed), code.find(&swapped));
+    assert!(at_reversed.is_some() && at_swapped.is_some() && at_reversed < at_swapped, "{code}");
+    let copy = &code[code.find("fn__ein_f_by_stacked_columns(").expect("the stacked copy")..];
+    assert!(copy.contains("x.len_of(1),\"x\",2,"), "{code}");
+    // No stack, no such copy.
+    let code = compiled(quote::quote! { fn f(m: [[f64]], k: i64) -> [f64] { for i { m[i, k] } } });
+    assert!(!code.contains("stacked"), "{code}");
+}
+
+#[test]
 fn the_expression_form_runs_column_reductions_side_by_side() {
     // Element types rustc decides: the lanes of each column in arrays of the most lanes any
     // type has (an array length may not depend on a type parameter); and a column-major copy.
     let code = squeeze(&crate::compile(quote::quote! { for j { sum i { a[i, j] } } }).expect("compiles").to_string());
     assert!(code.contains("::ein::__private::LANE_BLOCK];"), "{code}");
     assert!(code.contains("__ein_expression_by_columns(") && code.contains("columns_first"), "{code}");
+    let code =
+        squeeze(&crate::compile(quote::quote! { for c, j { sum i { a[c, i, j] } } }).expect("compiles").to_string());
+    assert!(code.contains("__ein_expression_by_stacked_columns(") && code.contains("stacked_columns_first"), "{code}");
 }
 
 #[test]

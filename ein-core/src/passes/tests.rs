@@ -2,6 +2,7 @@
 //! stated number of loop nests, materialised temporaries and reductions per loop level. They
 //! keep fusion and hoisting fixed once achieved.
 
+use super::by_columns::Mirror;
 use crate::ir::node;
 use crate::ir::{Expr, ExprKind, Program, Type};
 use crate::ops::Func;
@@ -773,13 +774,44 @@ fn reads(expr: &Expr, program: &Program, found: &mut Vec<String>) {
 #[test]
 fn matrix_parameters_are_read_through_reversed_axes() {
     let program = checked("fn f(m: [[f64]], t: [[[f32]]], v: [f64]) -> [f64] { for i { sum j, k { m[i, j] * t[i, j, k] as f64 + v[j] } } }");
-    let (reversed, params) = super::by_columns::by_columns(&program).expect("a column-major copy");
+    let (reversed, params) = super::by_columns::mirrored(&program, Mirror::Reversed).expect("a column-major copy");
     let names: Vec<&str> = params.iter().map(|&param| program.var(param).name.as_str()).collect();
     assert_eq!(names, ["m", "t"]);
     let mut found = Vec::new();
     reads(&reversed.body, &reversed, &mut found);
     assert!(found.contains(&"m[j, i]".to_string()) && found.contains(&"t[k, j, i]".to_string()), "{found:?}");
     assert!(found.contains(&"v[j]".to_string()), "{found:?}");
+}
+
+#[test]
+fn stacks_of_matrices_are_read_through_their_last_two_axes_swapped() {
+    let source = "fn f(m: [[f64]], t: [[[f32]]], u: [[[[f32]]]]) -> [[f64]] { for i, j { sum k { m[i, j] * (t[i, j, k] + u[i, i, j, k] + t.shape(2) as f32) as f64 } } }";
+    let program = checked(source);
+    let (swapped, params) = super::by_columns::mirrored(&program, Mirror::LastTwoSwapped).expect("a stacked copy");
+    let names: Vec<&str> = params.iter().map(|&param| program.var(param).name.as_str()).collect();
+    assert_eq!(names, ["t", "u"]);
+    let mut found = Vec::new();
+    reads(&swapped.body, &swapped, &mut found);
+    assert!(found.contains(&"t[i, k, j]".to_string()) && found.contains(&"u[i, i, k, j]".to_string()), "{found:?}");
+    assert!(found.contains(&"m[i, j]".to_string()), "{found:?}");
+    // Lengths name the swapped axes: `k` is axis 2 of `t` and 3 of `u`.
+    let printed = crate::ir::expr_to_string(&swapped, &swapped.body);
+    assert!(printed.contains("len(t, 1) == len(u, 2) (k)"), "{printed}");
+    // No stack, no copy.
+    assert!(super::by_columns::mirrored(
+        &checked("fn f(m: [[f64]]) -> f64 { sum i, j { m[i, j] } }"),
+        Mirror::LastTwoSwapped
+    )
+    .is_none());
+    for (mirror, axis, rank, copy) in [
+        (Mirror::Reversed, 0, 3, 2),
+        (Mirror::LastTwoSwapped, 0, 3, 0),
+        (Mirror::LastTwoSwapped, 1, 3, 2),
+        (Mirror::LastTwoSwapped, 3, 4, 2),
+    ] {
+        assert_eq!(mirror.axis(axis, rank), copy);
+        assert_eq!(mirror.axis(copy, rank), axis);
+    }
 }
 
 #[test]
@@ -792,12 +824,14 @@ fn other_uses_keep_the_axis_order() {
         "fn f(m: [[f64]], a: i64, b: i64) -> f64 { m[a, b] }",
         "fn f(v: [f64]) -> f64 { sum i { v[i] } }",
     ] {
-        assert!(super::by_columns::by_columns(&checked(source)).is_none(), "{source}");
+        assert!(super::by_columns::mirrored(&checked(source), Mirror::Reversed).is_none(), "{source}");
     }
     // One index that can fail is fine.
-    assert!(
-        super::by_columns::by_columns(&checked("fn f(m: [[f64]], a: i64) -> [f64] { for i { m[i, a] } }")).is_some()
-    );
+    assert!(super::by_columns::mirrored(
+        &checked("fn f(m: [[f64]], a: i64) -> [f64] { for i { m[i, a] } }"),
+        Mirror::Reversed
+    )
+    .is_some());
 }
 
 /// Whether the optimised program still computes a filter.
