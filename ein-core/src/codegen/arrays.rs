@@ -862,13 +862,10 @@ impl<'p> Gen<'p> {
             [first, second] => {
                 let bound = tuple_tokens(vec![self.names.pattern(*first), self.names.pattern(*second)]);
                 let (high, low) = (self.names.fresh("high"), self.names.fresh("low"));
+                let moved = next_part((&high.to_token_stream(), &low.to_token_stream()), second_len);
                 (
                     quote!((#start / #second_len, #start % #second_len)),
-                    quote! {
-                        |(#high, #low): (::core::primitive::usize, ::core::primitive::usize)| {
-                            if #low + 1 == #second_len { (#high + 1, 0) } else { (#high, #low + 1) }
-                        }
-                    },
+                    quote!(|(#high, #low): (::core::primitive::usize, ::core::primitive::usize)| { #moved }),
                     quote!(let #bound = (#row.0 as ::core::primitive::i64, #row.1 as ::core::primitive::i64);),
                 )
             }
@@ -1297,8 +1294,14 @@ impl Printed {
 /// rather than divided per part: a part may be a handful of elements.
 fn counted_position(next: &Ident, first: &Ident, parts: &TokenStream) -> (TokenStream, TokenStream) {
     let start = quote!(let mut #next = (#first / #parts, #first % #parts););
-    let advance = quote!(#next = if #next.1 + 1 == #parts { (#next.0 + 1, 0) } else { (#next.0, #next.1 + 1) };);
-    (start, advance)
+    let moved = next_part((&quote!(#next.0), &quote!(#next.1)), parts);
+    (start, quote!(#next = #moved;))
+}
+
+/// The position after `(row, part)` in rows of `parts` parts: the next part of the row, or
+/// the first of the next row.
+fn next_part((row, part): (&TokenStream, &TokenStream), parts: &TokenStream) -> TokenStream {
+    quote!(if #part + 1 == #parts { (#row + 1, 0) } else { (#row, #part + 1) })
 }
 
 /// `a * b * c`
